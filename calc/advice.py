@@ -1,0 +1,61 @@
+"""The smallest changes that would make a workload fit, each evaluated with its resulting numbers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from calc.memory import size_pool, tp_check
+from calc.scenario import Scenario
+from calc.specs import GPUSpec, ModelSpec
+from calc.workload import fit_workload
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    change: str
+    """Human description, e.g. 'kv_cache_dtype=fp8'."""
+    fields: dict
+    """Scenario fields to set (what a link or CLI call would carry)."""
+    num_gpu_blocks: int
+    max_concurrency_at_length: int
+    pool_fraction: float
+    fits: bool
+
+
+def _try(s: Scenario, m: ModelSpec, g: GPUSpec, change: str, **fields) -> Suggestion | None:
+    t = s.model_copy(update=fields)
+    if s.max_model_len != Scenario.model_fields["max_model_len"].default:
+        fields = {"max_model_len": s.max_model_len, **fields}
+    if tp_check(t, m):
+        return None
+    mem = size_pool(t, m, g)
+    fit = fit_workload(t, m, mem)
+    return Suggestion(change, fields, mem.num_gpu_blocks, fit.max_concurrency_at_length, fit.pool_fraction, fit.fits)
+
+
+def suggest(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> tuple[Suggestion, ...]:
+    """fp8 KV cache; the next tensor_parallel_size vLLM accepts; the smallest shipped GPU with more memory that
+    fits; fewer concurrent requests; a shorter max_model_len. Only changes that fit are returned."""
+    out: list[Suggestion | None] = []
+    if s.request_len > s.max_model_len:  # every option also needs a max_model_len that admits the request
+        s = s.model_copy(update={"max_model_len": s.request_len})
+        out.append(_try(s, m, g, f"max_model_len={s.request_len}"))
+    if s.kv_cache_dtype != "fp8":
+        out.append(_try(s, m, g, "fp8 KV cache (kv_cache_dtype=fp8)", kv_cache_dtype="fp8"))
+    for tp in (2, 4, 8, 16):
+        if tp > s.tensor_parallel_size:
+            sug = _try(s, m, g, f"tensor_parallel_size={tp}", tensor_parallel_size=tp)
+            if sug and sug.fits:
+                out.append(sug)
+                break
+    bigger = sorted((gg.memory_gib, gid) for gid, gg in gpus.items() if gg.memory_gib > g.memory_gib)
+    for _, gid in bigger:
+        sug = _try(s, m, gpus[gid], f"gpu={gid} ({gpus[gid].memory_gib:g} GiB)", gpu=gid)
+        if sug and sug.fits:
+            out.append(sug)
+            break
+    base = fit_workload(s, m, size_pool(s, m, g))
+    if 0 < base.max_concurrency_at_length < s.concurrency and s.request_len <= s.max_model_len:
+        out.append(_try(s, m, g, f"concurrency={base.max_concurrency_at_length}",
+                        concurrency=base.max_concurrency_at_length))  # fmt: skip
+    return tuple(x for x in out if x is not None and x.fits)

@@ -1,0 +1,13 @@
+"""The shipped specs, loaded once, and resolution of scenario ids against them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from calc.specs import GPUSpec, ModelSpec
+
+
+@dataclass(frozen=True)
+class Catalog:
+    gpus: dict[str, GPUSpec]
+    models: dict[str, ModelSpec]

@@ -1,0 +1,36 @@
+"""Turning validation failures into one line that names the field and what is allowed."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+
+class InputError(ValueError):
+    """Bad input at a boundary (YAML, config.json, URL, CLI, JSON). `field` names the offending input."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def _allowed(err: dict) -> str:
+    ctx = err.get("ctx") or {}
+    if "expected" in ctx:
+        return f" (allowed: {ctx['expected']})"
+    return ""
+
+
+def describe(exc: ValidationError, prefix: str = "") -> str:
+    """First error of a pydantic ValidationError as 'field: message (allowed …)'; extra errors are counted."""
+    errors = exc.errors(include_url=False)
+    first = errors[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "input"
+    msg = first["msg"].removeprefix("Value error, ")
+    more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{prefix}{loc}: {msg}{_allowed(first)}{more}"
+
+
+def first_field(exc: ValidationError) -> str:
+    loc = exc.errors(include_url=False)[0]["loc"]
+    return str(loc[0]) if loc else "input"

@@ -1,0 +1,119 @@
+"""evaluate(Scenario) → Report: every number the page and the CLI show, as named fields with units in their names."""
+
+from __future__ import annotations
+
+import math
+
+from dataclasses import asdict, dataclass, fields, is_dataclass
+
+from calc.advice import Suggestion, suggest
+from calc.catalog import Catalog
+from calc.custom import decode_custom_model
+from calc.errors import InputError
+from calc.memory import MemoryResult, size_pool, tp_check
+from calc.scenario import Scenario
+from calc.specs import GPUSpec, ModelSpec
+from calc.workload import WorkloadFit, fit_workload
+
+
+@dataclass(frozen=True)
+class Report:
+    scenario: Scenario
+    model_name: str
+    gpu_name: str
+    memory: MemoryResult
+    fit: WorkloadFit
+    suggestions: tuple[Suggestion, ...]
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        """Flat JSON: the keys scripts depend on at top level, then each section."""
+        m, f = self.memory, self.fit
+        flat = {
+            "model": self.scenario.model,
+            "gpu": self.scenario.gpu,
+            "model_name": self.model_name,
+            "gpu_name": self.gpu_name,
+            "kv_bytes_per_token": m.kv_bytes_per_token,
+            "kv_bytes_per_token_per_gpu": m.kv_bytes_per_token_per_gpu,
+            "weights_bytes_per_gpu": m.weights_bytes_per_gpu,
+            "kv_cache_memory_bytes": m.kv_cache_memory_bytes,
+            "num_gpu_blocks": m.num_gpu_blocks,
+            "kv_cache_tokens": m.kv_cache_tokens,
+            "max_concurrency": m.max_concurrency,
+            "fits": f.fits,
+        }
+        flat["scenario"] = self.scenario.model_dump()
+        flat["memory"] = _plain(m) | {"headroom_bytes": m.headroom_bytes}
+        flat["params"] = _plain(m.params) | {"total": m.params.total, "active": m.params.active}
+        flat["workload"] = _plain(f)
+        flat["suggestions"] = [asdict(x) for x in self.suggestions]
+        flat["notes"] = list(self.notes)
+        return flat
+
+
+def json_safe(x):
+    """Non-finite floats (an empty pool's infinite occupancy) become null: JSON has no Infinity."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_safe(v) for v in x]
+    return x
+
+
+def _plain(obj) -> dict:
+    """A dataclass's own fields, nested dataclasses skipped (they get sections of their own)."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj) if not is_dataclass(getattr(obj, f.name))}
+
+
+def resolve(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
+    if s.model == "custom":
+        model = decode_custom_model(s.custom_model or "")
+    elif s.model in catalog.models:
+        model = catalog.models[s.model]
+    else:
+        raise InputError("model", f"unknown model '{s.model}'; shipped: {', '.join(sorted(catalog.models))}")
+    if s.gpu not in catalog.gpus:
+        raise InputError("gpu", f"unknown gpu '{s.gpu}'; shipped: {', '.join(sorted(catalog.gpus))}")
+    gpu = catalog.gpus[s.gpu]
+    overrides = {
+        k: v
+        for k, v in (
+            ("memory_gib", s.memory_gib),
+            ("memory_bandwidth_gb_per_s", s.memory_bandwidth_gb_per_s),
+            ("scaleup_link_gb_per_s", s.scaleup_link_gb_per_s),
+            ("host_link_gb_per_s", s.host_link_gb_per_s),
+        )
+        if v is not None
+    }
+    if overrides:
+        if "memory_gib" in overrides:
+            overrides["memory_vendor_gb"] = max(gpu.memory_vendor_gb, overrides["memory_gib"])
+        gpu = gpu.model_copy(update=overrides)
+    return model, gpu
+
+
+def evaluate(s: Scenario, catalog: Catalog) -> Report:
+    """Raises InputError (naming the field) when the scenario names unknown specs or breaks vLLM's TP rules."""
+    model, gpu = resolve(s, catalog)
+    problem = tp_check(s, model)
+    if problem:
+        raise InputError("tensor_parallel_size" if "tensor" in problem else "pipeline_parallel_size", problem)
+    mem = size_pool(s, model, gpu)
+    fit = fit_workload(s, model, mem)
+    notes = []
+    if mem.block_size_note:
+        notes.append(mem.block_size_note)
+    if model.sliding_layer_count:
+        notes.append(
+            f"{model.sliding_layer_count} of {model.num_hidden_layers} layers use a {model.sliding_window}-token "
+            "sliding window; their blocks are capped at the window plus max_num_batched_tokens"
+        )
+    if s.tensor_parallel_size > model.kv_heads and not model.is_mla:
+        notes.append(f"tensor_parallel_size exceeds the {model.kv_heads} KV heads: each GPU keeps a replica of one")
+    if model.is_mla:
+        notes.append("MLA: one latent per layer is stored on every tensor-parallel rank (not split)")
+    sugg = () if fit.fits else suggest(s, model, gpu, catalog.gpus)
+    return Report(s, model.name, gpu.name, mem, fit, sugg, tuple(notes))

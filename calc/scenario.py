@@ -1,0 +1,132 @@
+"""The Scenario: every input of the planner, one validated object.
+
+Field names are the URL query parameters, the CLI flags (`--max-model-len` ⇄ `max_model_len`) and the JSON keys.
+Names follow vLLM's flags where one exists. Defaults open on the seed report's measured case (Qwen2.5-7B-Instruct
+on an RTX 4090, 16 concurrent requests of 1,024 + 256 tokens). A field left at None means "use the spec or the
+documented estimate"; setting it is an override that travels in the link.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Tokens = Annotated[int, Field(ge=1, le=10_000_000)]
+Fraction = Annotated[float, Field(gt=0, le=1)]
+Seconds = Annotated[float, Field(ge=0, le=86_400)]
+PosSeconds = Annotated[float, Field(gt=0, le=86_400)]
+Bytes = Annotated[float, Field(ge=0, le=1e15)]
+Bandwidth = Annotated[float, Field(gt=0, le=1e6)]  # GB/s
+SpecId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
+
+
+class Scenario(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True)
+
+    # --- what runs where -------------------------------------------------------------------------------------
+    model: SpecId = "qwen2.5-7b-instruct"
+    """Model spec id (file stem in model_specs/), or 'custom' with custom_model set."""
+    gpu: SpecId = "rtx-4090"
+    """Accelerator spec id (file stem in hardware_specs/)."""
+    tensor_parallel_size: Annotated[int, Field(ge=1, le=64)] = 1
+    pipeline_parallel_size: Annotated[int, Field(ge=1, le=64)] = 1
+    dtype: Literal["auto", "bf16", "fp16", "fp8", "int8", "int4"] = "auto"
+    """Weight precision; auto = the checkpoint's own (its quantization_config, else torch_dtype)."""
+    kv_cache_dtype: Literal["auto", "fp8"] = "auto"
+    """auto = the weights' 16-bit type; fp8 = 1 byte per element."""
+    # --- the engine ------------------------------------------------------------------------------------------
+    gpu_memory_utilization: Annotated[float, Field(ge=0.01, le=1.0)] = 0.9
+    block_size: Literal[8, 16, 32, 64, 128, 256] = 16
+    max_model_len: Tokens = 8192
+    max_num_seqs: Annotated[int, Field(ge=1, le=65_536)] = 256
+    max_num_batched_tokens: Tokens = 2048
+    enforce_eager: bool = False
+    """No CUDA graphs: their memory is not reserved, decode steps lose the launch-overhead saving."""
+    estimate_cudagraphs: bool = True
+    """Subtract the CUDA-graph estimate before sizing the pool, as vLLM ≥ 0.20 does by default."""
+    kv_cache_memory_bytes: Bytes | None = None
+    """vLLM's --kv-cache-memory-bytes: the pool per GPU, replacing the whole memory estimate."""
+    weights_memory_bytes: Bytes | None = None
+    """Override of the weights per GPU (vLLM's 'Model loading took X GiB')."""
+    activation_memory_bytes: Bytes | None = None
+    """Override of the profiling run's activation peak per GPU."""
+    non_torch_memory_bytes: Bytes | None = None
+    """Override of non-torch memory per GPU (CUDA context growth, NCCL buffers)."""
+    cudagraph_memory_bytes: Bytes | None = None
+    """Override of the CUDA-graph memory per GPU."""
+    # --- the workload ----------------------------------------------------------------------------------------
+    input_len: Tokens = 1024
+    output_len: Tokens = 256
+    concurrency: Annotated[int, Field(ge=1, le=1_000_000)] = 16
+    request_rate: Annotated[float, Field(gt=0, le=1e7)] | None = None
+    """Arrival rate to serve, requests/s; sets replicas, GPUs and cost."""
+    # --- efficiency and latency ------------------------------------------------------------------------------
+    mfu: Fraction = 0.5
+    """Achieved fraction of peak FLOP/s in prefill."""
+    mbu: Fraction = 0.87
+    """Achieved fraction of peak memory bandwidth in decode (the seed measured 86.9–87.2 %)."""
+    queue_s: Seconds = 0.0
+    """Time a request waits before its prefill starts (part of TTFT)."""
+    frontend_overhead_s: Seconds = 0.01
+    """Tokenization, HTTP and engine IPC added to TTFT."""
+    measured_itl_s: PosSeconds | None = None
+    """A measured decode step (ITL p50) at this scenario's context and concurrency, to calibrate MBU."""
+    measured_prefill_s: PosSeconds | None = None
+    """A measured prefill time of input_len tokens, to calibrate MFU."""
+    measured_itl_p99_s: PosSeconds | None = None
+    """A measured ITL p99, to infer the prefill chunk riding on the slowest steps."""
+    kv_transfer_gb_per_s: Bandwidth | None = None
+    """Link between prefill and decode instances (disaggregation); default: the GPU's scale-up link."""
+    # --- SLOs, replicas, cost --------------------------------------------------------------------------------
+    slo_ttft_s: PosSeconds = 0.5
+    slo_tpot_s: PosSeconds = 0.05
+    conformance_quota: Annotated[float, Field(gt=0, lt=1)] = 0.9
+    """Share of requests that must meet both SLOs for a rate to count as served."""
+    latency_sigma: Annotated[float, Field(ge=0, le=3)] = 0.35
+    """Log-normal spread of TTFT and TPOT around the model's estimate (the seed's simulation uses 0.35)."""
+    gpu_hour_price: Annotated[float, Field(gt=0, le=1e4)] | None = None
+    """Currency per GPU-hour; default: the GPU spec's reference price, if it has one."""
+    fanout: Annotated[int, Field(ge=1, le=10_000)] = 20
+    """Parallel calls one user-facing answer waits for (tail amplification)."""
+    # --- beyond the GPU --------------------------------------------------------------------------------------
+    turns: Annotated[int, Field(ge=1, le=10_000)] = 10
+    tokens_per_turn: Tokens = 250
+    shared_prefix_len: Annotated[int, Field(ge=0, le=10_000_000)] = 0
+    """System prompt shared by every request; its blocks are stored once with prefix caching."""
+    document_len: Tokens = 8192
+    document_queries: Annotated[int, Field(ge=1, le=100_000)] = 5
+    host_link_gb_per_s: Bandwidth | None = None
+    """Override of the GPU↔host link (PCIe) used by swap and host-DRAM cache tiers, GB/s per direction."""
+    ssd_gb_per_s: Bandwidth = 7.0
+    """Local NVMe read bandwidth (PCIe 4.0 x4 drive)."""
+    network_gb_per_s: Bandwidth = 50.0
+    """Remote memory over the network (400 Gb/s RDMA ≈ 50 GB/s)."""
+    swap_overlap: bool = True
+    """The swap-out overlaps compute, so only the way back is paid."""
+    # --- spec overrides --------------------------------------------------------------------------------------
+    memory_gib: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    memory_bandwidth_gb_per_s: Bandwidth | None = None
+    peak_tflop_per_s: Annotated[float, Field(gt=0, le=1e6)] | None = None
+    """Override of the dense peak for the scenario's matmul precision."""
+    scaleup_link_gb_per_s: Bandwidth | None = None
+    custom_model: Annotated[str, Field(max_length=4000)] | None = None
+    """A model that is not shipped: compact encoding of its config.json planning fields (see calc.custom)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        if self.model == "custom" and not self.custom_model:
+            raise ValueError("custom_model is required when model is 'custom'")
+        return self
+
+    @property
+    def gpus_per_replica(self) -> int:
+        return self.tensor_parallel_size * self.pipeline_parallel_size
+
+    @property
+    def request_len(self) -> int:
+        return self.input_len + self.output_len
+
+    def changed(self) -> dict:
+        """Fields that differ from the defaults, in declaration order (what a shared link carries)."""
+        return self.model_dump(exclude_defaults=True)

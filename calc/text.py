@@ -1,0 +1,60 @@
+"""Plain-text rendering of a Report for the terminal (formatting only: every number comes from the Report)."""
+
+from __future__ import annotations
+
+from calc.units import GiB, KiB
+
+
+def gib(x: float) -> str:
+    return f"{x / GiB:.2f} GiB"
+
+
+def verdict(r) -> str:
+    """The headline sentence, e.g. '16 × 8,448 tokens: does not fit (needs 8,448 of 7,504 blocks)'."""
+    s, f, m = r.scenario, r.fit, r.memory
+    head = f"{s.concurrency} × {f.request_tokens:,} tokens"
+    if f.fits:
+        return f"{head}: fits ({f.blocks_needed:,} of {m.num_gpu_blocks:,} blocks, {f.pool_fraction:.0%} of the pool)"
+    return f"{head}: does not fit — {f.reasons[0]}"
+
+
+def render_text(r) -> str:
+    s, m, f = r.scenario, r.memory, r.fit
+    tp_pp = f"TP={s.tensor_parallel_size} PP={s.pipeline_parallel_size}"
+    lines = [
+        f"{r.model_name} on {r.gpu_name} ({tp_pp}, weights {m.weight_format.label}, KV {s.kv_cache_dtype})",
+        "",
+        verdict(r),
+        "",
+        "Memory per GPU (vLLM's profile)",
+        f"  total as the runtime sees it   {gib(m.total_memory_bytes)}",
+        f"  × gpu_memory_utilization {s.gpu_memory_utilization:<5g} {gib(m.requested_memory_bytes)}",
+        f"  − weights                      {gib(m.weights_bytes_per_gpu)}",
+        f"  − activation peak (estimate)   {gib(m.activation_bytes)}",
+        f"  − non-torch (estimate)         {gib(m.non_torch_bytes)}",
+        f"  − CUDA graphs (estimate)       {gib(m.cudagraph_bytes) if m.cudagraph_subtracted else 'not subtracted'}",
+        f"  = available KV cache memory    {gib(m.kv_cache_memory_bytes)}"
+        + ("  (from --kv-cache-memory-bytes)" if m.kv_cache_memory_from_flag else ""),
+        "",
+        "KV cache",
+        f"  bytes per token (all layers)   {m.kv_bytes_per_token:,.0f} B = {m.kv_bytes_per_token / KiB:.1f} KiB",
+        f"  bytes per token per GPU        {m.kv_bytes_per_token_per_gpu:,.0f} B",
+        f"  GPU blocks × block size        {m.num_gpu_blocks:,} × {m.block_size}",
+        f"  GPU KV cache size              {m.kv_cache_tokens:,} tokens",
+        f"  max concurrency at {s.max_model_len:,} tokens  {m.max_concurrency:.2f}x",
+        "",
+        "Workload",
+        f"  pool occupancy                 {f.pool_fraction:.1%}",
+        f"  most requests at this length   {f.max_concurrency_at_length:,}",
+        f"  longest request at C={s.concurrency:<6}   {f.longest_request_at_concurrency:,} tokens "
+        f"(prompt ≤ {f.longest_prompt_at_concurrency:,})",
+    ]
+    for reason in f.reasons[1:]:
+        lines.append(f"  also: {reason}")
+    if r.suggestions:
+        lines += ["", "Smallest changes that fit"]
+        for sug in r.suggestions:
+            lines.append(f"  {sug.change:40s} {sug.num_gpu_blocks:,} blocks, {sug.pool_fraction:.0%} of the pool")
+    if r.notes:
+        lines += ["", *[f"note: {n}" for n in r.notes]]
+    return "\n".join(lines)

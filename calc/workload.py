@@ -1,0 +1,82 @@
+"""The workload question as data: do `concurrency` requests of `input_len + output_len` tokens fit in the pool?
+
+Each request holds `blocks_per_request(L)` blocks (⌈L / block_size⌉ for full attention; sliding-window layers cap
+at the window). Pool occupancy `C · blocks(L) / num_blocks` is the seed report's straight line in L with slope C
+(measured R² = 0.99993, slope 15.99 vs 16). Seed: 16 × (8,192 + 256) tokens need 16 × 528 = 8,448 blocks
+(135,168 tokens) > 7,504 blocks (120,064 tokens): does not fit, vLLM preempts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from calc.kv_cache import blocks_per_request, pp_layer_ranges, stage_layout
+from calc.memory import MemoryResult, _longest_fitting
+from calc.scenario import Scenario
+from calc.specs import ModelSpec
+
+
+@dataclass(frozen=True)
+class WorkloadFit:
+    request_tokens: int
+    blocks_per_request: int
+    blocks_needed: int
+    tokens_needed: int
+    """concurrency · request length: the seed's '16 × (L + 256)'."""
+    pool_fraction: float
+    """blocks_needed / num_gpu_blocks (vLLM's gpu_cache_usage at steady state); inf when the pool is empty."""
+    fits: bool
+    reasons: tuple[str, ...]
+    max_concurrency_at_length: int
+    """Most requests of this length held at once, capped by max_num_seqs."""
+    longest_request_at_concurrency: int
+    """Longest request (prompt + output) each of `concurrency` requests can have, capped by max_model_len."""
+    longest_prompt_at_concurrency: int
+    """The same minus output_len (the seed's 'prompts of at most 816' for the MHA variant)."""
+
+
+def blocks_needed_fn(s: Scenario, m: ModelSpec, mem: MemoryResult):
+    layout = stage_layout(m, pp_layer_ranges(m.num_hidden_layers, s.pipeline_parallel_size)[0])
+
+    def need(tokens: int) -> int:
+        return blocks_per_request(
+            layout, tokens, block_size=mem.block_size, max_num_batched_tokens=s.max_num_batched_tokens
+        )
+
+    return need
+
+
+def fit_workload(s: Scenario, m: ModelSpec, mem: MemoryResult) -> WorkloadFit:
+    need = blocks_needed_fn(s, m, mem)
+    L, C = s.request_len, s.concurrency
+    per_req = need(L)
+    blocks = mem.num_gpu_blocks
+    reasons = []
+    if mem.num_gpu_blocks == 0:
+        reasons.append("no memory is left for the KV cache")
+    elif mem.max_concurrency < 1:
+        reasons.append(
+            f"the engine refuses to start: one request of max_model_len {s.max_model_len:,} tokens needs "
+            f"{mem.blocks_per_max_len_request:,} blocks, the pool has {blocks:,} "
+            f"(estimated maximum model length {mem.estimated_max_model_len:,})"
+        )
+    if L > s.max_model_len:
+        reasons.append(f"a request of {L:,} tokens exceeds max_model_len {s.max_model_len:,}")
+    if C * per_req > blocks:
+        reasons.append(f"{C} requests need {C * per_req:,} blocks, the pool has {blocks:,}: vLLM preempts")
+    if C > s.max_num_seqs:
+        reasons.append(f"concurrency {C} exceeds max_num_seqs {s.max_num_seqs}: the rest wait in the queue")
+    per_seq_blocks = blocks // C
+    longest = min(_longest_fitting(need, per_seq_blocks, upper=s.max_model_len), s.max_model_len)
+    return WorkloadFit(
+        request_tokens=L,
+        blocks_per_request=per_req,
+        blocks_needed=C * per_req,
+        tokens_needed=C * L,
+        pool_fraction=(C * per_req / blocks) if blocks else float("inf"),
+        fits=not reasons,
+        reasons=tuple(reasons),
+        max_concurrency_at_length=min(blocks // per_req, s.max_num_seqs),
+        longest_request_at_concurrency=longest,
+        longest_prompt_at_concurrency=max(0, longest - s.output_len),
+    )
