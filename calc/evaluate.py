@@ -10,6 +10,7 @@ from calc.advice import Suggestion, suggest
 from calc.catalog import Catalog
 from calc.custom import decode_custom_model
 from calc.errors import InputError
+from calc.latency import LatencyResult, latency
 from calc.memory import MemoryResult, size_pool, tp_check
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
@@ -23,6 +24,7 @@ class Report:
     gpu_name: str
     memory: MemoryResult
     fit: WorkloadFit
+    latency: LatencyResult
     suggestions: tuple[Suggestion, ...]
     notes: tuple[str, ...]
 
@@ -43,13 +45,41 @@ class Report:
             "max_concurrency": m.max_concurrency,
             "fits": f.fits,
         }
+        lat = self.latency
+        flat |= {
+            "prefill_floor_s": lat.prefill.floor_s,
+            "prefill_s": lat.prefill.estimate_s,
+            "decode_step_floor_s": lat.decode.floor_s,
+            "decode_step_s": lat.decode.estimate_s,
+            "ttft_s": lat.ttft_s,
+            "tpot_s": lat.tpot_s,
+            "e2e_s": lat.e2e_s,
+            "ridge_flop_per_byte": lat.ridge_flop_per_byte,
+            "prefill_intensity_flop_per_byte": lat.prefill.intensity_flop_per_byte,
+            "decode_intensity_flop_per_byte": lat.decode.intensity_flop_per_byte,
+        }
         flat["scenario"] = self.scenario.model_dump()
         flat["memory"] = _plain(m) | {"headroom_bytes": m.headroom_bytes}
         flat["params"] = _plain(m.params) | {"total": m.params.total, "active": m.params.active}
         flat["workload"] = _plain(f)
+        flat["latency"] = _plain(lat) | {"prefill": asdict(lat.prefill), "decode": asdict(lat.decode)}
+        flat["labels"] = LABELS
         flat["suggestions"] = [asdict(x) for x in self.suggestions]
         flat["notes"] = list(self.notes)
         return flat
+
+
+LABELS = {
+    "prefill_floor_s": "floor: roofline lower bound (peak FLOP/s and bandwidth)",
+    "prefill_s": "estimate: floor scaled by the scenario's mfu/mbu",
+    "decode_step_floor_s": "floor: roofline lower bound",
+    "decode_step_s": "estimate: floor scaled by mbu (and mfu for large batches)",
+    "ttft_s": "estimate: queue + prefill + chunked-prefill steps + front-end",
+    "tpot_s": "estimate: decode step + prefill work of arriving requests",
+    "e2e_s": "estimate: TTFT + (output_len − 1) · TPOT",
+    "kv_cache_memory_bytes": "vLLM arithmetic on estimated overheads (exact with --kv-cache-memory-bytes)",
+    "num_gpu_blocks": "exact vLLM arithmetic given kv_cache_memory_bytes",
+}
 
 
 def json_safe(x):
@@ -115,5 +145,6 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
         notes.append(f"tensor_parallel_size exceeds the {model.kv_heads} KV heads: each GPU keeps a replica of one")
     if model.is_mla:
         notes.append("MLA: one latent per layer is stored on every tensor-parallel rank (not split)")
+    lat = latency(s, model, gpu, mem)
     sugg = () if fit.fits else suggest(s, model, gpu, catalog.gpus)
-    return Report(s, model.name, gpu.name, mem, fit, sugg, tuple(notes))
+    return Report(s, model.name, gpu.name, mem, fit, lat, sugg, tuple(notes))

@@ -49,6 +49,24 @@ def render_text(r) -> str:
         f"  longest request at C={s.concurrency:<6}   {f.longest_request_at_concurrency:,} tokens "
         f"(prompt ≤ {f.longest_prompt_at_concurrency:,})",
     ]
+    lat = r.latency
+    ms = 1e3
+    lines += [
+        "",
+        f"Latency per GPU ({lat.compute_dtype} peak {lat.peak_flop_per_s / 1e12:,.1f} TFLOP/s, "
+        f"{lat.bandwidth_bytes_per_s / 1e9:,.0f} GB/s, ridge {lat.ridge_flop_per_byte:.1f} FLOP/byte)",
+        "                                 floor      estimate",
+        f"  prefill of {s.input_len:,} tokens{'':<8}{lat.prefill.floor_s * ms:8.1f} ms {lat.prefill.estimate_s * ms:8.1f} ms"
+        f"   ({'compute' if lat.prefill.compute_bound else 'bandwidth'}-bound, {lat.prefill.intensity_flop_per_byte:,.0f} FLOP/byte)",
+        f"  decode step, {lat.decode_batch} seqs{'':<9}{lat.decode.floor_s * ms:8.2f} ms {lat.decode.estimate_s * ms:8.2f} ms"
+        f"   ({'compute' if lat.decode.compute_bound else 'bandwidth'}-bound, {lat.decode.intensity_flop_per_byte:,.1f} FLOP/byte)",
+        f"  TTFT (estimate)                           {lat.ttft_s * ms:8.1f} ms",
+        f"  TPOT (estimate)                           {lat.tpot_s * ms:8.2f} ms   streams {lat.stream_tokens_per_s:.1f} tok/s "
+        f"(a reader takes 4.5–10)",
+        f"  end-to-end (estimate)                     {lat.e2e_s:8.2f} s",
+        f"  throughput: {lat.requests_per_s:.2f} req/s, {lat.output_tokens_per_s:,.0f} output tok/s "
+        f"({lat.total_tokens_per_s:,.0f} incl. prompts, which flatters long prompts)",
+    ]
     for reason in f.reasons[1:]:
         lines.append(f"  also: {reason}")
     if r.suggestions:

@@ -1,0 +1,75 @@
+"""Curves as data for the page's charts (pure; lists of frozen points)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from calc.latency import decode_phase, latency
+from calc.memory import MemoryResult
+from calc.scenario import Scenario
+from calc.specs import GPUSpec, ModelSpec
+from calc.workload import blocks_needed_fn
+
+
+@dataclass(frozen=True)
+class DecodePoint:
+    context: float
+    batch: float
+    floor_s: float
+    estimate_s: float
+
+
+@dataclass(frozen=True)
+class ConcurrencyPoint:
+    concurrency: int
+    tpot_s: float
+    ttft_s: float
+    per_user_tokens_per_s: float
+    output_tokens_per_s: float
+    fits: bool
+
+
+@dataclass(frozen=True)
+class OccupancyPoint:
+    request_tokens: int
+    pool_fraction: float
+
+
+def geometric(lo: int, hi: int, n: int = 24) -> list[int]:
+    if hi <= lo:
+        return [lo]
+    r = (hi / lo) ** (1 / (n - 1))
+    return sorted({max(lo, min(hi, round(lo * r**i))) for i in range(n)})
+
+
+def decode_vs_context(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult,
+                      points: list[tuple[float, float]] | None = None) -> list[DecodePoint]:  # fmt: skip
+    """Decode step floor and estimate at (context, running batch) points; default: the scenario's batch from
+    128 tokens to max_model_len. The seed's five-row table is `points=[(384, 15.39), …]`."""
+    batch = max(1, min(s.concurrency, s.max_num_seqs))
+    pts = points or [(c, batch) for c in geometric(128, max(129, s.max_model_len))]
+    out = []
+    for ctx, b in pts:
+        ph = decode_phase(s, m, g, mem, batch=b, context=ctx)
+        out.append(DecodePoint(ctx, b, ph.floor_s, ph.estimate_s))
+    return out
+
+
+def concurrency_sweep(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult) -> list[ConcurrencyPoint]:
+    need = blocks_needed_fn(s, m, mem)
+    per_req = need(s.request_len)
+    out = []
+    for c in geometric(1, max(2, min(s.max_num_seqs, 1024)), 20):
+        t = s.model_copy(update={"concurrency": c})
+        lat = latency(t, m, g, mem)
+        out.append(ConcurrencyPoint(c, lat.tpot_s, lat.ttft_s, 1 / lat.tpot_s, lat.output_tokens_per_s,
+                                    c * per_req <= mem.num_gpu_blocks))  # fmt: skip
+    return out
+
+
+def occupancy_vs_length(s: Scenario, m: ModelSpec, mem: MemoryResult) -> list[OccupancyPoint]:
+    """The seed report's straight lines: C · blocks(L) / pool, for prompt lengths up to max_model_len."""
+    need = blocks_needed_fn(s, m, mem)
+    lengths = geometric(max(2, s.output_len + 1), max(s.output_len + 2, s.max_model_len), 24)
+    return [OccupancyPoint(L, s.concurrency * need(L) / mem.num_gpu_blocks if mem.num_gpu_blocks else float("inf"))
+            for L in lengths]  # fmt: skip

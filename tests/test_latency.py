@@ -1,0 +1,142 @@
+"""Roofline floors and estimates: DESIGN.md's numbers, the seed report's measurements, and properties."""
+
+import pytest
+from conftest import scenario
+
+from calc.curves import decode_vs_context
+from calc.evaluate import evaluate
+from calc.latency import chunk_from_itl, chunk_step_s, e2e_s, latency
+from calc.memory import size_pool
+from calc.params import count_params
+from calc.roofline import attention_crossover_tokens, compute_time_s, mbu, memory_time_s, ridge_flop_per_byte
+from calc.tails import itl_summary
+from calc.work import attention_flop_per_context_token, block_flop_per_token, streamed_weight_bytes
+
+
+def setup(catalog, **kw):
+    s = scenario(**kw)
+    m, g = catalog.models[s.model], catalog.gpus[s.gpu]
+    return s, m, g, size_pool(s, m, g)
+
+
+# --- hand-computed -----------------------------------------------------------------------------------------------
+def test_prefill_compute_floor_57ms():
+    assert compute_time_s(flop=2 * 7e9 * 2048, peak_flop_per_s=1e15, efficiency=0.5) == pytest.approx(0.0573, abs=1e-4)
+
+
+def test_decode_bandwidth_floor_4_7ms():
+    assert memory_time_s(bytes_moved=14e9, bandwidth_bytes_per_s=3e12) == pytest.approx(4.67e-3, abs=1e-5)
+
+
+def test_e2e_composition_and_rates():
+    total = e2e_s(ttft_s=0.350, tpot_s=0.025, output_len=200)
+    assert total == pytest.approx(0.350 + 199 * 0.025) == pytest.approx(5.325)
+    assert 1 / 0.025 == pytest.approx(40) and 200 / total == pytest.approx(37.6, abs=0.05)
+    # the second system ends at the same instant but streams faster after a blank screen
+    assert e2e_s(ttft_s=2.340, tpot_s=0.015, output_len=200) == pytest.approx(5.325)
+
+
+def test_mean_tpot_hides_a_stall():
+    s = itl_summary([0.020] * 200 + [2.0])
+    assert s.mean_s == pytest.approx(0.02985, abs=1e-5) and s.max_s == 2.0
+
+
+def test_attention_crossover_53k_for_a_7b_mha_model(catalog):
+    assert attention_crossover_tokens(params=7e9, num_layers=32, attn_width=4096) == pytest.approx(53_406, rel=1e-3)
+    llama2 = catalog.models["llama-2-7b"]
+    own = attention_crossover_tokens(params=count_params(llama2).total, num_layers=32, attn_width=4096)
+    assert own == pytest.approx(53_000, rel=0.1)
+
+
+# --- published: the seed report ------------------------------------------------------------------------------
+def test_ridge_point_rtx_4090(catalog):
+    g = catalog.gpus["rtx-4090"]
+    ridge = ridge_flop_per_byte(peak_flop_per_s=g.peak_flop_per_s("bf16"), bandwidth_bytes_per_s=g.memory_bandwidth_bytes_per_s)
+    assert ridge == pytest.approx(163.9, abs=0.05)
+
+
+def test_flops_per_token_and_attention_term(catalog):
+    m = catalog.models["qwen2.5-7b-instruct"]
+    assert block_flop_per_token(count_params(m)) == pytest.approx(13.05e9, rel=1e-3)
+    assert attention_flop_per_context_token(m) == 4 * 3584 * 28 == 401_408
+
+
+def test_five_decode_floors_of_the_report(catalog):
+    s, m, g, mem = setup(catalog)
+    rows = [(384, 15.39, 14.37), (640, 14.60, 14.56), (1152, 15.28, 15.03), (2176, 15.03, 15.89), (4224, 14.85, 17.60)]
+    pts = decode_vs_context(s, m, g, mem, points=[(c, b) for c, b, _ in rows])
+    for p, (_, _, floor_ms) in zip(pts, rows, strict=True):
+        assert p.floor_s * 1e3 == pytest.approx(floor_ms, abs=0.01)
+
+
+def test_itl_slope_per_context_token(catalog):
+    s, m, g, mem = setup(catalog)
+    a, b = decode_vs_context(s, m, g, mem, points=[(1000, 16), (2000, 16)])
+    slope_ms_per_token = (b.floor_s - a.floor_s) * 1e3 / 1000
+    assert slope_ms_per_token == pytest.approx(16 * 57_344 / 1.008e12 * 1e3, rel=1e-6)
+    assert slope_ms_per_token == pytest.approx(0.00091, abs=0.000005)
+
+
+def test_prefill_and_decode_intensities(catalog):
+    m = catalog.models["qwen2.5-7b-instruct"]
+    p = count_params(m)
+    s, _, _, mem = setup(catalog)
+    weights = streamed_weight_bytes(m, p, mem.weight_format, tokens=1)
+    assert weights == pytest.approx(14.14e9, rel=1e-3)  # all weights but the embedding lookup
+    assert 256 * block_flop_per_token(p) / weights == pytest.approx(236, abs=1)
+    assert 4096 * block_flop_per_token(p) / weights == pytest.approx(3780, abs=5)
+    decode_16 = 16 * block_flop_per_token(p) / (weights + 16 * 384 * 57_344)  # 209 GFLOP / 14.5 GB
+    assert 12 <= decode_16 <= 15
+
+
+def test_chunk_step_66ms_and_its_inverse():
+    step = chunk_step_s(decode_step_s=20.26e-3, chunk_tokens=512, flop_per_token=13.05e9, effective_flop_per_s=146.3e12)
+    assert step == pytest.approx(0.066, abs=0.0005)
+    assert chunk_from_itl(itl_p50_s=20.26e-3, itl_p99_s=step, effective_flop_per_s=146.3e12,
+                          flop_per_token=13.05e9) == pytest.approx(512)  # fmt: skip
+
+
+def test_mbu_from_measured_bandwidth():
+    assert mbu(bytes_moved=827.7e9, time_s=1.0, bandwidth_bytes_per_s=1008e9) == pytest.approx(0.821, abs=0.001)
+
+
+def test_calibrated_mbu_from_a_measured_itl(catalog):
+    # L = 256 point: context 384, ITL p50 16.47 ms; floor 14.37 ms → 87.2 % (at 15.39 running; 16 here)
+    s, m, g, mem = setup(catalog, input_len=256, output_len=256, measured_itl_s=16.47e-3)
+    assert latency(s, m, g, mem).calibrated_mbu == pytest.approx(0.872, abs=0.005)
+
+
+# --- properties ------------------------------------------------------------------------------------------------
+def test_mfu_over_mbu_is_intensity_over_ridge(catalog):
+    s, m, g, mem = setup(catalog)
+    lat = latency(s, m, g, mem)
+    for ph in (lat.prefill, lat.decode):
+        assert ph.mfu_at_estimate / ph.mbu_at_estimate == pytest.approx(ph.intensity_flop_per_byte / lat.ridge_flop_per_byte)
+    assert lat.prefill.compute_bound and not lat.decode.compute_bound
+
+
+def test_floors_never_exceed_estimates_and_grow_with_load(catalog):
+    steps = []
+    for c in (1, 2, 4, 8, 16, 64, 256):
+        s, m, g, mem = setup(catalog, concurrency=c)
+        lat = latency(s, m, g, mem)
+        assert lat.decode.floor_s <= lat.decode.estimate_s and lat.prefill.floor_s <= lat.prefill.estimate_s
+        steps.append(lat.decode.estimate_s)
+    assert steps == sorted(steps)
+
+
+def test_tp_on_pcie_pays_more_communication_than_nvlink(catalog):
+    _, m, g, mem = setup(catalog, model="llama-3.1-70b", gpu="l40s", tensor_parallel_size=2)
+    pcie = latency(scenario(model="llama-3.1-70b", gpu="l40s", tensor_parallel_size=2), m, g, mem)
+    s8 = scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=8)
+    nv = latency(s8, m, catalog.gpus["h100-sxm"], size_pool(s8, m, catalog.gpus["h100-sxm"]))
+    assert pcie.tp_allreduce_decode_step_s > nv.tp_allreduce_decode_step_s > 0
+
+
+def test_every_model_and_gpu_reports_the_latency_keys(catalog):
+    keys = ("prefill_floor_s", "prefill_s", "decode_step_floor_s", "decode_step_s", "ttft_s", "tpot_s", "e2e_s",
+            "ridge_flop_per_byte", "prefill_intensity_flop_per_byte", "decode_intensity_flop_per_byte")  # fmt: skip
+    for gid in catalog.gpus:
+        for mid in catalog.models:
+            d = evaluate(scenario(gpu=gid, model=mid), catalog).to_dict()
+            assert all(d[k] > 0 for k in keys), (gid, mid)
