@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import math
-
 from dataclasses import asdict, dataclass, fields, is_dataclass
 
 from calc.advice import Suggestion, suggest
 from calc.catalog import Catalog
 from calc.custom import decode_custom_model
 from calc.errors import InputError
+from calc.goodput import Conformance
 from calc.latency import LatencyResult, latency
 from calc.memory import MemoryResult, size_pool, tp_check
+from calc.offload import OffloadResult, offload
+from calc.prefix import PrefixResult, prefix
+from calc.replicas import Fleet, capacity, conformance_of, fleet
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 from calc.workload import WorkloadFit, fit_workload
@@ -25,6 +28,10 @@ class Report:
     memory: MemoryResult
     fit: WorkloadFit
     latency: LatencyResult
+    conformance: Conformance
+    fleet: Fleet
+    offload: OffloadResult
+    prefix: PrefixResult
     suggestions: tuple[Suggestion, ...]
     notes: tuple[str, ...]
 
@@ -62,12 +69,34 @@ class Report:
         flat["memory"] = _plain(m) | {"headroom_bytes": m.headroom_bytes}
         flat["params"] = _plain(m.params) | {"total": m.params.total, "active": m.params.active}
         flat["workload"] = _plain(f)
+        c, fl, off, pre = self.conformance, self.fleet, self.offload, self.prefix
+        flat |= {
+            "goodput_rps": lat.requests_per_s * c.conformance,
+            "conformance": c.conformance,
+            "capacity_rps_per_replica": fl.capacity.rps,
+            "replicas": fl.replicas,
+            "gpus": fl.gpus,
+            "cost_per_million_output_tokens": fl.cost_per_million_output_tokens,
+            "swap_recompute_ratio": off.swap_recompute_ratio,
+            "swap_s": off.swap_s,
+            "recompute_s": off.recompute_s,
+            "prefix_reuse_saving": pre.prefix_reuse_saving,
+        }
+        flat["slo"] = asdict(c) | {"goodput_definition": GOODPUT_DEFINITION}
+        flat["fleet"] = _plain(fl) | {"capacity": asdict(fl.capacity)}
+        flat["offload"] = asdict(off)
+        flat["prefix"] = asdict(pre)
         flat["latency"] = _plain(lat) | {"prefill": asdict(lat.prefill), "decode": asdict(lat.decode)}
         flat["labels"] = LABELS
         flat["suggestions"] = [asdict(x) for x in self.suggestions]
         flat["notes"] = list(self.notes)
         return flat
 
+
+GOODPUT_DEFINITION = (
+    "goodput = throughput × P(TTFT ≤ slo_ttft_s) × P(mean TPOT ≤ slo_tpot_s), TTFT and TPOT log-normal around the "
+    "estimates with σ = latency_sigma; strict_conformance replaces mean TPOT by every inter-token gap"
+)
 
 LABELS = {
     "prefill_floor_s": "floor: roofline lower bound (peak FLOP/s and bandwidth)",
@@ -146,5 +175,9 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     if model.is_mla:
         notes.append("MLA: one latent per layer is stored on every tensor-parallel rank (not split)")
     lat = latency(s, model, gpu, mem)
+    conf = conformance_of(s, lat)
+    fl = fleet(s, gpu, capacity(s, model, gpu, mem), throughput_rps=lat.requests_per_s)
+    off = offload(s, model, gpu, mem, lat)
+    pre = prefix(s, model, mem, lat)
     sugg = () if fit.fits else suggest(s, model, gpu, catalog.gpus)
-    return Report(s, model.name, gpu.name, mem, fit, lat, sugg, tuple(notes))
+    return Report(s, model.name, gpu.name, mem, fit, lat, conf, fl, off, pre, sugg, tuple(notes))

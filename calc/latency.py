@@ -45,7 +45,9 @@ def e2e_s(*, ttft_s: float, tpot_s: float, output_len: int) -> float:
     return ttft_s + (output_len - 1) * tpot_s
 
 
-def chunk_step_s(*, decode_step_s: float, chunk_tokens: int, flop_per_token: float, effective_flop_per_s: float) -> float:
+def chunk_step_s(
+    *, decode_step_s: float, chunk_tokens: int, flop_per_token: float, effective_flop_per_s: float
+) -> float:
     return decode_step_s + chunk_tokens * flop_per_token / effective_flop_per_s
 
 

@@ -105,7 +105,8 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
         raise InputError("model_type", "missing: config.json must name its model_type")
     if data["model_type"] not in SUPPORTED_MODEL_TYPES:
         raise InputError(
-            "model_type", f"'{str(data['model_type'])[:60]}' is not supported; supported: {', '.join(SUPPORTED_MODEL_TYPES)}"
+            "model_type",
+            f"'{str(data['model_type'])[:60]}' is not supported; supported: {', '.join(SUPPORTED_MODEL_TYPES)}",
         )
     try:
         return ModelSpec.model_validate(data)

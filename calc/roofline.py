@@ -1,9 +1,9 @@
 """Roofline: ridge point, arithmetic intensity, floors, and MFU/MBU (seed report, "这两个比值是什么").
 
-    ridge I* = P / B                      RTX 4090: 165.2e12 / 1.008e12 = 163.9 FLOP/byte
-    compute floor  t ≥ F / P              prefill of 2,048 tokens, 7e9 params, η = 0.5, P = 1e15: 57 ms
-    bandwidth floor t ≥ bytes / B         14e9 B at 3e12 B/s: 4.7 ms
-    MFU = F / (t · P), MBU = bytes / (t · B), so MFU / MBU = (F / bytes) / (P / B) = intensity / ridge
+ridge I* = P / B                      RTX 4090: 165.2e12 / 1.008e12 = 163.9 FLOP/byte
+compute floor  t ≥ F / P              prefill of 2,048 tokens, 7e9 params, η = 0.5, P = 1e15: 57 ms
+bandwidth floor t ≥ bytes / B         14e9 B at 3e12 B/s: 4.7 ms
+MFU = F / (t · P), MBU = bytes / (t · B), so MFU / MBU = (F / bytes) / (P / B) = intensity / ridge
 """
 
 from __future__ import annotations

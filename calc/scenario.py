@@ -85,6 +85,12 @@ class Scenario(BaseModel):
     """Share of requests that must meet both SLOs for a rate to count as served."""
     latency_sigma: Annotated[float, Field(ge=0, le=3)] = 0.35
     """Log-normal spread of TTFT and TPOT around the model's estimate (the seed's simulation uses 0.35)."""
+    sim_ttft_median_s: PosSeconds | None = None
+    """Median TTFT for the simulation panel; default: the latency model's TTFT."""
+    sim_tpot_median_s: PosSeconds | None = None
+    """Median TPOT for the simulation panel; default: the latency model's TPOT."""
+    sim_window_s: Annotated[float, Field(gt=0, le=3600)] = 10.0
+    """Observation window of the simulation (the seed uses 10 s)."""
     gpu_hour_price: Annotated[float, Field(gt=0, le=1e4)] | None = None
     """Currency per GPU-hour; default: the GPU spec's reference price, if it has one."""
     fanout: Annotated[int, Field(ge=1, le=10_000)] = 20
@@ -102,6 +108,12 @@ class Scenario(BaseModel):
     """Local NVMe read bandwidth (PCIe 4.0 x4 drive)."""
     network_gb_per_s: Bandwidth = 50.0
     """Remote memory over the network (400 Gb/s RDMA ≈ 50 GB/s)."""
+    host_cache_gib: Annotated[float, Field(ge=0, le=1e6)] = 64.0
+    """Host DRAM set aside per GPU for spilled KV blocks (vLLM --swap-space / a CPU offload tier), GiB."""
+    ssd_cache_gib: Annotated[float, Field(ge=0, le=1e7)] = 1024.0
+    """Local NVMe space for a spilled prefix cache, per GPU, GiB."""
+    remote_cache_gib: Annotated[float, Field(ge=0, le=1e8)] = 4096.0
+    """Pooled remote memory reachable over the network (Mooncake-style), per GPU, GiB."""
     swap_overlap: bool = True
     """The swap-out overlaps compute, so only the way back is paid."""
     # --- spec overrides --------------------------------------------------------------------------------------

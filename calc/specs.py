@@ -11,7 +11,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from calc.units import GB, GiB, TFLOP
+from calc.units import GB, TFLOP, GiB
 
 PosInt = Annotated[int, Field(gt=0, le=10**7)]
 NonNegInt = Annotated[int, Field(ge=0, le=10**7)]

@@ -1,9 +1,9 @@
 """Tails: what averages hide (the Italian seed, "Le medie mentono").
 
-    fan-out to n calls: P(at least one slow) = 1 − (1 − p)^n        1 − 0.99^20 ≈ 18.2 %
-    per-call quantile for the whole to meet q: q^(1/n)               0.99^(1/20) ≈ 0.99950 (p99.95)
-    a chain of sequential calls adds: 20 × 1 s with one 3 s step = 22 s (+10 %)
-    200 gaps of 20 ms and one of 2 s average 29.85 ms: mean TPOT hides the stall, max ITL shows it
+fan-out to n calls: P(at least one slow) = 1 − (1 − p)^n        1 − 0.99^20 ≈ 18.2 %
+per-call quantile for the whole to meet q: q^(1/n)               0.99^(1/20) ≈ 0.99950 (p99.95)
+a chain of sequential calls adds: 20 × 1 s with one 3 s step = 22 s (+10 %)
+200 gaps of 20 ms and one of 2 s average 29.85 ms: mean TPOT hides the stall, max ITL shows it
 """
 
 from __future__ import annotations

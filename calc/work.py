@@ -50,7 +50,9 @@ def prefill_flop(m: ModelSpec, p: ParamCounts, tokens: int) -> float:
 
 def decode_step_flop(m: ModelSpec, p: ParamCounts, *, batch: float, context: float) -> float:
     """One decode step of `batch` sequences at `context` tokens each [FLOP]."""
-    per_seq = block_flop_per_token(p) + logits_flop(p) + attended_tokens(m, context) * attention_flop_per_context_token(m)
+    per_seq = (
+        block_flop_per_token(p) + logits_flop(p) + attended_tokens(m, context) * attention_flop_per_context_token(m)
+    )
     return batch * per_seq
 
 

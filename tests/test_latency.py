@@ -51,7 +51,9 @@ def test_attention_crossover_53k_for_a_7b_mha_model(catalog):
 # --- published: the seed report ------------------------------------------------------------------------------
 def test_ridge_point_rtx_4090(catalog):
     g = catalog.gpus["rtx-4090"]
-    ridge = ridge_flop_per_byte(peak_flop_per_s=g.peak_flop_per_s("bf16"), bandwidth_bytes_per_s=g.memory_bandwidth_bytes_per_s)
+    ridge = ridge_flop_per_byte(
+        peak_flop_per_s=g.peak_flop_per_s("bf16"), bandwidth_bytes_per_s=g.memory_bandwidth_bytes_per_s
+    )
     assert ridge == pytest.approx(163.9, abs=0.05)
 
 
@@ -111,7 +113,9 @@ def test_mfu_over_mbu_is_intensity_over_ridge(catalog):
     s, m, g, mem = setup(catalog)
     lat = latency(s, m, g, mem)
     for ph in (lat.prefill, lat.decode):
-        assert ph.mfu_at_estimate / ph.mbu_at_estimate == pytest.approx(ph.intensity_flop_per_byte / lat.ridge_flop_per_byte)
+        assert ph.mfu_at_estimate / ph.mbu_at_estimate == pytest.approx(
+            ph.intensity_flop_per_byte / lat.ridge_flop_per_byte
+        )
     assert lat.prefill.compute_bound and not lat.decode.compute_bound
 
 

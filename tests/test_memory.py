@@ -4,7 +4,7 @@ import pytest
 from conftest import scenario
 
 from calc.evaluate import evaluate
-from calc.kv_cache import kv_bytes_per_token, pp_layer_counts, stage_layout, blocks_per_request
+from calc.kv_cache import blocks_per_request, kv_bytes_per_token, pp_layer_counts, stage_layout
 from calc.memory import size_pool
 from calc.units import GiB, KiB, MiB
 

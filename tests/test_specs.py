@@ -115,9 +115,21 @@ def test_config_json_file_plans(tmp_path, catalog):
         (b"[1, 2]", "config.json"),
         (json.dumps({"model_type": "llama"}).encode(), "num_hidden_layers"),
         (json.dumps({"model_type": "mamba", "num_hidden_layers": 2}).encode(), "model_type"),
-        (json.dumps({"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 64, "intermediate_size": 128,
-                     "num_attention_heads": 6, "num_key_value_heads": 4, "vocab_size": 10,
-                     "max_position_embeddings": 8}).encode(), "num_key_value_heads"),  # fmt: skip
+        (
+            json.dumps(
+                {
+                    "model_type": "llama",
+                    "num_hidden_layers": 2,
+                    "hidden_size": 64,
+                    "intermediate_size": 128,
+                    "num_attention_heads": 6,
+                    "num_key_value_heads": 4,
+                    "vocab_size": 10,
+                    "max_position_embeddings": 8,
+                }
+            ).encode(),
+            "num_key_value_heads",
+        ),  # fmt: skip
         (json.dumps({"model_type": "llama", "num_hidden_layers": -2}).encode(), "num_hidden_layers"),
         (b" " * 1_000_001, "limit"),
     ],

@@ -1,0 +1,131 @@
+"""KV beyond the GPU: swap vs recompute, and cache tiers (the Italian seed, "Quando la memoria finisce").
+
+    t_recompute ≈ 2·N_p·L / P_eff        t_swap ≈ L·m_kv / B_host        ratio = 2·N_p·B_host / (P_eff·m_kv)
+7e9 parameters, 25 GB/s, 5e14 FLOP/s: 1.3 with 512 KiB/token (MHA), 5.3 with 128 KiB/token (GQA-8); counting the
+way out too (no overlap) 0.67 and 2.7. The closed form holds above the roofline knee (below it recompute costs at
+least a weight read) and below the attention crossover (above it recompute grows faster than L, and keeping wins
+more). Here recompute is the full prefill model (weight-read floor, quadratic attention), swap is per GPU over
+its own host link.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from calc.latency import LatencyResult
+from calc.memory import MemoryResult
+from calc.roofline import attention_crossover_tokens, phase
+from calc.scenario import Scenario
+from calc.specs import GPUSpec, ModelSpec
+from calc.units import GB, GiB
+from calc.work import block_flop_per_token, prefill_flop, streamed_weight_bytes
+
+
+def swap_recompute_ratio_closed_form(*, params: float, host_bytes_per_s: float, effective_flop_per_s: float,
+                                     kv_bytes_per_token: float, both_ways: bool = False) -> float:  # fmt: skip
+    ratio = 2 * params * host_bytes_per_s / (effective_flop_per_s * kv_bytes_per_token)
+    return ratio / 2 if both_ways else ratio
+
+
+def recompute_s(s: Scenario, m: ModelSpec, mem: MemoryResult, lat: LatencyResult, tokens: int) -> float:
+    """One prefill of `tokens` context tokens on this replica (estimate: mfu/mbu applied)."""
+    tp = s.tensor_parallel_size
+    return phase(
+        flop=prefill_flop(m, mem.params, tokens) / tp,
+        bytes_moved=streamed_weight_bytes(m, mem.params, mem.weight_format, tokens=tokens) / tp,
+        peak_flop_per_s=lat.peak_flop_per_s, bandwidth_bytes_per_s=lat.bandwidth_bytes_per_s,
+        mfu_eff=s.mfu, mbu_eff=s.mbu,
+    ).estimate_s  # fmt: skip
+
+
+def transfer_s(mem: MemoryResult, tokens: int, bytes_per_s: float) -> float:
+    """Move `tokens` tokens of one GPU's KV over a link [s] (each rank moves its own shard in parallel)."""
+    return tokens * mem.kv_bytes_per_token_per_gpu / bytes_per_s
+
+
+@dataclass(frozen=True)
+class SwapPoint:
+    context: int
+    recompute_s: float
+    swap_s: float
+    ratio: float
+
+
+@dataclass(frozen=True)
+class Tier:
+    name: str
+    bandwidth_bytes_per_s: float
+    reload_s: float
+    """Bring back a prefix of input_len tokens."""
+    recompute_s: float
+    worth_keeping: bool
+    break_even_bytes_per_s: float
+    """Bandwidth at which reloading and recomputing this prefix cost the same."""
+    capacity_tokens: float
+    """Tokens of KV the tier holds (per GPU capacity / KV bytes per token per GPU)."""
+
+
+@dataclass(frozen=True)
+class OffloadResult:
+    host_bytes_per_s: float
+    swap_s: float
+    """Swap a context of input_len + output_len tokens back in (and out too, without overlap)."""
+    recompute_s: float
+    swap_recompute_ratio: float
+    """recompute_s / swap_s, one way: > 1 means swapping wins."""
+    swap_recompute_ratio_both_ways: float
+    winner: str
+    knee_tokens: float
+    """Below this prompt length a prefill is bandwidth-bound and recompute costs at least a weight read."""
+    attention_crossover_tokens: float
+    closed_form_valid: bool
+    curve: tuple[SwapPoint, ...]
+    tiers: tuple[Tier, ...]
+
+
+def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult, lat: LatencyResult) -> OffloadResult:
+    host = (s.host_link_gb_per_s or g.host_link_gb_per_s) * GB
+    L = s.request_len
+    way = 1 if s.swap_overlap else 2
+    rec = recompute_s(s, m, mem, lat, L)
+    sw = transfer_s(mem, L, host)
+    knee = (
+        lat.ridge_flop_per_byte
+        * streamed_weight_bytes(m, mem.params, mem.weight_format, tokens=1)
+        / block_flop_per_token(mem.params)
+    )
+    width = m.num_attention_heads * (m.kv_head_dim if not m.is_mla else m.v_head_dim)  # type: ignore[operator]
+    cross = attention_crossover_tokens(
+        params=mem.params.blocks_active, num_layers=m.num_hidden_layers, attn_width=width
+    )
+    curve = []
+    for c in sorted({int(x) for x in (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
+                     if x <= max(s.max_model_len, 4096)}):  # fmt: skip
+        r, w = recompute_s(s, m, mem, lat, c), transfer_s(mem, c, host) * way
+        curve.append(SwapPoint(c, r, w, r / w))
+    tiers = []
+    links = (
+        ("GPU memory (HBM)", g.memory_bandwidth_bytes_per_s, mem.kv_cache_memory_bytes),
+        ("host DRAM over PCIe", host, s.host_cache_gib * GiB),
+        ("local NVMe SSD", min(s.ssd_gb_per_s * GB, host), s.ssd_cache_gib * GiB),
+        ("remote memory over the network", min(s.network_gb_per_s * GB, host), s.remote_cache_gib * GiB),
+    )
+    prefix_rec = recompute_s(s, m, mem, lat, s.input_len)
+    for name, bw, cap_bytes in links:
+        reload = transfer_s(mem, s.input_len, bw)
+        tiers.append(Tier(name, bw, reload, prefix_rec, reload < prefix_rec,
+                          s.input_len * mem.kv_bytes_per_token_per_gpu / prefix_rec,
+                          max(0.0, cap_bytes) / mem.kv_bytes_per_token_per_gpu))  # fmt: skip
+    return OffloadResult(
+        host_bytes_per_s=host,
+        swap_s=sw * way,
+        recompute_s=rec,
+        swap_recompute_ratio=rec / sw,
+        swap_recompute_ratio_both_ways=rec / (2 * sw),
+        winner="swap" if rec > sw * way else "recompute",
+        knee_tokens=knee,
+        attention_crossover_tokens=cross,
+        closed_form_valid=knee < L < cross,
+        curve=tuple(curve),
+        tiers=tuple(tiers),
+    )

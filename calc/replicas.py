@@ -1,0 +1,133 @@
+"""Capacity of one replica, replicas for a request rate, GPUs and cost (DESIGN.md, Replicas and cost).
+
+capacity  = the highest request rate one replica serves with conformance ≥ quota and within memory
+            (throughput at concurrency C by Little's law: C / E2E(C))
+replicas  = ⌈request_rate / capacity⌉;  GPUs = replicas · tp · pp
+cost per million output tokens = GPUs · price per GPU-hour / (request_rate · output_len · 3600) · 1e6
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import ceil
+
+from calc.goodput import Conformance, conformance
+from calc.latency import LatencyResult, latency
+from calc.memory import MemoryResult
+from calc.scenario import Scenario
+from calc.specs import GPUSpec, ModelSpec
+from calc.units import HOUR_S
+from calc.workload import blocks_needed_fn
+
+
+def conformance_of(s: Scenario, lat: LatencyResult) -> Conformance:
+    return conformance(
+        ttft_s=lat.ttft_s, tpot_s=lat.tpot_s, itl_s=lat.itl_s, spike_s=lat.chunk_step_s, output_len=s.output_len,
+        others_prefill=lat.decode_batch > 1, slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, sigma=s.latency_sigma,
+    )  # fmt: skip
+
+
+def max_concurrency_in_memory(s: Scenario, m: ModelSpec, mem: MemoryResult) -> int:
+    per_req = blocks_needed_fn(s, m, mem)(s.request_len)
+    if s.request_len > s.max_model_len or mem.max_concurrency < 1:
+        return 0
+    return min(mem.num_gpu_blocks // per_req, s.max_num_seqs)
+
+
+@dataclass(frozen=True)
+class Capacity:
+    concurrency: int
+    """Largest in-flight count that keeps conformance ≥ quota (0: not even one request does)."""
+    rps: float
+    conformance: float
+    limited_by: str
+    """'slo' or 'memory'."""
+
+
+def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult) -> Capacity:
+    """Bisection over concurrency (conformance falls as concurrency grows)."""
+    c_mem = max_concurrency_in_memory(s, m, mem)
+    if c_mem == 0:
+        return Capacity(0, 0.0, 0.0, "memory")
+
+    def at(c: int) -> tuple[float, float]:
+        t = s.model_copy(update={"concurrency": c})
+        lat = latency(t, m, g, mem)
+        return conformance_of(t, lat).conformance, lat.requests_per_s
+
+    conf1, rps1 = at(1)
+    if conf1 < s.conformance_quota:
+        return Capacity(0, 0.0, conf1, "slo")
+    conf_top, rps_top = at(c_mem)
+    if conf_top >= s.conformance_quota:
+        return Capacity(c_mem, rps_top, conf_top, "memory")
+    lo, hi, best = 1, c_mem, (conf1, rps1)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        conf, rps = at(mid)
+        if conf >= s.conformance_quota:
+            lo, best = mid, (conf, rps)
+        else:
+            hi = mid
+    return Capacity(lo, best[1], best[0], "slo")
+
+
+@dataclass(frozen=True)
+class Fleet:
+    capacity: Capacity
+    replicas: int | None
+    """None when no request rate is set, or one replica cannot meet the SLOs at all."""
+    gpus: int | None
+    headroom: float | None
+    """Capacity of the fleet over the requested rate, minus one."""
+    price_per_gpu_hour: float | None
+    cost_per_hour: float | None
+    cost_per_million_output_tokens: float | None
+
+
+def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float) -> Fleet:
+    price = s.gpu_hour_price or g.price_per_gpu_hour
+    rate = s.request_rate
+    if rate is None:  # cost at the scenario's own throughput, one replica
+        per_hour = price * s.gpus_per_replica if price else None
+        per_m = per_hour / (throughput_rps * s.output_len * HOUR_S) * 1e6 if per_hour and throughput_rps else None
+        return Fleet(cap, None, None, None, price, per_hour, per_m)
+    if cap.rps <= 0:
+        return Fleet(cap, None, None, None, price, None, None)
+    replicas = ceil(rate / cap.rps)
+    gpus = replicas * s.gpus_per_replica
+    per_hour = price * gpus if price else None
+    per_m = per_hour / (rate * s.output_len * HOUR_S) * 1e6 if per_hour else None
+    return Fleet(cap, replicas, gpus, replicas * cap.rps / rate - 1, price, per_hour, per_m)
+
+
+@dataclass(frozen=True)
+class Option:
+    gpu: str
+    tensor_parallel_size: int
+    capacity_rps: float
+    replicas: int | None
+    gpus: int | None
+    cost_per_million_output_tokens: float | None
+
+
+def gpu_options(s: Scenario, m: ModelSpec, gpus: dict[str, GPUSpec]) -> list[Option]:
+    """For the scenario's model, each shipped GPU and TP (1, 2, 4, 8) that holds a request: capacity, GPUs needed
+    for request_rate (or one replica's capacity when unset) and cost per million output tokens."""
+    from calc.memory import size_pool, tp_check
+
+    out = []
+    for gid, g in gpus.items():
+        for tp in (1, 2, 4, 8):
+            t = s.model_copy(update={"gpu": gid, "tensor_parallel_size": tp, "pipeline_parallel_size": 1})
+            if tp_check(t, m):
+                continue
+            mem = size_pool(t, m, g)
+            cap = capacity(t, m, g, mem)
+            if cap.rps <= 0:
+                continue
+            fl = fleet(t, g, cap, throughput_rps=cap.rps)
+            out.append(Option(gid, tp, cap.rps, fl.replicas, fl.gpus, fl.cost_per_million_output_tokens))
+            break  # the smallest TP that serves is the option for this GPU
+    return sorted(out, key=lambda o: (o.cost_per_million_output_tokens is None, o.cost_per_million_output_tokens or 0,
+                                      o.gpus or o.tensor_parallel_size))  # fmt: skip

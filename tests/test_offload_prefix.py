@@ -1,0 +1,68 @@
+"""Swap vs recompute, cache tiers and prefix reuse: the Italian seed's numbers and block-arithmetic properties."""
+
+import pytest
+from conftest import scenario
+
+from calc.evaluate import evaluate
+from calc.offload import swap_recompute_ratio_closed_form
+from calc.prefix import TENANT_NOTE, conversation_prefill_tokens, reuse_saving
+from calc.units import KiB
+
+
+# --- published (seed) and hand-computed ------------------------------------------------------------------------
+@pytest.mark.parametrize("kv_kib, one_way, both", [(512, 1.3, 0.67), (128, 5.3, 2.7)])
+def test_swap_recompute_closed_form(kv_kib, one_way, both):
+    # 2 · 7e9 · 25e9 / (5e14 · 524,288) = 1.335; GQA-8 (131,072 B) = 5.34; counting the way out halves them
+    kw = dict(params=7e9, host_bytes_per_s=25e9, effective_flop_per_s=5e14, kv_bytes_per_token=kv_kib * KiB)
+    assert swap_recompute_ratio_closed_form(**kw) == pytest.approx(one_way, abs=0.05)
+    assert swap_recompute_ratio_closed_form(**kw, both_ways=True) == pytest.approx(both, abs=0.05)
+
+
+@pytest.mark.parametrize("turns, without, with_", [(8, 9_000, 2_000), (10, 13_750, 2_500), (20, 52_500, 5_000)])
+def test_conversation_prefill_tokens(turns, without, with_):
+    assert conversation_prefill_tokens(turns=turns, tokens_per_turn=250, reuse=False) == without  # 250·n(n+1)/2
+    assert conversation_prefill_tokens(turns=turns, tokens_per_turn=250, reuse=True) == with_  # 250·n
+    assert without / with_ == reuse_saving(turns)
+
+
+def test_reuse_savings_of_the_seed():
+    assert reuse_saving(10) == 5.5 and reuse_saving(20) == 10.5
+
+
+def test_report_carries_the_offload_keys_and_the_tenant_note(catalog):
+    d = evaluate(scenario(), catalog).to_dict()
+    for k in ("swap_recompute_ratio", "swap_s", "recompute_s", "prefix_reuse_saving"):
+        assert d[k] > 0
+    assert d["prefix_reuse_saving"] == 5.5  # default 10 turns
+    assert d["prefix"]["tenant_note"] == TENANT_NOTE and "per tenant" in TENANT_NOTE
+
+
+# --- properties ------------------------------------------------------------------------------------------------
+def test_shared_system_prompt_fits_more_requests(catalog):
+    base = evaluate(scenario(input_len=2048, shared_prefix_len=0), catalog).prefix
+    shared = evaluate(scenario(input_len=2048, shared_prefix_len=1536), catalog).prefix
+    assert shared.shared_prefix_blocks == 1536 // 16 == 96
+    assert shared.max_concurrency_with_sharing > base.max_concurrency_with_sharing
+    assert shared.blocks_saved == (16 - 1) * 96  # C − 1 copies of the prefix's blocks are not stored
+    assert shared.ttft_saved_per_request_s > 0
+
+
+def test_mha_swaps_less_favourably_than_gqa(catalog):
+    gqa = evaluate(scenario(model="llama-3.1-8b", gpu="a100-80gb-sxm"), catalog).offload
+    mha = evaluate(scenario(model="llama-2-7b", gpu="a100-80gb-sxm", max_model_len=4096), catalog).offload
+    assert gqa.swap_recompute_ratio > 2 * mha.swap_recompute_ratio  # 4× fewer KV bytes per token
+
+
+def test_ratio_grows_past_the_attention_crossover(catalog):
+    r = evaluate(scenario(model="llama-3.1-8b", gpu="h100-sxm", max_model_len=131072), catalog).offload
+    long = [p.ratio for p in r.curve if p.context >= r.attention_crossover_tokens]
+    assert len(long) >= 2 and long == sorted(long)
+    mid = [p.ratio for p in r.curve if r.knee_tokens * 4 < p.context < r.attention_crossover_tokens / 8]
+    assert max(mid) / min(mid) < 1.3  # nearly independent of L between knee and crossover
+
+
+def test_slower_tiers_reload_slower(catalog):
+    tiers = evaluate(scenario(), catalog).offload.tiers
+    reload = [t.reload_s for t in tiers]
+    assert reload[0] < reload[1] <= reload[3] and reload[1] < reload[2]
+    assert all(t.capacity_tokens >= 0 for t in tiers)

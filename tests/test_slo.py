@@ -1,0 +1,77 @@
+"""Goodput, the seed's simulation to the digit, capacity, replicas and tails."""
+
+import pytest
+from conftest import scenario
+
+from calc.evaluate import evaluate
+from calc.goodput import p_within, sim_table, simulate
+from calc.tails import chain_total_s, hedge_extra_load, itl_summary, p_any_slow, per_call_quantile
+
+SEED_TABLE = """\
+config      ric/s   good/s  conformi TTFT>SLO  TTFTmed    p50    p95    p99
+batch 16     20.0     18.5     92.5%     3.5%      297    285    486    530
+batch 64     32.0     15.8     49.4%    33.4%      457    429    729    893"""
+
+
+def test_simulation_prints_the_seed_table_to_the_digit():
+    assert sim_table(simulate()) == SEED_TABLE
+
+
+def test_bigger_batch_more_throughput_less_goodput():
+    small, big = simulate()
+    assert big.requests_per_s > small.requests_per_s and big.goodput_rps < small.goodput_rps
+
+
+def test_goodput_is_throughput_times_conformance():
+    assert 20 * 0.85 == pytest.approx(17)  # DESIGN.md: goodput 20 × 0.85 = 17
+    row = simulate()[0]
+    assert row.goodput_rps == pytest.approx(row.requests_per_s * row.conformance)
+
+
+def test_lognormal_median_is_the_half_point():
+    assert p_within(median_s=0.3, slo_s=0.3, sigma=0.35) == pytest.approx(0.5)
+    assert p_within(median_s=0.3, slo_s=0.5, sigma=0.35) > 0.9
+
+
+def test_tails_of_the_seed():
+    assert p_any_slow(p_slow=0.01, fanout=20) == pytest.approx(0.182, abs=0.001)
+    assert per_call_quantile(target_quantile=0.99, fanout=20) == pytest.approx(0.99950, abs=1e-5)
+    assert hedge_extra_load(hedge_quantile=0.95) == pytest.approx(0.05)
+    total = chain_total_s([1.0] * 19 + [3.0])
+    assert total == 22.0 and total / 20 - 1 == pytest.approx(0.10)
+
+
+def test_mean_tpot_passes_where_max_itl_fails():
+    s = itl_summary([0.020] * 200 + [2.0])
+    assert s.mean_s <= 0.050 < s.max_s
+
+
+def test_request_rate_gives_the_fleet_keys(catalog):
+    d = evaluate(scenario(request_rate=20, gpu_hour_price=2.0), catalog).to_dict()
+    for k in ("goodput_rps", "conformance", "capacity_rps_per_replica", "replicas", "gpus",
+              "cost_per_million_output_tokens"):  # fmt: skip
+        assert d[k] is not None and d[k] > 0
+    assert d["replicas"] * d["capacity_rps_per_replica"] >= 20
+    per_m = d["gpus"] * 2.0 / (20 * 256 * 3600) * 1e6  # GPU-hours per million output tokens × price
+    assert d["cost_per_million_output_tokens"] == pytest.approx(per_m)
+
+
+def test_replicas_grow_with_rate(catalog):
+    reps = [evaluate(scenario(request_rate=r), catalog).fleet.replicas for r in (1, 5, 10, 20, 50, 100)]
+    assert reps == sorted(reps) and reps[-1] > reps[0]
+
+
+@pytest.mark.parametrize(
+    "field, values", [("slo_tpot_s", (0.1, 0.05, 0.035, 0.03)), ("slo_ttft_s", (2, 0.5, 0.3, 0.25))]
+)
+def test_stricter_slo_never_fewer_replicas(catalog, field, values):
+    reps = []
+    for v in values:
+        r = evaluate(scenario(request_rate=20, **{field: v}), catalog).fleet
+        reps.append(r.replicas if r.replicas is not None else 10**9)
+    assert reps == sorted(reps)
+
+
+def test_capacity_respects_the_quota(catalog):
+    r = evaluate(scenario(request_rate=5), catalog)
+    assert r.fleet.capacity.conformance >= 0.9
