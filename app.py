@@ -1,20 +1,77 @@
-"""LLM serving capacity planner — Streamlit page. Widgets → Scenario → evaluate() → render."""
+"""LLM serving capacity planner — the Streamlit page.
+
+Top-down: specs → link check → widgets (each keyed and URL-bound by its Scenario field) → Scenario → evaluate()
+→ headline and tabs. No arithmetic here beyond formatting; every number comes from calc/.
+"""
 
 import streamlit as st
 
-from calc.evaluate import evaluate
+from calc.errors import InputError
+from calc.evaluate import evaluate, resolve
 from calc.loader import load_catalog
 from calc.scenario import Scenario
-from calc.text import verdict
+from ui import state, tabs
+from ui.headline import headline
+from ui.widgets import current_values, sidebar_rest, sidebar_specs
 
-st.set_page_config(page_title="LLM serving capacity planner", layout="wide")
+st.set_page_config(page_title="LLM serving capacity planner", page_icon="🧮", layout="wide")
 
 
 @st.cache_resource
 def catalog():
+    """Parse the spec YAML once per process; calc/ is microseconds-cheap and stays uncached."""
     return load_catalog()
 
 
-report = evaluate(Scenario(), catalog())
+cat = catalog()
+state.check_link_once(cat)
+# -----------------------------------------------------------------------------
+st.sidebar.title("Scenario")
+sidebar_specs(cat)
+try:
+    model_spec, gpu_spec = resolve(Scenario.model_validate({k: v for k, v in current_values().items()
+                                                            if k in ("model", "gpu", "custom_model")}), cat)  # fmt: skip
+except (InputError, ValueError):
+    model_spec, gpu_spec = None, cat.gpus.get(st.session_state.get("gpu", ""))
+sidebar_rest(model_spec, gpu_spec)
+scenario, kept_because = state.scenario_from_widgets(current_values())
+# -----------------------------------------------------------------------------
 st.title("LLM serving capacity planner")
-st.subheader(verdict(report), anchor=False)
+for w in state.link_warnings():
+    st.warning("Part of the link was ignored: " + "".join("\\" + c if not c.isalnum() and c.isascii() and c != " " else c
+                                                          for c in w[:300]), icon="⚠️")  # fmt: skip
+if kept_because:
+    st.warning(f"Input not applied, keeping the last valid scenario — {kept_because}", icon="⚠️")
+try:
+    report = evaluate(scenario, cat)
+except InputError as e:
+    st.warning(f"This scenario cannot be planned — {e}. Showing the last valid one.", icon="⚠️")
+    scenario = st.session_state.get("_last_good", Scenario())
+    report = evaluate(scenario, cat)
+state.remember(scenario)
+model, gpu = resolve(scenario, cat)
+link_base = st.context.url.split("?")[0] if st.context.url else ""
+pinned, pin_error = state.decode_pin(st.query_params["pin"]) if "pin" in st.query_params else (None, None)
+if pin_error:
+    st.warning(pin_error, icon="⚠️")
+
+headline(report, link_base)
+t = st.tabs(tabs.TABS, key="tab", on_change="rerun")
+if t[0].open:
+    with t[0]:
+        tabs.memory_tab(report, model, gpu)
+if t[1].open:
+    with t[1]:
+        tabs.latency_tab(report, model, gpu)
+if t[2].open:
+    with t[2]:
+        tabs.beyond_tab(report, model, gpu)
+if t[3].open:
+    with t[3]:
+        tabs.slo_tab(report, model, gpu, cat)
+if t[4].open:
+    with t[4]:
+        tabs.compare_tab(report, model, gpu, cat, pinned, link_base)
+if t[5].open:
+    with t[5]:
+        tabs.log_tab(report, cat)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from calc.latency import decode_phase, latency
 from calc.memory import MemoryResult
+from calc.replicas import conformance_of
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 from calc.workload import blocks_needed_fn
@@ -26,6 +27,9 @@ class ConcurrencyPoint:
     ttft_s: float
     per_user_tokens_per_s: float
     output_tokens_per_s: float
+    requests_per_s: float
+    conformance: float
+    goodput_rps: float
     fits: bool
 
 
@@ -62,7 +66,9 @@ def concurrency_sweep(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult) 
     for c in geometric(1, max(2, min(s.max_num_seqs, 1024)), 20):
         t = s.model_copy(update={"concurrency": c})
         lat = latency(t, m, g, mem)
+        conf = conformance_of(t, lat).conformance
         out.append(ConcurrencyPoint(c, lat.tpot_s, lat.ttft_s, 1 / lat.tpot_s, lat.output_tokens_per_s,
+                                    lat.requests_per_s, conf, lat.requests_per_s * conf,
                                     c * per_req <= mem.num_gpu_blocks))  # fmt: skip
     return out
 
@@ -73,3 +79,15 @@ def occupancy_vs_length(s: Scenario, m: ModelSpec, mem: MemoryResult) -> list[Oc
     lengths = geometric(max(2, s.output_len + 1), max(s.output_len + 2, s.max_model_len), 24)
     return [OccupancyPoint(L, s.concurrency * need(L) / mem.num_gpu_blocks if mem.num_gpu_blocks else float("inf"))
             for L in lengths]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ContextPoint:
+    max_model_len: int
+    max_concurrency: float
+
+
+def concurrency_vs_context(s: Scenario, m: ModelSpec, mem: MemoryResult) -> list[ContextPoint]:
+    """vLLM's 'Maximum concurrency for L tokens per request' as L varies (same pool)."""
+    need = blocks_needed_fn(s, m, mem)
+    return [ContextPoint(L, mem.num_gpu_blocks / need(L)) for L in geometric(256, max(512, m.max_position_embeddings), 24)]

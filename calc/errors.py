@@ -25,10 +25,10 @@ def describe(exc: ValidationError, prefix: str = "") -> str:
     """First error of a pydantic ValidationError as 'field: message (allowed …)'; extra errors are counted."""
     errors = exc.errors(include_url=False)
     first = errors[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "input"
+    loc = ".".join(str(p) for p in first["loc"])
     msg = first["msg"].removeprefix("Value error, ")
     more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-    return f"{prefix}{loc}: {msg}{_allowed(first)}{more}"
+    return f"{prefix}{loc + ': ' if loc else ''}{msg}{_allowed(first)}{more}"
 
 
 def first_field(exc: ValidationError) -> str:

@@ -8,7 +8,9 @@ from dataclasses import asdict, dataclass, fields, is_dataclass
 from calc.advice import Suggestion, suggest
 from calc.catalog import Catalog
 from calc.custom import decode_custom_model
-from calc.errors import InputError
+from pydantic import ValidationError
+
+from calc.errors import InputError, describe
 from calc.goodput import Conformance
 from calc.latency import LatencyResult, latency
 from calc.memory import MemoryResult, size_pool, tp_check
@@ -134,6 +136,16 @@ def resolve(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
         model = catalog.models[s.model]
     else:
         raise InputError("model", f"unknown model '{s.model}'; shipped: {', '.join(sorted(catalog.models))}")
+    model_over = {k: getattr(s, k) for k in ("num_hidden_layers", "num_key_value_heads", "head_dim") if getattr(s, k)}
+    if model_over:
+        data = model.model_dump() | model_over
+        if "num_hidden_layers" in model_over and model.layer_types is not None:
+            lt = model.layer_types  # keep the pattern (gpt-oss alternates) over the new depth
+            data["layer_types"] = [lt[i % len(lt)] for i in range(model_over["num_hidden_layers"])]
+        try:
+            model = ModelSpec.model_validate(data)
+        except ValidationError as e:
+            raise InputError(next(iter(model_over)), describe(e)) from None
     if s.gpu not in catalog.gpus:
         raise InputError("gpu", f"unknown gpu '{s.gpu}'; shipped: {', '.join(sorted(catalog.gpus))}")
     gpu = catalog.gpus[s.gpu]

@@ -122,6 +122,12 @@ class Scenario(BaseModel):
     peak_tflop_per_s: Annotated[float, Field(gt=0, le=1e6)] | None = None
     """Override of the dense peak for the scenario's matmul precision."""
     scaleup_link_gb_per_s: Bandwidth | None = None
+    num_hidden_layers: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    """Override of the model's layer count (a hypothetical variant)."""
+    num_key_value_heads: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    """Override of the model's KV heads (e.g. the MHA variant of a GQA model)."""
+    head_dim: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    """Override of the model's head dimension."""
     custom_model: Annotated[str, Field(max_length=4000)] | None = None
     """A model that is not shipped: compact encoding of its config.json planning fields (see calc.custom)."""
 

@@ -1,0 +1,98 @@
+"""`python -m calc reconcile LOGFILE [--model ID|PATH] [--gpu ID] [--<scenario-field> VALUE …] [--json]`.
+
+Reads a vLLM startup log (formats in calc.vllm_log), rebuilds the Scenario it describes (flags fill in what the log
+lacks and override what it says) and prints, line by line, logged / predicted / residual / explanation, then the
+calibration: the Scenario overrides that adopt the logged overheads. The one module of the feature that does I/O.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from calc.catalog import Catalog
+from calc.errors import InputError
+from calc.reconcile import Reconciliation, Row, reconcile
+from calc.units import GiB
+from calc.vllm_log import parse_log
+
+MAX_LOG_BYTES = 64 * 2**20  # startup logs are kilobytes; a long-running server log is still well under this
+
+
+def read_log(path: str) -> str:
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as e:
+        raise InputError("logfile", f"cannot read '{path}' ({e.strerror or type(e).__name__})") from None
+    if len(raw) > MAX_LOG_BYTES:
+        raise InputError("logfile", f"'{path}' is {len(raw):,} bytes; the limit is {MAX_LOG_BYTES:,}")
+    return raw.decode("utf-8", errors="replace")
+
+
+def flags_from_args(args: argparse.Namespace) -> dict:
+    """The Scenario fields given on the command line, validated (a --model path becomes a custom model)."""
+    from calc.cli import scenario_from_args
+
+    s = scenario_from_args(args)
+    return {k: getattr(s, k) for k in s.model_fields_set}
+
+
+def run_reconcile(args: argparse.Namespace, catalog: Catalog) -> int:
+    rec = reconcile(parse_log(read_log(args.logfile)), catalog, flags_from_args(args))
+    if args.json:
+        from calc.evaluate import json_safe
+
+        print(json.dumps(json_safe(rec.to_dict()), indent=2, default=str))
+    else:
+        print(render(rec, args.logfile))
+    return 0
+
+
+def _fmt(value: float | None, unit: str, signed: bool = False) -> str:
+    if value is None:
+        return "–"
+    sign = "+" if signed else ""
+    if unit == "bytes":
+        return f"{value / GiB:{sign},.3f} GiB"
+    if unit == "x":
+        return f"{value:{sign}.3f}x"
+    return f"{value:{sign},.0f}"
+
+
+def _predicted(r: Row) -> str:
+    text = _fmt(r.predicted, r.unit)
+    if r.low is not None and r.high is not None and r.low != r.high:
+        text += f" ({_fmt(r.low, r.unit)}–{_fmt(r.high, r.unit)})"
+    return text
+
+
+def render(rec: Reconciliation, path: str) -> str:
+    from calc.cli import flag
+
+    log, s = rec.log, rec.scenario
+    version = f"vLLM {log.version}" if log.version else "version not printed"
+    out = [f"vLLM startup log: {path} (engine {log.engine}, {version})",
+           f"model: {rec.model_name} ({s.model})",
+           f"gpu:   {rec.gpu_name} ({s.gpu}) — {rec.gpu_source}",
+           "scenario: " + (", ".join(f"{k}={v}" for k, v in s.changed().items() if k != "custom_model") or "defaults"),
+           ""]  # fmt: skip
+    table = [("quantity", "logged", "predicted (rounding range)", "residual", "match", "explanation")]
+    for r in rec.rows:
+        match = "–" if r.matches is None else ("yes" if r.matches else "NO")
+        table.append((r.quantity, _fmt(r.logged, r.unit), _predicted(r), _fmt(r.residual, r.unit, signed=True), match,
+                      r.explanation))  # fmt: skip
+    widths = [max(len(row[i]) for row in table) for i in range(5)]
+    for row in table:
+        out.append("  ".join(c.ljust(w) for c, w in zip(row[:5], widths, strict=True)) + "  " + row[5])
+    out.append("")
+    if rec.calibration:
+        args = " ".join(f"{flag(k)} {round(v) if k.endswith('_bytes') else v}" for k, v in rec.calibration.items())
+        out.append(f"calibration (apply to `python -m calc plan`): {args}")
+        cal = rec.calibrated
+        out.append(f"  → {cal['kv_cache_memory_bytes'] / GiB:.2f} GiB, {cal['num_gpu_blocks']:,} blocks, "
+                   f"{cal['max_concurrency']:.2f}x at {s.max_model_len:,} tokens")  # fmt: skip
+    if rec.notes:
+        out.append("notes:")
+        out += [f"  - {n}" for n in rec.notes]
+    return "\n".join(out)

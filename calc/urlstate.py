@@ -1,0 +1,91 @@
+"""A scenario as a link and as a command line; an incoming query string validated field by field.
+
+Only fields that differ from the defaults appear. A malformed or stale parameter is dropped with a warning that
+names it and the default used instead; it never raises.
+"""
+
+from __future__ import annotations
+
+import shlex
+from urllib.parse import urlencode
+
+from pydantic import ValidationError
+
+from calc.errors import describe
+from calc.scenario import Scenario
+
+PAGE_PARAMS = ("pin",)  # page state that is not a Scenario field
+MAX_SHOWN = 60
+
+
+def plain(text: object) -> str:
+    """User text made inert for a Markdown renderer: truncated, every ASCII punctuation backslash-escaped
+    (so `![img](http://…)`, `[link](javascript:…)`, `<script>`, `:icon:` and `$math$` stay literal text)."""
+    s = str(text).replace("\n", " ").replace("\r", " ")
+    if len(s) > MAX_SHOWN:
+        s = s[:MAX_SHOWN] + "…"
+    return "".join("\\" + ch if (ch.isascii() and not ch.isalnum() and ch != " ") else ch for ch in s)
+
+
+def _default(name: str):
+    return Scenario.model_fields[name].default
+
+
+def validate_query(params: dict[str, list[str]], *, known_models=(), known_gpus=()) -> tuple[dict, list[str]]:
+    """Per-field validation of a query string (every value as a list, repeated keys allowed).
+
+    Returns (valid values as typed Scenario data, warnings). A field that fails alone is dropped; the rest must
+    also hold together (custom_model with model=custom), else the offending field is dropped too.
+    """
+    values: dict = {}
+    warnings: list[str] = []
+    for key, raw in params.items():
+        if key in PAGE_PARAMS:
+            continue
+        if key not in Scenario.model_fields:
+            warnings.append(f"unknown parameter '{key}' was ignored")
+            continue
+        if len(raw) > 1:
+            warnings.append(f"{key} appeared {len(raw)} times; the last value was used")
+        value = raw[-1] if raw else ""
+        if value == "" and _default(key) is None:
+            continue
+        try:
+            parsed = Scenario.model_validate({key: value} | ({"custom_model": "x"} if key == "model" else {}))
+        except ValidationError as e:
+            warnings.append(f"{describe(e)} — '{value}' ignored, using the default {_default(key)!r}")
+            continue
+        values[key] = getattr(parsed, key)
+    for key, known in (("model", known_models), ("gpu", known_gpus)):
+        if key in values and known and values[key] not in known and values[key] != "custom":
+            warnings.append(f"{key}: unknown spec '{values.pop(key)}' — using the default {_default(key)!r}")
+    if values.get("model") == "custom" and not values.get("custom_model"):
+        warnings.append("model: 'custom' needs a custom_model parameter — using the default model")
+        values.pop("model")
+    return values, warnings
+
+
+def query_string(s: Scenario) -> str:
+    return urlencode({k: _fmt(v) for k, v in s.changed().items()})
+
+
+def _fmt(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def cli_command(s: Scenario) -> str:
+    """The equivalent `python -m calc plan …` call (model and gpu always named)."""
+    parts = ["python", "-m", "calc", "plan", "--model", s.model, "--gpu", s.gpu]
+    for k, v in s.changed().items():
+        if k in ("model", "gpu"):
+            continue
+        flag = "--" + k.replace("_", "-")
+        if isinstance(v, bool):
+            parts.append(flag if v else "--no-" + k.replace("_", "-"))
+        else:
+            parts += [flag, _fmt(v)]
+    return " ".join(shlex.quote(p) for p in parts)

@@ -1,0 +1,74 @@
+"""Session state around the URL: validate an incoming link once per session, keep the last good scenario,
+and carry a pinned scenario for comparison."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import streamlit as st
+from pydantic import ValidationError
+
+from calc.errors import describe
+from calc.scenario import Scenario
+from calc.urlstate import validate_query
+
+
+def check_link_once(catalog) -> None:
+    """On a session's first run: drop malformed or stale parameters from the URL (before the bound widgets read
+    it) and remember a warning for each."""
+    if st.session_state.get("_link_checked"):
+        return
+    st.session_state["_link_checked"] = True
+    params = {k: st.query_params.get_all(k) for k in st.query_params}
+    values, warnings = validate_query(params, known_models=catalog.models, known_gpus=catalog.gpus)
+    for key in params:
+        if key not in values and key != "pin":
+            try:
+                del st.query_params[key]
+            except Exception:  # noqa: BLE001 - a bound key may refuse deletion; the widget then ignores it
+                pass
+    st.session_state["_link_warnings"] = warnings
+
+
+def link_warnings() -> list[str]:
+    return st.session_state.get("_link_warnings", [])
+
+
+def scenario_from_widgets(values: dict) -> tuple[Scenario, str | None]:
+    """The Scenario of the current widget values, or the last good one with the reason it was kept."""
+    try:
+        s = Scenario.model_validate(values)
+    except ValidationError as e:
+        return st.session_state.get("_last_good", Scenario()), describe(e)
+    return s, None
+
+
+def remember(s: Scenario) -> None:
+    st.session_state["_last_good"] = s
+
+
+def encode_pin(s: Scenario) -> str:
+    raw = json.dumps(s.changed(), separators=(",", ":"), sort_keys=True).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_pin(text: str) -> tuple[Scenario | None, str | None]:
+    try:
+        data = json.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+        if not isinstance(data, dict):
+            raise ValueError
+        return Scenario.model_validate(data), None
+    except ValidationError as e:
+        return None, "pin: " + describe(e)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None, "pin: not a scenario pinned by this planner"
+
+
+def pin_current(s: Scenario) -> None:
+    st.query_params["pin"] = encode_pin(s)
+
+
+def unpin() -> None:
+    if "pin" in st.query_params:
+        del st.query_params["pin"]

@@ -1,0 +1,171 @@
+"""The detail tabs. Tabs are lazy (on_change="rerun"): only the open tab builds its charts."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+import charts
+from calc import curves
+from calc.evaluate import evaluate, json_safe
+from calc.export import curves_csv, markdown_report
+from calc.goodput import simulate
+from calc.replicas import gpu_options
+from calc.tails import p_any_slow, per_call_quantile
+from calc.units import GiB
+from calc.urlstate import plain
+
+TABS = ["Memory", "Latency", "Beyond the GPU", "SLOs & replicas", "Compare & export", "Check a vLLM log"]
+
+
+def memory_tab(r, model, gpu) -> None:
+    s, m = r.scenario, r.memory
+    st.plotly_chart(charts.memory_breakdown(r), key="mem_breakdown")
+    a, b = st.columns(2)
+    a.plotly_chart(charts.occupancy(r, curves.occupancy_vs_length(s, model, m)), key="occupancy")
+    b.plotly_chart(charts.concurrency_vs_context(r, curves.concurrency_vs_context(s, model, m)), key="conc_ctx")
+    st.caption(f"Parameters: {m.params.total / 1e9:.2f} B total, {m.params.active / 1e9:.2f} B active; weights "
+               f"{m.weights_bytes / GiB:.2f} GiB in all ({plain(m.weight_format.label)}). KV: {m.kv_bytes_per_token:,.0f} B "
+               f"per token ({m.kv_groups} group(s), {m.layers_per_group} layers per group"
+               f"{f', {m.padding_layers} padding layers' if m.padding_layers else ''}).")  # fmt: skip
+
+
+def latency_tab(r, model, gpu) -> None:
+    s, m, lat = r.scenario, r.memory, r.latency
+    a, b = st.columns(2)
+    a.plotly_chart(charts.roofline(r), key="roofline")
+    b.plotly_chart(charts.decode_vs_context(r, curves.decode_vs_context(s, model, gpu, m)), key="decode_ctx")
+    a, b = st.columns(2)
+    a.plotly_chart(charts.throughput_vs_concurrency(r, curves.concurrency_sweep(s, model, gpu, m)), key="thr")
+    b.plotly_chart(charts.chunk_spike(r), key="chunk")
+    st.plotly_chart(charts.latency_breakdown(r), key="breakdown")
+    rows = [
+        {"quantity": "prefill", "floor (ms)": lat.prefill.floor_s * 1e3, "estimate (ms)": lat.prefill.estimate_s * 1e3,
+         "bound by": "compute" if lat.prefill.compute_bound else "bandwidth",
+         "intensity (FLOP/byte)": lat.prefill.intensity_flop_per_byte},
+        {"quantity": f"decode step ({lat.decode_batch} seqs)", "floor (ms)": lat.decode.floor_s * 1e3,
+         "estimate (ms)": lat.decode.estimate_s * 1e3, "bound by": "compute" if lat.decode.compute_bound else "bandwidth",
+         "intensity (FLOP/byte)": lat.decode.intensity_flop_per_byte},
+    ]  # fmt: skip
+    st.dataframe(rows, hide_index=True)
+    st.caption(
+        f"Streaming {lat.stream_tokens_per_s:.1f} tokens/s (a reader takes 4.5–10); average over the request "
+        f"{lat.average_tokens_per_s:.1f} tokens/s, which describes no moment. Throughput {lat.output_tokens_per_s:,.0f} "
+        f"output tokens/s; counting prompts {lat.total_tokens_per_s:,.0f} tokens/s, which flatters long prompts. "
+        f"Prefill→decode KV transfer of the prompt: {lat.kv_transfer_s * 1e3:.1f} ms vs prefill {lat.prefill.estimate_s * 1e3:.1f} ms."
+    )
+    if lat.calibrated_mbu or lat.calibrated_mfu or lat.inferred_chunk_tokens:
+        st.info(
+            (f"Measured ITL → achieved MBU {lat.calibrated_mbu:.1%}. " if lat.calibrated_mbu else "")
+            + (f"Measured prefill → achieved MFU {lat.calibrated_mfu:.1%}. " if lat.calibrated_mfu else "")
+            + (f"ITL p99 − p50 → chunk ≈ {lat.inferred_chunk_tokens:,.0f} tokens." if lat.inferred_chunk_tokens else "")
+        )
+
+
+def beyond_tab(r, model, gpu) -> None:
+    off, pre, s = r.offload, r.prefix, r.scenario
+    st.plotly_chart(charts.swap_ratio(r), key="swap")
+    st.markdown(
+        f"Preempting a {s.request_len:,}-token context: recompute {off.recompute_s * 1e3:.1f} ms vs swap "
+        f"{off.swap_s * 1e3:.1f} ms ({'one way' if s.swap_overlap else 'out and back'}) → **{off.winner} wins** "
+        f"(ratio {off.swap_recompute_ratio:.2f} one way, {off.swap_recompute_ratio_both_ways:.2f} both ways). Closed "
+        f"form valid between the knee ({off.knee_tokens:,.0f} tokens) and the attention crossover "
+        f"({off.attention_crossover_tokens:,.0f}): {'yes' if off.closed_form_valid else 'no'}."
+    )
+    st.dataframe([{"tier": t.name, "bandwidth (GB/s)": t.bandwidth_bytes_per_s / 1e9, "reload prefix (ms)": t.reload_s * 1e3,
+                   "recompute (ms)": t.recompute_s * 1e3, "keep it?": "yes" if t.worth_keeping else "no, recompute",
+                   "adds (tokens)": round(t.capacity_tokens)} for t in off.tiers], hide_index=True)  # fmt: skip
+    a, b = st.columns(2)
+    a.metric(f"Conversation of {s.turns} turns × {s.tokens_per_turn}", f"{pre.prefix_reuse_saving:.1f}× fewer prefill tokens",
+             help=f"{pre.conversation_tokens_without_reuse:,} without reuse vs {pre.conversation_tokens_with_reuse:,} with")  # fmt: skip
+    a.caption(
+        f"Last turn TTFT: {pre.last_turn_ttft_without_reuse_s * 1e3:.0f} ms → {pre.last_turn_ttft_with_reuse_s * 1e3:.0f} ms with reuse"
+    )
+    b.metric(f"Shared prompt of {s.shared_prefix_len:,} tokens", f"{pre.max_concurrency_with_sharing:,} requests fit",
+             help=f"{pre.max_concurrency_without_sharing:,} without sharing; {pre.blocks_saved:,} blocks saved at C={s.concurrency}")  # fmt: skip
+    b.caption(f"TTFT saved per request: {pre.ttft_saved_per_request_s * 1e3:.1f} ms. Document of {s.document_len:,} tokens "
+              f"asked {s.document_queries}×: {pre.document_tokens_without_reuse:,} → {pre.document_tokens_with_reuse:,} "
+              f"prefill tokens; repeat TTFT {pre.document_ttft_repeat_s * 1e3:.0f} ms vs {pre.document_ttft_first_s * 1e3:.0f} ms.")  # fmt: skip
+    st.warning(pre.tenant_note, icon="🔒")
+
+
+def slo_tab(r, model, gpu, catalog) -> None:
+    s, lat, c, fl = r.scenario, r.latency, r.conformance, r.fleet
+    a, b = st.columns(2)
+    a.plotly_chart(
+        charts.throughput_vs_concurrency(r, curves.concurrency_sweep(s, model, gpu, r.memory)), key="goodput"
+    )
+    b.plotly_chart(charts.fanout(r), key="fanout")
+    st.markdown(
+        f"P(TTFT ≤ {s.slo_ttft_s:g} s) = {c.p_ttft:.1%} · P(TPOT ≤ {s.slo_tpot_s:g} s) = {c.p_tpot:.1%} → conformance "
+        f"{c.conformance:.1%}, goodput {lat.requests_per_s * c.conformance:.2f} of {lat.requests_per_s:.2f} req/s. "
+        f"Strict variant (every gap ≤ SLO, max ITL): {c.strict_conformance:.1%}. Capacity of one replica at the "
+        f"{s.conformance_quota:.0%} quota: {fl.capacity.rps:.2f} req/s at {fl.capacity.concurrency} in flight "
+        f"(limited by {fl.capacity.limited_by})."
+    )
+    st.caption(f"Fan-out to {s.fanout}: P(at least one call beyond its p99) = {p_any_slow(p_slow=0.01, fanout=s.fanout):.1%}; "
+               f"each call must meet its p{per_call_quantile(target_quantile=0.99, fanout=s.fanout) * 100:.3g} for the whole to meet p99.")  # fmt: skip
+    st.markdown("**Simulation** (log-normal, seeded; the seed's two configurations, then this scenario)")
+    n = max(1, round(lat.requests_per_s * s.sim_window_s))
+    mine = ("this scenario", n, s.sim_ttft_median_s or lat.ttft_s, s.sim_tpot_median_s or lat.tpot_s)
+    rows = simulate([("batch 16", 200, 0.28, 0.028), ("batch 64", 320, 0.43, 0.043)])
+    rows += simulate(
+        [mine], sigma=s.latency_sigma, window_s=s.sim_window_s, slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s
+    )
+    st.dataframe([{"config": x.name, "req/s": round(x.requests_per_s, 1), "good/s": round(x.goodput_rps, 1),
+                   "conformant": f"{x.conformance:.1%}", "TTFT>SLO": f"{x.ttft_over_slo:.1%}", "TTFT mean (ms)": round(x.ttft_mean_ms),
+                   "TTFT p50/p95/p99 (ms)": f"{x.ttft_p50_ms:.0f} / {x.ttft_p95_ms:.0f} / {x.ttft_p99_ms:.0f}",
+                   "TPOT p50/p95/p99 (ms)": f"{x.tpot_p50_ms:.0f} / {x.tpot_p95_ms:.0f} / {x.tpot_p99_ms:.0f}"} for x in rows],
+                 hide_index=True)  # fmt: skip
+    st.caption("A larger batch raises throughput while goodput falls: +60 % requests served, −15 % served well.")
+    st.markdown("**GPU options for this model** (smallest TP that serves; cost where a price is known)")
+    opts = gpu_options(s, model, catalog.gpus) if s.model != "custom" or model else []
+    st.dataframe([{"GPU": catalog.gpus[o.gpu].name, "TP": o.tensor_parallel_size, "capacity (req/s)": round(o.capacity_rps, 2),
+                   "replicas": o.replicas, "GPUs": o.gpus, "cost / M output tokens": o.cost_per_million_output_tokens}
+                  for o in opts], hide_index=True)  # fmt: skip
+
+
+def compare_tab(r, model, gpu, catalog, pinned, link_base) -> None:
+    from ui.state import pin_current, unpin
+
+    s = r.scenario
+    a, b = st.columns(2)
+    a.button("Pin this scenario as A", on_click=pin_current, args=(s,), key="pin_btn")
+    if pinned is not None:
+        b.button("Unpin", on_click=unpin, key="unpin_btn")
+        ra = evaluate(pinned, catalog)
+        da, db = json_safe(ra.to_dict()), json_safe(r.to_dict())
+        keys = ["model", "gpu", "num_gpu_blocks", "kv_cache_tokens", "max_concurrency", "fits", "ttft_s", "tpot_s", "e2e_s",
+                "goodput_rps", "capacity_rps_per_replica", "replicas", "gpus", "cost_per_million_output_tokens"]  # fmt: skip
+        rows = [{"quantity": k, "A (pinned)": str(da.get(k)), "B (current)": str(db.get(k)),
+                 "differs": "◀ ▶" if da.get(k) != db.get(k) else ""} for k in keys]  # fmt: skip
+        changed = {
+            k: (getattr(pinned, k), getattr(s, k)) for k in type(s).model_fields if getattr(pinned, k) != getattr(s, k)
+        }
+        st.caption(
+            "Inputs that differ: " + (", ".join(f"{k}: {va} → {vb}" for k, (va, vb) in changed.items()) or "none")
+        )
+        st.dataframe(rows, hide_index=True)
+    st.markdown("**Export**")
+    c1, c2, c3 = st.columns(3)
+    c1.download_button(
+        "Markdown report", markdown_report(r, link_base), file_name="capacity-plan.md", mime="text/markdown"
+    )
+    c2.download_button("JSON report", json.dumps(json_safe(r.to_dict()), indent=2, default=str), file_name="capacity-plan.json",
+                       mime="application/json")  # fmt: skip
+    csv_button(r, model, gpu, c3)
+
+
+def csv_button(r, model, gpu, container) -> None:
+    s, m = r.scenario, r.memory
+    data = curves_csv({"decode_vs_context": curves.decode_vs_context(s, model, gpu, m),
+                       "concurrency_sweep": curves.concurrency_sweep(s, model, gpu, m),
+                       "occupancy_vs_length": curves.occupancy_vs_length(s, model, m),
+                       "swap_vs_context": list(r.offload.curve)})  # fmt: skip
+    container.download_button("CSV of the curves", data, file_name="capacity-curves.csv", mime="text/csv")
+
+
+def log_tab(r, catalog) -> None:
+    st.info("Paste a vLLM startup log to hold this planner against what the engine printed (coming with the "
+            "reconcile feature).")  # fmt: skip
