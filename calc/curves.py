@@ -90,4 +90,6 @@ class ContextPoint:
 def concurrency_vs_context(s: Scenario, m: ModelSpec, mem: MemoryResult) -> list[ContextPoint]:
     """vLLM's 'Maximum concurrency for L tokens per request' as L varies (same pool)."""
     need = blocks_needed_fn(s, m, mem)
-    return [ContextPoint(L, mem.num_gpu_blocks / need(L)) for L in geometric(256, max(512, m.max_position_embeddings), 24)]
+    return [
+        ContextPoint(L, mem.num_gpu_blocks / need(L)) for L in geometric(256, max(512, m.max_position_embeddings), 24)
+    ]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields, is_dataclass
 
+from pydantic import ValidationError
+
 from calc.advice import Suggestion, suggest
 from calc.catalog import Catalog
 from calc.custom import decode_custom_model
-from pydantic import ValidationError
-
 from calc.errors import InputError, describe
 from calc.goodput import Conformance
 from calc.latency import LatencyResult, latency

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Tokens = Annotated[int, Field(ge=1, le=10_000_000)]
 Fraction = Annotated[float, Field(gt=0, le=1)]
@@ -130,6 +130,12 @@ class Scenario(BaseModel):
     """Override of the model's head dimension."""
     custom_model: Annotated[str, Field(max_length=4000)] | None = None
     """A model that is not shipped: compact encoding of its config.json planning fields (see calc.custom)."""
+
+    @field_validator("block_size", mode="before")
+    @classmethod
+    def _block_size_from_text(cls, v):
+        """URL and CLI values arrive as text; a Literal of ints does not coerce '32' by itself."""
+        return int(v) if isinstance(v, str) and v.strip().isdigit() and len(v) < 6 else v
 
     @model_validator(mode="after")
     def _check(self) -> Self:

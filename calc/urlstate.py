@@ -50,10 +50,9 @@ def validate_query(params: dict[str, list[str]], *, known_models=(), known_gpus=
         value = raw[-1] if raw else ""
         if value == "" and _default(key) is None:
             continue
-        try:
-            parsed = Scenario.model_validate({key: value} | ({"custom_model": "x"} if key == "model" else {}))
-        except ValidationError as e:
-            warnings.append(f"{describe(e)} — '{value}' ignored, using the default {_default(key)!r}")
+        parsed = _parse(key, value)
+        if isinstance(parsed, str):
+            warnings.append(f"{parsed} — '{value}' ignored, using the default {_default(key)!r}")
             continue
         values[key] = getattr(parsed, key)
     for key, known in (("model", known_models), ("gpu", known_gpus)):
@@ -63,6 +62,15 @@ def validate_query(params: dict[str, list[str]], *, known_models=(), known_gpus=
         warnings.append("model: 'custom' needs a custom_model parameter — using the default model")
         values.pop("model")
     return values, warnings
+
+
+def _parse(key: str, value: str) -> Scenario | str:
+    """The Scenario with this one field set, or the error text."""
+    extra = {"custom_model": "x"} if key == "model" else {}
+    try:
+        return Scenario.model_validate({key: value} | extra)
+    except ValidationError as e:
+        return describe(e)
 
 
 def query_string(s: Scenario) -> str:

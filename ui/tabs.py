@@ -21,10 +21,10 @@ TABS = ["Memory", "Latency", "Beyond the GPU", "SLOs & replicas", "Compare & exp
 
 def memory_tab(r, model, gpu) -> None:
     s, m = r.scenario, r.memory
-    st.plotly_chart(charts.memory_breakdown(r), key="mem_breakdown")
+    st.plotly_chart(charts.memory_breakdown(r), key="chart_mem")
     a, b = st.columns(2)
-    a.plotly_chart(charts.occupancy(r, curves.occupancy_vs_length(s, model, m)), key="occupancy")
-    b.plotly_chart(charts.concurrency_vs_context(r, curves.concurrency_vs_context(s, model, m)), key="conc_ctx")
+    a.plotly_chart(charts.occupancy(r, curves.occupancy_vs_length(s, model, m)), key="chart_occupancy")
+    b.plotly_chart(charts.concurrency_vs_context(r, curves.concurrency_vs_context(s, model, m)), key="chart_conc_ctx")
     st.caption(f"Parameters: {m.params.total / 1e9:.2f} B total, {m.params.active / 1e9:.2f} B active; weights "
                f"{m.weights_bytes / GiB:.2f} GiB in all ({plain(m.weight_format.label)}). KV: {m.kv_bytes_per_token:,.0f} B "
                f"per token ({m.kv_groups} group(s), {m.layers_per_group} layers per group"
@@ -34,12 +34,12 @@ def memory_tab(r, model, gpu) -> None:
 def latency_tab(r, model, gpu) -> None:
     s, m, lat = r.scenario, r.memory, r.latency
     a, b = st.columns(2)
-    a.plotly_chart(charts.roofline(r), key="roofline")
-    b.plotly_chart(charts.decode_vs_context(r, curves.decode_vs_context(s, model, gpu, m)), key="decode_ctx")
+    a.plotly_chart(charts.roofline(r), key="chart_roofline")
+    b.plotly_chart(charts.decode_vs_context(r, curves.decode_vs_context(s, model, gpu, m)), key="chart_decode_ctx")
     a, b = st.columns(2)
-    a.plotly_chart(charts.throughput_vs_concurrency(r, curves.concurrency_sweep(s, model, gpu, m)), key="thr")
-    b.plotly_chart(charts.chunk_spike(r), key="chunk")
-    st.plotly_chart(charts.latency_breakdown(r), key="breakdown")
+    a.plotly_chart(charts.throughput_vs_concurrency(r, curves.concurrency_sweep(s, model, gpu, m)), key="chart_thr")
+    b.plotly_chart(charts.chunk_spike(r), key="chart_chunk")
+    st.plotly_chart(charts.latency_breakdown(r), key="chart_breakdown")
     rows = [
         {"quantity": "prefill", "floor (ms)": lat.prefill.floor_s * 1e3, "estimate (ms)": lat.prefill.estimate_s * 1e3,
          "bound by": "compute" if lat.prefill.compute_bound else "bandwidth",
@@ -65,7 +65,7 @@ def latency_tab(r, model, gpu) -> None:
 
 def beyond_tab(r, model, gpu) -> None:
     off, pre, s = r.offload, r.prefix, r.scenario
-    st.plotly_chart(charts.swap_ratio(r), key="swap")
+    st.plotly_chart(charts.swap_ratio(r), key="chart_swap")
     st.markdown(
         f"Preempting a {s.request_len:,}-token context: recompute {off.recompute_s * 1e3:.1f} ms vs swap "
         f"{off.swap_s * 1e3:.1f} ms ({'one way' if s.swap_overlap else 'out and back'}) → **{off.winner} wins** "
@@ -96,7 +96,7 @@ def slo_tab(r, model, gpu, catalog) -> None:
     a.plotly_chart(
         charts.throughput_vs_concurrency(r, curves.concurrency_sweep(s, model, gpu, r.memory)), key="goodput"
     )
-    b.plotly_chart(charts.fanout(r), key="fanout")
+    b.plotly_chart(charts.fanout(r), key="chart_fanout")
     st.markdown(
         f"P(TTFT ≤ {s.slo_ttft_s:g} s) = {c.p_ttft:.1%} · P(TPOT ≤ {s.slo_tpot_s:g} s) = {c.p_tpot:.1%} → conformance "
         f"{c.conformance:.1%}, goodput {lat.requests_per_s * c.conformance:.2f} of {lat.requests_per_s:.2f} req/s. "

@@ -128,12 +128,13 @@ def sidebar_specs(catalog) -> None:
     """Model and GPU first: the rest of the sidebar shows their spec values."""
     sb = st.sidebar
     models = [*catalog.models, "custom"]
+    # option strings are what the URL carries, so the options are the spec ids themselves
     sb.selectbox("Model", models, index=models.index(F["model"].default), key="model", bind="query-params",
-                 format_func=lambda k: catalog.models[k].name if k in catalog.models else "custom (uploaded config.json)")  # fmt: skip
+                 help="'custom' = the config.json uploaded below (it travels in the link as custom_model)")  # fmt: skip
     sb.file_uploader("…or upload a Hugging Face config.json", type=["json"], key="upload", on_change=_on_upload,
                      max_upload_size=1)  # fmt: skip
     sb.selectbox("GPU", list(catalog.gpus), index=list(catalog.gpus).index(F["gpu"].default), key="gpu",
-                 bind="query-params", format_func=lambda k: catalog.gpus[k].name)  # fmt: skip
+                 bind="query-params")  # fmt: skip
     if st.session_state.get("upload_error"):
         sb.warning("The uploaded config.json was not used:")
         sb.code(st.session_state["upload_error"], language=None, wrap_lines=True)

@@ -1,0 +1,96 @@
+"""The page's wiring with Streamlit's AppTest: runs clean, every field seeded from the URL, bad links warn."""
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from calc.custom import encode_custom_model
+from calc.scenario import Scenario
+from ui.state import encode_pin
+from ui.tabs import TABS
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+# a non-default value for every Scenario field, as URL text
+NON_DEFAULT = {
+    "model": "llama-3.1-8b", "gpu": "h100-sxm", "tensor_parallel_size": "2", "pipeline_parallel_size": "2",
+    "dtype": "fp8", "kv_cache_dtype": "fp8", "gpu_memory_utilization": "0.85", "block_size": "32",
+    "max_model_len": "16384", "max_num_seqs": "128", "max_num_batched_tokens": "4096", "enforce_eager": "true",
+    "estimate_cudagraphs": "false", "kv_cache_memory_bytes": "20000000000", "weights_memory_bytes": "9000000000",
+    "activation_memory_bytes": "1000000000", "non_torch_memory_bytes": "300000000", "cudagraph_memory_bytes": "400000000",
+    "input_len": "2048", "output_len": "512", "concurrency": "32", "request_rate": "20", "mfu": "0.6", "mbu": "0.8",
+    "queue_s": "0.05", "frontend_overhead_s": "0.02", "measured_itl_s": "0.02", "measured_prefill_s": "0.1",
+    "measured_itl_p99_s": "0.06", "kv_transfer_gb_per_s": "50", "slo_ttft_s": "1", "slo_tpot_s": "0.04",
+    "conformance_quota": "0.95", "latency_sigma": "0.5", "sim_ttft_median_s": "0.3", "sim_tpot_median_s": "0.03",
+    "sim_window_s": "20", "gpu_hour_price": "2.5", "fanout": "10", "turns": "8", "tokens_per_turn": "300",
+    "shared_prefix_len": "512", "document_len": "4096", "document_queries": "3", "host_link_gb_per_s": "25",
+    "ssd_gb_per_s": "5", "network_gb_per_s": "25", "host_cache_gib": "32", "ssd_cache_gib": "512",
+    "remote_cache_gib": "1024", "swap_overlap": "false", "memory_gib": "79", "memory_bandwidth_gb_per_s": "3000",
+    "peak_tflop_per_s": "900", "scaleup_link_gb_per_s": "400", "num_hidden_layers": "30", "num_key_value_heads": "8",
+    "head_dim": "128",
+}  # fmt: skip
+
+
+def run(query: dict | None = None, tab: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    if tab:
+        at.session_state["tab"] = tab
+    at.run()
+    return at
+
+
+def test_every_field_has_a_url_value_here():
+    assert set(NON_DEFAULT) | {"custom_model"} == set(Scenario.model_fields)
+
+
+def test_default_page_runs_and_shows_the_verdict():
+    at = run()
+    assert not at.exception
+    assert "fits" in at.success[0].value
+    labels = {m.label for m in at.metric}
+    assert {"Available KV cache", "TTFT (estimate)", "TPOT (estimate)"} <= labels
+
+
+@pytest.mark.parametrize("tab", TABS)
+def test_every_tab_renders(tab):
+    at = run({"request_rate": "20", "gpu_hour_price": "2"}, tab=tab)
+    assert not at.exception, at.exception
+
+
+def test_every_field_is_seeded_from_the_url():
+    at = run(NON_DEFAULT)
+    assert not at.exception
+    expected = Scenario.model_validate(NON_DEFAULT)
+    for name in NON_DEFAULT:
+        assert at.session_state[name] == getattr(expected, name), name
+    assert not at.warning, [w.value for w in at.warning]
+
+
+def test_malformed_and_unknown_parameters_warn_instead_of_failing():
+    at = run({"max_model_len": "abc", "concurrency": "-3", "gpu": "h900", "nonsense": "1", "mfu": "nan"})
+    assert not at.exception
+    text = " ".join(w.value for w in at.warning)
+    for name in ("max\\_model\\_len", "concurrency", "gpu", "nonsense", "mfu"):
+        assert name in text
+    assert at.session_state["max_model_len"] == 8192 and at.session_state["gpu"] == "rtx-4090"
+
+
+def test_a_custom_model_travels_in_the_link(catalog):
+    spec = catalog.models["mistral-7b-v0.1"].model_copy(update={"name": "My-Mistral"})
+    at = run({"model": "custom", "custom_model": encode_custom_model(spec)})
+    assert not at.exception
+    assert any("My\\-Mistral" in md.value for md in at.markdown)
+
+
+def test_a_broken_custom_model_warns():
+    at = run({"model": "custom", "custom_model": "not-base64!!"})
+    assert not at.exception and any("custom\\_model" in w.value or "custom_model" in w.value for w in at.warning)
+
+
+def test_pinned_scenario_compares():
+    at = run({"concurrency": "32", "pin": encode_pin(Scenario(concurrency=8))}, tab="Compare & export")
+    assert not at.exception
+    assert at.dataframe, "the A/B table is shown"

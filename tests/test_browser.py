@@ -1,0 +1,106 @@
+"""What a person sees, in real headless Chromium (Debian's package) against a live `streamlit run app.py`:
+a shared link opens the scenario, a slider and an input move the headline, and the address bar follows."""
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("playwright")
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+from scripts.serve import launch_browser, start_server  # noqa: E402
+
+pytestmark = pytest.mark.browser
+ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+LINK = "/?model=qwen2.5-7b-instruct&gpu=rtx-4090&max_model_len=8192&concurrency=16"
+
+
+@pytest.fixture(scope="module")
+def page():
+    if shutil.which("chromium") is None:
+        pytest.fail("Debian's chromium is required for the browser tests: apt-get install -y chromium")
+    proc, base = start_server()
+    try:
+        with sync_playwright() as p:
+            browser = launch_browser(p)
+            pg = browser.new_page(viewport={"width": 1500, "height": 2200})
+            pg.base = base
+            yield pg
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def verdict(page) -> str:
+    box = page.locator('[data-testid="stAlertContentSuccess"], [data-testid="stAlertContentError"]').first
+    box.wait_for(timeout=30_000)
+    return box.inner_text().split("\n")[-1]  # drop the icon's ligature name
+
+
+def wait_for_change(page, old: str) -> str:
+    for _ in range(100):
+        page.wait_for_timeout(200)
+        now = verdict(page)
+        if now != old:
+            return now
+    raise AssertionError("the headline did not change")
+
+
+def test_shared_link_slider_and_address_bar(page):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.goto(page.base + LINK)
+    first = verdict(page)
+    assert first.startswith("16 × 1,280 tokens: fits")
+    page.screenshot(path=str(ARTIFACTS / "browser-link.png"))
+
+    # the gpu_memory_utilization slider: focus its thumb and press the left arrow five times
+    page.get_by_text("Engine (vLLM flags)").click()
+    thumb = page.get_by_role("slider").first
+    thumb.focus()
+    for _ in range(5):
+        page.keyboard.press("ArrowLeft")
+    after_slider = wait_for_change(page, first)
+    expect(page).to_have_url(re.compile(r"gpu_memory_utilization=0\.85"), timeout=15_000)
+
+    # concurrency: type a new value
+    box = page.get_by_label("Concurrent requests")
+    box.fill("96")
+    box.press("Enter")
+    after_input = wait_for_change(page, after_slider)
+    assert after_input.startswith("96 × 1,280 tokens")
+    expect(page).to_have_url(re.compile(r"concurrency=96"), timeout=15_000)
+    page.screenshot(path=str(ARTIFACTS / "browser-after.png"))
+
+    # a colleague opening the new address sees the same scenario
+    shared = page.url
+    page.goto(shared)
+    assert verdict(page) == after_input
+
+
+def test_every_tab_fills_without_errors(page):
+    page.goto(page.base + LINK + "&request_rate=20&gpu_hour_price=2")
+    verdict(page)
+    for i, name in enumerate(["Memory", "Latency", "Beyond the GPU", "SLOs & replicas", "Compare & export"]):
+        page.get_by_role("tab", name=name).click()
+        page.wait_for_timeout(1500)
+        page.locator('[data-testid="stException"]').wait_for(state="detached", timeout=5_000)
+        if name not in ("Compare & export",):
+            expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=20_000)
+        page.screenshot(path=str(ARTIFACTS / f"browser-tab{i}.png"))
+
+
+def test_html_and_markdown_in_a_link_render_as_text(page):
+    evil = "<img src=x onerror=alert(1)>![img](http://example.invalid/x.png)[link](javascript:alert(1))"
+    from urllib.parse import quote
+
+    page.goto(page.base + "/?model=" + quote(evil) + "&gpu=" + quote("<script>alert(1)</script>") +
+              "&concurrency=" + quote("**bold**"))  # fmt: skip
+    verdict(page)
+    warnings = page.locator('[data-testid="stAlertContentWarning"]')
+    expect(warnings.first).to_be_visible(timeout=15_000)
+    assert page.locator("img[src='x'], img[src*='example.invalid'], a[href^='javascript']").count() == 0
+    assert page.locator("script:has-text('alert(1)')").count() == 0
+    assert "![img]" in warnings.first.inner_text() or "img" in warnings.first.inner_text()
