@@ -4,6 +4,8 @@ Top-down: specs → link check → widgets (each keyed and URL-bound by its Scen
 → headline and tabs. No arithmetic here beyond formatting; every number comes from calc/.
 """
 
+import time
+
 import streamlit as st
 
 from calc.errors import InputError
@@ -23,6 +25,7 @@ def catalog():
     return load_catalog()
 
 
+started = time.perf_counter()
 cat = catalog()
 state.check_link_once(cat)
 # -----------------------------------------------------------------------------
@@ -75,3 +78,6 @@ if t[4].open:
 if t[5].open:
     with t[5]:
         tabs.log_tab(report, cat)
+
+st.session_state["_script_ms"] = (time.perf_counter() - started) * 1e3
+st.caption(f"Computed in {st.session_state['_script_ms']:.0f} ms on the server.")

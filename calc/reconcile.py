@@ -31,7 +31,6 @@ from calc.units import GiB
 from calc.vllm_log import Measure, VllmLog, log_scenario_fields
 
 KV_KEYS = ("available_kv_gib", "kv_cache_bytes", "num_gpu_blocks", "kv_cache_tokens", "max_concurrency")
-POOL_KEYS = ("kv_cache_memory_bytes", "num_gpu_blocks", "kv_cache_tokens", "max_concurrency")
 SWAP_DEFAULT_BYTES = 4 * GiB  # vLLM V0 --swap-space default, for "# CPU blocks"
 
 
@@ -107,9 +106,10 @@ def build_scenario(log: VllmLog, catalog: Catalog, flags: dict) -> tuple[Scenari
     Returns (scenario, where the GPU came from, whether it was assumed, notes)."""
     data, notes = log_scenario_fields(log)
     if "tensor_parallel_size" not in data and "pipeline_parallel_size" not in data and len(log.workers) > 1:
-        data["tensor_parallel_size"] = len(log.workers)
-        notes.append(f"assumed tensor_parallel_size={len(log.workers)} from {len(log.workers)} worker ranks; pass "
-                     "--tensor-parallel-size / --pipeline-parallel-size if the split differs")  # fmt: skip
+        tp, pp = _split_from_ranks(log)
+        data |= {"tensor_parallel_size": tp, "pipeline_parallel_size": pp}
+        notes.append(f"assumed tensor_parallel_size={tp}, pipeline_parallel_size={pp} from {len(log.workers)} worker "
+                     "ranks; pass --tensor-parallel-size / --pipeline-parallel-size if the split differs")  # fmt: skip
     if "model" not in flags:
         names = [n for n in (log.config.get("model"), log.config.get("served_model_name")) if n]
         hint = log.header.get("model", "").split(" ")[0]
@@ -128,12 +128,15 @@ def build_scenario(log: VllmLog, catalog: Catalog, flags: dict) -> tuple[Scenari
         data["gpu"] = gpu_id or Scenario.model_fields["gpu"].default
         if assumed:
             gpu_source = "ASSUMED (the log names no device; pass --gpu)"
-    total = log.first("total_memory_gib")
-    spec_gib = catalog.gpus[data["gpu"]].memory_gib if data["gpu"] in catalog.gpus else None
+    total, gpu_id = log.first("total_memory_gib"), flags.get("gpu", data.get("gpu"))
+    spec_gib = catalog.gpus[gpu_id].memory_gib if gpu_id in catalog.gpus else None
     if total and spec_gib and abs(total.value - spec_gib) > 0.005:
         data["memory_gib"] = total.value
         notes.append(f"memory_gib={total.value} from the log's total GPU memory (spec: {spec_gib} GiB)")
     data |= flags
+    if "max_model_len" not in data:
+        notes.append(f"max_model_len is not in the log: using {Scenario.model_fields['max_model_len'].default} "
+                     "(pass --max-model-len)")  # fmt: skip
     for _ in range(len(data) + 1):
         try:
             return Scenario.model_validate(data), gpu_source, assumed, notes
@@ -143,6 +146,19 @@ def build_scenario(log: VllmLog, catalog: Catalog, flags: dict) -> tuple[Scenari
                 raise InputError(name, describe(e)) from None
             notes.append(f"ignored the log's {name}={data.pop(name)!r} ({describe(e)})")
     raise InputError("log", "could not build a scenario from the log")  # pragma: no cover
+
+
+def _split_from_ranks(log: VllmLog) -> tuple[int, int]:
+    """(tp, pp) guessed from worker ranks: consecutive ranks 0..n−1 whose Available memory falls into k equal runs
+    of one value each look like k pipeline stages (rank = pp_rank · tp + tp_rank); otherwise all ranks are TP."""
+    n = len(log.workers)
+    by_rank = {m.rank: m.value for m in log.get("available_kv_gib") if m.rank is not None}
+    if sorted(by_rank) != list(range(n)):
+        return n, 1
+    runs = [1]
+    for r in range(1, n):
+        runs[-1:] = [runs[-1] + 1] if by_rank[r] == by_rank[r - 1] else [runs[-1], 1]
+    return (n // len(runs), len(runs)) if len(runs) > 1 and len(set(runs)) == 1 else (n, 1)
 
 
 def _stage(m: Measure, s: Scenario) -> int | None:
@@ -189,7 +205,7 @@ def reconcile(log: VllmLog, catalog: Catalog, flags: dict | None = None) -> Reco
     rows, logged, predicted = _pool_rows(log, s, feeds, source, page, block, layouts)
     rows = _overhead_rows(log, est, feeds, layouts, page, assumed) + rows
     predicted["kv_cache_memory_bytes"] = est.kv_cache_memory_bytes
-    cal = calibration(log, feeds, source)
+    cal = calibration(log, _blocks(feeds, 0, page, layouts)[2].bytes_ if source in ("logged", "implied") else None)
     s_cal = Scenario.model_validate({**s.model_dump(), **cal})
     distinct = sorted({round(f.bytes_ / GiB, 4) for f in feeds}) if source == "logged" else []
     if len(distinct) > 1:
@@ -242,10 +258,10 @@ def _feeds(log: VllmLog, s: Scenario, page: float, layouts: list[StageLayout]) -
     return [], "estimate"
 
 
-def calibration(log: VllmLog, feeds: list[Feed], source: str) -> dict:
+def calibration(log: VllmLog, pool_bytes: float | None) -> dict:
     """Scenario overrides that adopt the logged overheads: weights from "Model loading took"; activation and
     non-torch memory where the V0 profiling or 0.10.2 "Actual usage" line prints them (0.6.4: activation = peak torch
-    − weights); otherwise the pool itself (kv_cache_memory_bytes, the worker with the fewest blocks)."""
+    − weights); otherwise the pool itself (`pool_bytes`: logged or implied, of the worker with the fewest blocks)."""
     cal: dict = {}
     weights = log.get("weights_gib")
     if weights:
@@ -263,8 +279,8 @@ def calibration(log: VllmLog, feeds: list[Feed], source: str) -> dict:
         for key, out in (("total_memory_gib", "memory_gib"), ("gpu_memory_utilization", "gpu_memory_utilization")):
             if log.first(key):
                 cal[out] = log.first(key).value  # type: ignore[union-attr]
-    elif feeds and source in ("logged", "implied"):
-        cal["kv_cache_memory_bytes"] = min(f.bytes_ for f in feeds)
+    elif pool_bytes is not None:
+        cal["kv_cache_memory_bytes"] = pool_bytes
     return cal
 
 
@@ -432,7 +448,7 @@ def _pool_rows(log: VllmLog, s: Scenario, feeds, source, page, block, layouts) -
         if hit is not None and key != "num_gpu_blocks":
             note += f"; printed as {mid[i][0]}"
         rows.append(Row(key, label, unit, val, mid[i][1], lo[i][1], hi[i][1], hit is not None, note))
-    rows += _extra_rows(log, s, pools[1], page, block, feeds, layouts)
+    rows += _extra_rows(log, s, pools[1], page, block, layouts)
     return rows, logged, predicted
 
 
@@ -441,9 +457,11 @@ def _hypotheses(key, val, tol, feeds, page, layouts, s, block, v0, new) -> str:
     block, or the other KV dtype."""
     trials = [(f"a different rank: matches {f.label}'s {f.bytes_ / GiB:g} GiB", [f], page, 0)
               for f in feeds if len(feeds) > 1]  # fmt: skip
-    trials += [("draft-model layers: matches with one extra attention layer", feeds, page, 1),
-               ("matches with kv_cache_dtype=fp8 (half the bytes)", feeds, page / 2, 0),
-               ("matches with a 16-bit KV cache (twice the bytes)", feeds, page * 2, 0)]
+    trials += [
+        ("draft-model layers: matches with one extra attention layer", feeds, page, 1),
+        ("matches with kv_cache_dtype=fp8 (half the bytes)", feeds, page / 2, 0),
+        ("matches with a 16-bit KV cache (twice the bytes)", feeds, page * 2, 0),
+    ]
     for text, fs, pg, extra in trials:
         lo, hi = (_blocks(fs, sign, pg, layouts, extra) for sign in (-1, 1))
         if key == "num_gpu_blocks":
@@ -457,21 +475,39 @@ def _hypotheses(key, val, tol, feeds, page, layouts, s, block, v0, new) -> str:
     return "not explained by rounding, rank, draft layers or KV dtype: check the model, TP/PP and block_size"
 
 
-def _extra_rows(log, s, pool, page, block, feeds, layouts) -> list[Row]:
+def _extra_rows(log, s, pool, page, block, layouts) -> list[Row]:
     """V0 '# CPU blocks' (swap space / block bytes) and the V1 start-failure message's figures."""
     rows, lay = [], pool[1]
     cpu = log.get("num_cpu_blocks")
     if cpu:
         swap = float(log.config.get("swap_space", 0) or 0) * GiB or SWAP_DEFAULT_BYTES
         pred = int(swap // (page * lay.layers_per_group))
-        rows.append(Row("num_cpu_blocks", "# CPU blocks", "blocks", cpu[0].value, pred, matches=cpu[0].value == pred,
-                        explanation=f"swap_space {swap / GiB:g} GiB / (block_size · bytes per token · layers)"))
+        rows.append(
+            Row(
+                "num_cpu_blocks",
+                "# CPU blocks",
+                "blocks",
+                cpu[0].value,
+                pred,
+                matches=cpu[0].value == pred,
+                explanation=f"swap_space {swap / GiB:g} GiB / (block_size · bytes per token · layers)",
+            )
+        )
     needed = log.first("kv_needed_gib")
     if needed and needed.arg:
         pred = _need(lay, needed.arg, s, block) * page * lay.layers_per_group
         ok = abs(needed.value * GiB - pred) <= needed.half_unit * GiB
-        rows.append(Row("kv_needed_bytes", f"KV needed for one {needed.arg:,}-token request", "bytes",
-                        needed.value * GiB, pred, matches=ok, explanation="Σ layers ⌈L / block_size⌉ · page"))
+        rows.append(
+            Row(
+                "kv_needed_bytes",
+                f"KV needed for one {needed.arg:,}-token request",
+                "bytes",
+                needed.value * GiB,
+                pred,
+                matches=ok,
+                explanation="Σ layers ⌈L / block_size⌉ · page",
+            )
+        )
     avail, est_len = log.first("error_available_gib"), log.first("estimated_max_model_len")
     if avail and est_len:
         fits = []

@@ -79,7 +79,10 @@ CONFIG_KEYS = (
 _CONFIG_LINE = re.compile(r"with config:|non-default args|Namespace\(")
 _CONFIG_RE = {k: re.compile(rf"(?<![\w.])['\"]?{k}['\"]?\s*[:=]\s*(?P<v>'[^']*'|\"[^\"]*\"|[^,\s)}}]+)")
               for k in CONFIG_KEYS}  # fmt: skip
-_VERSION = (re.compile(r"engine \(v(?P<v>\d+\.\d+[\w.+-]*)\)"), re.compile(r"vLLM API server version (?P<v>\d+\.\d+[\w.+-]*)"))
+_VERSION = (
+    re.compile(r"engine \(v(?P<v>\d+\.\d+[\w.+-]*)\)"),
+    re.compile(r"vLLM API server version (?P<v>\d+\.\d+[\w.+-]*)"),
+)
 _WORKER = re.compile(r"\((?P<w>[^()]*\bpid=\d+[^()]*)\)")
 _LEVEL = re.compile(r"\b(?:INFO|WARNING|DEBUG|ERROR|CRITICAL)\b")
 _HEADER = re.compile(r"^# (?P<k>[a-z][a-z_]*): (?P<v>.*)$")
@@ -147,9 +150,9 @@ class VllmLog:
 
     @property
     def workers(self) -> tuple[str, ...]:
-        """Distinct worker ranks seen ('rank=N' or 'PPn_TPm' prefixes), sorted."""
-        seen = {m.worker for ms in self.measures.values() for m in ms if m.worker and (m.rank is not None or m.pp_rank is not None)}
-        return tuple(sorted(seen))
+        """Distinct worker ranks seen ('rank=N', 'Worker_TPn' or 'Worker_PPn_TPm' prefixes), sorted."""
+        ranked = re.compile(r"\brank=\d|\b(?:Worker_)?(?:PP\d+_)?TP\d")
+        return tuple(sorted({m.worker for ms in self.measures.values() for m in ms if ranked.search(m.worker or "")}))
 
 
 def split_header(text: str) -> tuple[dict[str, str], list[str], int]:
@@ -190,8 +193,13 @@ def parse_log(text: str) -> VllmLog:
                     raw = m.group("v")
                     arg = m.groupdict().get("arg")
                     found.setdefault(key, []).append(
-                        Measure(float(raw.replace(",", "")), offset + i + 1, worker, _decimals(raw),
-                                int(arg.replace(",", "")) if arg else None)  # fmt: skip
+                        Measure(
+                            float(raw.replace(",", "")),
+                            offset + i + 1,
+                            worker,
+                            _decimals(raw),
+                            int(arg.replace(",", "")) if arg else None,
+                        )  # fmt: skip
                     )
         if _CONFIG_LINE.search(line):
             for key, rx in _CONFIG_RE.items():

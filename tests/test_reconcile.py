@@ -1,0 +1,291 @@
+"""Reconciling real vLLM startup logs (tests/data/vllm_logs, sources in each file's header and INDEX.md).
+
+Reference numbers are copied from the log lines themselves (cited by file) or computed in the test from the
+architecture, never taken from the program's output. Rounding: a logged "X.XX GiB" means X ± 0.005 GiB.
+"""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from calc.cli import main
+from calc.errors import InputError
+from calc.reconcile import match_model, reconcile
+from calc.units import GiB
+from calc.vllm_log import parse_log
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = ROOT / "tests" / "data" / "vllm_logs"
+QWEN3_14B = LOGS / "qwen3-14b" / "config.json"
+
+
+def log(name: str):
+    return parse_log((LOGS / name).read_text())
+
+
+def run_json(capsys, *args) -> dict:
+    assert main(["reconcile", *map(str, args), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def blocks_at(gib: float, bytes_per_block: float) -> int:
+    return math.floor(gib * GiB / bytes_per_block)
+
+
+# --- the parser ----------------------------------------------------------------------------------------------------
+
+
+def test_header_ends_at_first_blank_line_and_hash_body_lines_are_log():
+    p = log("vllm-10517-llama-3.1-8b-rtx3090-v0-29k.log")
+    assert p.header["source"] == "https://github.com/vllm-project/vllm/issues/10517"
+    # body: "# GPU blocks: 1478, # CPU blocks: 2048" and the V0 max-seq-len error "(29000) … (23648)"
+    assert [m.value for m in p.get("num_gpu_blocks")] == [1478]
+    assert [m.value for m in p.get("num_cpu_blocks")] == [2048]
+    err = p.first("seq_len_error_tokens")
+    assert (err.arg, err.value) == (29000, 23648)
+    assert p.engine == "V0"
+    assert p.first("available_kv_gib").value == 2.89  # "kv_cache_size=2.89GiB"
+    assert p.first("max_concurrency").arg == 29000
+
+
+def test_parser_keeps_every_rank_and_the_minimum():
+    p = log("vllm-pr20665-deepseek-v2-lite-pp.log")
+    avail = p.get("available_kv_gib")
+    assert sorted((m.rank, m.value) for m in avail) == [(0, 12.13), (1, 12.13), (2, 11.33), (3, 11.33)]
+    assert min(m.value for m in avail) == 11.33
+    assert [m.value for m in p.get("kv_cache_tokens")] == [807_792, 807_792]  # printed once per worker (v0.9)
+    assert p.first("max_concurrency").arg == 1024 and p.first("max_concurrency").value == 788.86
+
+
+def test_docker_prefixed_worker_lines():
+    p = log("vllm-17469-qwen3-30b-a3b-4xa10.log")
+    assert sorted(m.rank for m in p.get("weights_gib")) == [0, 1, 2, 3]
+    assert {m.value for m in p.get("weights_gib")} == {14.2474}
+    assert len(p.workers) == 4
+
+
+def test_v0_065_profiling_and_0102_actual_usage_lines():
+    text = (
+        "INFO 01-02 10:00:00 worker.py:241] Memory profiling takes 4.35 seconds\n"
+        "the current vLLM instance can use total_gpu_memory (79.19GiB) x gpu_memory_utilization (0.90) = 71.27GiB\n"
+        "model weights take 14.99GiB; non_torch_memory takes 0.19GiB; PyTorch activation peak memory takes 1.23GiB;"
+        " the rest of the memory reserved for KV Cache is 54.86GiB.\n"
+        "INFO 01-02 10:00:01 [gpu_worker.py:276] Free memory on device (78.5/79.19 GiB) on startup. Desired GPU memory "
+        "utilization is (0.9, 71.27 GiB). Actual usage is 15.27 GiB for weight, 1.39 GiB for peak activation, 0.13 GiB "
+        "for non-torch memory, and 0.55 GiB for CUDAGraph memory. Replace gpu_memory_utilization config with "
+        "`--kv-cache-memory=58123456789` to fit into requested memory. Current kv cache memory in use is 58123456789 "
+        "bytes.\n"
+    )
+    p = parse_log(text)
+    assert [m.value for m in p.get("total_memory_gib")] == [79.19, 79.19]
+    assert [m.value for m in p.get("activation_gib")] == [1.23, 1.39]
+    assert [m.value for m in p.get("non_torch_gib")] == [0.19, 0.13]
+    assert [m.value for m in p.get("available_kv_gib")] == [54.86]
+    assert [m.value for m in p.get("cudagraph_gib")] == [0.55]
+    assert p.first("kv_cache_bytes").value == 58_123_456_789
+    assert p.first("gpu_memory_utilization").value == 0.90
+
+
+def test_not_a_vllm_log_is_an_input_error():
+    with pytest.raises(InputError) as e:
+        parse_log("Traceback (most recent call last):\n  File 'x.py', line 1\nKeyError: 'foo'\n")
+    assert e.value.field == "log" and "no vLLM startup lines" in e.value.message
+    with pytest.raises(InputError):
+        parse_log("")
+
+
+def test_truncated_log_is_an_input_error(catalog):
+    lines = (LOGS / "vllm-17469-qwen3-30b-a3b-4xa10.log").read_text().splitlines()
+    head = "\n".join(lines[:12])  # header + the weight-loading lines, cut before the KV-cache lines
+    with pytest.raises(InputError) as e:
+        reconcile(parse_log(head), catalog)
+    assert e.value.field == "log" and "before vLLM sized the KV cache" in e.value.message
+    cut = "INFO 10-03 16:22:17 [kv_cache_utils.py:864] GPU KV cache size: 42,"  # cut mid-number
+    with pytest.raises(InputError):
+        parse_log(cut)
+
+
+def test_model_names_resolve_to_shipped_specs(catalog):
+    assert match_model("meta-llama/Llama-3.1-8B-Instruct", catalog) == "llama-3.1-8b"
+    assert match_model("meta-llama/Meta-Llama-3.1-8B-Instruct", catalog) == "llama-3.1-8b"
+    assert match_model("/models/Qwen3-30B-A3B/", catalog) == "qwen3-30b-a3b"
+    assert match_model("deepseek-ai/DeepSeek-V2-Lite", catalog) == "deepseek-v2-lite"
+    assert match_model("someone/not-a-model", catalog) is None
+
+
+# --- reconciliation of each real log -------------------------------------------------------------------------------
+
+
+def test_lmcache_1739_qwen3_14b(capsys):
+    d = run_json(capsys, LOGS / "lmcache-1739-qwen3-14b.log", "--model", QWEN3_14B)
+    # Qwen3-14B: 2 (K,V) × 8 KV heads × 128 × 2 B × 40 layers = 163,840 B/token; 16-token blocks
+    per_block = 16 * 2 * 8 * 128 * 2 * 40
+    lo, hi = blocks_at(6.505, per_block), blocks_at(6.515, per_block)  # "Available KV cache memory: 6.51 GiB"
+    assert lo <= 42_656 // 16 <= hi  # "GPU KV cache size: 42,656 tokens"
+    assert lo <= d["predicted"]["num_gpu_blocks"] <= hi
+    assert d["logged"]["kv_cache_tokens"] == 42_656 and d["logged"]["max_concurrency"] == 1.30
+    assert d["matches"]["num_gpu_blocks"] and d["matches"]["kv_cache_tokens"] and d["matches"]["max_concurrency"]
+    assert round((42_656 // 16) / (32_768 // 16), 2) == 1.30  # concurrency = blocks / ceil(L / 16)
+    assert d["gpu_assumed"] is True  # the excerpt names no GPU: said, not silent
+    assert d["calibration"] == {"kv_cache_memory_bytes": 6.51 * GiB}
+
+
+@pytest.mark.parametrize(
+    "name, logged_blocks, max_len, logged_conc, gib",
+    [("vllm-10517-llama-3.1-8b-rtx3090-v0-20k.log", 1952, 20_000, 1.56, 3.81),
+     ("vllm-10517-llama-3.1-8b-rtx3090-v0-29k.log", 1478, 29_000, 0.82, 2.89)],
+)  # fmt: skip
+def test_v0_llama_rtx3090(capsys, name, logged_blocks, max_len, logged_conc, gib):
+    d = run_json(capsys, LOGS / name)
+    per_block = 16 * 2 * 8 * 128 * 2 * 32  # Llama-3.1-8B: 128 KiB/token → 2 MiB per 16-token block
+    assert blocks_at(gib - 0.005, per_block) <= logged_blocks <= blocks_at(gib + 0.005, per_block)
+    assert d["logged"]["num_gpu_blocks"] == logged_blocks
+    assert d["matches"]["num_gpu_blocks"] and d["matches"]["max_concurrency"] and d["matches"]["num_cpu_blocks"]
+    assert round(logged_blocks * 16 / max_len, 2) == logged_conc  # V0: blocks · block_size / max_model_len
+    assert d["gpu"] == "rtx-3090"
+    cal = d["calibration"]
+    assert cal["weights_memory_bytes"] == pytest.approx(14.9888 * GiB)  # "Loading model weights took 14.9888 GB"
+    assert cal["non_torch_memory_bytes"] == pytest.approx(0.35 * GiB)  # "non_torch_memory=0.35GiB"
+    # 23.58 GiB · 0.90 − peak torch − non-torch = the logged kv_cache_size, within its rounding
+    assert cal["memory_gib"] == 23.58 and cal["gpu_memory_utilization"] == 0.90
+    assert abs(d["calibrated"]["kv_cache_memory_bytes"] / GiB - gib) < 0.01
+
+
+def test_v0_29k_start_failure_tokens():
+    rec_rows = {r.key for r in reconcile(log("vllm-10517-llama-3.1-8b-rtx3090-v0-29k.log"), _catalog()).rows}
+    assert "kv_cache_tokens" not in rec_rows  # V0 prints no "GPU KV cache size"; 23,648 = 1478 · 16 is in the error
+    assert 1478 * 16 == 23_648
+
+
+def test_17469_qwen3_30b_a3b_tp4_v085(capsys):
+    d = run_json(capsys, LOGS / "vllm-17469-qwen3-30b-a3b-4xa10.log")
+    assert d["scenario"]["tensor_parallel_size"] == 4  # from 4 worker ranks, said in the notes
+    assert any("4 worker ranks" in n for n in d["notes"])
+    assert 198_784 // 16 == 12_424 and round(12_424 / (8192 // 16), 2) == 24.27  # both logged lines
+    assert d["predicted"]["num_gpu_blocks"] == 12_424 and d["matches"]["max_concurrency"]
+    # the pool these blocks imply, per rank: TP4 keeps 1 of 4 KV heads → 2 × 1 × 128 × 2 B × 48 layers = 24,576 B/token
+    assert d["calibration"]["kv_cache_memory_bytes"] == 12_424 * 16 * 24_576
+    assert d["calibration"]["weights_memory_bytes"] == pytest.approx(14.2474 * GiB)
+
+
+def test_25350_fp8_kv_hypothesis(capsys):
+    """The excerpt does not name its model; 48 layers × 4 KV heads × 128 at 1 byte (Qwen3-30B-A3B, fp8) is the
+    hypothesis of INDEX.md. With it every logged number, including the failed start's, reproduces."""
+    path = LOGS / "vllm-25350-fp8-kv.log"
+    with pytest.raises(InputError) as e:
+        reconcile(parse_log(path.read_text()), _catalog())
+    assert e.value.field == "model"
+    d = run_json(capsys, path, "--model", "qwen3-30b-a3b", "--kv-cache-dtype", "fp8")
+    per_block = 16 * 2 * 4 * 128 * 1 * 48  # 49,152 B/token
+    assert blocks_at(10.545, per_block) <= 230_528 // 16 <= blocks_at(10.555, per_block)
+    assert all(d["matches"][k] for k in ("num_gpu_blocks", "kv_cache_tokens", "max_concurrency"))
+    # "(10.12 GiB KV cache is needed" for 221,000 tokens: ceil(221000 / 16) · 16 · 49,152 B
+    assert math.ceil(221_000 / 16) * 16 * 49_152 / GiB == pytest.approx(10.12, abs=0.005)
+    assert d["matches"]["kv_needed_bytes"] and d["matches"]["estimated_max_model_len"]  # "… is 122080"
+    # without the fp8 flag the explanation names the KV dtype
+    d16 = run_json(capsys, path, "--model", "qwen3-30b-a3b")
+    assert not d16["matches"]["num_gpu_blocks"]
+    assert "fp8" in next(r["explanation"] for r in d16["rows"] if r["key"] == "num_gpu_blocks")
+
+
+def test_pr20665_deepseek_v2_lite_tp2_pp2(capsys):
+    d = run_json(capsys, LOGS / "vllm-pr20665-deepseek-v2-lite-pp.log")
+    assert d["gpu"] == "l4"  # "device_name=NVIDIA_L4" in the MoE config path
+    assert (d["scenario"]["tensor_parallel_size"], d["scenario"]["pipeline_parallel_size"]) == (2, 2)
+    # MLA: (512 + 64) × 2 B per layer, not split by TP; PP stage 0 holds 14 of 27 layers, stage 1 holds 13
+    stage0, stage1 = 16 * 1152 * 14, 16 * 1152 * 13
+    # the engine keeps the fewest blocks: stage 0 at 12.13 GiB (ranks 0, 1) vs stage 1 at 11.33 GiB (ranks 2, 3)
+    assert blocks_at(12.13, stage0) < blocks_at(11.33, stage1)
+    assert blocks_at(12.125, stage0) <= 807_792 // 16 <= blocks_at(12.135, stage0)
+    assert d["predicted"]["num_gpu_blocks"] == blocks_at(12.13, stage0)
+    assert all(d["matches"][k] for k in ("num_gpu_blocks", "kv_cache_tokens", "max_concurrency"))
+    assert round((807_792 // 16) / (1024 // 16), 2) == 788.86
+
+
+def test_pr4650_deepseek_v2_lite_pre_mla_v0(capsys):
+    d = run_json(capsys, LOGS / "vllm-pr4650-deepseek-v2-lite-v0.log", "--gpu", "a100-80gb-sxm")
+    # vLLM 0.5.0.post1 (config line) predates MLA: 16 KV heads × head_size 256 × 2 (K,V) × 2 B × 27 layers
+    per_block = 16 * 2 * 16 * 256 * 2 * 27
+    assert 4 * GiB // per_block == 606  # "# CPU blocks: 606" = 4 GiB swap space / block bytes
+    assert d["matches"]["num_cpu_blocks"]
+    assert d["logged"]["num_gpu_blocks"] == 5549
+    assert d["calibration"]["kv_cache_memory_bytes"] == 5549 * per_block
+
+
+def test_26646_hybrid_model_needs_a_model():
+    with pytest.raises(InputError) as e:
+        reconcile(log("vllm-26646-qwen3-next-fp8-kv.log"), _catalog())
+    assert e.value.field == "model" and "--model" in e.value.message
+
+
+def test_tp_ranks_with_different_memory_take_the_minimum(catalog):
+    """A synthetic V1 0.10 log of Llama-3.1-8B at TP=4 whose ranks report slightly different pools."""
+    # TP4 keeps 8 / 4 = 2 KV heads: 2 × 2 × 128 × 2 B × 32 layers = 32,768 B/token → 0.5 MiB per 16-token block
+    per_block = 16 * 32_768
+    blocks = blocks_at(11.51, per_block)  # the smallest rank
+    text = "\n".join(
+        ["INFO 08-01 10:00:00 [core.py:74] Initializing a V1 LLM engine (v0.10.1.1) with config: "
+         "model='meta-llama/Llama-3.1-8B-Instruct', speculative_config=None, dtype=torch.bfloat16, max_seq_len=8192, "
+         "tensor_parallel_size=4, pipeline_parallel_size=1, quantization=None, enforce_eager=False, kv_cache_dtype=auto"]
+        + [f"(VllmWorker rank={r} pid={100 + r}) INFO 08-01 10:00:10 [gpu_worker.py:276] Available KV cache memory: "
+           f"{gib} GiB" for r, gib in enumerate((11.55, 11.51, 11.53, 11.52))]
+        + [f"INFO 08-01 10:00:11 [kv_cache_utils.py:849] GPU KV cache size: {blocks * 16:,} tokens",
+           f"INFO 08-01 10:00:11 [kv_cache_utils.py:853] Maximum concurrency for 8,192 tokens per request: "
+           f"{blocks / 512:.2f}x"]
+    )  # fmt: skip
+    rec = reconcile(parse_log(text), catalog, {"gpu": "l40s"})
+    assert rec.scenario.model == "llama-3.1-8b" and rec.scenario.tensor_parallel_size == 4
+    assert rec.predicted["num_gpu_blocks"] == blocks
+    assert rec.logged["kv_cache_memory_bytes"] == 11.51 * GiB
+    assert all(rec.matches[k] for k in ("num_gpu_blocks", "kv_cache_tokens", "max_concurrency"))
+    assert rec.calibration == {"kv_cache_memory_bytes": 11.51 * GiB}
+
+
+# --- the command line ----------------------------------------------------------------------------------------------
+
+
+def test_json_keys_scripts_depend_on(capsys):
+    d = run_json(capsys, LOGS / "lmcache-1739-qwen3-14b.log", "--model", QWEN3_14B, "--gpu", "h100-sxm")
+    for key in ("logged", "predicted", "rows", "scenario", "calibration", "matches", "notes"):
+        assert key in d
+    for key in ("kv_cache_memory_bytes", "num_gpu_blocks", "kv_cache_tokens", "max_concurrency"):
+        assert key in d["logged"] and key in d["predicted"]
+    assert d["gpu_assumed"] is False and d["scenario"]["max_model_len"] == 32_768
+
+
+def test_text_output_names_the_assumed_gpu(capsys):
+    assert main(["reconcile", str(LOGS / "lmcache-1739-qwen3-14b.log"), "--model", str(QWEN3_14B)]) == 0
+    out = capsys.readouterr().out
+    assert "ASSUMED" in out and "GPU KV cache size" in out and "residual" in out
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "calc", "reconcile", *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "args, field",
+    [(["NOT_A_LOG"], "log"), (["/nonexistent/vllm.log"], "logfile"),
+     ([LOGS / "vllm-26646-qwen3-next-fp8-kv.log"], "model"),
+     ([LOGS / "lmcache-1739-qwen3-14b.log", "--model", "no-such-model"], "model"),
+     ([LOGS / "lmcache-1739-qwen3-14b.log", "--max-model-len", "-1"], "--max-model-len")],
+)  # fmt: skip
+def test_cli_bad_input_exits_2_with_one_line(tmp_path, args, field):
+    if args == ["NOT_A_LOG"]:
+        args = [tmp_path / "notes.txt"]
+        args[0].write_text("just some text\nwith no vLLM lines at all\n")
+    p = cli(*args)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith(f"error: {field}")
+    assert "Traceback" not in p.stderr
+
+
+def _catalog():
+    from calc.loader import load_catalog
+
+    return load_catalog()
