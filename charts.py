@@ -158,7 +158,7 @@ def swap_ratio(r) -> go.Figure:
     ys = [p.ratio for p in off.curve]
     shape, note = _hline(1, "parity")
     return _fig(
-        "Recompute time / swap time vs context (> 1: swapping wins)", "context (tokens)", "recompute / swap",
+        "Recompute time / swap time vs context (> 1: swapping wins)", "context (tokens)", "recompute / swap (ratio)",
         [_line([p.context for p in off.curve], ys, "ratio"),
          _line([off.attention_crossover_tokens] * 2, [min(ys + [1]), max(ys + [1])], "attention crossover",
                line=dict(dash="dot", color="gray")),

@@ -94,3 +94,23 @@ def test_pinned_scenario_compares():
     at = run({"concurrency": "32", "pin": encode_pin(Scenario(concurrency=8))}, tab="Compare & export")
     assert not at.exception
     assert at.dataframe, "the A/B table is shown"
+
+
+def test_log_panel_reconciles_and_calibrates():
+    log = (Path(__file__).parent / "data/vllm_logs/vllm-10517-llama-3.1-8b-rtx3090-v0-20k.log").read_text()
+    at = run({"gpu": "rtx-3090", "model": "llama-3.1-8b"}, tab="Check a vLLM log")
+    at.text_area(key="vllm_log_text").input(log)
+    at.run()
+    assert not at.exception and at.dataframe
+    table = at.dataframe[0].value
+    assert "# GPU blocks" in set(table["quantity"])
+    next(b for b in at.button if b.key == "adopt_btn").click()
+    at.run()
+    assert not at.exception and at.session_state["weights_memory_bytes"] is not None
+
+
+def test_log_panel_rejects_text_that_is_not_a_log():
+    at = run(tab="Check a vLLM log")
+    at.text_area(key="vllm_log_text").input("hello <b>world</b>\nnothing to see")
+    at.run()
+    assert not at.exception and any("no vLLM startup lines" in w.value.replace("\\", "") for w in at.warning)

@@ -167,5 +167,50 @@ def csv_button(r, model, gpu, container) -> None:
 
 
 def log_tab(r, catalog) -> None:
-    st.info("Paste a vLLM startup log to hold this planner against what the engine printed (coming with the "
-            "reconcile feature).")  # fmt: skip
+    """Paste a vLLM startup log: our prediction beside every logged number, and an offer to calibrate."""
+    from calc.errors import InputError
+    from calc.reconcile import reconcile
+    from calc.vllm_log import parse_log
+
+    s = r.scenario
+    st.caption("Paste the engine's startup lines (from 'Initializing … engine' to 'Maximum concurrency'). The "
+               "log's own settings win; the GPU and, if the log does not name a shipped model, the model come "
+               "from this scenario.")  # fmt: skip
+    text = st.text_area("vLLM startup log", key="vllm_log_text", height=220, max_chars=400_000)
+    if not text.strip():
+        return
+    flags = {"gpu": s.gpu} | ({"model": s.model, "custom_model": s.custom_model} if s.model == "custom" else {})
+    try:
+        rec = reconcile(parse_log(text), catalog, flags)
+    except InputError as e:
+        if e.field == "model" and s.model != "custom":
+            try:
+                rec = reconcile(parse_log(text), catalog, flags | {"model": s.model})
+                st.info(f"The log names no shipped model; reconciled as {plain(s.model)} (this scenario's model).")
+            except InputError as e2:
+                st.warning(f"Cannot reconcile this log — {plain(e2)}")
+                return
+        else:
+            st.warning(f"Cannot reconcile this log — {plain(e)}")
+            return
+    if rec.gpu_assumed:
+        st.warning(f"GPU assumed: {plain(rec.gpu_name)} — the log does not say; pick the GPU in the sidebar.")
+    st.markdown(f"**{plain(rec.model_name)}** on **{plain(rec.gpu_name)}**")
+    rows = [{"quantity": x.quantity, "logged": x.logged, "predicted": x.predicted,
+             "residual": (x.predicted - x.logged) if x.predicted is not None and x.logged is not None else None,
+             "within rounding": {True: "yes", False: "no", None: ""}[x.matches], "explanation": x.explanation,
+             "unit": x.unit} for x in rec.rows]  # fmt: skip
+    st.dataframe(rows, hide_index=True)
+    for note in rec.notes:
+        st.caption(f"note: {plain(note)}")
+    if rec.calibration:
+        st.markdown("**Calibrate this scenario from the log** (the overrides travel in the link):")
+        st.code(", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.calibration.items()),
+                language=None, wrap_lines=True)  # fmt: skip
+        st.button("Adopt the logged overheads", on_click=_adopt, args=(rec.calibration,), key="adopt_btn")
+
+
+def _adopt(calibration: dict) -> None:
+    for k, v in calibration.items():
+        if k in st.session_state:
+            st.session_state[k] = v
