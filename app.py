@@ -12,6 +12,7 @@ from calc.errors import InputError
 from calc.evaluate import evaluate, resolve
 from calc.loader import load_catalog
 from calc.scenario import Scenario
+from calc.urlstate import plain
 from ui import state, tabs
 from ui.headline import headline
 from ui.widgets import current_values, sidebar_rest, sidebar_specs
@@ -40,15 +41,15 @@ sidebar_rest(model_spec, gpu_spec)
 scenario, kept_because = state.scenario_from_widgets(current_values())
 # -----------------------------------------------------------------------------
 st.title("LLM serving capacity planner")
-for w in state.link_warnings():
-    st.warning("Part of the link was ignored: " + "".join("\\" + c if not c.isalnum() and c.isascii() and c != " " else c
-                                                          for c in w[:300]), icon="⚠️")  # fmt: skip
+if state.link_warnings():
+    items = "\n".join(f"- {plain(w)}" for w in state.link_warnings())
+    st.warning(f"Part of the link was ignored (defaults used instead):\n{items}", icon=":material/warning:")
 if kept_because:
-    st.warning(f"Input not applied, keeping the last valid scenario — {kept_because}", icon="⚠️")
+    st.warning(f"Input not applied, keeping the last valid scenario — {kept_because}", icon=":material/warning:")
 try:
     report = evaluate(scenario, cat)
 except InputError as e:
-    st.warning(f"This scenario cannot be planned — {e}. Showing the last valid one.", icon="⚠️")
+    st.warning(f"This scenario cannot be planned — {e}. Showing the last valid one.", icon=":material/warning:")
     scenario = st.session_state.get("_last_good", Scenario())
     report = evaluate(scenario, cat)
 state.remember(scenario)
@@ -56,7 +57,7 @@ model, gpu = resolve(scenario, cat)
 link_base = st.context.url.split("?")[0] if st.context.url else ""
 pinned, pin_error = state.decode_pin(st.query_params["pin"]) if "pin" in st.query_params else (None, None)
 if pin_error:
-    st.warning(pin_error, icon="⚠️")
+    st.warning(pin_error, icon=":material/warning:")
 
 headline(report, link_base)
 t = st.tabs(tabs.TABS, key="tab", on_change="rerun")

@@ -23,7 +23,7 @@ def flag(field: str) -> str:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> typing.NoReturn:  # one line, exit 2 (argparse prints usage too)
-        self.exit(2, f"error: {message}\n")
+        self.exit(2, f"error: {' '.join(message.split())[:500]}\n")
 
 
 def _is_bool(name: str) -> bool:
@@ -94,21 +94,29 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, catalog=None) -> int:
+    """Exit status 0, or 2 with one line on stderr naming the field; never a traceback for bad input."""
     args = build_parser().parse_args(argv)
     try:
-        return _run(args)
+        return _run(args, catalog)
     except InputError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {_one_line(str(e))}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
+    except (ValueError, OSError, UnicodeError) as e:  # last resort: still one line, status 2
+        print(f"error: {type(e).__name__}: {_one_line(str(e))}", file=sys.stderr)
+        return 2
 
 
-def _run(args: argparse.Namespace) -> int:
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:500]
+
+
+def _run(args: argparse.Namespace, catalog=None) -> int:
     from calc.loader import load_catalog
 
-    catalog = load_catalog()
+    catalog = catalog or load_catalog()
     if args.command == "models":
         from calc.params import count_params
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 def p_within(*, median_s: float, slo_s: float, sigma: float) -> float:
     """P(X ≤ slo) for X log-normal with this median and σ (σ = 0: a step)."""
-    if sigma == 0:
+    if sigma == 0 or not math.isfinite(median_s) or median_s <= 0:
         return 1.0 if median_s <= slo_s else 0.0
     z = math.log(slo_s / median_s) / sigma
     return 0.5 * math.erfc(-z / math.sqrt(2))

@@ -90,7 +90,7 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
     if "sliding_window_size" in cfg and cfg.get("sliding_window") is None:
         cfg["sliding_window"] = cfg["sliding_window_size"]
     if isinstance(cfg.get("torch_dtype"), str):
-        cfg["torch_dtype"] = cfg["torch_dtype"].split()[0]
+        cfg["torch_dtype"] = (cfg["torch_dtype"].split() or [""])[0]
     if cfg.get("tie_word_embeddings") is None:
         cfg["tie_word_embeddings"] = cfg.get("model_type") in _TIED_BY_DEFAULT
     if "quantization_config" in cfg and cfg["quantization_config"] is not None:

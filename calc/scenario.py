@@ -13,11 +13,11 @@ from typing import Annotated, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Tokens = Annotated[int, Field(ge=1, le=10_000_000)]
-Fraction = Annotated[float, Field(gt=0, le=1)]
+Fraction = Annotated[float, Field(ge=0.01, le=1)]  # below 1 % of peak is a broken measurement, not a plan
 Seconds = Annotated[float, Field(ge=0, le=86_400)]
-PosSeconds = Annotated[float, Field(gt=0, le=86_400)]
+PosSeconds = Annotated[float, Field(ge=1e-6, le=86_400)]
 Bytes = Annotated[float, Field(ge=0, le=1e15)]
-Bandwidth = Annotated[float, Field(gt=0, le=1e6)]  # GB/s
+Bandwidth = Annotated[float, Field(ge=0.001, le=1e6)]  # GB/s (1 MB/s to 1 PB/s)
 SpecId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
 
 
@@ -59,7 +59,7 @@ class Scenario(BaseModel):
     input_len: Tokens = 1024
     output_len: Tokens = 256
     concurrency: Annotated[int, Field(ge=1, le=1_000_000)] = 16
-    request_rate: Annotated[float, Field(gt=0, le=1e7)] | None = None
+    request_rate: Annotated[float, Field(ge=1e-6, le=1e7)] | None = None
     """Arrival rate to serve, requests/s; sets replicas, GPUs and cost."""
     # --- efficiency and latency ------------------------------------------------------------------------------
     mfu: Fraction = 0.5
@@ -89,9 +89,9 @@ class Scenario(BaseModel):
     """Median TTFT for the simulation panel; default: the latency model's TTFT."""
     sim_tpot_median_s: PosSeconds | None = None
     """Median TPOT for the simulation panel; default: the latency model's TPOT."""
-    sim_window_s: Annotated[float, Field(gt=0, le=3600)] = 10.0
+    sim_window_s: Annotated[float, Field(ge=0.001, le=3600)] = 10.0
     """Observation window of the simulation (the seed uses 10 s)."""
-    gpu_hour_price: Annotated[float, Field(gt=0, le=1e4)] | None = None
+    gpu_hour_price: Annotated[float, Field(ge=1e-6, le=1e4)] | None = None
     """Currency per GPU-hour; default: the GPU spec's reference price, if it has one."""
     fanout: Annotated[int, Field(ge=1, le=10_000)] = 20
     """Parallel calls one user-facing answer waits for (tail amplification)."""
@@ -117,9 +117,9 @@ class Scenario(BaseModel):
     swap_overlap: bool = True
     """The swap-out overlaps compute, so only the way back is paid."""
     # --- spec overrides --------------------------------------------------------------------------------------
-    memory_gib: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    memory_gib: Annotated[float, Field(ge=0.01, le=100_000)] | None = None
     memory_bandwidth_gb_per_s: Bandwidth | None = None
-    peak_tflop_per_s: Annotated[float, Field(gt=0, le=1e6)] | None = None
+    peak_tflop_per_s: Annotated[float, Field(ge=0.001, le=1e6)] | None = None
     """Override of the dense peak for the scenario's matmul precision."""
     scaleup_link_gb_per_s: Bandwidth | None = None
     num_hidden_layers: Annotated[int, Field(ge=1, le=10_000)] | None = None
@@ -154,3 +154,21 @@ class Scenario(BaseModel):
     def changed(self) -> dict:
         """Fields that differ from the defaults, in declaration order (what a shared link carries)."""
         return self.model_dump(exclude_defaults=True)
+
+
+def field_bounds(name: str) -> tuple[float | None, float | None]:
+    """(lower, upper) bound of a numeric Scenario field, from its constraints (ge/gt, le/lt)."""
+    from typing import get_args
+
+    from annotated_types import Ge, Gt, Le, Lt
+
+    info = Scenario.model_fields[name]
+    lo = hi = None
+    metas = list(info.metadata) + [m for a in get_args(info.annotation) for m in getattr(a, "__metadata__", ())]
+    metas += [m for f in metas for m in getattr(f, "metadata", ())]  # Field(...) inside Annotated[..] | None
+    for meta in metas:
+        if isinstance(meta, (Ge, Gt)):
+            lo = getattr(meta, "ge", None) if isinstance(meta, Ge) else meta.gt
+        elif isinstance(meta, (Le, Lt)):
+            hi = getattr(meta, "le", None) if isinstance(meta, Le) else meta.lt
+    return lo, hi

@@ -74,6 +74,24 @@ class GPUSpec(BaseModel):
         return self
 
     @property
+    def sparse_warnings(self) -> list[str]:
+        """Figures that look like the 2:4-sparse headline (exactly 2× what the dense ratios predict)."""
+        out = []
+        b16 = self.peak_16bit_tflop_per_s
+        if self.fp8_tflop_per_s and abs(self.fp8_tflop_per_s - 4 * b16) < 1e-6 * b16:
+            out.append("fp8_tflop_per_s is exactly 4× the 16-bit peak: dense FP8 is 2×; is it the sparse figure?")
+        if (
+            self.bf16_tflop_per_s
+            and self.fp16_tflop_per_s
+            and (
+                abs(self.bf16_tflop_per_s - 2 * self.fp16_tflop_per_s) < 1e-9
+                or abs(self.fp16_tflop_per_s - 2 * self.bf16_tflop_per_s) < 1e-9
+            )
+        ):
+            out.append("bf16 and fp16 peaks differ by exactly 2×: one of them looks like the sparse figure")
+        return out
+
+    @property
     def peak_16bit_tflop_per_s(self) -> float:
         return self.bf16_tflop_per_s or self.fp16_tflop_per_s  # type: ignore[return-value]
 
@@ -176,6 +194,11 @@ class ModelSpec(BaseModel):
             raise ValueError(
                 f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
                 f"num_key_value_heads ({self.kv_heads})"
+            )
+        if self.head_dim is None and self.hidden_size % self.num_attention_heads:
+            raise ValueError(
+                f"hidden_size ({self.hidden_size}) must be a multiple of num_attention_heads "
+                f"({self.num_attention_heads}) when head_dim is not given"
             )
         if self.model_type == "opt":
             if self.ffn_dim is None:

@@ -15,7 +15,8 @@ from calc.errors import describe
 from calc.scenario import Scenario
 
 PAGE_PARAMS = ("pin",)  # page state that is not a Scenario field
-MAX_SHOWN = 60
+MAX_SHOWN = 160
+ZWSP = "\u200b"
 
 
 def plain(text: object) -> str:
@@ -24,6 +25,9 @@ def plain(text: object) -> str:
     s = str(text).replace("\n", " ").replace("\r", " ")
     if len(s) > MAX_SHOWN:
         s = s[:MAX_SHOWN] + "…"
+    # GitHub-flavoured autolinks (http://…, www.…, a@b.c) form even from escaped text: a zero-width space breaks them
+    for pattern in ("://", "www.", "@"):
+        s = s.replace(pattern, pattern[0] + ZWSP + pattern[1:])
     return "".join("\\" + ch if (ch.isascii() and not ch.isalnum() and ch != " ") else ch for ch in s)
 
 

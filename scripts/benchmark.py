@@ -73,8 +73,10 @@ def bench_page_load() -> None:
             browser.close()
     finally:
         proc.terminate()
-    print(f"page load from a shared link (Chromium): verdict median {statistics.median(v for v, _ in times):6.0f} ms, "
-          f"first chart {statistics.median(c for _, c in times):6.0f} ms")
+    print(
+        f"page load from a shared link (Chromium): verdict median {statistics.median(v for v, _ in times):6.0f} ms, "
+        f"first chart {statistics.median(c for _, c in times):6.0f} ms"
+    )
 
 
 if __name__ == "__main__":

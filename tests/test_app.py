@@ -1,5 +1,6 @@
 """The page's wiring with Streamlit's AppTest: runs clean, every field seeded from the URL, bad links warn."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,15 @@ def test_log_panel_rejects_text_that_is_not_a_log():
     at.text_area(key="vllm_log_text").input("hello <b>world</b>\nnothing to see")
     at.run()
     assert not at.exception and any("no vLLM startup lines" in w.value.replace("\\", "") for w in at.warning)
+
+
+def test_html_and_markdown_in_every_parameter_stay_text():
+    evil = "<img src=x onerror=alert(1)>![img](http://example.invalid/x.png)[link](javascript:alert(1))"
+    at = run({name: evil for name in Scenario.model_fields} | {"pin": evil})
+    assert not at.exception
+    shown = [w.value for w in at.warning]
+    lines = [ln for w in shown for ln in w.splitlines() if ln.startswith("- ")]
+    assert len(lines) >= len(Scenario.model_fields) - 1  # custom_model alone is free text, used only with 'custom'
+    unescaped = re.compile(r"(?<!\\)(<img|<script|!\[|\]\()")
+    for text in shown + [m.value for m in at.markdown]:
+        assert not unescaped.search(text), text

@@ -97,10 +97,12 @@ def test_html_and_markdown_in_a_link_render_as_text(page):
     from urllib.parse import quote
 
     page.goto(page.base + "/?model=" + quote(evil) + "&gpu=" + quote("<script>alert(1)</script>") +
-              "&concurrency=" + quote("**bold**"))  # fmt: skip
+              "&concurrency=" + quote("**bold**") + "&document_len=inf&max_model_len=1e999")  # fmt: skip
     verdict(page)
     warnings = page.locator('[data-testid="stAlertContentWarning"]')
     expect(warnings.first).to_be_visible(timeout=15_000)
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert warnings.first.locator("a").count() == 0, "no link forms from user text (not even an autolink)"
     assert page.locator("img[src='x'], img[src*='example.invalid'], a[href^='javascript']").count() == 0
     assert page.locator("script:has-text('alert(1)')").count() == 0
     assert "![img]" in warnings.first.inner_text() or "img" in warnings.first.inner_text()

@@ -22,13 +22,22 @@ def check_link_once(catalog) -> None:
     st.session_state["_link_checked"] = True
     params = {k: st.query_params.get_all(k) for k in st.query_params}
     values, warnings = validate_query(params, known_models=catalog.models, known_gpus=catalog.gpus)
-    for key in params:
-        if key not in values and key != "pin":
-            try:
-                del st.query_params[key]
-            except Exception:  # noqa: BLE001 - a bound key may refuse deletion; the widget then ignores it
-                pass
+    rejected = [k for k in params if k not in values and k != "pin"]
+    for key in rejected:
+        del st.query_params[key]  # nothing is bound yet on a session's first run
+    if rejected:
+        _reseed_from_current_url()
     st.session_state["_link_warnings"] = warnings
+
+
+def _reseed_from_current_url() -> None:
+    """Bound widgets seed themselves from the URL the page was opened with, not from st.query_params; make that
+    the cleaned URL, so a widget never parses a rejected value (Streamlit 1.67 crashes on `?document_len=inf`:
+    OverflowError escapes its int parsing)."""
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    with get_session_state().query_params() as qp:
+        qp.set_initial_query_params_from_current()
 
 
 def link_warnings() -> list[str]:

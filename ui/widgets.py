@@ -8,9 +8,8 @@ from __future__ import annotations
 from typing import get_args
 
 import streamlit as st
-from annotated_types import Ge, Gt, Le, Lt
 
-from calc.scenario import Scenario
+from calc.scenario import Scenario, field_bounds
 
 F = Scenario.model_fields
 
@@ -77,20 +76,6 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
 SLIDERS = {"gpu_memory_utilization": 0.01, "mfu": 0.01, "mbu": 0.01}
 
 
-def _bounds(name: str) -> tuple[float | None, float | None]:
-    lo = hi = None
-    for meta in F[name].metadata + [m for a in get_args(F[name].annotation) for m in getattr(a, "__metadata__", ())]:
-        if isinstance(meta, Ge):
-            lo = meta.ge
-        elif isinstance(meta, Gt):
-            lo = meta.gt
-        elif isinstance(meta, Le):
-            hi = meta.le
-        elif isinstance(meta, Lt):
-            hi = meta.lt
-    return lo, hi
-
-
 def _is_int(name: str) -> bool:
     ann = F[name].annotation
     return ann is int or int in [getattr(a, "__origin__", a) for a in get_args(ann)]
@@ -109,7 +94,7 @@ def widget(name: str, label: str, *, container=st, placeholder: str | None = Non
             getattr(info.annotation, "__origin__", None) is not None and str(info.annotation).startswith("typing.Literal"):  # fmt: skip
         container.selectbox(label, list(choices), index=list(choices).index(default), **common)
         return
-    lo, hi = _bounds(name)
+    lo, hi = field_bounds(name)
     if name in SLIDERS:
         container.slider(label, min_value=float(lo), max_value=float(hi), value=default, step=SLIDERS[name], **common)
         return
