@@ -30,6 +30,9 @@ def _hline(y, text) -> tuple[dict, dict]:
 
 
 def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **layout) -> go.Figure:
+    for axis in ("xaxis", "yaxis"):  # log axes: label the decades only (plotly's 2/5 minor labels read as data)
+        if layout.get(axis, {}).get("type") == "log":
+            layout[axis] = {"dtick": 1, **layout[axis]}
     lay = dict(
         title=dict(text=title),
         xaxis=dict(title=dict(text=x_title), **layout.pop("xaxis", {})),

@@ -120,6 +120,8 @@ def gpu_options(s: Scenario, m: ModelSpec, gpus: dict[str, GPUSpec]) -> list[Opt
     for gid, g in gpus.items():
         for tp in (1, 2, 4, 8):
             t = s.model_copy(update={"gpu": gid, "tensor_parallel_size": tp, "pipeline_parallel_size": 1})
+            if gid != s.gpu:  # the scenario's price is for its own GPU; others use their spec's reference price
+                t = t.model_copy(update={"gpu_hour_price": None})
             if tp_check(t, m):
                 continue
             mem = size_pool(t, m, g)

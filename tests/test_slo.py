@@ -75,3 +75,16 @@ def test_stricter_slo_never_fewer_replicas(catalog, field, values):
 def test_capacity_respects_the_quota(catalog):
     r = evaluate(scenario(request_rate=5), catalog)
     assert r.fleet.capacity.conformance >= 0.9
+
+
+def test_options_price_only_the_scenarios_gpu_with_its_price(catalog):
+    from calc.replicas import gpu_options
+
+    s = scenario(gpu="h100-sxm", gpu_hour_price=9.0)
+    opts = {o.gpu: o for o in gpu_options(s, catalog.models[s.model], catalog.gpus)}
+    assert opts["h100-sxm"].cost_per_million_output_tokens is not None
+    assert opts["b200"].cost_per_million_output_tokens is None  # no reference price in its spec
+    l4 = opts["l4"]
+    assert l4.cost_per_million_output_tokens == pytest.approx(
+        l4.tensor_parallel_size * catalog.gpus["l4"].price_per_gpu_hour / (l4.capacity_rps * 256 * 3600) * 1e6
+    )

@@ -41,7 +41,7 @@ def latency_tab(r, model, gpu) -> None:
     b.plotly_chart(charts.chunk_spike(r), key="chart_chunk")
     st.plotly_chart(charts.latency_breakdown(r), key="chart_breakdown")
     rows = [
-        {"quantity": "prefill", "floor (ms)": lat.prefill.floor_s * 1e3, "estimate (ms)": lat.prefill.estimate_s * 1e3,
+        {"quantity": "prefill", "floor (ms)": round(lat.prefill.floor_s * 1e3, 2), "estimate (ms)": round(lat.prefill.estimate_s * 1e3, 2),
          "bound by": "compute" if lat.prefill.compute_bound else "bandwidth",
          "intensity (FLOP/byte)": lat.prefill.intensity_flop_per_byte},
         {"quantity": f"decode step ({lat.decode_batch} seqs)", "floor (ms)": lat.decode.floor_s * 1e3,
@@ -73,8 +73,8 @@ def beyond_tab(r, model, gpu) -> None:
         f"form valid between the knee ({off.knee_tokens:,.0f} tokens) and the attention crossover "
         f"({off.attention_crossover_tokens:,.0f}): {'yes' if off.closed_form_valid else 'no'}."
     )
-    st.dataframe([{"tier": t.name, "bandwidth (GB/s)": t.bandwidth_bytes_per_s / 1e9, "reload prefix (ms)": t.reload_s * 1e3,
-                   "recompute (ms)": t.recompute_s * 1e3, "keep it?": "yes" if t.worth_keeping else "no, recompute",
+    st.dataframe([{"tier": t.name, "bandwidth (GB/s)": round(t.bandwidth_bytes_per_s / 1e9, 1),
+                   "reload prefix (ms)": round(t.reload_s * 1e3, 3), "recompute (ms)": round(t.recompute_s * 1e3, 1), "keep it?": "yes" if t.worth_keeping else "no, recompute",
                    "adds (tokens)": round(t.capacity_tokens)} for t in off.tiers], hide_index=True)  # fmt: skip
     a, b = st.columns(2)
     a.metric(f"Conversation of {s.turns} turns × {s.tokens_per_turn}", f"{pre.prefix_reuse_saving:.1f}× fewer prefill tokens",
