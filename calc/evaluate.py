@@ -166,12 +166,18 @@ def resolve(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
     return model, gpu
 
 
-def evaluate(s: Scenario, catalog: Catalog) -> Report:
-    """Raises InputError (naming the field) when the scenario names unknown specs or breaks vLLM's TP rules."""
+def resolve_checked(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
+    """resolve(), then vLLM's parallelism rules; InputError names the field that breaks them."""
     model, gpu = resolve(s, catalog)
     problem = tp_check(s, model)
     if problem:
         raise InputError("tensor_parallel_size" if "tensor" in problem else "pipeline_parallel_size", problem)
+    return model, gpu
+
+
+def evaluate(s: Scenario, catalog: Catalog) -> Report:
+    """Raises InputError (naming the field) when the scenario names unknown specs or breaks vLLM's TP rules."""
+    model, gpu = resolve_checked(s, catalog)
     mem = size_pool(s, model, gpu)
     fit = fit_workload(s, model, mem)
     notes = []

@@ -24,10 +24,10 @@ from pydantic import ValidationError
 
 from calc.catalog import Catalog
 from calc.errors import InputError, describe, first_field
-from calc.evaluate import resolve
+from calc.evaluate import resolve_checked
 from calc.kv_cache import StageLayout, pp_layer_ranges, stage_layout
 from calc.log_names import detect_gpu, match_model
-from calc.memory import MemoryResult, size_pool, tp_check
+from calc.memory import MemoryResult, size_pool
 from calc.reconcile_rows import SWAP_DEFAULT_BYTES, Feed, Row, _blocks, _overhead_rows, _pool_rows
 from calc.scenario import Scenario
 from calc.specs import ModelSpec
@@ -157,10 +157,7 @@ def reconcile(log: VllmLog, catalog: Catalog, flags: dict | None = None) -> Reco
                                 "'# GPU blocks', 'GPU KV cache size' or 'Maximum concurrency' line): nothing to "
                                 "reconcile; pass the whole startup log")  # fmt: skip
     s, gpu_source, assumed, notes = build_scenario(log, catalog, flags)
-    model, gpu = resolve(s, catalog)
-    problem = tp_check(s, model)
-    if problem:
-        raise InputError("tensor_parallel_size" if "tensor" in problem else "pipeline_parallel_size", problem)
+    model, gpu = resolve_checked(s, catalog)
     kv_model = _engine_layout_model(log, model, notes)
     est = size_pool(s, kv_model, gpu)
     page, block = est.page_bytes, est.block_size
