@@ -235,7 +235,8 @@ def calibration(log: VllmLog, pool_bytes: float | None) -> dict:
     non_torch = [m.value for m in log.get("non_torch_gib")]
     graphs = log.get("cudagraph_gib") or log.get("cudagraph_estimate_gib")
     if graphs:
-        cal["cudagraph_memory_bytes"] = max(m.value for m in graphs) * GiB
+        # "took -0.22 GiB" happens (the pool freed cached memory while capturing): a negative cost is no cost
+        cal["cudagraph_memory_bytes"] = max(0.0, max(m.value for m in graphs)) * GiB
     if act and non_torch and weights:
         cal["activation_memory_bytes"] = max(0.0, max(act)) * GiB
         cal["non_torch_memory_bytes"] = max(0.0, max(non_torch)) * GiB

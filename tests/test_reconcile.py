@@ -289,3 +289,19 @@ def _catalog():
     from calc.loader import load_catalog
 
     return load_catalog()
+
+
+def test_gemma3_1b_sliding_window_hybrid_v013(capsys):
+    d = run_json(capsys, LOGS / "eole-gemma-3-1b-v0.13.log", "--model", LOGS / "gemma-3-1b" / "config.json")
+    # 1 KV head × 256 × 2 (K,V) × 2 B = 1,024 B per layer and token; 16-token pages; 22 sliding + 4 full layers
+    # group by the smaller kind: 4 layers per group → 1 full + ⌈22/4⌉ = 6 sliding groups ("Add 2 padding layers")
+    per_block = 16 * 1024 * 4
+    lo, hi = blocks_at(25.385, per_block), blocks_at(25.395, per_block)  # "Available KV cache memory: 25.39 GiB"
+    assert lo <= d["predicted"]["num_gpu_blocks"] <= hi
+    # 0.13 prints num_blocks // groups × block_size: "GPU KV cache size: 950,864 tokens"
+    assert lo // 7 * 16 <= 950_864 <= hi // 7 * 16
+    # per request at 2,048 tokens, budget 8,192, window 512: 128 full + 6 × (⌈min(511 + 8192, 2048)/16⌉ + 1) = 902
+    blocks_per_request = 2048 // 16 + 6 * (2048 // 16 + 1)
+    assert round(lo / blocks_per_request, 2) <= 461.21 <= round(hi / blocks_per_request, 2)
+    assert d["logged"]["max_concurrency"] == 461.21 and d["matches"]["max_concurrency"]
+    assert d["logged"]["kv_cache_tokens"] == 950_864 and d["matches"]["kv_cache_tokens"]
