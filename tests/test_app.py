@@ -127,3 +127,25 @@ def test_html_and_markdown_in_every_parameter_stay_text():
     unescaped = re.compile(r"(?<!\\)(<img|<script|!\[|\]\()")
     for text in shown + [m.value for m in at.markdown]:
         assert not unescaped.search(text), text
+
+
+def test_an_uploaded_config_json_is_planned_and_travels_in_the_link():
+    import json
+
+    cfg = {"model_type": "llama", "num_hidden_layers": 20, "hidden_size": 2048, "intermediate_size": 5632,
+           "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000, "max_position_embeddings": 8192,
+           "torch_dtype": "bfloat16"}  # fmt: skip
+    at = run()
+    at.file_uploader(key="upload").upload("my-llama.json", json.dumps(cfg).encode(), "application/json").run()
+    assert not at.exception
+    assert at.session_state["model"] == "custom" and at.session_state["custom_model"]
+    assert any("my\\-llama" in md.value for md in at.markdown)
+    # 2 (K,V) × 20 layers × 4 heads × 128 × 2 B = 40,960 B per token
+    assert "40,960" in next(c for c in at.code if "KV bytes per token" in c.value or "40,960" in c.value).value
+
+
+def test_a_bad_upload_warns_and_keeps_the_model():
+    at = run()
+    at.file_uploader(key="upload").upload("config.json", b"{not json", "application/json").run()
+    assert not at.exception and at.session_state["model"] == "qwen2.5-7b-instruct"
+    assert any("not valid JSON" in c.value for c in at.code)
