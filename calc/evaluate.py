@@ -37,6 +37,11 @@ class Report:
     suggestions: tuple[Suggestion, ...]
     notes: tuple[str, ...]
 
+    @property
+    def goodput_rps(self) -> float:
+        """Requests per second served within both SLOs: throughput × conformance."""
+        return self.latency.requests_per_s * self.conformance.conformance
+
     def to_dict(self) -> dict:
         """Flat JSON: the keys scripts depend on at top level, then each section."""
         m, f = self.memory, self.fit
@@ -73,7 +78,7 @@ class Report:
         flat["workload"] = _plain(f)
         c, fl, off, pre = self.conformance, self.fleet, self.offload, self.prefix
         flat |= {
-            "goodput_rps": lat.requests_per_s * c.conformance,
+            "goodput_rps": self.goodput_rps,
             "conformance": c.conformance,
             "capacity_rps_per_replica": fl.capacity.rps,
             "replicas": fl.replicas,

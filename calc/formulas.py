@@ -37,7 +37,7 @@ def formulas(r) -> dict[str, str]:
         "TTFT": (
             f"queue + prefill + decode steps the chunks ride on + front-end\n"
             f"= {s.queue_s * 1e3:.1f} + {lat.prefill.estimate_s * 1e3:.1f} + "
-            f"{(lat.ttft_s - s.queue_s - lat.prefill.estimate_s - s.frontend_overhead_s) * 1e3:.1f} + "
+            f"{lat.chunk_riding_s * 1e3:.1f} + "
             f"{s.frontend_overhead_s * 1e3:.1f} = {lat.ttft_s * 1e3:.1f} ms\n"
             f"prefill = max(FLOP / (P · mfu), bytes / (B · mbu)) = max({lat.prefill.flop:.3e} / ({lat.peak_flop_per_s:.3e} × "
             f"{s.mfu:g}), {lat.prefill.bytes_moved:.3e} / ({lat.bandwidth_bytes_per_s:.3e} × {s.mbu:g})); "

@@ -94,3 +94,8 @@ def sim_table(rows: list[SimRow]) -> str:
         lines.append(f"{r.name:<9}{r.requests_per_s:8.1f}{r.goodput_rps:9.1f}{r.conformance:10.1%}{r.ttft_over_slo:9.1%}"
                      f"{r.ttft_mean_ms:9.0f}{r.ttft_p50_ms:7.0f}{r.ttft_p95_ms:7.0f}{r.ttft_p99_ms:7.0f}")  # fmt: skip
     return "\n".join(lines)
+
+
+def scenario_sim_config(*, requests_per_s: float, window_s: float, ttft_s: float, tpot_s: float) -> tuple:
+    """The scenario as one simulation row: the requests its throughput serves in the window, around its medians."""
+    return ("this scenario", max(1, round(requests_per_s * window_s)), ttft_s, tpot_s)

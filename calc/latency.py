@@ -76,6 +76,8 @@ class LatencyResult:
     prefill_steps: int
     chunk_step_s: float
     """Duration of a decode step that also carries a full prefill chunk: the ITL spike."""
+    chunk_riding_s: float
+    """Decode steps of the running batch that the new prompt's chunks ride on (part of TTFT)."""
     ttft_s: float
     itl_s: float
     """A plain decode step: the typical inter-token latency (ITL p50)."""
@@ -176,6 +178,7 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult) -> Latency
         chunk_tokens=chunk,
         prefill_steps=steps,
         chunk_step_s=spike,
+        chunk_riding_s=riding,
         ttft_s=ttft,
         itl_s=dec.estimate_s,
         tpot_s=tpot,

@@ -10,7 +10,7 @@ import charts
 from calc import curves
 from calc.evaluate import evaluate, json_safe
 from calc.export import curves_csv, markdown_report
-from calc.goodput import simulate
+from calc.goodput import scenario_sim_config, simulate
 from calc.replicas import gpu_options
 from calc.tails import p_any_slow, per_call_quantile
 from calc.units import GiB
@@ -99,7 +99,7 @@ def slo_tab(r, model, gpu, catalog) -> None:
     b.plotly_chart(charts.fanout(r), key="chart_fanout")
     st.markdown(
         f"P(TTFT ≤ {s.slo_ttft_s:g} s) = {c.p_ttft:.1%} · P(TPOT ≤ {s.slo_tpot_s:g} s) = {c.p_tpot:.1%} → conformance "
-        f"{c.conformance:.1%}, goodput {lat.requests_per_s * c.conformance:.2f} of {lat.requests_per_s:.2f} req/s. "
+        f"{c.conformance:.1%}, goodput {r.goodput_rps:.2f} of {lat.requests_per_s:.2f} req/s. "
         f"Strict variant (every gap ≤ SLO, max ITL): {c.strict_conformance:.1%}. Capacity of one replica at the "
         f"{s.conformance_quota:.0%} quota: {fl.capacity.rps:.2f} req/s at {fl.capacity.concurrency} in flight "
         f"(limited by {fl.capacity.limited_by})."
@@ -107,8 +107,12 @@ def slo_tab(r, model, gpu, catalog) -> None:
     st.caption(f"Fan-out to {s.fanout}: P(at least one call beyond its p99) = {p_any_slow(p_slow=0.01, fanout=s.fanout):.1%}; "
                f"each call must meet its p{per_call_quantile(target_quantile=0.99, fanout=s.fanout) * 100:.3g} for the whole to meet p99.")  # fmt: skip
     st.markdown("**Simulation** (log-normal, seeded; the seed's two configurations, then this scenario)")
-    n = max(1, round(lat.requests_per_s * s.sim_window_s))
-    mine = ("this scenario", n, s.sim_ttft_median_s or lat.ttft_s, s.sim_tpot_median_s or lat.tpot_s)
+    mine = scenario_sim_config(
+        requests_per_s=lat.requests_per_s,
+        window_s=s.sim_window_s,
+        ttft_s=s.sim_ttft_median_s or lat.ttft_s,
+        tpot_s=s.sim_tpot_median_s or lat.tpot_s,
+    )
     rows = simulate([("batch 16", 200, 0.28, 0.028), ("batch 64", 320, 0.43, 0.043)])
     rows += simulate(
         [mine], sigma=s.latency_sigma, window_s=s.sim_window_s, slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s
@@ -197,7 +201,7 @@ def log_tab(r, catalog) -> None:
         st.warning(f"GPU assumed: {plain(rec.gpu_name)} — the log does not say; pick the GPU in the sidebar.")
     st.markdown(f"**{plain(rec.model_name)}** on **{plain(rec.gpu_name)}**")
     rows = [{"quantity": x.quantity, "logged": x.logged, "predicted": x.predicted,
-             "residual": (x.predicted - x.logged) if x.predicted is not None and x.logged is not None else None,
+             "residual": x.residual,
              "within rounding": {True: "yes", False: "no", None: ""}[x.matches], "explanation": x.explanation,
              "unit": x.unit} for x in rec.rows]  # fmt: skip
     st.dataframe(rows, hide_index=True)
