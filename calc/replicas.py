@@ -42,13 +42,15 @@ class Capacity:
     conformance: float
     limited_by: str
     """'slo' or 'memory'."""
+    reason: str = ""
+    """Why one replica serves nothing, when it does not."""
 
 
 def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult) -> Capacity:
     """Bisection over concurrency (conformance falls as concurrency grows)."""
     c_mem = max_concurrency_in_memory(s, m, mem)
     if c_mem == 0:
-        return Capacity(0, 0.0, 0.0, "memory")
+        return Capacity(0, 0.0, 0.0, "memory", "not even one request of this length fits in the KV pool")
 
     def at(c: int) -> tuple[float, float]:
         t = s.model_copy(update={"concurrency": c})
@@ -57,7 +59,13 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult) -> Capaci
 
     conf1, rps1 = at(1)
     if conf1 < s.conformance_quota:
-        return Capacity(0, 0.0, conf1, "slo")
+        one = s.model_copy(update={"concurrency": 1})
+        lat1 = latency(one, m, g, mem)
+        c1 = conformance_of(one, lat1)
+        why = (f"even one request at a time meets both SLOs only {conf1:.0%} of the time (quota "
+               f"{s.conformance_quota:.0%}): TTFT {lat1.ttft_s * 1e3:,.0f} ms vs {s.slo_ttft_s * 1e3:,.0f} ms "
+               f"(P {c1.p_ttft:.0%}), TPOT {lat1.tpot_s * 1e3:.1f} ms vs {s.slo_tpot_s * 1e3:.0f} ms (P {c1.p_tpot:.0%})")  # fmt: skip
+        return Capacity(0, 0.0, conf1, "slo", why)
     conf_top, rps_top = at(c_mem)
     if conf_top >= s.conformance_quota:
         return Capacity(c_mem, rps_top, conf_top, "memory")

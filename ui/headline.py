@@ -58,6 +58,8 @@ def headline(r, link_base: str) -> None:
         f"{cost:.3f}" if cost is not None else "—",
         help="price per GPU-hour × GPUs / output tokens per hour; set a price if the GPU spec has none",
     )
+    if s.request_rate and fl.replicas is None and fl.capacity.reason:
+        st.caption(f"• no replica count: {fl.capacity.reason}")
     if not f.fits:
         for reason in f.reasons:
             st.caption(f"• {reason}")

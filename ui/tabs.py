@@ -201,7 +201,7 @@ def log_tab(r, catalog) -> None:
         st.warning(f"GPU assumed: {plain(rec.gpu_name)} — the log does not say; pick the GPU in the sidebar.")
     st.markdown(f"**{plain(rec.model_name)}** on **{plain(rec.gpu_name)}**")
     rows = [{"quantity": x.quantity, "logged": x.logged, "predicted": x.predicted,
-             "residual": x.residual,
+             "residual (logged − predicted)": x.residual,
              "within rounding": {True: "yes", False: "no", None: ""}[x.matches], "explanation": x.explanation,
              "unit": x.unit} for x in rec.rows]  # fmt: skip
     st.dataframe(rows, hide_index=True)
