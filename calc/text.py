@@ -67,6 +67,20 @@ def render_text(r) -> str:
         f"  throughput: {lat.requests_per_s:.2f} req/s, {lat.output_tokens_per_s:,.0f} output tok/s "
         f"({lat.total_tokens_per_s:,.0f} incl. prompts, which flatters long prompts)",
     ]
+    fl, c = r.fleet, r.conformance
+    lines += ["", f"SLOs (TTFT ≤ {s.slo_ttft_s:g} s, TPOT ≤ {s.slo_tpot_s:g} s, σ {s.latency_sigma:g})",
+              f"  conformance {c.conformance:.1%} (strict, every gap: {c.strict_conformance:.1%}); "
+              f"goodput {r.goodput_rps:.2f} req/s",
+              f"  capacity of one replica at the {s.conformance_quota:.0%} quota: {fl.capacity.rps:.2f} req/s "
+              f"({fl.capacity.concurrency} in flight, limited by {fl.capacity.limited_by})"]  # fmt: skip
+    if fl.replicas is not None:
+        lines.append(f"  {s.request_rate:g} req/s → {fl.replicas} replicas, {fl.gpus} GPUs, headroom {fl.headroom:.0%}")
+    elif fl.capacity.reason:
+        lines.append(f"  no replica count: {fl.capacity.reason}")
+    if fl.cost_per_million_output_tokens is not None:
+        lines.append(
+            f"  {fl.cost_per_hour:.2f} per hour, {fl.cost_per_million_output_tokens:.3f} per million output tokens"
+        )
     for reason in f.reasons[1:]:
         lines.append(f"  also: {reason}")
     if r.suggestions:
