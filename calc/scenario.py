@@ -131,6 +131,12 @@ class Scenario(BaseModel):
     custom_model: Annotated[str, Field(max_length=4000)] | None = None
     """A model that is not shipped: compact encoding of its config.json planning fields (see calc.custom)."""
 
+    @field_validator("custom_model", mode="before")
+    @classmethod
+    def _empty_is_none(cls, v):
+        """An empty text box (or `?custom_model=`) means no custom model, not an empty one."""
+        return None if isinstance(v, str) and not v.strip() else v
+
     @field_validator("block_size", mode="before")
     @classmethod
     def _block_size_from_text(cls, v):

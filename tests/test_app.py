@@ -149,3 +149,11 @@ def test_a_bad_upload_warns_and_keeps_the_model():
     at.file_uploader(key="upload").upload("config.json", b"{not json", "application/json").run()
     assert not at.exception and at.session_state["model"] == "qwen2.5-7b-instruct"
     assert any("not valid JSON" in c.value for c in at.code)
+
+
+def test_the_link_carries_only_what_differs_from_the_defaults():
+    from calc.urlstate import query_string
+
+    at = run({"concurrency": "32"})
+    s = Scenario.model_validate({k: at.session_state[k] for k in Scenario.model_fields})
+    assert query_string(s) == "concurrency=32"

@@ -142,7 +142,7 @@ def compare_tab(r, model, gpu, catalog, pinned, link_base) -> None:
         da, db = json_safe(ra.to_dict()), json_safe(r.to_dict())
         keys = ["model", "gpu", "num_gpu_blocks", "kv_cache_tokens", "max_concurrency", "fits", "ttft_s", "tpot_s", "e2e_s",
                 "goodput_rps", "capacity_rps_per_replica", "replicas", "gpus", "cost_per_million_output_tokens"]  # fmt: skip
-        rows = [{"quantity": k, "A (pinned)": str(da.get(k)), "B (current)": str(db.get(k)),
+        rows = [{"quantity": k, "A (pinned)": _short(da.get(k)), "B (current)": _short(db.get(k)),
                  "differs": "◀ ▶" if da.get(k) != db.get(k) else ""} for k in keys]  # fmt: skip
         changed = {
             k: (getattr(pinned, k), getattr(s, k)) for k in type(s).model_fields if getattr(pinned, k) != getattr(s, k)
@@ -150,7 +150,11 @@ def compare_tab(r, model, gpu, catalog, pinned, link_base) -> None:
         st.caption(
             "Inputs that differ: " + (", ".join(f"{k}: {va} → {vb}" for k, (va, vb) in changed.items()) or "none")
         )
-        st.dataframe(rows, hide_index=True)
+        import pandas as pd
+
+        table = pd.DataFrame(rows)
+        st.dataframe(table.style.apply(lambda row: ["background-color: #fff3cd" if row["differs"] else ""] * len(row),
+                                       axis=1), hide_index=True, height=35 * (len(rows) + 1) + 3)  # fmt: skip
     st.markdown("**Export**")
     c1, c2, c3 = st.columns(3)
     c1.download_button(
@@ -159,6 +163,10 @@ def compare_tab(r, model, gpu, catalog, pinned, link_base) -> None:
     c2.download_button("JSON report", json.dumps(json_safe(r.to_dict()), indent=2, default=str), file_name="capacity-plan.json",
                        mime="application/json")  # fmt: skip
     csv_button(r, model, gpu, c3)
+
+
+def _short(v) -> str:
+    return f"{v:,.4g}" if isinstance(v, float) else str(v)
 
 
 def csv_button(r, model, gpu, container) -> None:

@@ -137,6 +137,8 @@ def sidebar_rest(model_spec, gpu_spec) -> None:
         with sb.expander(group, expanded=group == "Workload"):
             for name, label in fields:
                 widget(name, label)
+    for w in gpu_spec.sparse_warnings if gpu_spec else ():
+        sb.warning(f"GPU spec: {w}", icon=":material/warning:")
     with sb.expander("Spec overrides (hypothetical parts)"):
         st.caption("Empty = the spec's value, shown as the placeholder.")
         g, m = gpu_spec, model_spec
