@@ -23,14 +23,18 @@ def headline(r, link_base: str) -> None:
         f"{m.kv_cache_tokens:,}",
         help=f"vLLM's 'GPU KV cache size': {m.num_gpu_blocks:,} blocks × {m.block_size}",
     )
-    c[2].metric(f"Max concurrency @ {s.max_model_len:,}", f"{m.max_concurrency:.2f}x")
+    c[2].metric(
+        f"Max conc. @ {s.max_model_len:,}",
+        f"{m.max_concurrency:.2f}x",
+        help="vLLM's 'Maximum concurrency for max_model_len tokens per request'",
+    )
     c[3].metric(
-        "Requests at this length",
+        "Fit at this length",
         f"{f.max_concurrency_at_length:,}",
         help="most requests of input_len + output_len held at once",
     )
     c[4].metric(
-        f"Longest at C={s.concurrency} (tok)",
+        f"Longest @ C={s.concurrency}",
         f"{f.longest_request_at_concurrency:,}",
         help="longest prompt + output each request can have",
     )
@@ -43,7 +47,11 @@ def headline(r, link_base: str) -> None:
         "TPOT (estimate)", f"{lat.tpot_s * 1e3:.1f} ms", help=f"decode-step floor {lat.decode.floor_s * 1e3:.2f} ms"
     )
     c[2].metric("End-to-end", f"{lat.e2e_s:.2f} s")
-    c[3].metric("Conformance (both SLOs)", f"{r.conformance.conformance:.1%}")
+    c[3].metric(
+        "Within both SLOs",
+        f"{r.conformance.conformance:.1%}",
+        help="share of requests meeting TTFT and TPOT SLOs (goodput / throughput)",
+    )
     if fl.replicas is not None:
         c[4].metric(
             "Replicas / GPUs", f"{fl.replicas} / {fl.gpus}", help=f"capacity {fl.capacity.rps:.2f} req/s per replica"
@@ -51,7 +59,11 @@ def headline(r, link_base: str) -> None:
     elif s.request_rate:
         c[4].metric("Replicas / GPUs", "—", help="one replica cannot meet the SLOs at the quota")
     else:
-        c[4].metric("Capacity per replica", f"{fl.capacity.rps:.2f} req/s", help="set a request rate for replicas")
+        c[4].metric(
+            "Capacity (req/s)",
+            f"{fl.capacity.rps:.2f}",
+            help="per replica, at the conformance quota; set a request rate for replicas",
+        )
     cost = fl.cost_per_million_output_tokens
     c[5].metric(
         "Cost / M output tok",
