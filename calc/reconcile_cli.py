@@ -49,7 +49,7 @@ def run_reconcile(args: argparse.Namespace, catalog: Catalog) -> int:
     return 0
 
 
-def _fmt(value: float | None, unit: str, signed: bool = False) -> str:
+def format_value(value: float | None, unit: str, signed: bool = False) -> str:
     if value is None:
         return "–"
     sign = "+" if signed else ""
@@ -61,9 +61,9 @@ def _fmt(value: float | None, unit: str, signed: bool = False) -> str:
 
 
 def _predicted(r: Row) -> str:
-    text = _fmt(r.predicted, r.unit)
+    text = format_value(r.predicted, r.unit)
     if r.low is not None and r.high is not None and r.low != r.high:
-        text += f" ({_fmt(r.low, r.unit)}–{_fmt(r.high, r.unit)})"
+        text += f" ({format_value(r.low, r.unit)}–{format_value(r.high, r.unit)})"
     return text
 
 
@@ -80,7 +80,7 @@ def render(rec: Reconciliation, path: str) -> str:
     table = [("quantity", "logged", "predicted (rounding range)", "residual", "match", "explanation")]
     for r in rec.rows:
         match = "–" if r.matches is None else ("yes" if r.matches else "NO")
-        table.append((r.quantity, _fmt(r.logged, r.unit), _predicted(r), _fmt(r.residual, r.unit, signed=True), match,
+        table.append((r.quantity, format_value(r.logged, r.unit), _predicted(r), format_value(r.residual, r.unit, signed=True), match,
                       r.explanation))  # fmt: skip
     widths = [max(len(row[i]) for row in table) for i in range(5)]
     for row in table:

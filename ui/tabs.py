@@ -182,6 +182,7 @@ def log_tab(r, catalog) -> None:
     """Paste a vLLM startup log: our prediction beside every logged number, and an offer to calibrate."""
     from calc.errors import InputError
     from calc.reconcile import reconcile
+    from calc.reconcile_cli import format_value
     from calc.vllm_log import parse_log
 
     s = r.scenario
@@ -208,16 +209,17 @@ def log_tab(r, catalog) -> None:
     if rec.gpu_assumed:
         st.warning(f"GPU assumed: {plain(rec.gpu_name)} — the log does not say; pick the GPU in the sidebar.")
     st.markdown(f"**{plain(rec.model_name)}** on **{plain(rec.gpu_name)}**")
-    rows = [{"quantity": x.quantity, "logged": x.logged, "predicted": x.predicted,
-             "residual (logged − predicted)": x.residual,
+    rows = [{"quantity": x.quantity, "logged": format_value(x.logged, x.unit), "predicted": format_value(x.predicted, x.unit),
+             "residual (logged − predicted)": format_value(x.residual, x.unit, signed=True),
              "within rounding": {True: "yes", False: "no", None: ""}[x.matches], "explanation": x.explanation,
-             "unit": x.unit} for x in rec.rows]  # fmt: skip
+             } for x in rec.rows]  # fmt: skip
     st.dataframe(rows, hide_index=True)
     for note in rec.notes:
         st.caption(f"note: {plain(note)}")
     if rec.calibration:
         st.markdown("**Calibrate this scenario from the log** (the overrides travel in the link):")
-        st.code(", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in rec.calibration.items()),
+        st.code(", ".join(f"{k}={v:.0f}" if k.endswith("_bytes") else f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                          for k, v in rec.calibration.items()),
                 language=None, wrap_lines=True)  # fmt: skip
         st.button("Adopt the logged overheads", on_click=_adopt, args=(rec.calibration,), key="adopt_btn")
 
