@@ -41,12 +41,12 @@ def render_text(r) -> str:
         f"  bytes per token per GPU        {m.kv_bytes_per_token_per_gpu:,.0f} B",
         f"  GPU blocks × block size        {m.num_gpu_blocks:,} × {m.block_size}",
         f"  GPU KV cache size              {m.kv_cache_tokens:,} tokens",
-        f"  max concurrency at {s.max_model_len:,} tokens  {m.max_concurrency:.2f}x",
+        f"  {f'max concurrency at {s.max_model_len:,}':31s}{m.max_concurrency:.2f}x",
         "",
         "Workload",
         f"  pool occupancy                 {f.pool_fraction:.1%}",
         f"  most requests at this length   {f.max_concurrency_at_length:,}",
-        f"  longest request at C={s.concurrency:<6}   {f.longest_request_at_concurrency:,} tokens "
+        f"  {f'longest request at C={s.concurrency}':31s}{f.longest_request_at_concurrency:,} tokens "
         f"(prompt ≤ {f.longest_prompt_at_concurrency:,})",
     ]
     lat = r.latency
