@@ -9,7 +9,6 @@ from calc.memory import MemoryResult
 from calc.replicas import conformance_of
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
-from calc.workload import blocks_needed_fn
 
 
 @dataclass(frozen=True)
@@ -60,7 +59,7 @@ def decode_vs_context(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult,
 
 
 def concurrency_sweep(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult) -> list[ConcurrencyPoint]:
-    need = blocks_needed_fn(s, m, mem)
+    need = mem.blocks_per_request
     per_req = need(s.request_len)
     out = []
     for c in geometric(1, max(2, min(s.max_num_seqs, 1024)), 20):
@@ -75,7 +74,7 @@ def concurrency_sweep(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult) 
 
 def occupancy_vs_length(s: Scenario, m: ModelSpec, mem: MemoryResult) -> list[OccupancyPoint]:
     """The seed report's straight lines: C · blocks(L) / pool, for prompt lengths up to max_model_len."""
-    need = blocks_needed_fn(s, m, mem)
+    need = mem.blocks_per_request
     lengths = geometric(max(2, s.output_len + 1), max(s.output_len + 2, s.max_model_len), 24)
     return [OccupancyPoint(L, s.concurrency * need(L) / mem.num_gpu_blocks if mem.num_gpu_blocks else float("inf"))
             for L in lengths]  # fmt: skip
@@ -89,7 +88,7 @@ class ContextPoint:
 
 def concurrency_vs_context(s: Scenario, m: ModelSpec, mem: MemoryResult) -> list[ContextPoint]:
     """vLLM's 'Maximum concurrency for L tokens per request' as L varies (same pool)."""
-    need = blocks_needed_fn(s, m, mem)
+    need = mem.blocks_per_request
     return [
         ContextPoint(L, mem.num_gpu_blocks / need(L)) for L in geometric(256, max(512, m.max_position_embeddings), 24)
     ]

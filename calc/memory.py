@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calc.kv_cache import (
+    StageLayout,
     blocks_per_request,
     kv_bytes_per_token,
     kv_bytes_per_token_per_layer,
@@ -65,6 +66,15 @@ class MemoryResult:
     """num_gpu_blocks · block_size: tokens the pool holds if every layer kept every token."""
     estimated_max_model_len: int
     """Longest request one sequence can hold in this pool (vLLM's estimate_max_model_len)."""
+    layout: StageLayout
+    """The layer grouping of the stage with the fewest blocks (the one the scheduler is bound by)."""
+    max_num_batched_tokens: int
+
+    def blocks_per_request(self, tokens: int) -> int:
+        """Blocks one request of `tokens` tokens takes from this pool (sliding groups cap at the window)."""
+        return blocks_per_request(
+            self.layout, tokens, block_size=self.block_size, max_num_batched_tokens=self.max_num_batched_tokens
+        )
 
     @property
     def headroom_bytes(self) -> float:
@@ -169,6 +179,8 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> MemoryResult:
         kv_cache_tokens=int(concurrency * s.max_model_len),
         pool_token_capacity=blocks * block,
         estimated_max_model_len=_longest_fitting(need, blocks, upper=max(s.max_model_len, 1) * 64),
+        layout=layout,
+        max_num_batched_tokens=s.max_num_batched_tokens,
     )
 
 

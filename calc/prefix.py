@@ -16,7 +16,6 @@ from calc.memory import MemoryResult
 from calc.offload import recompute_s
 from calc.scenario import Scenario
 from calc.specs import ModelSpec
-from calc.workload import blocks_needed_fn
 
 TENANT_NOTE = (
     "A shared prefix cache is a timing side channel: a fast first token tells a user that someone else already "
@@ -56,7 +55,7 @@ class PrefixResult:
 def prefix(s: Scenario, m: ModelSpec, mem: MemoryResult, lat: LatencyResult) -> PrefixResult:
     n, t = s.turns, s.tokens_per_turn
     ctx_last = n * t
-    need = blocks_needed_fn(s, m, mem)
+    need = mem.blocks_per_request
     bs = mem.block_size
     shared_blocks = min(s.shared_prefix_len, s.input_len) // bs
     shared_tokens = shared_blocks * bs

@@ -17,7 +17,6 @@ from calc.memory import MemoryResult
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 from calc.units import HOUR_S
-from calc.workload import blocks_needed_fn
 
 
 def conformance_of(s: Scenario, lat: LatencyResult) -> Conformance:
@@ -28,7 +27,7 @@ def conformance_of(s: Scenario, lat: LatencyResult) -> Conformance:
 
 
 def max_concurrency_in_memory(s: Scenario, m: ModelSpec, mem: MemoryResult) -> int:
-    per_req = blocks_needed_fn(s, m, mem)(s.request_len)
+    per_req = mem.blocks_per_request(s.request_len)
     if s.request_len > s.max_model_len or mem.max_concurrency < 1:
         return 0
     return min(mem.num_gpu_blocks // per_req, s.max_num_seqs)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calc.kv_cache import blocks_per_request, pp_layer_ranges, stage_layout
 from calc.memory import MemoryResult, _longest_fitting
 from calc.scenario import Scenario
 from calc.specs import ModelSpec
@@ -35,19 +34,8 @@ class WorkloadFit:
     """The same minus output_len (the seed's 'prompts of at most 816' for the MHA variant)."""
 
 
-def blocks_needed_fn(s: Scenario, m: ModelSpec, mem: MemoryResult):
-    layout = stage_layout(m, pp_layer_ranges(m.num_hidden_layers, s.pipeline_parallel_size)[0])
-
-    def need(tokens: int) -> int:
-        return blocks_per_request(
-            layout, tokens, block_size=mem.block_size, max_num_batched_tokens=s.max_num_batched_tokens
-        )
-
-    return need
-
-
 def fit_workload(s: Scenario, m: ModelSpec, mem: MemoryResult) -> WorkloadFit:
-    need = blocks_needed_fn(s, m, mem)
+    need = mem.blocks_per_request
     L, C = s.request_len, s.concurrency
     per_req = need(L)
     blocks = mem.num_gpu_blocks
