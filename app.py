@@ -12,7 +12,7 @@ from calc.errors import InputError
 from calc.evaluate import evaluate, resolve
 from calc.loader import load_catalog
 from calc.scenario import Scenario
-from calc.urlstate import plain
+from boundary.urlstate import plain
 from ui import state, tabs
 from ui.headline import headline
 from ui.widgets import current_values, sidebar_rest, sidebar_specs

@@ -1,3 +1,3 @@
-from calc.cli import main
+from boundary.cli import main
 
 raise SystemExit(main())

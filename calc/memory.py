@@ -178,13 +178,13 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> MemoryResult:
         max_concurrency=concurrency,
         kv_cache_tokens=int(concurrency * s.max_model_len),
         pool_token_capacity=blocks * block,
-        estimated_max_model_len=_longest_fitting(need, blocks, upper=max(s.max_model_len, 1) * 64),
+        estimated_max_model_len=longest_fitting(need, blocks, upper=max(s.max_model_len, 1) * 64),
         layout=layout,
         max_num_batched_tokens=s.max_num_batched_tokens,
     )
 
 
-def _longest_fitting(need, blocks: int, *, upper: int) -> int:
+def longest_fitting(need, blocks: int, *, upper: int) -> int:
     """Largest L with need(L) ≤ blocks, by bisection (need is non-decreasing in L); 0 if not even one token."""
     if need(1) > blocks:
         return 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calc.memory import MemoryResult, _longest_fitting
+from calc.memory import MemoryResult, longest_fitting
 from calc.scenario import Scenario
 from calc.specs import ModelSpec
 
@@ -55,7 +55,7 @@ def fit_workload(s: Scenario, m: ModelSpec, mem: MemoryResult) -> WorkloadFit:
     if C > s.max_num_seqs:
         reasons.append(f"concurrency {C} exceeds max_num_seqs {s.max_num_seqs}: the rest wait in the queue")
     per_seq_blocks = blocks // C
-    longest = min(_longest_fitting(need, per_seq_blocks, upper=s.max_model_len), s.max_model_len)
+    longest = min(longest_fitting(need, per_seq_blocks, upper=s.max_model_len), s.max_model_len)
     return WorkloadFit(
         request_tokens=L,
         blocks_per_request=per_req,

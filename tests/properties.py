@@ -15,13 +15,13 @@ from functools import cache
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from calc.cli import main as cli_main
+from boundary.cli import main as cli_main
 from calc.custom import encode_custom_model
 from calc.errors import InputError, describe
 from calc.evaluate import evaluate, json_safe
 from calc.loader import load_catalog, parse_config_json
 from calc.scenario import Scenario, field_bounds
-from calc.urlstate import plain, validate_query
+from boundary.urlstate import plain, validate_query
 
 FIELDS = sorted(Scenario.model_fields)
 

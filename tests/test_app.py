@@ -152,7 +152,7 @@ def test_a_bad_upload_warns_and_keeps_the_model():
 
 
 def test_the_link_carries_only_what_differs_from_the_defaults():
-    from calc.urlstate import query_string
+    from boundary.urlstate import query_string
 
     at = run({"concurrency": "32"})
     s = Scenario.model_validate({k: at.session_state[k] for k in Scenario.model_fields})

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from calc.cli import main
+from boundary.cli import main
 from calc.errors import InputError
-from calc.reconcile import match_model, reconcile
+from boundary.reconcile import match_model, reconcile
 from calc.units import GiB
-from calc.vllm_log import parse_log
+from boundary.vllm_log import parse_log
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "tests" / "data" / "vllm_logs"

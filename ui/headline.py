@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from calc.formulas import formulas
-from calc.text import verdict
+from boundary.text import verdict
 from calc.units import GiB
-from calc.urlstate import cli_command, plain, query_string
+from boundary.urlstate import cli_command, plain, query_string
 
 
 def headline(r, link_base: str) -> None:

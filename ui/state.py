@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from calc.errors import describe
 from calc.scenario import Scenario
-from calc.urlstate import validate_query
+from boundary.urlstate import validate_query
 
 
 def check_link_once(catalog) -> None:

@@ -9,12 +9,12 @@ import streamlit as st
 import charts
 from calc import curves
 from calc.evaluate import evaluate, json_safe
-from calc.export import curves_csv, markdown_report
+from boundary.markdown import curves_csv, markdown_report
 from calc.goodput import scenario_sim_config, simulate
 from calc.replicas import gpu_options
 from calc.tails import p_any_slow, per_call_quantile
 from calc.units import GiB
-from calc.urlstate import plain
+from boundary.urlstate import plain
 
 TABS = ["Memory", "Latency", "Beyond the GPU", "SLOs & replicas", "Compare & export", "Check a vLLM log"]
 
@@ -181,9 +181,9 @@ def csv_button(r, model, gpu, container) -> None:
 def log_tab(r, catalog) -> None:
     """Paste a vLLM startup log: our prediction beside every logged number, and an offer to calibrate."""
     from calc.errors import InputError
-    from calc.reconcile import reconcile
-    from calc.reconcile_cli import format_value
-    from calc.vllm_log import parse_log
+    from boundary.reconcile import reconcile
+    from boundary.cli_reconcile import format_value
+    from boundary.vllm_log import parse_log
 
     s = r.scenario
     st.caption("Paste the engine's startup lines (from 'Initializing … engine' to 'Maximum concurrency'). The "

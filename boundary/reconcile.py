@@ -12,8 +12,8 @@ LMCache #1739 (Qwen3-14B, 163,840 B/token): 6.51 GiB → 2,666 blocks (2,664 –
 The overhead lines (weights, activation, non-torch, CUDA graphs) are compared with the planner's estimates, and the
 measured ones become `calibration`: Scenario overrides that adopt them.
 
-Model/GPU name matching lives in calc.log_names, the row builders (Row, Feed and the per-line checks) in
-calc.reconcile_rows; this module builds the scenario, feeds the logged pool back in and assembles the result.
+Model/GPU name matching lives in boundary.log_names, the row builders (Row, Feed and the per-line checks) in
+boundary.reconcile_rows; this module builds the scenario, feeds the logged pool back in and assembles the result.
 """
 
 from __future__ import annotations
@@ -22,17 +22,17 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
+from boundary.log_names import detect_gpu, match_model
+from boundary.reconcile_rows import SWAP_DEFAULT_BYTES, Feed, Row, blocks_range, overhead_rows, pool_rows
+from boundary.vllm_log import Measure, VllmLog, log_scenario_fields
 from calc.catalog import Catalog
 from calc.errors import InputError, describe, first_field
 from calc.evaluate import resolve_checked
 from calc.kv_cache import StageLayout, pp_layer_ranges, stage_layout
-from calc.log_names import detect_gpu, match_model
 from calc.memory import MemoryResult, size_pool
-from calc.reconcile_rows import SWAP_DEFAULT_BYTES, Feed, Row, _blocks, _overhead_rows, _pool_rows
 from calc.scenario import Scenario
 from calc.specs import ModelSpec
 from calc.units import GiB
-from calc.vllm_log import Measure, VllmLog, log_scenario_fields
 
 __all__ = [
     "KV_KEYS", "SWAP_DEFAULT_BYTES", "Feed", "Reconciliation", "Row", "build_scenario", "calibration", "detect_gpu",
@@ -165,10 +165,10 @@ def reconcile(log: VllmLog, catalog: Catalog, flags: dict | None = None) -> Reco
     feeds, source = _feeds(log, s, page, layouts)
     if not feeds:
         feeds = [Feed(est.kv_cache_memory_bytes, 0.0, None, "the planner's estimate")]
-    rows, logged, predicted = _pool_rows(log, s, feeds, source, page, block, layouts)
-    rows = _overhead_rows(log, est, feeds, layouts, page, assumed) + rows
+    rows, logged, predicted = pool_rows(log, s, feeds, source, page, block, layouts)
+    rows = overhead_rows(log, est, feeds, layouts, page, assumed) + rows
     predicted["kv_cache_memory_bytes"] = est.kv_cache_memory_bytes
-    cal = calibration(log, _blocks(feeds, 0, page, layouts)[2].bytes_ if source in ("logged", "implied") else None)
+    cal = calibration(log, blocks_range(feeds, 0, page, layouts)[2].bytes_ if source in ("logged", "implied") else None)
     s_cal = Scenario.model_validate({**s.model_dump(), **cal})
     distinct = sorted({round(f.bytes_ / GiB, 4) for f in feeds}) if source == "logged" else []
     if len(distinct) > 1:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import csv
 import io
 
+from boundary.text import render_text, verdict
+from boundary.urlstate import cli_command, plain, query_string
 from calc.formulas import formulas
-from calc.text import render_text, verdict
-from calc.urlstate import cli_command, plain, query_string
 
 
 def markdown_report(r, link_base: str = "") -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
+from boundary.vllm_log import VllmLog
 from calc.catalog import Catalog
-from calc.vllm_log import VllmLog
 
 _DEVICES = (
     (r"GH200", "gh200"), (r"H100[ _-]?NVL", "h100-nvl"), (r"H100[ _-]?PCIe", "h100-pcie"), (r"H100", "h100-sxm"),

@@ -1,6 +1,6 @@
 """`python -m calc reconcile LOGFILE [--model ID|PATH] [--gpu ID] [--<scenario-field> VALUE …] [--json]`.
 
-Reads a vLLM startup log (formats in calc.vllm_log), rebuilds the Scenario it describes (flags fill in what the log
+Reads a vLLM startup log (formats in boundary.vllm_log), rebuilds the Scenario it describes (flags fill in what the log
 lacks and override what it says) and prints, line by line, logged / predicted / residual / explanation, then the
 calibration: the Scenario overrides that adopt the logged overheads. The one module of the feature that does I/O.
 """
@@ -11,11 +11,12 @@ import argparse
 import json
 from pathlib import Path
 
+from boundary.args import flag, scenario_from_args
+from boundary.reconcile import Reconciliation, Row, reconcile
+from boundary.vllm_log import parse_log
 from calc.catalog import Catalog
 from calc.errors import InputError
-from calc.reconcile import Reconciliation, Row, reconcile
 from calc.units import GiB
-from calc.vllm_log import parse_log
 
 MAX_LOG_BYTES = 64 * 2**20  # startup logs are kilobytes; a long-running server log is still well under this
 
@@ -32,8 +33,6 @@ def read_log(path: str) -> str:
 
 def flags_from_args(args: argparse.Namespace) -> dict:
     """The Scenario fields given on the command line, validated (a --model path becomes a custom model)."""
-    from calc.cli import scenario_from_args
-
     s = scenario_from_args(args)
     return {k: getattr(s, k) for k in s.model_fields_set}
 
@@ -68,8 +67,6 @@ def _predicted(r: Row) -> str:
 
 
 def render(rec: Reconciliation, path: str) -> str:
-    from calc.cli import flag
-
     log, s = rec.log, rec.scenario
     version = f"vLLM {log.version}" if log.version else "version not printed"
     out = [f"vLLM startup log: {path} (engine {log.engine}, {version})",

@@ -1,4 +1,4 @@
-"""The rows of a reconciliation: `Row` and `Feed`, the fewest-blocks pool (`_blocks`), and the builders for the
+"""The rows of a reconciliation: `Row` and `Feed`, the fewest-blocks pool (`blocks_range`), and the builders for the
 overhead lines, the pool lines (with their print-convention `_candidates` and gap `_hypotheses`) and the extra
 V0 / start-failure lines."""
 
@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from boundary.vllm_log import VllmLog
 from calc.kv_cache import StageLayout, blocks_per_request
 from calc.memory import MemoryResult
 from calc.scenario import Scenario
 from calc.units import GiB
-from calc.vllm_log import VllmLog
 
 SWAP_DEFAULT_BYTES = 4 * GiB  # vLLM V0 --swap-space default, for "# CPU blocks"
 
@@ -44,7 +44,7 @@ class Feed:
     label: str
 
 
-def _blocks(feeds: list[Feed], sign: int, page: float, layouts: list[StageLayout], extra_layers: int = 0):
+def blocks_range(feeds: list[Feed], sign: int, page: float, layouts: list[StageLayout], extra_layers: int = 0):
     """Fewest blocks over workers at value + sign · slack: (blocks, binding layout, binding feed)."""
     best = None
     for f in feeds:
@@ -69,7 +69,7 @@ _OVERHEADS = (
 )  # fmt: skip
 
 
-def _overhead_rows(log, est: MemoryResult, feeds, layouts, page, assumed: bool) -> list[Row]:
+def overhead_rows(log, est: MemoryResult, feeds, layouts, page, assumed: bool) -> list[Row]:
     predicted = {"total_memory_gib": est.total_memory_bytes, "weights_gib": est.weights_bytes_per_gpu,
                  "activation_gib": est.activation_bytes, "non_torch_gib": est.non_torch_bytes,
                  "cudagraph_gib": est.cudagraph_bytes, "cudagraph_estimate_gib": est.cudagraph_bytes}  # fmt: skip
@@ -85,7 +85,7 @@ def _overhead_rows(log, est: MemoryResult, feeds, layouts, page, assumed: bool) 
         rows.append(Row(out, label, "bytes", logged, pred, matches=ok, explanation="agrees" if ok else why))
         if key in ("weights_gib", "activation_gib", "non_torch_gib"):
             terms.append((abs(logged - pred), label.lower(), (logged - pred) / GiB))
-    binding = _blocks(feeds, 0, page, layouts)[2]
+    binding = blocks_range(feeds, 0, page, layouts)[2]
     logged_kv = binding.bytes_ if binding.label != "the planner's estimate" else None
     why = []
     if terms:
@@ -122,10 +122,10 @@ def _candidates(kind: str, b: int, lay: StageLayout, s: Scenario, block: int, v0
     return newer + old if new else old + newer
 
 
-def _pool_rows(log: VllmLog, s: Scenario, feeds, source, page, block, layouts) -> tuple[list[Row], dict, dict]:
+def pool_rows(log: VllmLog, s: Scenario, feeds, source, page, block, layouts) -> tuple[list[Row], dict, dict]:
     v0, version = log.engine == "V0", log.version_tuple
     new = bool(version and version >= (0, 20))
-    pools = [_blocks(feeds, sign, page, layouts) for sign in (-1, 0, 1)]
+    pools = [blocks_range(feeds, sign, page, layouts) for sign in (-1, 0, 1)]
     binding = pools[1][2]
     logged: dict = {}
     if source == "logged":
@@ -182,7 +182,7 @@ def _hypotheses(key, val, tol, feeds, page, layouts, s, block, v0, new) -> str:
         ("matches with a 16-bit KV cache (twice the bytes)", feeds, page * 2, 0),
     ]
     for text, fs, pg, extra in trials:
-        lo, hi = (_blocks(fs, sign, pg, layouts, extra) for sign in (-1, 1))
+        lo, hi = (blocks_range(fs, sign, pg, layouts, extra) for sign in (-1, 1))
         if key == "num_gpu_blocks":
             if lo[0] <= val <= hi[0]:
                 return text
@@ -231,7 +231,7 @@ def _extra_rows(log, s, pool, page, block, layouts) -> list[Row]:
     if avail and est_len:
         fits = []
         for sign in (-1, 1):
-            b = _blocks([Feed(avail.value * GiB, avail.half_unit * GiB, None, "")], sign, page, layouts)[0]
+            b = blocks_range([Feed(avail.value * GiB, avail.half_unit * GiB, None, "")], sign, page, layouts)[0]
             lo, hi = 1, max(needed.arg if needed and needed.arg else s.max_model_len, 1)
             while hi - lo > 1:  # largest L with need(L) ≤ blocks (vLLM's estimate_max_model_len)
                 mid = (lo + hi) // 2

@@ -1,0 +1,89 @@
+"""Scenario fields as command-line flags (`--max-model-len` ⇄ `max_model_len`), shared by every subcommand."""
+
+from __future__ import annotations
+
+import argparse
+import typing
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from calc.errors import InputError, first_field
+from calc.scenario import Scenario
+
+
+def flag(field: str) -> str:
+    return "--" + field.replace("_", "-")
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> typing.NoReturn:  # one line, exit 2 (argparse prints usage too)
+        self.exit(2, f"error: {' '.join(message.split())[:500]}\n")
+
+
+def _is_bool(name: str) -> bool:
+    return Scenario.model_fields[name].annotation is bool
+
+
+def help_text(info) -> str:
+    """First line of a field's docstring, safe for argparse (which %-formats help strings)."""
+    return (info.description or "").split("\n")[0].replace("%", "%%")
+
+
+def add_scenario_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
+    for name, info in Scenario.model_fields.items():
+        if name in ("model", "gpu") or name in skip:
+            continue
+        if _is_bool(name):
+            p.add_argument(flag(name), dest=name, action=argparse.BooleanOptionalAction, default=None,
+                           help=help_text(info))  # fmt: skip
+        else:
+            p.add_argument(flag(name), dest=name, default=None, metavar=name.upper(), help=help_text(info))
+
+
+def add_spec_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", dest="model", default=None, help="model spec id, or a model YAML / config.json path")
+    p.add_argument("--gpu", dest="gpu", default=None, help="accelerator spec id")
+
+
+def scenario_data(ns: argparse.Namespace) -> dict:
+    """The Scenario fields given on the command line, as text (a --model path becomes a custom model)."""
+    from calc.custom import encode_custom_model
+    from calc.loader import load_model_file
+
+    data = {k: v for k, v in vars(ns).items() if k in Scenario.model_fields and v is not None}
+    model = data.get("model")
+    if model and (model.endswith((".json", ".yaml", ".yml")) or "/" in model):
+        spec = load_model_file(Path(model))
+        data["model"] = "custom"
+        data["custom_model"] = encode_custom_model(spec)
+    return data
+
+
+def validate_scenario(data: dict) -> Scenario:
+    """Strings from the command line, validated by the Scenario (lax mode coerces '8192' to 8192)."""
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as e:
+        err = e.errors(include_url=False)[0]
+        name = first_field(e)
+        shown = flag(name) if name in Scenario.model_fields else name
+        raise InputError(shown, allowed_text(name, err)) from None
+
+
+def scenario_from_args(ns: argparse.Namespace) -> Scenario:
+    return validate_scenario(scenario_data(ns))
+
+
+def allowed_text(name: str, err: dict) -> str:
+    msg = err["msg"].removeprefix("Value error, ")
+    info = Scenario.model_fields.get(name)
+    bounds = []
+    for meta in getattr(info, "metadata", []) if info else []:
+        for attr, sym in (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<")):
+            if getattr(meta, attr, None) is not None:
+                bounds.append(f"{sym} {getattr(meta, attr)}")
+    got = err.get("input")
+    got_txt = f" (got {str(got)[:40]!r})" if got is not None and not isinstance(got, dict) else ""
+    allowed = f"; allowed: {', '.join(bounds)}" if bounds and "allowed" not in msg else ""
+    return f"{msg}{got_txt}{allowed}"

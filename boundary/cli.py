@@ -1,0 +1,80 @@
+"""Command line: `python -m calc plan|models|gpus|reconcile`. Flags are the Scenario fields in kebab-case (boundary.args).
+
+Imports stay light (no Streamlit, no plotly): the whole process answers in well under a second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from boundary.args import Parser, add_scenario_flags, add_spec_flags, scenario_from_args
+from calc.errors import InputError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = Parser(prog="python -m calc", description="LLM serving capacity planner")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
+    plan = sub.add_parser("plan", help="plan one scenario")
+    add_spec_flags(plan)
+    plan.add_argument("--json", action="store_true", help="print the Report as JSON")
+    add_scenario_flags(plan)
+    sub.add_parser("models", help="list the shipped model specs")
+    sub.add_parser("gpus", help="list the shipped accelerator specs")
+    rec = sub.add_parser("reconcile", help="hold a vLLM startup log against the prediction")
+    rec.add_argument("logfile")
+    add_spec_flags(rec)
+    rec.add_argument("--json", action="store_true")
+    add_scenario_flags(rec)
+    return p
+
+
+def main(argv: list[str] | None = None, catalog=None) -> int:
+    """Exit status 0, or 2 with one line on stderr naming the field; never a traceback for bad input."""
+    args = build_parser().parse_args(argv)
+    try:
+        return _run(args, catalog)
+    except InputError as e:
+        print(f"error: {_one_line(str(e))}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except (ValueError, OSError, UnicodeError) as e:  # last resort: still one line, status 2
+        print(f"error: {type(e).__name__}: {_one_line(str(e))}", file=sys.stderr)
+        return 2
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:500]
+
+
+def _run(args: argparse.Namespace, catalog=None) -> int:
+    from calc.loader import load_catalog
+
+    catalog = catalog or load_catalog()
+    if args.command == "models":
+        from calc.params import count_params
+
+        for sid, m in catalog.models.items():
+            p = count_params(m)
+            print(f"{sid:26s} {m.name:26s} {p.total / 1e9:8.2f} B params  {m.model_type}")
+        return 0
+    if args.command == "gpus":
+        for sid, g in catalog.gpus.items():
+            print(f"{sid:16s} {g.name:34s} {g.memory_gib:7.2f} GiB  {g.memory_bandwidth_gb_per_s:6.0f} GB/s  "
+                  f"{g.peak_16bit_tflop_per_s:7.1f} TFLOP/s")  # fmt: skip
+        return 0
+    if args.command == "reconcile":
+        from boundary.cli_reconcile import run_reconcile
+
+        return run_reconcile(args, catalog)
+    from boundary.text import render_text
+    from calc.evaluate import evaluate, json_safe
+
+    report = evaluate(scenario_from_args(args), catalog)
+    if args.json:
+        print(json.dumps(json_safe(report.to_dict()), indent=2, default=str))
+    else:
+        print(render_text(report))
+    return 0
