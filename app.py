@@ -8,11 +8,12 @@ import time
 
 import streamlit as st
 
-from calc.errors import InputError
-from calc.evaluate import evaluate, resolve
-from calc.loader import load_catalog
-from calc.scenario import Scenario
 from boundary.urlstate import plain
+from calc.errors import InputError
+from calc.evaluate import evaluate
+from calc.loader import load_catalog
+from calc.resolve import resolve
+from calc.scenario import Scenario
 from ui import state, tabs
 from ui.headline import headline
 from ui.widgets import current_values, sidebar_rest, sidebar_specs
@@ -53,7 +54,6 @@ except InputError as e:
     scenario = st.session_state.get("_last_good", Scenario())
     report = evaluate(scenario, cat)
 state.remember(scenario)
-model, gpu = resolve(scenario, cat)
 link_base = st.context.url.split("?")[0] if st.context.url else ""
 pinned, pin_error = state.decode_pin(st.query_params["pin"]) if "pin" in st.query_params else (None, None)
 if pin_error:
@@ -63,19 +63,19 @@ headline(report, link_base)
 t = st.tabs(tabs.TABS, key="tab", on_change="rerun")
 if t[0].open:
     with t[0]:
-        tabs.memory_tab(report, model, gpu)
+        tabs.memory_tab(report)
 if t[1].open:
     with t[1]:
-        tabs.latency_tab(report, model, gpu)
+        tabs.latency_tab(report)
 if t[2].open:
     with t[2]:
-        tabs.beyond_tab(report, model, gpu)
+        tabs.beyond_tab(report)
 if t[3].open:
     with t[3]:
-        tabs.slo_tab(report, model, gpu, cat)
+        tabs.slo_tab(report)
 if t[4].open:
     with t[4]:
-        tabs.compare_tab(report, model, gpu, cat, pinned, link_base)
+        tabs.compare_tab(report, cat, pinned, link_base)
 if t[5].open:
     with t[5]:
         tabs.log_tab(report, cat)

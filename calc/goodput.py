@@ -30,10 +30,14 @@ class Conformance:
     p_max_itl: float
     strict_conformance: float
     """TTFT kept and every inter-token gap under slo_tpot_s."""
+    throughput_rps: float
+    goodput_rps: float
+    """Requests per second served within both SLOs: G = throughput × conformance."""
 
 
 def conformance(*, ttft_s: float, tpot_s: float, itl_s: float, spike_s: float, output_len: int,
-                others_prefill: bool, slo_ttft_s: float, slo_tpot_s: float, sigma: float) -> Conformance:  # fmt: skip
+                others_prefill: bool, slo_ttft_s: float, slo_tpot_s: float, sigma: float,
+                throughput_rps: float) -> Conformance:  # fmt: skip
     p_f = p_within(median_s=ttft_s, slo_s=slo_ttft_s, sigma=sigma)
     p_p = p_within(median_s=tpot_s, slo_s=slo_tpot_s, sigma=sigma)
     # every gap: N − 1 independent draws around the plain step; a prefill chunk of another request riding on a
@@ -41,7 +45,7 @@ def conformance(*, ttft_s: float, tpot_s: float, itl_s: float, spike_s: float, o
     p_gap = p_within(median_s=itl_s, slo_s=slo_tpot_s, sigma=sigma) ** max(0, output_len - 1)
     if others_prefill and spike_s > slo_tpot_s:
         p_gap = 0.0
-    return Conformance(p_f, p_p, p_f * p_p, p_gap, p_f * p_gap)
+    return Conformance(p_f, p_p, p_f * p_p, p_gap, p_f * p_gap, throughput_rps, throughput_rps * p_f * p_p)
 
 
 # --- the seed's simulation, to the digit ----------------------------------------------------------------------

@@ -95,9 +95,27 @@ class LatencyResult:
     calibrated_mfu: float | None
     inferred_chunk_tokens: float | None
 
+    @property
+    def prefill_floor_s(self) -> float:
+        """Roofline floor of one prompt's prefill: max(FLOP / P, bytes / B) + TP all-reduces."""
+        return self.prefill.floor_s
+
+    @property
+    def prefill_s(self) -> float:
+        return self.prefill.estimate_s
+
+    @property
+    def decode_step_floor_s(self) -> float:
+        """Roofline floor of one decode step of the running batch: max(bytes / B, FLOP / P) + TP all-reduces."""
+        return self.decode.floor_s
+
+    @property
+    def decode_step_s(self) -> float:
+        return self.decode.estimate_s
+
 
 def effective_peaks(s: Scenario, g: GPUSpec, compute_dtype: str) -> tuple[float, float]:
-    peak = s.peak_tflop_per_s * 1e12 if s.peak_tflop_per_s else g.peak_flop_per_s(compute_dtype)
+    peak = g.peak_flop_per_s(compute_dtype)
     return peak, g.memory_bandwidth_bytes_per_s
 
 

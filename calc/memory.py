@@ -114,7 +114,7 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> MemoryResult:
     per_layer = kv_bytes_per_token_per_layer(m, kv_bytes_per_element=kv_elem, tp=tp)
     page = block * per_layer
 
-    total = (s.memory_gib * 2**30) if s.memory_gib else g.memory_bytes
+    total = g.memory_bytes
     requested = total * s.gpu_memory_utilization
     stage_weights = weights_bytes_per_stage(m, params, fmt, tp=tp, pp=pp)
     if s.weights_memory_bytes is not None:

@@ -84,7 +84,7 @@ class OffloadResult:
 
 
 def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult, lat: LatencyResult) -> OffloadResult:
-    host = (s.host_link_gb_per_s or g.host_link_gb_per_s) * GB
+    host = g.host_link_bytes_per_s
     L = s.request_len
     way = 1 if s.swap_overlap else 2
     rec = recompute_s(s, m, mem, lat, L)

@@ -23,6 +23,7 @@ def conformance_of(s: Scenario, lat: LatencyResult) -> Conformance:
     return conformance(
         ttft_s=lat.ttft_s, tpot_s=lat.tpot_s, itl_s=lat.itl_s, spike_s=lat.chunk_step_s, output_len=s.output_len,
         others_prefill=lat.decode_batch > 1, slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, sigma=s.latency_sigma,
+        throughput_rps=lat.requests_per_s,
     )  # fmt: skip
 
 
@@ -90,22 +91,25 @@ class Fleet:
     price_per_gpu_hour: float | None
     cost_per_hour: float | None
     cost_per_million_output_tokens: float | None
+    currency: str | None
+    """Currency of every cost above: the scenario's own price's, else the GPU spec's reference price's."""
 
 
 def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float) -> Fleet:
     price = s.gpu_hour_price or g.price_per_gpu_hour
+    currency = (s.currency if s.gpu_hour_price else g.price_currency) if price else None
     rate = s.request_rate
     if rate is None:  # cost at the scenario's own throughput, one replica
         per_hour = price * s.gpus_per_replica if price else None
         per_m = per_hour / (throughput_rps * s.output_len * HOUR_S) * 1e6 if per_hour and throughput_rps else None
-        return Fleet(cap, None, None, None, price, per_hour, per_m)
+        return Fleet(cap, None, None, None, price, per_hour, per_m, currency)
     if cap.rps <= 0:
-        return Fleet(cap, None, None, None, price, None, None)
+        return Fleet(cap, None, None, None, price, None, None, currency)
     replicas = ceil(rate / cap.rps)
     gpus = replicas * s.gpus_per_replica
     per_hour = price * gpus if price else None
     per_m = per_hour / (rate * s.output_len * HOUR_S) * 1e6 if per_hour else None
-    return Fleet(cap, replicas, gpus, replicas * cap.rps / rate - 1, price, per_hour, per_m)
+    return Fleet(cap, replicas, gpus, replicas * cap.rps / rate - 1, price, per_hour, per_m, currency)
 
 
 @dataclass(frozen=True)
@@ -116,19 +120,24 @@ class Option:
     replicas: int | None
     gpus: int | None
     cost_per_million_output_tokens: float | None
+    currency: str | None
 
 
-def gpu_options(s: Scenario, m: ModelSpec, gpus: dict[str, GPUSpec]) -> list[Option]:
+def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSpec]) -> list[Option]:
     """For the scenario's model, each shipped GPU and TP (1, 2, 4, 8) that holds a request: capacity, GPUs needed
-    for request_rate (or one replica's capacity when unset) and cost per million output tokens."""
+    for request_rate (or one replica's capacity when unset) and cost per million output tokens. The scenario's own
+    GPU is `g_own` (its overrides applied); the others are priced and sized from their own specs."""
     from calc.memory import size_pool, tp_check
+    from calc.resolve import without_gpu_overrides
 
     out = []
     for gid, g in gpus.items():
+        if gid == s.gpu:
+            g = g_own
         for tp in (1, 2, 4, 8):
             t = s.model_copy(update={"gpu": gid, "tensor_parallel_size": tp, "pipeline_parallel_size": 1})
-            if gid != s.gpu:  # the scenario's price is for its own GPU; others use their spec's reference price
-                t = t.model_copy(update={"gpu_hour_price": None})
+            if gid != s.gpu:  # the scenario's price and overrides are for its own GPU
+                t = without_gpu_overrides(t).model_copy(update={"gpu_hour_price": None})
             if tp_check(t, m):
                 continue
             mem = size_pool(t, m, g)
@@ -136,7 +145,7 @@ def gpu_options(s: Scenario, m: ModelSpec, gpus: dict[str, GPUSpec]) -> list[Opt
             if cap.rps <= 0:
                 continue
             fl = fleet(t, g, cap, throughput_rps=cap.rps)
-            out.append(Option(gid, tp, cap.rps, fl.replicas, fl.gpus, fl.cost_per_million_output_tokens))
+            out.append(Option(gid, tp, cap.rps, fl.replicas, fl.gpus, fl.cost_per_million_output_tokens, fl.currency))
             break  # the smallest TP that serves is the option for this GPU
     return sorted(out, key=lambda o: (o.cost_per_million_output_tokens is None, o.cost_per_million_output_tokens or 0,
                                       o.gpus or o.tensor_parallel_size))  # fmt: skip

@@ -92,9 +92,13 @@ class Scenario(BaseModel):
     sim_window_s: Annotated[float, Field(ge=0.001, le=3600)] = 10.0
     """Observation window of the simulation (the seed uses 10 s)."""
     gpu_hour_price: Annotated[float, Field(ge=1e-6, le=1e4)] | None = None
-    """Currency per GPU-hour; default: the GPU spec's reference price, if it has one."""
+    """Price per GPU-hour in `currency`; default: the GPU spec's reference price (in its own currency)."""
+    currency: Literal["USD", "EUR", "GBP", "CHF", "JPY", "CNY", "INR", "KRW", "CAD", "AUD", "SGD"] = "USD"
+    """Currency of gpu_hour_price (ISO 4217)."""
     fanout: Annotated[int, Field(ge=1, le=10_000)] = 20
     """Parallel calls one user-facing answer waits for (tail amplification)."""
+    chain_calls: Annotated[int, Field(ge=1, le=10_000)] = 20
+    """Sequential calls one answer waits for (an agent's chain of steps): their times add."""
     # --- beyond the GPU --------------------------------------------------------------------------------------
     turns: Annotated[int, Field(ge=1, le=10_000)] = 10
     tokens_per_turn: Tokens = 250

@@ -49,6 +49,8 @@ class GPUSpec(BaseModel):
     tdp_w: PosFloat | None = None
     price_per_gpu_hour: PosFloat | None = None
     """Reference on-demand price, USD per GPU-hour (volatile; dated in price_source)."""
+    price_currency: Literal["USD"] = "USD"
+    """Currency of price_per_gpu_hour (reference prices are on-demand list prices in USD)."""
     price_source: str | None = None
     derived: list[str] = Field(default_factory=list)
     """Names of fields whose value is derived or uncertain rather than read from a datasheet."""

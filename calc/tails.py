@@ -1,14 +1,20 @@
-"""Tails: what averages hide (the Italian seed, "Le medie mentono").
+"""Tails: what averages hide (the Italian seed, "Le medie mentono"), for this scenario.
 
 fan-out to n calls: P(at least one slow) = 1 − (1 − p)^n        1 − 0.99^20 ≈ 18.2 %
 per-call quantile for the whole to meet q: q^(1/n)               0.99^(1/20) ≈ 0.99950 (p99.95)
+hedged requests sent at the q-quantile re-send the (1 − q) slowest: p95 → +5 % load
 a chain of sequential calls adds: 20 × 1 s with one 3 s step = 22 s (+10 %)
 200 gaps of 20 ms and one of 2 s average 29.85 ms: mean TPOT hides the stall, max ITL shows it
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+P_SLOW = 0.01  # "slow" = beyond the p99
+HEDGE_QUANTILE = 0.95
+Z99 = 2.326348  # standard normal quantile at 0.99
 
 
 def p_any_slow(*, p_slow: float, fanout: int) -> float:
@@ -28,6 +34,11 @@ def chain_total_s(step_s: list[float]) -> float:
     return float(sum(step_s))
 
 
+def quantile_label(q: float) -> str:
+    """0.99 → 'p99', 0.9995 → 'p99.95' (as many digits as the quantile needs, at most four decimals)."""
+    return "p" + f"{q * 100:.2f}".rstrip("0").rstrip(".")
+
+
 @dataclass(frozen=True)
 class ItlSummary:
     mean_s: float
@@ -36,3 +47,44 @@ class ItlSummary:
 
 def itl_summary(gaps_s: list[float]) -> ItlSummary:
     return ItlSummary(sum(gaps_s) / len(gaps_s), max(gaps_s))
+
+
+@dataclass(frozen=True)
+class Tails:
+    fanout: int
+    p_any_slow: float
+    """P(at least one of `fanout` parallel calls is beyond its p99)."""
+    per_call_quantile: float
+    per_call_quantile_label: str
+    hedge_quantile: float
+    hedge_extra_load: float
+    chain_calls: int
+    chain_median_s: float
+    """`chain_calls` sequential requests, each at the median end-to-end time."""
+    chain_one_slow_s: float
+    """The same chain with one step at its p99 (log-normal with σ = latency_sigma)."""
+    itl_mean_s: float
+    """Mean gap over one request's output when one gap carries a prefill chunk (TPOT as a mean)."""
+    itl_max_s: float
+    """The largest gap: the step that carries the chunk."""
+
+
+def tails(*, fanout: int, chain_calls: int, e2e_s: float, sigma: float, itl_s: float, spike_s: float,
+          output_len: int) -> Tails:  # fmt: skip
+    q = per_call_quantile(target_quantile=1 - P_SLOW, fanout=fanout)
+    p99 = e2e_s * math.exp(Z99 * sigma)
+    gaps = max(1, output_len - 1)
+    spike = max(spike_s, itl_s)
+    return Tails(
+        fanout=fanout,
+        p_any_slow=p_any_slow(p_slow=P_SLOW, fanout=fanout),
+        per_call_quantile=q,
+        per_call_quantile_label=quantile_label(q),
+        hedge_quantile=HEDGE_QUANTILE,
+        hedge_extra_load=hedge_extra_load(hedge_quantile=HEDGE_QUANTILE),
+        chain_calls=chain_calls,
+        chain_median_s=chain_calls * e2e_s,
+        chain_one_slow_s=(chain_calls - 1) * e2e_s + p99,
+        itl_mean_s=((gaps - 1) * itl_s + spike) / gaps,
+        itl_max_s=spike,
+    )

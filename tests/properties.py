@@ -11,17 +11,18 @@ import io
 import json
 import math
 from functools import cache
+from typing import Literal, get_args, get_origin
 
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from boundary.cli import main as cli_main
+from boundary.urlstate import plain, validate_query
 from calc.custom import encode_custom_model
 from calc.errors import InputError, describe
 from calc.evaluate import evaluate, json_safe
 from calc.loader import load_catalog, parse_config_json
 from calc.scenario import Scenario, field_bounds
-from boundary.urlstate import plain, validate_query
 
 FIELDS = sorted(Scenario.model_fields)
 
@@ -68,8 +69,11 @@ def field_value(name: str, *, in_range_only: bool = False):
         "gpu_memory_utilization": st.floats(0.01, 1.0),
         "custom_model": st.one_of(st.just(encode_custom_model(catalog().models["llama-3.2-1b"])), st.text(max_size=30)),
     }
+    literal = get_args(info.annotation) if get_origin(info.annotation) is Literal else ()
     if name in choices:
         base = choices[name]
+    elif literal:
+        base = st.sampled_from(literal)
     elif isinstance(default, bool):
         base = st.booleans()
     elif isinstance(default, int) or "int" in str(info.annotation):
@@ -77,10 +81,17 @@ def field_value(name: str, *, in_range_only: bool = False):
         base = st.integers(int(lo or 0), int(min(hi or 100_000, 100_000)))
     else:
         lo, hi = field_bounds(name)
-        base = st.floats(float(lo or 0), float(min(hi or 1e6, 1e6)), allow_nan=False)
+        base = st.floats(float(lo or 0), float(min(hi or 1e6, 1e6)), allow_nan=False,
+                         exclude_min=_exclusive(info, "gt"), exclude_max=_exclusive(info, "lt"))
     if in_range_only:
         return base
     return st.one_of(*[base] * 9, ANY_VALUE)  # mostly in range, so most scenarios get evaluated
+
+
+def _exclusive(info, attr: str) -> bool:
+    """Whether the field's bound is strict (gt/lt), from its constraints."""
+    metas = list(info.metadata) + [m for a in get_args(info.annotation) for m in getattr(a, "__metadata__", ())]
+    return any(getattr(m, attr, None) is not None for m in metas)
 
 
 @st.composite

@@ -24,7 +24,7 @@ NON_DEFAULT = {
     "queue_s": "0.05", "frontend_overhead_s": "0.02", "measured_itl_s": "0.02", "measured_prefill_s": "0.1",
     "measured_itl_p99_s": "0.06", "kv_transfer_gb_per_s": "50", "slo_ttft_s": "1", "slo_tpot_s": "0.04",
     "conformance_quota": "0.95", "latency_sigma": "0.5", "sim_ttft_median_s": "0.3", "sim_tpot_median_s": "0.03",
-    "sim_window_s": "20", "gpu_hour_price": "2.5", "fanout": "10", "turns": "8", "tokens_per_turn": "300",
+    "sim_window_s": "20", "gpu_hour_price": "2.5", "currency": "EUR", "fanout": "10", "chain_calls": "5", "turns": "8", "tokens_per_turn": "300",
     "shared_prefix_len": "512", "document_len": "4096", "document_queries": "3", "host_link_gb_per_s": "25",
     "ssd_gb_per_s": "5", "network_gb_per_s": "25", "host_cache_gib": "32", "ssd_cache_gib": "512",
     "remote_cache_gib": "1024", "swap_overlap": "false", "memory_gib": "79", "memory_bandwidth_gb_per_s": "3000",

@@ -5,7 +5,8 @@ from conftest import scenario
 
 import charts
 from calc import curves
-from calc.evaluate import evaluate, resolve
+from calc.evaluate import evaluate
+from calc.resolve import resolve
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from boundary.cli import main
-from calc.errors import InputError
 from boundary.reconcile import match_model, reconcile
-from calc.units import GiB
 from boundary.vllm_log import parse_log
+from calc.errors import InputError
+from calc.units import GiB
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "tests" / "data" / "vllm_logs"

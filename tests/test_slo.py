@@ -81,7 +81,7 @@ def test_options_price_only_the_scenarios_gpu_with_its_price(catalog):
     from calc.replicas import gpu_options
 
     s = scenario(gpu="h100-sxm", gpu_hour_price=9.0)
-    opts = {o.gpu: o for o in gpu_options(s, catalog.models[s.model], catalog.gpus)}
+    opts = {o.gpu: o for o in gpu_options(s, catalog.models[s.model], catalog.gpus[s.gpu], catalog.gpus)}
     assert opts["h100-sxm"].cost_per_million_output_tokens is not None
     assert opts["b200"].cost_per_million_output_tokens is None  # no reference price in its spec
     l4 = opts["l4"]

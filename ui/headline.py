@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from calc.formulas import formulas
 from boundary.text import verdict
-from calc.units import GiB
 from boundary.urlstate import cli_command, plain, query_string
+from calc.formulas import formulas
+from calc.units import GiB
 
 
 def headline(r, link_base: str) -> None:

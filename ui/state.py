@@ -9,9 +9,9 @@ import json
 import streamlit as st
 from pydantic import ValidationError
 
+from boundary.urlstate import validate_query
 from calc.errors import describe
 from calc.scenario import Scenario
-from boundary.urlstate import validate_query
 
 
 def check_link_once(catalog) -> None:

@@ -7,37 +7,33 @@ import json
 import streamlit as st
 
 import charts
-from calc import curves
-from calc.evaluate import evaluate, json_safe
 from boundary.markdown import curves_csv, markdown_report
-from calc.goodput import scenario_sim_config, simulate
-from calc.replicas import gpu_options
-from calc.tails import p_any_slow, per_call_quantile
-from calc.units import GiB
 from boundary.urlstate import plain
+from calc.evaluate import evaluate, json_safe
+from calc.units import GiB
 
 TABS = ["Memory", "Latency", "Beyond the GPU", "SLOs & replicas", "Compare & export", "Check a vLLM log"]
 
 
-def memory_tab(r, model, gpu) -> None:
-    s, m = r.scenario, r.memory
+def memory_tab(r) -> None:
+    m = r.memory
     st.plotly_chart(charts.memory_breakdown(r), key="chart_mem")
     a, b = st.columns(2)
-    a.plotly_chart(charts.occupancy(r, curves.occupancy_vs_length(s, model, m)), key="chart_occupancy")
-    b.plotly_chart(charts.concurrency_vs_context(r, curves.concurrency_vs_context(s, model, m)), key="chart_conc_ctx")
+    a.plotly_chart(charts.occupancy(r, r.curves.occupancy_vs_length), key="chart_occupancy")
+    b.plotly_chart(charts.concurrency_vs_context(r, r.curves.concurrency_vs_context), key="chart_conc_ctx")
     st.caption(f"Parameters: {m.params.total / 1e9:.2f} B total, {m.params.active / 1e9:.2f} B active; weights "
                f"{m.weights_bytes / GiB:.2f} GiB in all ({plain(m.weight_format.label)}). KV: {m.kv_bytes_per_token:,.0f} B "
                f"per token ({m.kv_groups} group(s), {m.layers_per_group} layers per group"
                f"{f', {m.padding_layers} padding layers' if m.padding_layers else ''}).")  # fmt: skip
 
 
-def latency_tab(r, model, gpu) -> None:
-    s, m, lat = r.scenario, r.memory, r.latency
+def latency_tab(r) -> None:
+    lat = r.latency
     a, b = st.columns(2)
     a.plotly_chart(charts.roofline(r), key="chart_roofline")
-    b.plotly_chart(charts.decode_vs_context(r, curves.decode_vs_context(s, model, gpu, m)), key="chart_decode_ctx")
+    b.plotly_chart(charts.decode_vs_context(r, r.curves.decode_vs_context), key="chart_decode_ctx")
     a, b = st.columns(2)
-    a.plotly_chart(charts.throughput_vs_concurrency(r, curves.concurrency_sweep(s, model, gpu, m)), key="chart_thr")
+    a.plotly_chart(charts.throughput_vs_concurrency(r, r.curves.concurrency_sweep), key="chart_thr")
     b.plotly_chart(charts.chunk_spike(r), key="chart_chunk")
     st.plotly_chart(charts.latency_breakdown(r), key="chart_breakdown")
     rows = [
@@ -63,7 +59,7 @@ def latency_tab(r, model, gpu) -> None:
         )
 
 
-def beyond_tab(r, model, gpu) -> None:
+def beyond_tab(r) -> None:
     off, pre, s = r.offload, r.prefix, r.scenario
     st.plotly_chart(charts.swap_ratio(r), key="chart_swap")
     st.markdown(
@@ -90,11 +86,11 @@ def beyond_tab(r, model, gpu) -> None:
     st.warning(pre.tenant_note, icon="🔒")
 
 
-def slo_tab(r, model, gpu, catalog) -> None:
+def slo_tab(r) -> None:
     s, lat, c, fl = r.scenario, r.latency, r.conformance, r.fleet
     a, b = st.columns(2)
     a.plotly_chart(
-        charts.throughput_vs_concurrency(r, curves.concurrency_sweep(s, model, gpu, r.memory)), key="goodput"
+        charts.throughput_vs_concurrency(r, r.curves.concurrency_sweep), key="goodput"
     )
     b.plotly_chart(charts.fanout(r), key="chart_fanout")
     st.markdown(
@@ -104,19 +100,11 @@ def slo_tab(r, model, gpu, catalog) -> None:
         f"{s.conformance_quota:.0%} quota: {fl.capacity.rps:.2f} req/s at {fl.capacity.concurrency} in flight "
         f"(limited by {fl.capacity.limited_by})."
     )
-    st.caption(f"Fan-out to {s.fanout}: P(at least one call beyond its p99) = {p_any_slow(p_slow=0.01, fanout=s.fanout):.1%}; "
-               f"each call must meet its p{per_call_quantile(target_quantile=0.99, fanout=s.fanout) * 100:.3g} for the whole to meet p99.")  # fmt: skip
+    tl = r.tails
+    st.caption(f"Fan-out to {tl.fanout}: P(at least one call beyond its p99) = {tl.p_any_slow:.1%}; "
+               f"each call must meet its {tl.per_call_quantile_label} for the whole to meet p99.")  # fmt: skip
     st.markdown("**Simulation** (log-normal, seeded; the seed's two configurations, then this scenario)")
-    mine = scenario_sim_config(
-        requests_per_s=lat.requests_per_s,
-        window_s=s.sim_window_s,
-        ttft_s=s.sim_ttft_median_s or lat.ttft_s,
-        tpot_s=s.sim_tpot_median_s or lat.tpot_s,
-    )
-    rows = simulate([("batch 16", 200, 0.28, 0.028), ("batch 64", 320, 0.43, 0.043)])
-    rows += simulate(
-        [mine], sigma=s.latency_sigma, window_s=s.sim_window_s, slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s
-    )
+    rows = r.simulation
     st.dataframe([{"config": x.name, "req/s": round(x.requests_per_s, 1), "good/s": round(x.goodput_rps, 1),
                    "conformant": f"{x.conformance:.1%}", "TTFT>SLO": f"{x.ttft_over_slo:.1%}", "TTFT mean (ms)": round(x.ttft_mean_ms),
                    "TTFT p50/p95/p99 (ms)": f"{x.ttft_p50_ms:.0f} / {x.ttft_p95_ms:.0f} / {x.ttft_p99_ms:.0f}",
@@ -124,13 +112,13 @@ def slo_tab(r, model, gpu, catalog) -> None:
                  hide_index=True)  # fmt: skip
     st.caption("A larger batch raises throughput while goodput falls: +60 % requests served, −15 % served well.")
     st.markdown("**GPU options for this model** (smallest TP that serves; cost where a price is known)")
-    opts = gpu_options(s, model, catalog.gpus) if s.model != "custom" or model else []
-    st.dataframe([{"GPU": catalog.gpus[o.gpu].name, "TP": o.tensor_parallel_size, "capacity (req/s)": round(o.capacity_rps, 2),
+    opts = r.gpu_options
+    st.dataframe([{"GPU": r.other_gpus[o.gpu].name, "TP": o.tensor_parallel_size, "capacity (req/s)": round(o.capacity_rps, 2),
                    "replicas": o.replicas, "GPUs": o.gpus, "cost / M output tokens": o.cost_per_million_output_tokens}
                   for o in opts], hide_index=True)  # fmt: skip
 
 
-def compare_tab(r, model, gpu, catalog, pinned, link_base) -> None:
+def compare_tab(r, catalog, pinned, link_base) -> None:
     from ui.state import pin_current, unpin
 
     s = r.scenario
@@ -162,28 +150,26 @@ def compare_tab(r, model, gpu, catalog, pinned, link_base) -> None:
     )
     c2.download_button("JSON report", json.dumps(json_safe(r.to_dict()), indent=2, default=str), file_name="capacity-plan.json",
                        mime="application/json")  # fmt: skip
-    csv_button(r, model, gpu, c3)
+    csv_button(r, c3)
 
 
 def _short(v) -> str:
     return f"{v:,.4g}" if isinstance(v, float) else str(v)
 
 
-def csv_button(r, model, gpu, container) -> None:
-    s, m = r.scenario, r.memory
-    data = curves_csv({"decode_vs_context": curves.decode_vs_context(s, model, gpu, m),
-                       "concurrency_sweep": curves.concurrency_sweep(s, model, gpu, m),
-                       "occupancy_vs_length": curves.occupancy_vs_length(s, model, m),
-                       "swap_vs_context": list(r.offload.curve)})  # fmt: skip
+def csv_button(r, container) -> None:
+    c = r.curves
+    data = curves_csv({"decode_vs_context": c.decode_vs_context, "concurrency_sweep": c.concurrency_sweep,
+                       "occupancy_vs_length": c.occupancy_vs_length, "swap_vs_context": r.offload.curve})  # fmt: skip
     container.download_button("CSV of the curves", data, file_name="capacity-curves.csv", mime="text/csv")
 
 
 def log_tab(r, catalog) -> None:
     """Paste a vLLM startup log: our prediction beside every logged number, and an offer to calibrate."""
-    from calc.errors import InputError
-    from boundary.reconcile import reconcile
     from boundary.cli_reconcile import format_value
+    from boundary.reconcile import reconcile
     from boundary.vllm_log import parse_log
+    from calc.errors import InputError
 
     s = r.scenario
     st.caption("Paste the engine's startup lines (from 'Initializing … engine' to 'Maximum concurrency'). The "

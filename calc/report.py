@@ -1,0 +1,196 @@
+"""The Report: every number any surface shows (page, CLI text, JSON, exports), as named fields with units in their
+names. Sections that cost more than the headline (curves, the GPU sweep, the simulation, suggestions) are computed
+on first access, so `evaluate()` stays fast and a surface pays only for what it shows; `to_dict()` has them all."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from functools import cached_property
+
+from calc import curves
+from calc.goodput import SEED_CONFIGS, Conformance, SimRow, scenario_sim_config, simulate
+from calc.latency import LatencyResult
+from calc.memory import MemoryResult
+from calc.offload import OffloadResult
+from calc.prefix import PrefixResult
+from calc.replicas import Fleet, Option, gpu_options
+from calc.scenario import Scenario
+from calc.specs import GPUSpec, ModelSpec
+from calc.tails import Tails, tails
+from calc.workload import WorkloadFit
+
+
+@dataclass(frozen=True)
+class Curves:
+    occupancy_vs_length: tuple[curves.OccupancyPoint, ...]
+    concurrency_vs_context: tuple[curves.ContextPoint, ...]
+    decode_vs_context: tuple[curves.DecodePoint, ...]
+    concurrency_sweep: tuple[curves.ConcurrencyPoint, ...]
+
+
+@dataclass(frozen=True)
+class Report:
+    scenario: Scenario
+    model: ModelSpec
+    """The model as planned: the shipped or uploaded spec with the scenario's overrides applied."""
+    gpu: GPUSpec
+    """The GPU as planned, overrides applied."""
+    memory: MemoryResult
+    fit: WorkloadFit
+    latency: LatencyResult
+    conformance: Conformance
+    fleet: Fleet
+    offload: OffloadResult
+    prefix: PrefixResult
+    notes: tuple[str, ...]
+    other_gpus: dict[str, GPUSpec] = field(repr=False, compare=False, default_factory=dict)
+    """The shipped GPUs, for the sections that compare (suggestions, GPU options)."""
+
+    @property
+    def model_name(self) -> str:
+        return self.model.name
+
+    @property
+    def gpu_name(self) -> str:
+        return self.gpu.name
+
+    @property
+    def goodput_rps(self) -> float:
+        """Requests per second served within both SLOs: throughput × conformance."""
+        return self.conformance.goodput_rps
+
+    @cached_property
+    def suggestions(self):
+        from calc.advice import suggest
+
+        return () if self.fit.fits else suggest(self.scenario, self.model, self.gpu, self.other_gpus)
+
+    @cached_property
+    def curves(self) -> Curves:
+        s, m, g, mem = self.scenario, self.model, self.gpu, self.memory
+        return Curves(
+            occupancy_vs_length=tuple(curves.occupancy_vs_length(s, m, mem)),
+            concurrency_vs_context=tuple(curves.concurrency_vs_context(s, m, mem)),
+            decode_vs_context=tuple(curves.decode_vs_context(s, m, g, mem)),
+            concurrency_sweep=tuple(curves.concurrency_sweep(s, m, g, mem)),
+        )
+
+    @cached_property
+    def simulation(self) -> tuple[SimRow, ...]:
+        """The seed's two configurations, then this scenario, in the seed's log-normal simulation."""
+        s, lat = self.scenario, self.latency
+        mine = scenario_sim_config(requests_per_s=lat.requests_per_s, window_s=s.sim_window_s,
+                                   ttft_s=s.sim_ttft_median_s or lat.ttft_s, tpot_s=s.sim_tpot_median_s or lat.tpot_s)  # fmt: skip
+        rows = simulate(SEED_CONFIGS)
+        rows += simulate([mine], sigma=s.latency_sigma, window_s=s.sim_window_s, slo_ttft_s=s.slo_ttft_s,
+                         slo_tpot_s=s.slo_tpot_s)  # fmt: skip
+        return tuple(rows)
+
+    @cached_property
+    def tails(self) -> Tails:
+        s, lat = self.scenario, self.latency
+        return tails(fanout=s.fanout, chain_calls=s.chain_calls, e2e_s=lat.e2e_s, sigma=s.latency_sigma,
+                     itl_s=lat.itl_s, spike_s=lat.chunk_step_s, output_len=s.output_len)  # fmt: skip
+
+    @cached_property
+    def gpu_options(self) -> tuple[Option, ...]:
+        return tuple(gpu_options(self.scenario, self.model, self.gpu, self.other_gpus))
+
+    @cached_property
+    def formulas(self) -> dict[str, str]:
+        from calc.formulas import formulas
+
+        return formulas(self)
+
+    def to_dict(self) -> dict:
+        """Flat JSON: the keys scripts depend on at top level, then each section, then the lazy sections."""
+        m, f, lat, c, fl, off, pre = (self.memory, self.fit, self.latency, self.conformance, self.fleet,
+                                      self.offload, self.prefix)  # fmt: skip
+        flat = {
+            "model": self.scenario.model,
+            "gpu": self.scenario.gpu,
+            "model_name": self.model_name,
+            "gpu_name": self.gpu_name,
+            "kv_bytes_per_token": m.kv_bytes_per_token,
+            "kv_bytes_per_token_per_gpu": m.kv_bytes_per_token_per_gpu,
+            "weights_bytes_per_gpu": m.weights_bytes_per_gpu,
+            "kv_cache_memory_bytes": m.kv_cache_memory_bytes,
+            "num_gpu_blocks": m.num_gpu_blocks,
+            "kv_cache_tokens": m.kv_cache_tokens,
+            "max_concurrency": m.max_concurrency,
+            "fits": f.fits,
+            "prefill_floor_s": lat.prefill_floor_s,
+            "prefill_s": lat.prefill_s,
+            "decode_step_floor_s": lat.decode_step_floor_s,
+            "decode_step_s": lat.decode_step_s,
+            "ttft_s": lat.ttft_s,
+            "tpot_s": lat.tpot_s,
+            "e2e_s": lat.e2e_s,
+            "ridge_flop_per_byte": lat.ridge_flop_per_byte,
+            "prefill_intensity_flop_per_byte": lat.prefill.intensity_flop_per_byte,
+            "decode_intensity_flop_per_byte": lat.decode.intensity_flop_per_byte,
+            "goodput_rps": c.goodput_rps,
+            "conformance": c.conformance,
+            "capacity_rps_per_replica": fl.capacity.rps,
+            "replicas": fl.replicas,
+            "gpus": fl.gpus,
+            "cost_per_million_output_tokens": fl.cost_per_million_output_tokens,
+            "currency": fl.currency,
+            "swap_recompute_ratio": off.swap_recompute_ratio,
+            "swap_s": off.swap_s,
+            "recompute_s": off.recompute_s,
+            "prefix_reuse_saving": pre.prefix_reuse_saving,
+        }
+        flat["scenario"] = self.scenario.model_dump()
+        flat["memory"] = _plain(m) | {"headroom_bytes": m.headroom_bytes}
+        flat["params"] = _plain(m.params) | {"total": m.params.total, "active": m.params.active}
+        flat["workload"] = _plain(f)
+        flat["slo"] = asdict(c) | {"goodput_definition": GOODPUT_DEFINITION}
+        flat["fleet"] = _plain(fl) | {"capacity": asdict(fl.capacity)}
+        flat["offload"] = asdict(off)
+        flat["prefix"] = asdict(pre)
+        flat["latency"] = _plain(lat) | {"prefill": asdict(lat.prefill), "decode": asdict(lat.decode)}
+        flat["tails"] = asdict(self.tails)
+        flat["curves"] = asdict(self.curves)
+        flat["simulation"] = [asdict(x) for x in self.simulation]
+        flat["gpu_options"] = [asdict(x) for x in self.gpu_options]
+        flat["suggestions"] = [asdict(x) for x in self.suggestions]
+        flat["formulas"] = self.formulas
+        flat["labels"] = LABELS
+        flat["notes"] = list(self.notes)
+        return flat
+
+
+GOODPUT_DEFINITION = (
+    "goodput = throughput × P(TTFT ≤ slo_ttft_s) × P(mean TPOT ≤ slo_tpot_s), TTFT and TPOT log-normal around the "
+    "estimates with σ = latency_sigma; strict_conformance replaces mean TPOT by every inter-token gap"
+)
+
+LABELS = {
+    "prefill_floor_s": "floor: roofline lower bound (peak FLOP/s and bandwidth)",
+    "prefill_s": "estimate: floor scaled by the scenario's mfu/mbu",
+    "decode_step_floor_s": "floor: roofline lower bound",
+    "decode_step_s": "estimate: floor scaled by mbu (and mfu for large batches)",
+    "ttft_s": "estimate: queue + prefill + chunked-prefill steps + front-end",
+    "tpot_s": "estimate: decode step + prefill work of arriving requests",
+    "e2e_s": "estimate: TTFT + (output_len − 1) · TPOT",
+    "kv_cache_memory_bytes": "vLLM arithmetic on estimated overheads (exact with --kv-cache-memory-bytes)",
+    "num_gpu_blocks": "exact vLLM arithmetic given kv_cache_memory_bytes",
+}
+
+
+def json_safe(x):
+    """Non-finite floats (an empty pool's infinite occupancy) become null: JSON has no Infinity."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {k: json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_safe(v) for v in x]
+    return x
+
+
+def _plain(obj) -> dict:
+    """A dataclass's own fields, nested dataclasses skipped (they get sections of their own)."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj) if not is_dataclass(getattr(obj, f.name))}

@@ -1,0 +1,69 @@
+"""A Scenario's model and GPU, with its spec overrides applied — here and nowhere else.
+
+An override describes a hypothetical part (a GPU with more memory, the MHA variant of a GQA model). It changes the
+scenario's own GPU or model only: the GPU options, suggestions and search price other GPUs from their own specs.
+"""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from calc.catalog import Catalog
+from calc.custom import decode_custom_model
+from calc.errors import InputError, describe
+from calc.scenario import Scenario
+from calc.specs import GPUSpec, ModelSpec
+
+MODEL_OVERRIDES = ("num_hidden_layers", "num_key_value_heads", "head_dim")
+GPU_OVERRIDES = ("memory_gib", "memory_bandwidth_gb_per_s", "peak_tflop_per_s", "scaleup_link_gb_per_s",
+                 "host_link_gb_per_s")  # fmt: skip
+PEAK_FIELD = {"bf16": "bf16_tflop_per_s", "fp16": "fp16_tflop_per_s", "fp8": "fp8_tflop_per_s", "int8": "int8_tops"}
+
+
+def base_model(s: Scenario, catalog: Catalog) -> ModelSpec:
+    if s.model == "custom":
+        return decode_custom_model(s.custom_model or "")
+    if s.model in catalog.models:
+        return catalog.models[s.model]
+    raise InputError("model", f"unknown model '{s.model}'; shipped: {', '.join(sorted(catalog.models))}")
+
+
+def override_model(s: Scenario, model: ModelSpec) -> ModelSpec:
+    over = {k: getattr(s, k) for k in MODEL_OVERRIDES if getattr(s, k)}
+    if not over:
+        return model
+    data = model.model_dump() | over
+    if "num_hidden_layers" in over and model.layer_types is not None:
+        lt = model.layer_types  # keep the pattern (gpt-oss alternates) over the new depth
+        data["layer_types"] = [lt[i % len(lt)] for i in range(over["num_hidden_layers"])]
+    try:
+        return ModelSpec.model_validate(data)
+    except ValidationError as e:
+        raise InputError(next(iter(over)), describe(e)) from None
+
+
+def override_gpu(s: Scenario, gpu: GPUSpec, compute_dtype: str) -> GPUSpec:
+    """The GPU with the scenario's overrides; `peak_tflop_per_s` replaces the peak of the matmul precision."""
+    over = {k: getattr(s, k) for k in GPU_OVERRIDES if getattr(s, k) is not None}
+    if not over:
+        return gpu
+    if "memory_gib" in over:
+        over["memory_vendor_gb"] = max(gpu.memory_vendor_gb, over["memory_gib"])
+    if "peak_tflop_per_s" in over:
+        over[PEAK_FIELD.get(compute_dtype, "bf16_tflop_per_s")] = over.pop("peak_tflop_per_s")
+    return gpu.model_copy(update=over)
+
+
+def resolve(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
+    from calc.weights import weight_format  # the peak override follows the matmul precision of the weights
+
+    model = override_model(s, base_model(s, catalog))
+    if s.gpu not in catalog.gpus:
+        raise InputError("gpu", f"unknown gpu '{s.gpu}'; shipped: {', '.join(sorted(catalog.gpus))}")
+    gpu = override_gpu(s, catalog.gpus[s.gpu], weight_format(model, s.dtype).compute_dtype)
+    return model, gpu
+
+
+def without_gpu_overrides(s: Scenario) -> Scenario:
+    """The scenario moved to another GPU keeps no override meant for its own GPU."""
+    return s.model_copy(update=dict.fromkeys(GPU_OVERRIDES))
