@@ -28,8 +28,8 @@ from boundary.vllm_log import Measure, VllmLog, log_scenario_fields
 from calc.catalog import Catalog
 from calc.errors import InputError, describe, first_field
 from calc.evaluate import resolve_checked
-from calc.kv_cache import StageLayout, pp_layer_ranges, stage_layout
-from calc.memory import MemoryResult, size_pool
+from calc.kv_cache import StageLayout
+from calc.pool import PoolResult, size_pool, stage_layouts
 from calc.scenario import Scenario
 from calc.specs import ModelSpec
 from calc.units import GiB
@@ -74,7 +74,7 @@ class Reconciliation:
                 "notes": list(self.notes)}  # fmt: skip
 
 
-def _pool_dict(m: MemoryResult) -> dict:
+def _pool_dict(m: PoolResult) -> dict:
     return {"kv_cache_memory_bytes": m.kv_cache_memory_bytes, "num_gpu_blocks": m.num_gpu_blocks,
             "kv_cache_tokens": m.kv_cache_tokens, "max_concurrency": m.max_concurrency}  # fmt: skip
 
@@ -160,15 +160,14 @@ def reconcile(log: VllmLog, catalog: Catalog, flags: dict | None = None) -> Reco
     model, gpu = resolve_checked(s, catalog)
     kv_model = _engine_layout_model(log, model, notes)
     est = size_pool(s, kv_model, gpu)
-    page, block = est.page_bytes, est.block_size
-    layouts = [stage_layout(kv_model, r) for r in pp_layer_ranges(kv_model.num_hidden_layers, s.pipeline_parallel_size)]
-    feeds, source = _feeds(log, s, page, layouts)
+    layouts = stage_layouts(s, kv_model, gpu)
+    feeds, source = _feeds(log, s, layouts)
     if not feeds:
         feeds = [Feed(est.kv_cache_memory_bytes, 0.0, None, "the planner's estimate")]
-    rows, logged, predicted = pool_rows(log, s, feeds, source, page, block, layouts)
-    rows = overhead_rows(log, est, feeds, layouts, page, assumed) + rows
+    rows, logged, predicted = pool_rows(log, s, feeds, source, layouts)
+    rows = overhead_rows(log, est, feeds, layouts, assumed) + rows
     predicted["kv_cache_memory_bytes"] = est.kv_cache_memory_bytes
-    cal = calibration(log, blocks_range(feeds, 0, page, layouts)[2].bytes_ if source in ("logged", "implied") else None)
+    cal = calibration(log, blocks_range(feeds, 0, layouts)[2].bytes_ if source in ("logged", "implied") else None)
     s_cal = Scenario.model_validate({**s.model_dump(), **cal})
     distinct = sorted({round(f.bytes_ / GiB, 4) for f in feeds}) if source == "logged" else []
     if len(distinct) > 1:
@@ -187,7 +186,7 @@ def _engine_layout_model(log: VllmLog, m: ModelSpec, notes: list[str]) -> ModelS
     per-head K/V with head_size 256 (vllm_kv.md §1.2–1.3)."""
     update: dict = {}
     if log.engine == "V0" and m.sliding_layer_count:
-        update["use_sliding_window"] = False
+        update["layer_types"] = ["full_attention" if t == "sliding_attention" else t for t in m.layer_types]
         notes.append("V0 engine: sliding-window layers are charged for the full context")
     version = log.version_tuple
     if m.is_mla and log.engine == "V0" and version is not None and version < (0, 7, 1):
@@ -195,10 +194,10 @@ def _engine_layout_model(log: VllmLog, m: ModelSpec, notes: list[str]) -> ModelS
         notes.append(f"vLLM {log.version} predates MLA support: K and V stored per head, {m.kv_heads} heads × 256")
     elif m.is_mla and log.engine == "V0" and version is None:
         notes.append("MLA model on V0 of unknown version: releases before 0.7.1 stored K/V per head (256 wide)")
-    return m.model_copy(update=update) if update else m
+    return ModelSpec.model_validate(m.model_dump() | update) if update else m
 
 
-def _feeds(log: VllmLog, s: Scenario, page: float, layouts: list[StageLayout]) -> tuple[list[Feed], str]:
+def _feeds(log: VllmLog, s: Scenario, layouts: list[StageLayout]) -> tuple[list[Feed], str]:
     """What to feed back: --kv-cache-memory-bytes, the exact 0.10.2 bytes, the per-worker Available lines, the pool
     the logged blocks imply, or (nothing logged) the planner's estimate."""
     if s.kv_cache_memory_bytes is not None:
@@ -216,7 +215,7 @@ def _feeds(log: VllmLog, s: Scenario, page: float, layouts: list[StageLayout]) -
     if n is None and tokens and all(len(lay.groups) == 1 for lay in layouts):
         n = min(m.value for m in tokens) // s.block_size  # ≤ 0.19 prints blocks · block_size
     if n is not None:
-        per_block = page * max(lay.layers_per_group for lay in layouts)
+        per_block = max(lay.block_bytes for lay in layouts)
         return [Feed(n * per_block, 0.0, None, "implied by the logged blocks")], "implied"
     return [], "estimate"
 

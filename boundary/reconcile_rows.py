@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from boundary.vllm_log import VllmLog
-from calc.kv_cache import StageLayout, blocks_per_request
-from calc.memory import MemoryResult
+from calc.kv_cache import StageLayout, blocks_from_bytes
+from calc.pool import PoolResult
 from calc.scenario import Scenario
 from calc.units import GiB
 
@@ -44,14 +44,16 @@ class Feed:
     label: str
 
 
-def blocks_range(feeds: list[Feed], sign: int, page: float, layouts: list[StageLayout], extra_layers: int = 0):
-    """Fewest blocks over workers at value + sign · slack: (blocks, binding layout, binding feed)."""
+def blocks_range(feeds: list[Feed], sign: int, layouts: list[StageLayout], extra_layers: int = 0, scale: float = 1.0):
+    """Fewest blocks over workers at value + sign · slack, each worker sized with its own stage's layers (all
+    stages tried when a line's stage is unknown): (blocks, binding layout, binding feed). `extra_layers` adds draft
+    layers to each block, `scale` multiplies the bytes per block (another KV dtype)."""
     best = None
     for f in feeds:
         avail = f.bytes_ + sign * f.slack_bytes
         for st in range(len(layouts)) if f.stage is None else [f.stage]:
             lay = layouts[st]
-            b = max(0, int(avail // page // (lay.layers_per_group + extra_layers))) if avail > 0 else 0
+            b = blocks_from_bytes(avail, (lay.block_bytes + extra_layers * lay.page_bytes) * scale)
             if best is None or b < best[0]:
                 best = (b, lay, f)
     return best
@@ -69,7 +71,7 @@ _OVERHEADS = (
 )  # fmt: skip
 
 
-def overhead_rows(log, est: MemoryResult, feeds, layouts, page, assumed: bool) -> list[Row]:
+def overhead_rows(log, est: PoolResult, feeds, layouts, assumed: bool) -> list[Row]:
     predicted = {"total_memory_gib": est.total_memory_bytes, "weights_gib": est.weights_bytes_per_gpu,
                  "activation_gib": est.activation_bytes, "non_torch_gib": est.non_torch_bytes,
                  "cudagraph_gib": est.cudagraph_bytes, "cudagraph_estimate_gib": est.cudagraph_bytes}  # fmt: skip
@@ -85,7 +87,7 @@ def overhead_rows(log, est: MemoryResult, feeds, layouts, page, assumed: bool) -
         rows.append(Row(out, label, "bytes", logged, pred, matches=ok, explanation="agrees" if ok else why))
         if key in ("weights_gib", "activation_gib", "non_torch_gib"):
             terms.append((abs(logged - pred), label.lower(), (logged - pred) / GiB))
-    binding = blocks_range(feeds, 0, page, layouts)[2]
+    binding = blocks_range(feeds, 0, layouts)[2]
     logged_kv = binding.bytes_ if binding.label != "the planner's estimate" else None
     why = []
     if terms:
@@ -104,14 +106,14 @@ def overhead_rows(log, est: MemoryResult, feeds, layouts, page, assumed: bool) -
     return rows
 
 
-def _need(lay: StageLayout, tokens: int, s: Scenario, block: int) -> int:
-    return blocks_per_request(lay, tokens, block_size=block, max_num_batched_tokens=s.max_num_batched_tokens)
+def _need(lay: StageLayout, tokens: int, s: Scenario) -> int:
+    return lay.blocks_per_request(tokens, max_num_batched_tokens=s.max_num_batched_tokens)
 
 
-def _candidates(kind: str, b: int, lay: StageLayout, s: Scenario, block: int, v0: bool, new: bool) -> list:
+def _candidates(kind: str, b: int, lay: StageLayout, s: Scenario, v0: bool, new: bool) -> list:
     """(print convention, value) for one pool, most likely convention first."""
-    L = s.max_model_len
-    conc = [("blocks / ⌈L / block_size⌉ (V1 ≥ 0.9)", b / _need(lay, L, s, block))]
+    L, block = s.max_model_len, lay.block_size
+    conc = [("blocks / ⌈L / block_size⌉ (V1 ≥ 0.9)", b / _need(lay, L, s))]
     flat = [("blocks · block_size / L (V0, V1 0.7–0.8)", b * block / L)]
     if kind == "max_concurrency":
         return flat if v0 else conc + flat
@@ -122,17 +124,17 @@ def _candidates(kind: str, b: int, lay: StageLayout, s: Scenario, block: int, v0
     return newer + old if new else old + newer
 
 
-def pool_rows(log: VllmLog, s: Scenario, feeds, source, page, block, layouts) -> tuple[list[Row], dict, dict]:
+def pool_rows(log: VllmLog, s: Scenario, feeds, source, layouts) -> tuple[list[Row], dict, dict]:
     v0, version = log.engine == "V0", log.version_tuple
     new = bool(version and version >= (0, 20))
-    pools = [blocks_range(feeds, sign, page, layouts) for sign in (-1, 0, 1)]
-    binding = pools[1][2]
+    pools = [blocks_range(feeds, sign, layouts) for sign in (-1, 0, 1)]
+    binding, block = pools[1][2], pools[1][1].block_size
     logged: dict = {}
     if source == "logged":
         logged["kv_cache_memory_bytes"] = binding.bytes_
     predicted = {"num_gpu_blocks": pools[1][0],
-                 "max_concurrency": _candidates("max_concurrency", *pools[1][:2], s, block, v0, new)[0][1],
-                 "kv_cache_tokens": _candidates("kv_cache_tokens", *pools[1][:2], s, block, v0, new)[0][1]}  # fmt: skip
+                 "max_concurrency": _candidates("max_concurrency", *pools[1][:2], s, v0, new)[0][1],
+                 "kv_cache_tokens": _candidates("kv_cache_tokens", *pools[1][:2], s, v0, new)[0][1]}  # fmt: skip
     if source == "implied":
         base = "pool implied by the logged blocks (no Available line): checks block_size, max_model_len, formula"
     elif binding.slack_bytes:
@@ -157,50 +159,50 @@ def pool_rows(log: VllmLog, s: Scenario, feeds, source, page, block, layouts) ->
         logged[key] = val
 
         def cands(p, key=key):
-            return [("blocks", p[0])] if key == "num_gpu_blocks" else _candidates(key, *p[:2], s, block, v0, new)
+            return [("blocks", p[0])] if key == "num_gpu_blocks" else _candidates(key, *p[:2], s, v0, new)
 
         lo, mid, hi = (cands(p) for p in pools)
         hit = next((i for i in range(len(mid)) if lo[i][1] - tol <= val <= hi[i][1] + tol), None)
         i = hit if hit is not None else 0
         predicted[key] = mid[i][1]
-        note = base if hit is not None else _hypotheses(key, val, tol, feeds, page, layouts, s, block, v0, new)
+        note = base if hit is not None else _hypotheses(key, val, tol, feeds, layouts, s, v0, new)
         if hit is not None and key != "num_gpu_blocks":
             note += f"; printed as {mid[i][0]}"
         rows.append(Row(key, label, unit, val, mid[i][1], lo[i][1], hi[i][1], hit is not None, note))
-    rows += _extra_rows(log, s, pools[1], page, block, layouts)
+    rows += _extra_rows(log, s, pools[1], layouts)
     return rows, logged, predicted
 
 
-def _hypotheses(key, val, tol, feeds, page, layouts, s, block, v0, new) -> str:
+def _hypotheses(key, val, tol, feeds, layouts, s, v0, new) -> str:
     """Which single change would reproduce the logged value: another worker's pool, one more (draft) layer per
     block, or the other KV dtype."""
-    trials = [(f"a different rank: matches {f.label}'s {f.bytes_ / GiB:g} GiB", [f], page, 0)
+    trials = [(f"a different rank: matches {f.label}'s {f.bytes_ / GiB:g} GiB", [f], 0, 1.0)
               for f in feeds if len(feeds) > 1]  # fmt: skip
     trials += [
-        ("draft-model layers: matches with one extra attention layer", feeds, page, 1),
-        ("matches with kv_cache_dtype=fp8 (half the bytes)", feeds, page / 2, 0),
-        ("matches with a 16-bit KV cache (twice the bytes)", feeds, page * 2, 0),
+        ("draft-model layers: matches with one extra attention layer", feeds, 1, 1.0),
+        ("matches with kv_cache_dtype=fp8 (half the bytes)", feeds, 0, 0.5),
+        ("matches with a 16-bit KV cache (twice the bytes)", feeds, 0, 2.0),
     ]
-    for text, fs, pg, extra in trials:
-        lo, hi = (blocks_range(fs, sign, pg, layouts, extra) for sign in (-1, 1))
+    for text, fs, extra, scale in trials:
+        lo, hi = (blocks_range(fs, sign, layouts, extra, scale) for sign in (-1, 1))
         if key == "num_gpu_blocks":
             if lo[0] <= val <= hi[0]:
                 return text
             continue
-        for (_, a), (_, b) in zip(_candidates(key, *lo[:2], s, block, v0, new),
-                                  _candidates(key, *hi[:2], s, block, v0, new), strict=True):  # fmt: skip
+        for (_, a), (_, b) in zip(_candidates(key, *lo[:2], s, v0, new),
+                                  _candidates(key, *hi[:2], s, v0, new), strict=True):  # fmt: skip
             if a - tol <= val <= b + tol:
                 return text
     return "not explained by rounding, rank, draft layers or KV dtype: check the model, TP/PP and block_size"
 
 
-def _extra_rows(log, s, pool, page, block, layouts) -> list[Row]:
+def _extra_rows(log, s, pool, layouts) -> list[Row]:
     """V0 '# CPU blocks' (swap space / block bytes) and the V1 start-failure message's figures."""
     rows, lay = [], pool[1]
     cpu = log.get("num_cpu_blocks")
     if cpu:
         swap = float(log.config.get("swap_space", 0) or 0) * GiB or SWAP_DEFAULT_BYTES
-        pred = int(swap // (page * lay.layers_per_group))
+        pred = blocks_from_bytes(swap, lay.block_bytes)
         rows.append(
             Row(
                 "num_cpu_blocks",
@@ -214,7 +216,7 @@ def _extra_rows(log, s, pool, page, block, layouts) -> list[Row]:
         )
     needed = log.first("kv_needed_gib")
     if needed and needed.arg:
-        pred = _need(lay, needed.arg, s, block) * page * lay.layers_per_group
+        pred = _need(lay, needed.arg, s) * lay.block_bytes
         ok = abs(needed.value * GiB - pred) <= needed.half_unit * GiB
         rows.append(
             Row(
@@ -231,11 +233,11 @@ def _extra_rows(log, s, pool, page, block, layouts) -> list[Row]:
     if avail and est_len:
         fits = []
         for sign in (-1, 1):
-            b = blocks_range([Feed(avail.value * GiB, avail.half_unit * GiB, None, "")], sign, page, layouts)[0]
+            b = blocks_range([Feed(avail.value * GiB, avail.half_unit * GiB, None, "")], sign, layouts)[0]
             lo, hi = 1, max(needed.arg if needed and needed.arg else s.max_model_len, 1)
             while hi - lo > 1:  # largest L with need(L) ≤ blocks (vLLM's estimate_max_model_len)
                 mid = (lo + hi) // 2
-                lo, hi = (mid, hi) if _need(lay, mid, s, block) <= b else (lo, mid)
+                lo, hi = (mid, hi) if _need(lay, mid, s) <= b else (lo, mid)
             fits.append(lo)
         ok = fits[0] <= est_len.value <= fits[1]
         rows.append(Row("estimated_max_model_len", f"Estimated max model length at {avail.value} GiB", "tokens",

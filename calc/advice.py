@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calc.memory import size_pool, tp_check
+from calc.pool import size_pool, tp_check
 from calc.resolve import GPU_OVERRIDES
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec

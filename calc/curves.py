@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calc.latency import decode_phase, latency
-from calc.memory import MemoryResult
+from calc.pool import PoolResult
 from calc.replicas import conformance_of
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
@@ -45,7 +45,7 @@ def geometric(lo: int, hi: int, n: int = 24) -> list[int]:
     return sorted({max(lo, min(hi, round(lo * r**i))) for i in range(n)})
 
 
-def decode_vs_context(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult,
+def decode_vs_context(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult,
                       points: list[tuple[float, float]] | None = None) -> list[DecodePoint]:  # fmt: skip
     """Decode step floor and estimate at (context, running batch) points; default: the scenario's batch from
     128 tokens to max_model_len. The seed's five-row table is `points=[(384, 15.39), …]`."""
@@ -58,7 +58,7 @@ def decode_vs_context(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult,
     return out
 
 
-def concurrency_sweep(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult) -> list[ConcurrencyPoint]:
+def concurrency_sweep(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult) -> list[ConcurrencyPoint]:
     need = mem.blocks_per_request
     per_req = need(s.request_len)
     out = []
@@ -72,7 +72,7 @@ def concurrency_sweep(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult) 
     return out
 
 
-def occupancy_vs_length(s: Scenario, m: ModelSpec, mem: MemoryResult) -> list[OccupancyPoint]:
+def occupancy_vs_length(s: Scenario, m: ModelSpec, mem: PoolResult) -> list[OccupancyPoint]:
     """The seed report's straight lines: C · blocks(L) / pool, for prompt lengths up to max_model_len."""
     need = mem.blocks_per_request
     lengths = geometric(max(2, s.output_len + 1), max(s.output_len + 2, s.max_model_len), 24)
@@ -86,7 +86,7 @@ class ContextPoint:
     max_concurrency: float
 
 
-def concurrency_vs_context(s: Scenario, m: ModelSpec, mem: MemoryResult) -> list[ContextPoint]:
+def concurrency_vs_context(s: Scenario, m: ModelSpec, mem: PoolResult) -> list[ContextPoint]:
     """vLLM's 'Maximum concurrency for L tokens per request' as L varies (same pool)."""
     need = mem.blocks_per_request
     return [

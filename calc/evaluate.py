@@ -5,8 +5,8 @@ from __future__ import annotations
 from calc.catalog import Catalog
 from calc.errors import InputError
 from calc.latency import latency
-from calc.memory import size_pool, tp_check
 from calc.offload import offload
+from calc.pool import size_pool, tp_check
 from calc.prefix import prefix
 from calc.replicas import capacity, conformance_of, fleet
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)

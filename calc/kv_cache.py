@@ -1,10 +1,16 @@
-"""KV-cache bytes per token, and how vLLM groups layers into block pools.
+"""KV-cache bytes per token, and how vLLM lays a pipeline stage's layers out in its block pool.
 
-Per layer and token: K and V, `2 · n_kv_heads · head_dim · bytes(kv_dtype)`; MLA stores one latent,
-`(kv_lora_rank + qk_rope_head_dim) · bytes`, not split by tensor parallelism (reference/vllm_kv.md §1.1–1.2).
-Tensor parallelism keeps `max(1, n_kv_heads // tp)` heads per GPU (replicated when tp > n_kv_heads).
-Pipeline parallelism gives each stage the layers vLLM's `get_pp_indices` assigns it.
-Qwen2.5-7B: 2 × 28 layers × 4 heads × 128 × 2 B = 57,344 B = 56 KiB per token.
+Per attention layer and token, on one tensor-parallel rank (reference/vllm_kv.md §1):
+    GQA/MHA   2 · max(1, n_kv_heads // tp) · head_dim · bytes(kv_dtype)      Qwen2.5-7B: 2 × 4 × 128 × 2 = 2,048 B
+    MLA       (kv_lora_rank + qk_rope_head_dim) · bytes, on every rank         DeepSeek-V3: 576 × 2 = 1,152 B
+    V3.2      fp8 KV: 656 B (fp8_ds_mla), plus the lightning indexer's 132 B in every layer
+State layers (Mamba, Gated DeltaNet, …) hold a constant per request instead (calc.state).
+
+Grouping (vllm/v1/core/kv_cache_utils.py, get_kv_cache_groups, vllm_kv.md §4): one group when every layer is alike
+(`block = page · layers`); attention layers whose pages differ (NAS per-layer heads, V3.2's indexer) share one group
+of summed pages; different kinds with one page size (full + sliding, full + chunked, attention + Mamba after the
+block size is raised and the Mamba page padded) form groups of `group_size = min(layers per kind)`, each kind cut
+into ⌈n / group_size⌉ groups, and one block id then holds `group_size` pages.
 """
 
 from __future__ import annotations
@@ -12,19 +18,51 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import ceil
 
-from calc.specs import ModelSpec
+from calc.expr import E
+from calc.state import state_shape
+
+INDEXER_BYTES = 128 + 128 // 128 * 4  # DeepSeek-V3.2: index_head_dim fp8 values + one fp32 scale per 128
+FP8_DS_MLA_BYTES = 656  # 512 fp8 latent + 4 fp32 scales + 64 bf16 RoPE values
+HYBRID_ALIGN = 16  # attention block sizes vLLM picks for Mamba hybrids are multiples of 16
 
 
-def kv_bytes_per_token_per_layer(m: ModelSpec, *, kv_bytes_per_element: float, tp: int = 1) -> float:
-    """One full-attention layer, one token, on one GPU [bytes]."""
+def attention_bytes_per_token_per_layer(m, *, kv_bytes_per_element: float, tp: int = 1, kv_heads: int | None = None
+                                        ) -> float:  # fmt: skip
+    """One attention layer, one token, on one GPU [bytes] (the indexer of V3.2 not included)."""
     if m.is_mla:
-        return (m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes_per_element  # type: ignore[operator]
-    return 2 * max(1, m.kv_heads // tp) * m.kv_head_dim * kv_bytes_per_element
+        if m.index_topk and kv_bytes_per_element == 1:
+            return FP8_DS_MLA_BYTES
+        return (m.kv_lora_rank + m.qk_rope_head_dim) * kv_bytes_per_element
+    return 2 * max(1, (kv_heads or m.kv_heads) // tp) * m.kv_head_dim * kv_bytes_per_element
 
 
-def kv_bytes_per_token(m: ModelSpec, *, kv_bytes_per_element: float, tp: int = 1) -> float:
-    """All layers, one token [bytes]; an upper bound for sliding-window layers, which cap at the window."""
-    return m.num_hidden_layers * kv_bytes_per_token_per_layer(m, kv_bytes_per_element=kv_bytes_per_element, tp=tp)
+def kv_bytes_per_token_expr(m, layers: range | None, *, kv_bytes_per_element: float, tp: int = 1) -> E:
+    """KV bytes one token adds in `layers` (all by default) on one GPU, as a formula (sliding and chunked layers
+    counted in full: their cap depends on the request)."""
+    plan = m.plan
+    n = plan.attention(layers)
+    if n == 0:
+        return E(0, "no attention layers")
+    b = E(kv_bytes_per_element, "bytes")
+    if m.is_mla:
+        if m.index_topk and kv_bytes_per_element == 1:
+            per_layer = E(FP8_DS_MLA_BYTES, "fp8_ds_mla")
+        else:
+            per_layer = (E(m.kv_lora_rank, "kv_lora_rank") + E(m.qk_rope_head_dim, "qk_rope_head_dim")) * b
+        if m.index_topk:
+            per_layer = per_layer + E(INDEXER_BYTES, "indexer")
+        return E(n, "layers") * per_layer
+    if m.kv_heads_per_layer:
+        r = layers or range(m.num_hidden_layers)
+        heads = sum(max(1, h // tp) for h in m.kv_heads_per_layer[r.start:r.stop] if h)
+        return E(2, "K,V") * E(heads, "Σ kv_heads") * E(m.kv_head_dim, "head_dim") * b
+    heads = E(max(1, m.kv_heads // tp), "kv_heads" if tp == 1 else "kv_heads/tp")
+    return E(2, "K,V") * E(n, "layers") * heads * E(m.kv_head_dim, "head_dim") * b
+
+
+def kv_bytes_per_token(m, *, kv_bytes_per_element: float, tp: int = 1) -> float:
+    """All attention layers, one token, one GPU [bytes] (sliding and chunked layers counted in full)."""
+    return kv_bytes_per_token_expr(m, None, kv_bytes_per_element=kv_bytes_per_element, tp=tp).value
 
 
 def pp_layer_counts(num_layers: int, pp: int) -> list[int]:
@@ -47,53 +85,116 @@ def pp_layer_ranges(num_layers: int, pp: int) -> list[range]:
 
 @dataclass(frozen=True)
 class KVGroup:
-    """A KV-cache group of vLLM's hybrid allocator: `layers_per_group` layers of one kind share block ids."""
+    """A KV-cache group of vLLM's allocator: layers of one kind that share block ids."""
 
-    kind: str  # "full" or "sliding"
-    window: int | None
+    kind: str  # "full" | "sliding" | "chunked" | "state"
+    window: int | None = None
+    """Sliding window or attention chunk, tokens."""
 
     def blocks_for(self, tokens: int, *, block_size: int, max_num_batched_tokens: int) -> int:
         """Blocks one request of `tokens` tokens holds in this group (vLLM max_memory_usage_bytes / page).
 
-        Sliding window: `cdiv(min(W − 1 + max_num_batched_tokens, L), bs) + 1` — the window may start mid-block,
-        and a prefill chunk attends W − 1 tokens back (vllm_kv.md §1.1, SlidingWindowSpec).
+        sliding: cdiv(min(W − 1 + max_num_batched_tokens, L), bs) + 1 (the window may start mid-block)
+        chunked: cdiv(min(chunk + max_num_batched_tokens, L), bs)      state: 1 (one page, whatever L)
         """
+        if self.kind == "state":
+            return 1
         if self.kind == "sliding":
-            held = min(self.window - 1 + max_num_batched_tokens, tokens)  # type: ignore[operator]
-            return ceil(held / block_size) + 1
+            return ceil(min(self.window - 1 + max_num_batched_tokens, tokens) / block_size) + 1  # type: ignore[operator]
+        if self.kind == "chunked":
+            return ceil(min(self.window + max_num_batched_tokens, tokens) / block_size)  # type: ignore[operator]
         return ceil(tokens / block_size)
 
 
 @dataclass(frozen=True)
 class StageLayout:
-    """How one pipeline stage's layers are laid out in vLLM's block pool."""
+    """One pipeline stage's layers in vLLM's block pool, on one GPU."""
 
     layers: int
     groups: tuple[KVGroup, ...]
     layers_per_group: int
-    """Layers that share each block id: all layers when uniform, min count per kind when hybrid."""
+    """Layers that share each block id: all when uniform, the smallest per-kind count when hybrid."""
     padding_layers: int
     """Empty layer slots the hybrid grouping adds ("Add N padding layers")."""
+    block_size: int
+    page_bytes: float
+    """One block of one layer (attention: block_size tokens; state: one request), after padding."""
+    block_bytes: float
+    """Memory one block id takes on this GPU: page · layers_per_group, or the summed pages of a uniform-type group."""
+    attention_bytes_per_token: float
+    """This stage's attention layers, one token, this GPU (window caps not applied)."""
+    state_bytes_per_request: float
+    """This stage's state layers, one request, this GPU, as vLLM charges them (padded pages)."""
+    state_bytes_unpadded: float
+    block_size_note: str
+
+    def blocks_per_request(self, tokens: int, *, max_num_batched_tokens: int) -> int:
+        """Blocks a request of `tokens` tokens takes from the shared pool: the sum over groups."""
+        return sum(g.blocks_for(tokens, block_size=self.block_size, max_num_batched_tokens=max_num_batched_tokens)
+                   for g in self.groups)  # fmt: skip
 
 
-def stage_layout(m: ModelSpec, layer_ids: range) -> StageLayout:
-    """vLLM's grouping (kv_cache_utils.get_kv_cache_groups): one group when every layer is alike; otherwise
-    group_size = the smallest per-kind count, and each kind is cut into cdiv(n, group_size) groups."""
-    sliding = sum(m.is_sliding_layer(i) for i in layer_ids)
-    full = len(layer_ids) - sliding
-    counts = {k: n for k, n in (("full", full), ("sliding", sliding)) if n}
-    if len(counts) <= 1:
-        kind = next(iter(counts), "full")
-        group = KVGroup(kind, m.sliding_window if kind == "sliding" else None)
-        return StageLayout(len(layer_ids), (group,), len(layer_ids), 0)
+def forced_block_size(m, *, requested: int, arch: str) -> tuple[int, str]:
+    """MLA backends force their own block size (vllm_kv.md §2)."""
+    if m.is_mla and m.index_topk and arch in ("hopper", "blackwell"):
+        return 64, "FlashMLASparse (DeepSeek-V3.2) forces 64-token blocks"
+    if m.is_mla and arch == "hopper":
+        return 64, "FlashMLA forces 64-token blocks on Hopper"
+    if m.is_mla and arch == "blackwell":
+        return 128, "CUTLASS MLA forces 128-token blocks on Blackwell"
+    return requested, ""
+
+
+def stage_layout(m, layers: range, *, tp: int = 1, kv_bytes_per_element: float = 2.0, model_bytes: float = 2.0,
+                 block_size: int = 16, arch: str = "ampere", hybrid_manager: bool = True,
+                 ssm_dtype: str = "auto") -> StageLayout:  # fmt: skip
+    plan = m.plan
+    block, note = forced_block_size(m, requested=block_size, arch=arch)
+    attn_1tok = attention_bytes_per_token_per_layer(m, kv_bytes_per_element=kv_bytes_per_element, tp=tp)
+    attn_stage = kv_bytes_per_token_expr(m, layers, kv_bytes_per_element=kv_bytes_per_element, tp=tp).value
+    counts = {"full": plan.count("full_attention", layers) + plan.count("hybrid", layers),
+              "sliding": plan.count("sliding_attention", layers), "chunked": plan.count("chunked_attention", layers),
+              "state": plan.state(layers)}  # fmt: skip
+    if not hybrid_manager:  # --disable-hybrid-kv-cache-manager: windows and chunks are charged in full
+        counts["full"] += counts.pop("sliding") + counts.pop("chunked")
+    counts = {k: n for k, n in counts.items() if n}
+    shape = state_shape(m, tp=tp, model_bytes=model_bytes, ssm_override=ssm_dtype) if "state" in counts else None
+    state_page = shape.bytes if shape else 0.0
+    windows = {"sliding": m.sliding_window, "chunked": m.attention_chunk_size}
+    n_layers = len(layers)
+
+    if shape and len(counts) > 1:  # attention + state: raise the block size until a page holds one state
+        need = HYBRID_ALIGN * ceil(state_page / (HYBRID_ALIGN * attn_1tok))
+        if block < need:
+            block, note = need, f"attention block size raised to {need} tokens so a page holds one layer's state"
+        state_page_padded = block * attn_1tok
+    else:
+        state_page_padded = state_page
+    page = block * attn_1tok if "state" not in counts or len(counts) > 1 else state_page
+    n_state = counts.get("state", 0)
+    common = dict(block_size=block, attention_bytes_per_token=attn_stage, state_bytes_per_request=n_state *
+                  state_page_padded, state_bytes_unpadded=n_state * state_page, block_size_note=note)  # fmt: skip
+
+    if not counts:
+        return StageLayout(n_layers, (), 1, 0, page_bytes=0.0, block_bytes=0.0, **common)
+    if len(counts) == 1:
+        kind, n = next(iter(counts.items()))
+        group = KVGroup(kind, windows.get(kind))
+        uneven = kind == "full" and (m.kv_heads_per_layer or m.index_topk)
+        if uneven:  # one group of summed pages (UniformTypeKVCacheSpecs): Σ block · bytes per token per layer
+            return StageLayout(n_layers, (group,), n, 0, page_bytes=page, block_bytes=block * attn_stage, **common)
+        return StageLayout(n_layers, (group,), n, 0, page_bytes=page, block_bytes=page * n, **common)
     size = min(counts.values())
     groups: list[KVGroup] = []
     for kind, n in counts.items():
-        groups += [KVGroup(kind, m.sliding_window if kind == "sliding" else None)] * ceil(n / size)
-    return StageLayout(len(layer_ids), tuple(groups), size, len(groups) * size - len(layer_ids))
+        groups += [KVGroup(kind, windows.get(kind))] * ceil(n / size)
+    padding = len(groups) * size - sum(counts.values())
+    return StageLayout(n_layers, tuple(groups), size, padding, page_bytes=page, block_bytes=page * size, **common)
 
 
-def blocks_per_request(layout: StageLayout, tokens: int, *, block_size: int, max_num_batched_tokens: int) -> int:
-    """Blocks a request of `tokens` tokens takes from the shared pool: the sum over groups."""
-    return sum(g.blocks_for(tokens, block_size=block_size, max_num_batched_tokens=max_num_batched_tokens)
-               for g in layout.groups)  # fmt: skip
+def blocks_from_bytes(available_bytes: float, block_bytes: float) -> int:
+    """vLLM's get_num_blocks: int(available // page // layers) = ⌊available / (page · layers)⌋; 0 when nothing is
+    left."""
+    if available_bytes <= 0 or block_bytes <= 0:
+        return 0
+    return int(available_bytes // block_bytes)

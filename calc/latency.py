@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import ceil
 
-from calc.kv_cache import kv_bytes_per_token_per_layer
-from calc.memory import MemoryResult
+from calc.kv_cache import kv_bytes_per_token_expr
+from calc.pool import PoolResult
 from calc.roofline import Phase, phase, ridge_flop_per_byte
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
@@ -119,11 +119,11 @@ def effective_peaks(s: Scenario, g: GPUSpec, compute_dtype: str) -> tuple[float,
     return peak, g.memory_bandwidth_bytes_per_s
 
 
-def decode_phase(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult, *, batch: float, context: float) -> Phase:
+def decode_phase(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, *, batch: float, context: float) -> Phase:
     """One decode step of `batch` sequences at `context` tokens, per GPU."""
     tp = s.tensor_parallel_size
     peak, bw = effective_peaks(s, g, mem.weight_format.compute_dtype)
-    kv_gpu = m.num_hidden_layers * kv_bytes_per_token_per_layer(m, kv_bytes_per_element=mem.kv_bytes_per_element, tp=tp)
+    kv_gpu = kv_bytes_per_token_expr(m, None, kv_bytes_per_element=mem.kv_bytes_per_element, tp=tp).value
     bytes_gpu = streamed_weight_bytes(m, mem.params, mem.weight_format, tokens=batch) / tp + kv_read_bytes(
         m, kv_bytes_per_token_all_gpus=kv_gpu, batch=batch, context=context
     )
@@ -136,10 +136,10 @@ def decode_phase(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult, *, ba
                  mfu_eff=s.mfu, mbu_eff=s.mbu, extra_s=comm)  # fmt: skip
 
 
-def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult) -> LatencyResult:
+def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult) -> LatencyResult:
     tp, p, fmt = s.tensor_parallel_size, mem.params, mem.weight_format
     peak, bw = effective_peaks(s, g, fmt.compute_dtype)
-    kv_gpu = m.num_hidden_layers * kv_bytes_per_token_per_layer(m, kv_bytes_per_element=mem.kv_bytes_per_element, tp=tp)
+    kv_gpu = kv_bytes_per_token_expr(m, None, kv_bytes_per_element=mem.kv_bytes_per_element, tp=tp).value
     L_in, N_out = s.input_len, s.output_len
 
     # prefill of one prompt, per GPU

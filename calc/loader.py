@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
 from calc.errors import InputError, describe
-from calc.specs import SUPPORTED_MODEL_TYPES, GPUSpec, ModelSpec
+from calc.hf_config import model_from_hf_config
+from calc.specs import GPUSpec, ModelSpec
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -47,71 +48,7 @@ def load_catalog(hardware_dir: Path = HARDWARE_DIR, model_dir: Path = MODEL_DIR)
     return Catalog(gpus=load_specs(hardware_dir, GPUSpec), models=load_specs(model_dir, ModelSpec))
 
 
-# --- Hugging Face config.json ---------------------------------------------------------------------------------
-
-_ALIASES = {"experts_per_token": "num_experts_per_tok", "dtype": "torch_dtype"}
-_TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3_text", "opt")  # HF PretrainedConfig default tie=True for these
-
-
-def _quantization(q: Any) -> dict | None:
-    if not isinstance(q, dict):
-        raise InputError("quantization_config", "expected an object with quant_method")
-    method = q.get("quant_method")
-    out: dict[str, Any] = {"quant_method": method}
-    if method in ("awq", "gptq", "bitsandbytes"):
-        bits = q.get("bits", q.get("w_bit", 4 if method != "bitsandbytes" else (4 if q.get("load_in_4bit") else 8)))
-        out["bits"] = bits
-    if method == "mxfp4":
-        out["experts_only"] = True  # gpt-oss: modules_to_not_convert = attention, router, embeddings, lm_head
-    return out
-
-
-def model_from_hf_config(config: Any, name: str | None = None, source: str = "uploaded config.json") -> ModelSpec:
-    """Build a ModelSpec from a parsed config.json (multimodal `text_config` unwrapped; cosmetic keys dropped)."""
-    if not isinstance(config, dict):
-        raise InputError("config.json", "expected a JSON object")
-    cfg = dict(config)
-    text = cfg.get("text_config")
-    if isinstance(text, dict):  # Gemma-3, Llava…: the language model lives in text_config
-        outer = {k: cfg[k] for k in ("architectures", "torch_dtype", "quantization_config") if k in cfg}
-        cfg = {**outer, **text}
-        cfg.setdefault("model_type", "gemma3_text" if config.get("model_type") == "gemma3" else None)
-        defaults = cfg.pop("_defaults_from_Gemma3TextConfig", None)
-        if isinstance(defaults, dict):
-            for k, v in defaults.items():
-                cfg.setdefault(k, v)
-        if cfg.get("model_type") == "gemma3_text":
-            cfg.setdefault("vocab_size", 262208)  # Gemma3TextConfig defaults (transformers)
-            cfg.setdefault("max_position_embeddings", 131072)
-            cfg.setdefault("sliding_window_pattern", 6)
-    for old, new in _ALIASES.items():
-        if old in cfg and new not in cfg:
-            cfg[new] = cfg.pop(old)
-    if "sliding_window_size" in cfg and cfg.get("sliding_window") is None:
-        cfg["sliding_window"] = cfg["sliding_window_size"]
-    if isinstance(cfg.get("torch_dtype"), str):
-        cfg["torch_dtype"] = (cfg["torch_dtype"].split() or [""])[0]
-    if cfg.get("tie_word_embeddings") is None:
-        cfg["tie_word_embeddings"] = cfg.get("model_type") in _TIED_BY_DEFAULT
-    if "quantization_config" in cfg and cfg["quantization_config"] is not None:
-        cfg["quantization_config"] = _quantization(cfg["quantization_config"])
-    keep = set(ModelSpec.model_fields) - {"name", "hf_id", "source"}
-    data = {k: v for k, v in cfg.items() if k in keep and v is not None}
-    hf_id = config.get("_name_or_path") if isinstance(config.get("_name_or_path"), str) else None
-    data["name"] = name or hf_id or str(cfg.get("model_type") or "custom model")
-    data["hf_id"] = hf_id
-    data["source"] = source
-    if "model_type" not in data:
-        raise InputError("model_type", "missing: config.json must name its model_type")
-    if data["model_type"] not in SUPPORTED_MODEL_TYPES:
-        raise InputError(
-            "model_type",
-            f"'{str(data['model_type'])[:60]}' is not supported; supported: {', '.join(SUPPORTED_MODEL_TYPES)}",
-        )
-    try:
-        return ModelSpec.model_validate(data)
-    except ValidationError as e:
-        raise InputError("config.json", describe(e)) from None
+# --- Hugging Face config.json (the reader itself is calc.hf_config) -------------------------------------------
 
 
 def parse_config_json(raw: bytes | str, name: str | None = None) -> ModelSpec:

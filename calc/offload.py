@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calc.latency import LatencyResult
-from calc.memory import MemoryResult
+from calc.pool import PoolResult
 from calc.roofline import attention_crossover_tokens, phase
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
@@ -27,7 +27,7 @@ def swap_recompute_ratio_closed_form(*, params: float, host_bytes_per_s: float, 
     return ratio / 2 if both_ways else ratio
 
 
-def recompute_s(s: Scenario, m: ModelSpec, mem: MemoryResult, lat: LatencyResult, tokens: int) -> float:
+def recompute_s(s: Scenario, m: ModelSpec, mem: PoolResult, lat: LatencyResult, tokens: int) -> float:
     """One prefill of `tokens` context tokens on this replica (estimate: mfu/mbu applied)."""
     tp = s.tensor_parallel_size
     return phase(
@@ -38,7 +38,7 @@ def recompute_s(s: Scenario, m: ModelSpec, mem: MemoryResult, lat: LatencyResult
     ).estimate_s  # fmt: skip
 
 
-def transfer_s(mem: MemoryResult, tokens: int, bytes_per_s: float) -> float:
+def transfer_s(mem: PoolResult, tokens: int, bytes_per_s: float) -> float:
     """Move `tokens` tokens of one GPU's KV over a link [s] (each rank moves its own shard in parallel)."""
     return tokens * mem.kv_bytes_per_token_per_gpu / bytes_per_s
 
@@ -83,7 +83,7 @@ class OffloadResult:
     tiers: tuple[Tier, ...]
 
 
-def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult, lat: LatencyResult) -> OffloadResult:
+def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, lat: LatencyResult) -> OffloadResult:
     host = g.host_link_bytes_per_s
     L = s.request_len
     way = 1 if s.swap_overlap else 2

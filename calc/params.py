@@ -1,16 +1,23 @@
-"""Parameter counts from the architecture: total, active (MoE), and the parts the latency model needs.
+"""Parameter counts from the architecture, layer by layer: total, active (MoE), and the parts the latency and weight
+models need (method of shared/reference/models.md §5).
 
-Method of shared/reference/models.md §5: embedding V·H, per layer attention (+ biases, q/k norms, sinks), MLP or MoE
-(experts, router, shared experts), norms, final norm, lm_head unless tied. MLA uses the low-rank projections.
-"Active" = everything but the experts a token does not visit (embedding and lm_head included, the convention of
-the Qwen3 and Mixtral cards).
+Per layer: the token mixer (attention — GQA, MLA, with V3.2's indexer —, Mamba-1/2, Gated DeltaNet, lightning
+attention, short convolution), the feed-forward part (dense MLP, or router + routed experts + shared experts) and
+its norms; then the embedding, the final norm and the lm_head unless tied; and a multimodal checkpoint's vision
+tower. Per-layer counts are built once per model and summed by prefix sums, so any pipeline stage costs O(1).
+"Active" = what one token multiplies by: everything but the experts it does not visit and the input embedding (a
+lookup) — gpt-oss-120b: 5.13 B, as its card says; the vision tower runs on images only and is left out.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import accumulate
 
-from calc.specs import ModelSpec
+NON_GATED_MLP = ("opt", "starcoder2", "nemotron_h", "gpt2", "gpt_bigcode", "phi", "falcon", "gpt_neox")
+QKV_BIAS = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text")
+QK_NORM = ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "qwen3_vl_text", "qwen3_vl_moe_text", "olmo2", "olmo3")
+NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4, "olmo2": 2, "opt": 4}  # × hidden_size
 
 
 @dataclass(frozen=True)
@@ -20,110 +27,199 @@ class ParamCounts:
     lm_head: int
     """Output projection; 0 when tied to the embedding (the tied table is then streamed for logits)."""
     attention: int
-    """All layers' attention projections, biases and norms."""
+    """All layers' attention projections, biases and norms (V3.2's indexer included)."""
+    state_mixers: int
+    """All Mamba / Gated DeltaNet / lightning / short-conv mixers."""
     dense_mlp: int
-    """All layers' non-expert MLP weights, router and shared experts included."""
+    """All layers' non-expert MLP weights, routers and shared experts included."""
     experts: int
     """All routed experts of all MoE layers."""
     active_experts: int
     """The routed experts one token visits (top-k per MoE layer)."""
     norms: int
+    vision: int = 0
+    """Vision tower and projector of a multimodal checkpoint."""
+    layer_prefix: dict = field(default_factory=dict, repr=False, compare=False)
+    """Per-layer prefix sums of 'linear', 'experts' and 'norms', for pipeline stages."""
 
     @property
     def total(self) -> int:
-        return self.embedding + self.lm_head + self.attention + self.dense_mlp + self.experts + self.norms
+        return (self.embedding + self.lm_head + self.attention + self.state_mixers + self.dense_mlp + self.experts
+                + self.norms + self.vision)  # fmt: skip
 
     @property
     def active(self) -> int:
-        return self.total - self.experts + self.active_experts
+        """What one token multiplies by: no input embedding, no unvisited experts, no vision tower."""
+        return self.total - self.embedding - self.vision - self.experts + self.active_experts
 
     @property
     def blocks_active(self) -> int:
-        """Parameters of the transformer blocks one token multiplies by (the report's 6.525e9 for Qwen2.5-7B)."""
-        return self.attention + self.dense_mlp + self.active_experts + self.norms
+        """Parameters of the decoder layers one token multiplies by (the report's 6.525e9 for Qwen2.5-7B)."""
+        return self.attention + self.state_mixers + self.dense_mlp + self.active_experts + self.norms
 
     @property
     def logits_weight(self) -> int:
         """Weights multiplied to produce one token's logits: the lm_head, or the tied embedding table."""
         return self.lm_head or self.embedding
 
+    def in_layers(self, part: str, layers: range) -> int:
+        """Sum of one per-layer part ('linear', 'experts', 'norms') over a range of layers."""
+        p = self.layer_prefix[part]
+        return p[layers.stop] - p[layers.start]
 
-def _attention_per_layer(m: ModelSpec) -> int:
-    H, nh = m.hidden_size, m.num_attention_heads
-    if m.is_mla:
-        qk_dim = m.qk_nope_head_dim + m.qk_rope_head_dim  # type: ignore[operator]
-        if m.q_lora_rank:
-            q = H * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * nh * qk_dim
-        else:
-            q = H * nh * qk_dim
-        kv_a = H * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank  # type: ignore[operator]
-        kv_b = m.kv_lora_rank * nh * (m.qk_nope_head_dim + m.v_head_dim)  # type: ignore[operator]
-        return q + kv_a + kv_b + nh * m.v_head_dim * H  # type: ignore[operator]
-    d, nkv = m.kv_head_dim, m.kv_heads
-    q_out, kv_out = nh * d, nkv * d
+
+# --- one layer -------------------------------------------------------------------------------------------------
+def _gqa(m, kv_heads: int) -> int:
+    H, nh, d = m.hidden_size, m.num_attention_heads, m.kv_head_dim
+    q_out, kv_out = nh * d, kv_heads * d
     n = H * q_out + 2 * H * kv_out + q_out * H
-    if m.model_type == "qwen2":
-        n += q_out + 2 * kv_out  # q/k/v bias
+    if m.model_type in QKV_BIAS:
+        n += q_out + 2 * kv_out
     if m.attention_bias or m.model_type == "opt":
-        n += q_out + 2 * kv_out + H  # q/k/v/o bias
-    if m.model_type in ("qwen3", "qwen3_moe", "gemma3_text"):
-        n += 2 * d  # q_norm, k_norm
+        n += q_out + 2 * kv_out + H
+    if m.model_type == "olmo2":
+        n += q_out + kv_out  # q_norm, k_norm over the whole projection
+    elif m.model_type in QK_NORM:
+        n += 2 * d
     if m.model_type == "gpt_oss":
         n += nh  # attention sinks
     return n
 
 
-def _is_moe_layer(m: ModelSpec, i: int) -> bool:
-    return m.is_moe and i >= (m.first_k_dense_replace or 0)
-
-
-def _expert(m: ModelSpec) -> int:
-    H, inter = m.hidden_size, m.expert_ffn_size
-    n = 3 * H * inter
-    if m.model_type == "gpt_oss":
-        n += 2 * inter + H  # gate_up and down biases
+def _mla(m) -> int:
+    H, nh = m.hidden_size, m.num_attention_heads
+    qk_dim = m.qk_nope_head_dim + m.qk_rope_head_dim
+    q = H * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * nh * qk_dim if m.q_lora_rank else H * nh * qk_dim
+    kv_a = H * (m.kv_lora_rank + m.qk_rope_head_dim) + m.kv_lora_rank
+    kv_b = m.kv_lora_rank * nh * (m.qk_nope_head_dim + m.v_head_dim)
+    n = q + kv_a + kv_b + nh * m.v_head_dim * H
+    if m.index_topk:  # V3.2 lightning indexer: wq_b, wk, k_norm, weights_proj
+        n += (m.q_lora_rank or H) * m.index_n_heads * m.index_head_dim + H * m.index_head_dim
+        n += 2 * m.index_head_dim + H * m.index_n_heads
     return n
 
 
-def _moe_shared_per_layer(m: ModelSpec) -> int:
+def attention_params(m, kv_heads: int | None = None) -> int:
+    return _mla(m) if m.is_mla else _gqa(m, kv_heads or m.kv_heads)
+
+
+def state_mixer_params(m) -> int:
+    """One Mamba / GDN / lightning / short-conv mixer (the kind the model uses)."""
+    from calc.state import state_kind
+
+    H, kind = m.hidden_size, state_kind(m)
+    if kind == "mamba2":
+        heads, N, G, K = m.mamba_num_heads, m.ssm_state_size, m.n_groups, m.conv_kernel
+        inner = m.mamba_intermediate_size or heads * m.mamba_head_dim
+        conv = inner + 2 * G * N
+        return H * (2 * inner + 2 * G * N + heads) + conv * (K + 1) + 3 * heads + inner + inner * H
+    if kind == "mamba1":
+        inner = m.mamba_intermediate_size or round(m.mamba_expand * H)
+        N, r = m.ssm_state_size, m.mamba_dt_rank or -(-H // 16)
+        return H * 2 * inner + inner * (m.conv_kernel + 1) + inner * (r + 2 * N) + r * inner + inner + inner * N + inner + inner * H
+    if kind == "gdn":
+        nk, nv, dk, dv = m.linear_num_key_heads, m.linear_num_value_heads, m.linear_key_head_dim, m.linear_value_head_dim
+        conv = 2 * nk * dk + nv * dv
+        return H * (2 * nk * dk + 2 * nv * dv) + H * 2 * nv + conv * m.linear_conv_kernel_dim + 2 * nv + dv + nv * dv * H
+    if kind == "lightning":
+        width = m.num_attention_heads * m.kv_head_dim
+        return H * 3 * width + H * width + width + width * H
+    if kind == "conv":
+        return H * 3 * H + (m.conv_dim or H) * m.conv_L_cache + H * H
+    return 0
+
+
+def _mlp(m, width: int, *, gated: bool) -> int:
+    n = (3 if gated else 2) * m.hidden_size * width
+    if m.model_type in ("opt", "starcoder2"):
+        n += width + m.hidden_size  # fc1/fc2 biases
+    return n
+
+
+def _expert(m) -> int:
+    n = _mlp(m, m.expert_ffn_size, gated=m.model_type not in NON_GATED_MLP)
+    if m.model_type == "gpt_oss":
+        n += 2 * m.expert_ffn_size + m.hidden_size  # gate_up and down biases
+    return n
+
+
+def _moe_shared(m) -> int:
     """Router (+ its bias) and shared experts of one MoE layer."""
     H, E = m.hidden_size, m.routed_experts
     n = H * E
-    if m.model_type in ("gpt_oss", "deepseek_v3"):
+    if m.model_type in ("gpt_oss", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "minimax_m2", "nemotron_h"):
         n += E  # router bias / e_score_correction_bias
-    n += (m.n_shared_experts or 0) * 3 * H * m.expert_ffn_size
+    if m.shared_expert_size:
+        n += _mlp(m, m.shared_expert_size, gated=m.model_type not in NON_GATED_MLP)
+        if m.shared_expert_intermediate_size is not None and m.model_type.startswith(("qwen2_moe", "qwen3_next")):
+            n += H  # shared_expert_gate
     return n
 
 
-def _dense_mlp_per_layer(m: ModelSpec) -> int:
-    H, inter = m.hidden_size, m.dense_ffn_size
-    if m.model_type == "opt":
-        return 2 * H * inter + inter + H  # ReLU fc1/fc2 with biases
-    return 3 * H * inter  # gated: gate, up, down
-
-
-def count_params(m: ModelSpec) -> ParamCounts:
+# --- the whole model -------------------------------------------------------------------------------------------
+def count_params(m) -> ParamCounts:
     H, L = m.hidden_size, m.num_hidden_layers
+    plan = m.plan
+    attn = attention_params(m)
+    state = state_mixer_params(m)
+    dense = _mlp(m, m.dense_ffn_size, gated=m.model_type not in NON_GATED_MLP) if m.dense_ffn_size else 0
+    shared = _moe_shared(m) if m.is_moe else 0
+    expert = _expert(m) if m.is_moe else 0
+    k = m.num_experts_per_tok or 0
+    norms_per_layer = NORMS_PER_LAYER.get(m.model_type, 2) * H
+    linear, experts, active, norm = [], [], [], []
+    a_tot = s_tot = d_tot = 0
+    for i in range(L):  # once per model (≤ 1,024 layers); stages then read prefix sums
+        mixer, ffn = plan.mixers[i], plan.ffns[i]
+        a = 0
+        if mixer in ("full_attention", "sliding_attention", "chunked_attention", "hybrid"):
+            a = attention_params(m, m.kv_heads_per_layer[i]) if m.kv_heads_per_layer else attn
+        s = state if mixer in ("mamba", "linear_attention", "conv", "hybrid") else 0
+        if ffn == "dense":
+            d = _mlp(m, m.intermediate_size_per_layer[i], gated=True) if m.intermediate_size_per_layer else dense
+        else:
+            d = shared if ffn == "moe" else 0
+        e = m.routed_experts * expert if ffn == "moe" else 0
+        linear.append(a + s + d)
+        experts.append(e)
+        active.append(k * expert if ffn == "moe" else 0)
+        norm.append(norms_per_layer if (mixer != "none" or ffn != "none") else 0)
+        a_tot, s_tot, d_tot = a_tot + a, s_tot + s, d_tot + d
     embedding = m.vocab_size * H
     if m.model_type == "opt":
         embedding += (m.max_position_embeddings + 2) * H  # learned positions, offset 2
-    lm_head = 0 if m.tie_word_embeddings else m.vocab_size * H
-    norms_per_layer = {"gemma2": 4 * H, "gemma3_text": 4 * H, "opt": 4 * H}.get(m.model_type, 2 * H)
     final_norm = 2 * H if m.model_type == "opt" else H
-    dense_mlp = experts = active_experts = 0
-    for i in range(L):
-        if _is_moe_layer(m, i):
-            dense_mlp += _moe_shared_per_layer(m)
-            experts += m.routed_experts * _expert(m)
-            active_experts += m.num_experts_per_tok * _expert(m)  # type: ignore[operator]
-        else:
-            dense_mlp += _dense_mlp_per_layer(m)
     return ParamCounts(
         embedding=embedding,
-        lm_head=lm_head,
-        attention=L * _attention_per_layer(m),
-        dense_mlp=dense_mlp,
-        experts=experts,
-        active_experts=active_experts,
-        norms=L * norms_per_layer + final_norm,
+        lm_head=0 if m.tie_word_embeddings else m.vocab_size * H,
+        attention=a_tot,
+        state_mixers=s_tot,
+        dense_mlp=d_tot,
+        experts=sum(experts),
+        active_experts=sum(active),
+        norms=sum(norm) + final_norm,
+        vision=vision_params(m),
+        layer_prefix={name: [0, *accumulate(xs)] for name, xs in (("linear", linear), ("experts", experts),
+                                                                   ("norms", norm))},  # fmt: skip
     )
+
+
+def vision_params(m) -> int:
+    """Vision tower + projector: ViT blocks (attention 4·d² with biases, MLP — SwiGLU for Qwen2.5-VL and Pixtral,
+    2-matrix GELU otherwise — and two norms), patch embedding, and the projector onto the language model."""
+    v = m.vision_config
+    if v is None:
+        return 0
+    d, ff = v.hidden_size, v.intermediate_size
+    gated = v.model_type in ("qwen2_5_vl", "pixtral")
+    block = 4 * d * d + 4 * d + (3 if gated else 2) * d * ff + (0 if gated else ff + d) + 4 * d
+    patch = v.in_channels * v.temporal_patch_size * v.patch_size**2 * d
+    positions = (v.image_size // v.patch_size) ** 2 * d if v.image_size and not v.model_type.startswith("qwen") else 0
+    out, merged = v.out_hidden_size or m.hidden_size, d * v.spatial_merge_size**2
+    if v.model_type.startswith("qwen"):
+        projector = merged * merged + merged * out  # merger: LN, Linear(d·m², d·m²), GELU, Linear(d·m², out)
+    elif v.model_type == "pixtral":
+        projector = merged * d + d * out + out * out  # patch merger, then two linear layers
+    else:
+        projector = d * out
+    return v.num_hidden_layers * block + patch + positions + projector

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calc.latency import LatencyResult
-from calc.memory import MemoryResult
 from calc.offload import recompute_s
+from calc.pool import PoolResult
 from calc.scenario import Scenario
 from calc.specs import ModelSpec
 
@@ -52,7 +52,7 @@ class PrefixResult:
     tenant_note: str
 
 
-def prefix(s: Scenario, m: ModelSpec, mem: MemoryResult, lat: LatencyResult) -> PrefixResult:
+def prefix(s: Scenario, m: ModelSpec, mem: PoolResult, lat: LatencyResult) -> PrefixResult:
     n, t = s.turns, s.tokens_per_turn
     ctx_last = n * t
     need = mem.blocks_per_request

@@ -13,10 +13,11 @@ from math import ceil
 
 from calc.goodput import Conformance, conformance
 from calc.latency import LatencyResult, latency
-from calc.memory import MemoryResult
+from calc.pool import PoolResult
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 from calc.units import HOUR_S
+from calc.workload import max_requests_at_length
 
 
 def conformance_of(s: Scenario, lat: LatencyResult) -> Conformance:
@@ -25,13 +26,6 @@ def conformance_of(s: Scenario, lat: LatencyResult) -> Conformance:
         others_prefill=lat.decode_batch > 1, slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, sigma=s.latency_sigma,
         throughput_rps=lat.requests_per_s,
     )  # fmt: skip
-
-
-def max_concurrency_in_memory(s: Scenario, m: ModelSpec, mem: MemoryResult) -> int:
-    per_req = mem.blocks_per_request(s.request_len)
-    if s.request_len > s.max_model_len or mem.max_concurrency < 1:
-        return 0
-    return min(mem.num_gpu_blocks // per_req, s.max_num_seqs)
 
 
 @dataclass(frozen=True)
@@ -46,9 +40,9 @@ class Capacity:
     """Why one replica serves nothing, when it does not."""
 
 
-def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: MemoryResult) -> Capacity:
+def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult) -> Capacity:
     """Bisection over concurrency (conformance falls as concurrency grows)."""
-    c_mem = max_concurrency_in_memory(s, m, mem)
+    c_mem = max_requests_at_length(s, mem)
     if c_mem == 0:
         return Capacity(0, 0.0, 0.0, "memory", "not even one request of this length fits in the KV pool")
 
@@ -127,7 +121,7 @@ def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSp
     """For the scenario's model, each shipped GPU and TP (1, 2, 4, 8) that holds a request: capacity, GPUs needed
     for request_rate (or one replica's capacity when unset) and cost per million output tokens. The scenario's own
     GPU is `g_own` (its overrides applied); the others are priced and sized from their own specs."""
-    from calc.memory import size_pool, tp_check
+    from calc.pool import size_pool, tp_check
     from calc.resolve import without_gpu_overrides
 
     out = []

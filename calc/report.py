@@ -11,8 +11,8 @@ from functools import cached_property
 from calc import curves
 from calc.goodput import SEED_CONFIGS, Conformance, SimRow, scenario_sim_config, simulate
 from calc.latency import LatencyResult
-from calc.memory import MemoryResult
 from calc.offload import OffloadResult
+from calc.pool import PoolResult
 from calc.prefix import PrefixResult
 from calc.replicas import Fleet, Option, gpu_options
 from calc.scenario import Scenario
@@ -36,7 +36,7 @@ class Report:
     """The model as planned: the shipped or uploaded spec with the scenario's overrides applied."""
     gpu: GPUSpec
     """The GPU as planned, overrides applied."""
-    memory: MemoryResult
+    memory: PoolResult
     fit: WorkloadFit
     latency: LatencyResult
     conformance: Conformance

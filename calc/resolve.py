@@ -17,6 +17,8 @@ from calc.specs import GPUSpec, ModelSpec
 MODEL_OVERRIDES = ("num_hidden_layers", "num_key_value_heads", "head_dim")
 GPU_OVERRIDES = ("memory_gib", "memory_bandwidth_gb_per_s", "peak_tflop_per_s", "scaleup_link_gb_per_s",
                  "host_link_gb_per_s")  # fmt: skip
+PER_LAYER = ("layer_types", "mlp_layer_types", "no_rope_layers", "kv_heads_per_layer", "intermediate_size_per_layer",
+             "hybrid_override_pattern")  # fmt: skip
 PEAK_FIELD = {"bf16": "bf16_tflop_per_s", "fp16": "fp16_tflop_per_s", "fp8": "fp8_tflop_per_s", "int8": "int8_tops"}
 
 
@@ -33,9 +35,12 @@ def override_model(s: Scenario, model: ModelSpec) -> ModelSpec:
     if not over:
         return model
     data = model.model_dump() | over
-    if "num_hidden_layers" in over and model.layer_types is not None:
-        lt = model.layer_types  # keep the pattern (gpt-oss alternates) over the new depth
-        data["layer_types"] = [lt[i % len(lt)] for i in range(over["num_hidden_layers"])]
+    if "num_hidden_layers" in over:  # keep each per-layer pattern (gpt-oss alternates) over the new depth
+        n = over["num_hidden_layers"]
+        for name in PER_LAYER:
+            seq = data.get(name)
+            if seq:
+                data[name] = type(seq)(seq[i % len(seq)] for i in range(n))
     try:
         return ModelSpec.model_validate(data)
     except ValidationError as e:

@@ -41,6 +41,10 @@ class Scenario(BaseModel):
     max_model_len: Tokens = 8192
     max_num_seqs: Annotated[int, Field(ge=1, le=65_536)] = 256
     max_num_batched_tokens: Tokens = 2048
+    disable_hybrid_kv_cache_manager: bool = False
+    """vLLM's flag: sliding-window and chunked layers then hold the whole context (no memory saving)."""
+    mamba_ssm_cache_dtype: Literal["auto", "float32", "float16", "bfloat16"] = "auto"
+    """vLLM's --mamba-ssm-cache-dtype: the SSM state of Mamba/linear layers (auto: the checkpoint's or model's)."""
     enforce_eager: bool = False
     """No CUDA graphs: their memory is not reserved, decode steps lose the launch-overhead saving."""
     estimate_cudagraphs: bool = True

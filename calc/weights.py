@@ -22,6 +22,9 @@ from calc.specs import ModelSpec
 FP8_BLOCK_SCALE_OVERHEAD = 4 / (128 * 128)
 INT4_GROUP_BYTES = 0.5 + 4 / 128
 MXFP4_BYTES = 0.5 + 1 / 32
+NVFP4_BYTES = 0.5 + 1 / 16  # 4 bits plus one fp8 scale per 16 weights
+FP8_METHODS = ("fp8", "fbgemm_fp8", "ptpc_fp8", "fp8_e4m3")
+INT_METHODS = ("awq", "gptq", "awq_marlin", "gptq_marlin", "bitsandbytes", "compressed-tensors", "gguf", "auto-round")
 
 
 @dataclass(frozen=True)
@@ -40,14 +43,21 @@ def weight_format(m: ModelSpec, dtype: str) -> WeightFormat:
         native = m.native_dtype
         if q is None:
             return WeightFormat(2.0, 2.0, native, native)
-        if q.quant_method == "mxfp4":
-            return WeightFormat(2.0, MXFP4_BYTES, native, "mxfp4 experts, bf16 rest")
-        if q.quant_method in ("fp8", "compressed-tensors"):
+        method = q.quant_method.lower()
+        if method == "mxfp4":
+            if q.experts_only:
+                return WeightFormat(2.0, MXFP4_BYTES, native, "mxfp4 experts, bf16 rest")
+            return WeightFormat(MXFP4_BYTES, MXFP4_BYTES, native, "mxfp4")
+        if method in ("nvfp4", "modelopt_fp4") or (method == "modelopt" and q.bits == 4):
+            return WeightFormat(NVFP4_BYTES, NVFP4_BYTES, native, f"nvfp4 ({method})")
+        if method in FP8_METHODS or (method in ("compressed-tensors", "modelopt") and q.bits != 4):
             b = 1 + FP8_BLOCK_SCALE_OVERHEAD
-            return WeightFormat(b, b, "fp8", "fp8 (checkpoint)")
-        bits = q.bits or 4
-        b = INT4_GROUP_BYTES if bits == 4 else 1.0
-        return WeightFormat(b, b, native, f"int{bits} ({q.quant_method})")
+            return WeightFormat(b, b, "fp8", f"fp8 ({method})")
+        if method in INT_METHODS:
+            bits = q.bits or 4
+            b = INT4_GROUP_BYTES if bits == 4 else 1.0
+            return WeightFormat(b, b, native, f"int{bits} ({method})")
+        return WeightFormat(2.0, 2.0, native, f"{native} (quantization '{method[:20]}' not modelled)")
     if dtype in ("bf16", "fp16"):
         return WeightFormat(2.0, 2.0, dtype, dtype)
     if dtype == "fp8":
@@ -62,23 +72,22 @@ def weight_format(m: ModelSpec, dtype: str) -> WeightFormat:
 
 
 def weights_bytes(p: ParamCounts, f: WeightFormat) -> float:
-    """Whole model, all GPUs together [bytes]."""
-    blocks = p.attention + p.dense_mlp
-    return blocks * f.linear_bytes + p.experts * f.expert_bytes + (p.embedding + p.lm_head + p.norms) * 2.0
+    """Whole model, all GPUs together [bytes]. The vision tower stays 16-bit (quantization skips it)."""
+    linear = p.attention + p.state_mixers + p.dense_mlp
+    return linear * f.linear_bytes + p.experts * f.expert_bytes + (p.embedding + p.lm_head + p.norms + p.vision) * 2.0
 
 
 def weights_bytes_per_stage(m: ModelSpec, p: ParamCounts, f: WeightFormat, *, tp: int, pp: int) -> list[float]:
-    """Weight bytes on one GPU of each pipeline stage: the stage's share of the layers split over tp ranks, the
-    embedding on the first stage and the lm_head on the last (vocab-parallel, so also split over tp)."""
-    L = m.num_hidden_layers
+    """Weight bytes on one GPU of each pipeline stage: the stage's own layers split over tp ranks, the embedding
+    (and a vision tower, split over tp) on the first stage and the lm_head on the last (vocab-parallel, so also
+    split over tp)."""
     out = []
-    stages = pp_layer_ranges(L, pp)
-    per_layer_linear = (p.attention + p.dense_mlp) / L * f.linear_bytes + p.experts / L * f.expert_bytes
-    norms = p.norms / L * 2.0
+    stages = pp_layer_ranges(m.num_hidden_layers, pp)
     for s, layers in enumerate(stages):
-        b = len(layers) * (per_layer_linear / tp + norms)
+        linear = p.in_layers("linear", layers) * f.linear_bytes + p.in_layers("experts", layers) * f.expert_bytes
+        b = linear / tp + p.in_layers("norms", layers) * 2.0
         if s == 0:
-            b += p.embedding * 2.0 / tp
+            b += (p.embedding + p.vision) * 2.0 / tp
         if s == len(stages) - 1:
             b += (p.lm_head or (p.embedding if pp > 1 else 0)) * 2.0 / tp  # tied head: a copy on the last stage
         out.append(b)

@@ -26,20 +26,24 @@ def logits_flop(p: ParamCounts) -> float:
 
 
 def attention_flop_per_context_token(m: ModelSpec) -> float:
-    """Per generated/processed token and per token of context it attends to, all layers [FLOP]."""
+    """Per generated/processed token and per token of context it attends to, all attention layers [FLOP]."""
     if m.is_mla:
         qk, v = m.qk_nope_head_dim + m.qk_rope_head_dim, m.v_head_dim  # type: ignore[operator]
     else:
         qk = v = m.kv_head_dim
-    return 2.0 * m.num_attention_heads * (qk + v) * m.num_hidden_layers
+    return 2.0 * (m.num_attention_heads or 0) * (qk + v) * m.plan.attention()
 
 
 def attended_tokens(m: ModelSpec, context: float) -> float:
-    """Context tokens one token attends to, averaged over layers (sliding layers cap at the window)."""
-    L = m.num_hidden_layers
-    sliding = m.sliding_layer_count
-    window = m.sliding_window or context
-    return ((L - sliding) * context + sliding * min(context, window)) / L
+    """Context tokens one token attends to, averaged over the attention layers (sliding layers cap at the window,
+    chunked layers at the chunk)."""
+    plan = m.plan
+    n = plan.attention()
+    if n == 0:
+        return 0.0
+    sliding, chunked = plan.count("sliding_attention"), plan.count("chunked_attention")
+    capped = sliding * min(context, m.sliding_window or context) + chunked * min(context, m.attention_chunk_size or context)
+    return ((n - sliding - chunked) * context + capped) / n
 
 
 def prefill_flop(m: ModelSpec, p: ParamCounts, tokens: int) -> float:
@@ -72,7 +76,7 @@ def streamed_weight_bytes(m: ModelSpec, p: ParamCounts, f: WeightFormat, *, toke
     if m.is_moe and p.experts:
         per_expert = p.experts / m.routed_experts
         experts = experts_touched(m, tokens) * per_expert * f.expert_bytes
-    blocks = (p.attention + p.dense_mlp) * f.linear_bytes + p.norms * 2.0
+    blocks = (p.attention + p.state_mixers + p.dense_mlp) * f.linear_bytes + p.norms * 2.0
     return blocks + experts + p.logits_weight * 2.0
 
 

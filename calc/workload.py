@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calc.memory import MemoryResult, longest_fitting
+from calc.numeric import largest_true
+from calc.pool import PoolResult
 from calc.scenario import Scenario
 from calc.specs import ModelSpec
 
@@ -34,7 +35,15 @@ class WorkloadFit:
     """The same minus output_len (the seed's 'prompts of at most 816' for the MHA variant)."""
 
 
-def fit_workload(s: Scenario, m: ModelSpec, mem: MemoryResult) -> WorkloadFit:
+def max_requests_at_length(s: Scenario, mem: PoolResult) -> int:
+    """Most requests of input_len + output_len tokens the pool holds at once, capped by max_num_seqs (0 when the
+    engine would not start or the request exceeds max_model_len)."""
+    if s.request_len > s.max_model_len or mem.max_concurrency < 1:
+        return 0
+    return min(mem.num_gpu_blocks // mem.blocks_per_request(s.request_len), s.max_num_seqs)
+
+
+def fit_workload(s: Scenario, m: ModelSpec, mem: PoolResult) -> WorkloadFit:
     need = mem.blocks_per_request
     L, C = s.request_len, s.concurrency
     per_req = need(L)
@@ -55,7 +64,7 @@ def fit_workload(s: Scenario, m: ModelSpec, mem: MemoryResult) -> WorkloadFit:
     if C > s.max_num_seqs:
         reasons.append(f"concurrency {C} exceeds max_num_seqs {s.max_num_seqs}: the rest wait in the queue")
     per_seq_blocks = blocks // C
-    longest = min(longest_fitting(need, per_seq_blocks, upper=s.max_model_len), s.max_model_len)
+    longest = max(0, largest_true(lambda n: need(n) <= per_seq_blocks, 1, s.max_model_len))
     return WorkloadFit(
         request_tokens=L,
         blocks_per_request=per_req,
@@ -64,7 +73,7 @@ def fit_workload(s: Scenario, m: ModelSpec, mem: MemoryResult) -> WorkloadFit:
         pool_fraction=(C * per_req / blocks) if blocks else float("inf"),
         fits=not reasons,
         reasons=tuple(reasons),
-        max_concurrency_at_length=min(blocks // per_req, s.max_num_seqs),
+        max_concurrency_at_length=max_requests_at_length(s, mem),
         longest_request_at_concurrency=longest,
         longest_prompt_at_concurrency=max(0, longest - s.output_len),
     )

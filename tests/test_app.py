@@ -17,7 +17,8 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 NON_DEFAULT = {
     "model": "llama-3.1-8b", "gpu": "h100-sxm", "tensor_parallel_size": "2", "pipeline_parallel_size": "2",
     "dtype": "fp8", "kv_cache_dtype": "fp8", "gpu_memory_utilization": "0.85", "block_size": "32",
-    "max_model_len": "16384", "max_num_seqs": "128", "max_num_batched_tokens": "4096", "enforce_eager": "true",
+    "max_model_len": "16384", "max_num_seqs": "128", "disable_hybrid_kv_cache_manager": "true",
+    "mamba_ssm_cache_dtype": "float32", "max_num_batched_tokens": "4096", "enforce_eager": "true",
     "estimate_cudagraphs": "false", "kv_cache_memory_bytes": "20000000000", "weights_memory_bytes": "9000000000",
     "activation_memory_bytes": "1000000000", "non_torch_memory_bytes": "300000000", "cudagraph_memory_bytes": "400000000",
     "input_len": "2048", "output_len": "512", "concurrency": "32", "request_rate": "20", "mfu": "0.6", "mbu": "0.8",
@@ -80,7 +81,7 @@ def test_malformed_and_unknown_parameters_warn_instead_of_failing():
 
 
 def test_a_custom_model_travels_in_the_link(catalog):
-    spec = catalog.models["mistral-7b-v0.1"].model_copy(update={"name": "My-Mistral"})
+    spec = type(catalog.models["mistral-7b-v0.1"]).model_validate(catalog.models["mistral-7b-v0.1"].model_dump() | {"name": "My-Mistral"})
     at = run({"model": "custom", "custom_model": encode_custom_model(spec)})
     assert not at.exception
     assert any("My\\-Mistral" in md.value for md in at.markdown)

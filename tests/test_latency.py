@@ -6,7 +6,7 @@ from conftest import scenario
 from calc.curves import decode_vs_context
 from calc.evaluate import evaluate
 from calc.latency import chunk_from_itl, chunk_step_s, e2e_s, latency
-from calc.memory import size_pool
+from calc.pool import size_pool
 from calc.params import count_params
 from calc.roofline import attention_crossover_tokens, compute_time_s, mbu, memory_time_s, ridge_flop_per_byte
 from calc.tails import itl_summary

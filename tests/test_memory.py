@@ -4,9 +4,14 @@ import pytest
 from conftest import scenario
 
 from calc.evaluate import evaluate
-from calc.kv_cache import blocks_per_request, kv_bytes_per_token, pp_layer_counts, stage_layout
-from calc.memory import size_pool
+from calc.kv_cache import kv_bytes_per_token, pp_layer_counts, stage_layout
+from calc.pool import size_pool
 from calc.units import GiB, KiB, MiB
+
+
+def variant(m, **fields):
+    """A model with some config fields changed (validated afresh, so its layer plan is rebuilt)."""
+    return type(m).model_validate(m.model_dump() | fields)
 
 
 def pool(catalog, model=None, gpu="rtx-4090", **kw):
@@ -23,11 +28,11 @@ def test_qwen_kv_bytes_per_token(catalog):
 
 
 def test_mha_and_gqa_variants(catalog):
-    qwen_mha = catalog.models["qwen2.5-7b-instruct"].model_copy(update={"num_key_value_heads": 28})
+    qwen_mha = variant(catalog.models["qwen2.5-7b-instruct"], num_key_value_heads=28)
     assert kv_bytes_per_token(qwen_mha, kv_bytes_per_element=2) == 392 * KiB  # 56 KiB × 7
     llama2 = catalog.models["llama-2-7b"]
     assert kv_bytes_per_token(llama2, kv_bytes_per_element=2) == 2 * 32 * 32 * 128 * 2 == 512 * KiB
-    gqa8 = llama2.model_copy(update={"num_key_value_heads": 8})
+    gqa8 = variant(llama2, num_key_value_heads=8)
     assert kv_bytes_per_token(gqa8, kv_bytes_per_element=2) == 128 * KiB
 
 
@@ -77,7 +82,7 @@ def test_default_estimate_lands_on_the_seed_pool(catalog):
 
 
 def test_mha_variant_holds_17152_tokens_and_816_token_prompts(catalog):
-    qwen_mha = catalog.models["qwen2.5-7b-instruct"].model_copy(update={"num_key_value_heads": 28})
+    qwen_mha = variant(catalog.models["qwen2.5-7b-instruct"], num_key_value_heads=28)
     s = scenario(kv_cache_memory_bytes=6_884_950_016, concurrency=16, output_len=256)
     from calc.workload import fit_workload
 
@@ -101,15 +106,15 @@ def test_sliding_window_plus_one_block_gemma3(catalog):
     g3 = catalog.models["gemma-3-27b"]
     layout = stage_layout(g3, range(62))
     assert layout.layers_per_group == 10 and len(layout.groups) == 7 and layout.padding_layers == 8
-    assert blocks_per_request(layout, 4096, block_size=16, max_num_batched_tokens=8192) == 256 + 6 * 257 == 1798
+    assert layout.blocks_per_request(4096, max_num_batched_tokens=8192) == 256 + 6 * 257 == 1798
 
 
 def test_sliding_window_saves_with_a_small_budget(catalog):
     mistral = catalog.models["mistral-7b-v0.1"]  # every layer slides over 4,096 tokens
     layout = stage_layout(mistral, range(32))
     # 32k request, budget 2,048: ⌈(4095 + 2048)/16⌉ + 1 = 385 blocks instead of 2,048
-    assert blocks_per_request(layout, 32768, block_size=16, max_num_batched_tokens=2048) == 385
-    assert blocks_per_request(layout, 1000, block_size=16, max_num_batched_tokens=2048) == 63 + 1
+    assert layout.blocks_per_request(32768, max_num_batched_tokens=2048) == 385
+    assert layout.blocks_per_request(1000, max_num_batched_tokens=2048) == 63 + 1
 
 
 def test_engine_refusal_gives_estimated_max_model_len(catalog):

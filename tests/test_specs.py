@@ -66,10 +66,19 @@ def test_the_required_accelerators_and_models_ship():
 
 @pytest.mark.parametrize("sid", sorted(REFERENCE_PARAMS))
 def test_parameter_counts_match_reference(catalog, sid):
-    total, active = REFERENCE_PARAMS[sid]
-    p = count_params(catalog.models[sid])
+    total, active_with_embedding = REFERENCE_PARAMS[sid]
+    m = catalog.models[sid]
+    p = count_params(m)
     assert p.total == pytest.approx(total, rel=1e-3)
-    assert p.active == pytest.approx(active or total, rel=1e-3)
+    # models.md's "active" counts the input embedding; ours does not (a lookup: gpt-oss-120b's card says 5.13 B)
+    embedding = m.vocab_size * m.hidden_size + ((2048 + 2) * 5120 if sid == "opt-13b" else 0)  # OPT: positions
+    assert p.active == pytest.approx((active_with_embedding or total) - embedding, rel=1e-3)
+
+
+def test_gpt_oss_active_is_the_cards_figure(catalog):
+    # openai/gpt-oss model card: 117B total with 5.1B active (120b), 21B with 3.6B active (20b)
+    assert count_params(catalog.models["gpt-oss-120b"]).active == pytest.approx(5.13e9, rel=0.01)
+    assert count_params(catalog.models["gpt-oss-20b"]).active == pytest.approx(3.6e9, rel=0.01)
 
 
 def test_qwen_blocks_only_parameters_are_the_reports_6_525e9(catalog):
@@ -114,7 +123,9 @@ def test_config_json_file_plans(tmp_path, catalog):
         (b"{not json", "config.json"),
         (b"[1, 2]", "config.json"),
         (json.dumps({"model_type": "llama"}).encode(), "num_hidden_layers"),
-        (json.dumps({"model_type": "mamba", "num_hidden_layers": 2}).encode(), "model_type"),
+        (json.dumps({"model_type": "mamba", "num_hidden_layers": 2}).encode(), "hidden_size"),  # Mamba is served; sizes are not optional
+        (json.dumps({"model_type": "nemotron_h", "num_hidden_layers": 2, "hidden_size": 64, "vocab_size": 10,
+                     "hybrid_override_pattern": "M*", "num_attention_heads": 2}).encode(), "ssm_state_size"),
         (
             json.dumps(
                 {
@@ -130,7 +141,10 @@ def test_config_json_file_plans(tmp_path, catalog):
             ).encode(),
             "num_key_value_heads",
         ),  # fmt: skip
-        (json.dumps({"model_type": "llama", "num_hidden_layers": -2}).encode(), "num_hidden_layers"),
+        (json.dumps({"model_type": "llama", "num_hidden_layers": -2, "hidden_size": 64, "vocab_size": 10}).encode(),
+         "num_hidden_layers"),
+        (json.dumps({"model_type": "llama", "num_hidden_layers": 10**7, "hidden_size": 64, "vocab_size": 10}).encode(),
+         "num_hidden_layers"),  # a cap that matches real models (≤ 1,024)
         (b" " * 1_000_001, "limit"),
     ],
 )

@@ -28,6 +28,8 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
         ("max_num_batched_tokens", "max_num_batched_tokens"),
         ("block_size", "block_size (tokens)"),
         ("enforce_eager", "enforce_eager (no CUDA graphs)"),
+        ("disable_hybrid_kv_cache_manager", "disable_hybrid_kv_cache_manager"),
+        ("mamba_ssm_cache_dtype", "mamba_ssm_cache_dtype (hybrid models)"),
         ("estimate_cudagraphs", "subtract CUDA-graph estimate (vLLM ≥ 0.20)"),
     ],
     "SLOs and cost": [

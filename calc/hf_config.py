@@ -1,0 +1,210 @@
+"""One general reader of a Hugging Face config.json → ModelSpec, for any decoder family vLLM serves.
+
+- Multimodal wrappers (`text_config`, `llm_config`, `language_config`) are unwrapped; the wrapper's dtype,
+  quantization and vision tower (`vision_config`) are kept.
+- Family spellings of the same quantity are mapped onto one name (table `ALIASES`; Granite's `mamba_d_state` is
+  `ssm_state_size`, GPT-2's `n_layer` is `num_hidden_layers`, …); NAS `block_configs` become per-layer KV heads
+  and MLP widths; family defaults that a config leaves to its transformers class are filled in (`FAMILY_DEFAULTS`).
+- An unknown `model_type` with the standard fields is accepted, and the spec's `assumptions` say what was assumed;
+  only a config without the fields that matter is refused, naming them.
+Pure: a dict in, a ModelSpec (or an InputError naming the field) out.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import ValidationError
+
+from calc.errors import InputError, describe
+from calc.model_spec import ModelSpec, VisionConfig
+
+WRAPPERS = ("text_config", "llm_config", "language_config")
+ALIASES = {  # family spelling → the name ModelSpec uses
+    "n_layer": "num_hidden_layers", "n_layers": "num_hidden_layers", "num_layers": "num_hidden_layers",
+    "n_embd": "hidden_size", "d_model": "hidden_size", "n_head": "num_attention_heads",
+    "n_inner": "intermediate_size", "ffn_hidden_size": "intermediate_size",
+    "n_positions": "max_position_embeddings", "seq_length": "max_position_embeddings",
+    "max_sequence_length": "max_position_embeddings", "padded_vocab_size": "vocab_size",
+    "num_kv_heads": "num_key_value_heads", "n_head_kv": "num_key_value_heads", "multi_query_group_num": "num_key_value_heads",
+    "kv_channels": "head_dim", "experts_per_token": "num_experts_per_tok", "moe_topk": "num_experts_per_tok",
+    "num_experts_per_token": "num_experts_per_tok", "dtype": "torch_dtype", "tie_embedding": "tie_word_embeddings",
+    "mamba_n_heads": "mamba_num_heads", "mamba_d_head": "mamba_head_dim", "mamba_d_state": "ssm_state_size",
+    "mamba_n_groups": "n_groups", "mamba_d_conv": "conv_kernel", "mamba_d_ssm": "mamba_intermediate_size",
+    "moe_shared_expert_intermediate_size": "shared_expert_intermediate_size",
+    "shared_intermediate_size": "shared_expert_intermediate_size", "time_step_rank": "mamba_dt_rank",
+}  # fmt: skip
+PURE_MAMBA_ALIASES = {"state_size": "ssm_state_size", "expand": "mamba_expand", "num_heads": "mamba_num_heads",
+                      "head_dim": "mamba_head_dim", "intermediate_size": "mamba_intermediate_size"}  # fmt: skip
+VISION_ALIASES = {"depth": "num_hidden_layers", "num_heads": "num_attention_heads", "in_chans": "in_channels",
+                  "num_channels": "in_channels"}  # fmt: skip
+TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3_text", "opt", "cohere", "cohere2")
+FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {"vocab_size": 262208, "max_position_embeddings": 131072, "sliding_window_pattern": 6},
+    "llama4_text": {"n_shared_experts": 1},  # one shared expert of intermediate_size per MoE layer
+    "cohere2": {"sliding_window_pattern": 4},
+    "starcoder2": {"attention_bias": True},
+}
+KNOWN = (
+    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next", "gemma", "gemma2",
+    "gemma3_text", "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "gpt_oss", "phi3", "opt", "llama4_text",
+    "qwen2_5_vl_text", "qwen2_vl_text", "qwen3_vl_text", "qwen3_vl_moe_text", "glm4_moe", "minimax_m2",
+    "ministral3", "nemotron_h", "nemotron-nas", "granitemoehybrid", "exaone4", "cohere", "cohere2", "olmo2", "olmo3",
+    "starcoder2", "internlm2", "baichuan", "falcon_h1", "jamba", "mamba", "mamba2", "falcon_mamba", "lfm2", "minimax",
+    "bamba", "granite", "granitemoe", "phi", "ernie4_5", "ernie4_5_moe", "hunyuan_v1_dense", "seed_oss",
+)  # fmt: skip
+TEXT_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen2_5_vl": "qwen2_5_vl_text",
+              "qwen2_vl": "qwen2_vl_text", "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text"}  # fmt: skip
+REQUIRED = ("num_hidden_layers", "hidden_size", "vocab_size")
+
+
+def _unwrap(config: dict) -> tuple[dict, dict | None, str | None]:
+    """(language-model config, vision config, wrapper model_type)."""
+    for key in WRAPPERS:
+        text = config.get(key)
+        if isinstance(text, dict):
+            outer = {k: config[k] for k in ("architectures", "torch_dtype", "dtype", "quantization_config",
+                                             "tie_word_embeddings", "_name_or_path") if k in config}  # fmt: skip
+            cfg = {**{k: v for k, v in text.items() if v is not None}, **outer}
+            wrapper = config.get("model_type")
+            if not cfg.get("model_type"):
+                cfg["model_type"] = TEXT_TYPES.get(str(wrapper), wrapper)
+            for k, v in (cfg.pop("_defaults_from_Gemma3TextConfig", None) or {}).items():
+                cfg.setdefault(k, v)
+            vision = config.get("vision_config")
+            return cfg, vision if isinstance(vision, dict) else None, str(wrapper) if wrapper else None
+    vision = config.get("vision_config")
+    return dict(config), vision if isinstance(vision, dict) else None, None
+
+
+def _quantization(q: Any) -> dict | None:
+    if not isinstance(q, dict):
+        raise InputError("quantization_config", "expected an object with quant_method")
+    method = str(q.get("quant_method") or q.get("quant_algo") or "unknown")[:40]
+    out: dict[str, Any] = {"quant_method": method}
+    bits = q.get("bits", q.get("w_bit"))
+    if method == "bitsandbytes":
+        bits = 4 if q.get("load_in_4bit") else 8
+    if method == "compressed-tensors":  # config_groups → weights.num_bits
+        groups = q.get("config_groups") or {}
+        found = [g.get("weights", {}).get("num_bits") for g in groups.values() if isinstance(g, dict)]
+        bits = next((b for b in found if b in (4, 8)), 8)
+    if str(q.get("quant_algo", "")).upper() in ("NVFP4", "W4A16_AWQ"):
+        bits = 4
+    if bits in (4, 8):
+        out["bits"] = bits
+    if method == "mxfp4":
+        out["experts_only"] = True  # gpt-oss: modules_to_not_convert = attention, router, embeddings, lm_head
+    return out
+
+
+def _nas(cfg: dict) -> None:
+    """DeciLM / Nemotron-NAS `block_configs` → per-layer KV heads and MLP widths (vLLM's nemotron_nas.py)."""
+    blocks = cfg.pop("block_configs", None)
+    if not isinstance(blocks, list) or not blocks:
+        return
+    H, heads = cfg.get("hidden_size"), cfg.get("num_attention_heads")
+    kv, ffn = [], []
+    for b in blocks[:1024]:
+        att, mlp = (b.get("attention") or {}), (b.get("ffn") or {})
+        no_attn = att.get("no_op") or att.get("replace_with_linear")
+        kv.append(0 if no_attn or not heads else heads // (att.get("n_heads_in_group") or 1))
+        if mlp.get("no_op") or mlp.get("replace_with_linear") or not isinstance(H, int):
+            ffn.append(0)
+        else:  # DeciLM _ffn_mult_to_intermediate_size: 2/3 · mult · hidden, rounded up to a multiple of 256
+            width = int(2 * float(mlp.get("ffn_mult") or 0) * H / 3)
+            ffn.append(math.ceil(width / 256) * 256)
+    cfg["kv_heads_per_layer"], cfg["intermediate_size_per_layer"] = kv, ffn
+    cfg["num_key_value_heads"] = max(kv) or None
+    cfg["intermediate_size"] = max(ffn) or None
+
+
+def _layers_from_indices(cfg: dict, mt: str) -> None:
+    """Families that list their attention layers by index: Bamba (attn_layer_indices), LFM2 (full_attn_idxs),
+    MiniMax-Text-01 (attn_type_list: 1 softmax, 0 lightning)."""
+    n = cfg.get("num_hidden_layers")
+    if not isinstance(n, int) or cfg.get("layer_types") is not None or not 0 < n <= 1024:
+        return
+    if isinstance(cfg.get("attn_type_list"), list):
+        t = cfg["attn_type_list"]
+        cfg["layer_types"] = ["full_attention" if t[i % len(t)] else "linear_attention" for i in range(n)]
+    idx = cfg.get("attn_layer_indices") if mt != "falcon_h1" else None
+    if isinstance(idx, list):
+        cfg["layer_types"] = ["full_attention" if i in idx else "mamba" for i in range(n)]
+    if isinstance(cfg.get("full_attn_idxs"), list):
+        cfg["layer_types"] = ["full_attention" if i in cfg["full_attn_idxs"] else "conv" for i in range(n)]
+
+
+def _vision(v: dict | None) -> dict | None:
+    if not v:
+        return None
+    out = {VISION_ALIASES.get(k, k): val for k, val in v.items()}
+    keep = set(VisionConfig.model_fields)
+    out = {k: val for k, val in out.items() if k in keep and val is not None}
+    if not all(k in out for k in ("hidden_size", "intermediate_size", "num_hidden_layers")):
+        return None
+    if isinstance(out.get("image_size"), list):
+        out["image_size"] = out["image_size"][0]
+    return out
+
+
+def model_from_hf_config(config: Any, name: str | None = None, source: str = "uploaded config.json") -> ModelSpec:
+    """Build a ModelSpec from a parsed config.json."""
+    if not isinstance(config, dict):
+        raise InputError("config.json", "expected a JSON object")
+    cfg, vision, wrapper = _unwrap(config)
+    mt = str(cfg.get("model_type") or "")[:60]
+    assumptions = []
+    if not mt:
+        mt = "unknown"
+        assumptions.append("config.json names no model_type: read as a standard decoder")
+    if mt in ("mamba", "mamba2", "falcon_mamba"):
+        cfg = {PURE_MAMBA_ALIASES.get(k, k): v for k, v in cfg.items()}
+    if mt == "nemotron_h" and "expand" in cfg:
+        cfg["mamba_expand"] = cfg.pop("expand")
+    for old, new in ALIASES.items():
+        if old in cfg and cfg.get(new) is None:
+            cfg[new] = cfg.pop(old)
+    cfg["model_type"] = mt
+    for k, v in FAMILY_DEFAULTS.get(mt, {}).items():
+        cfg.setdefault(k, v)
+    _nas(cfg)
+    _layers_from_indices(cfg, mt)
+    if "sliding_window_size" in cfg and cfg.get("sliding_window") is None:
+        cfg["sliding_window"] = cfg["sliding_window_size"]
+    if isinstance(cfg.get("torch_dtype"), str):
+        cfg["torch_dtype"] = {"float": "float32", "half": "float16"}.get(cfg["torch_dtype"], cfg["torch_dtype"])
+        cfg["torch_dtype"] = (cfg["torch_dtype"].split() or [""])[0]
+        if cfg["torch_dtype"] not in ("bfloat16", "float16", "float32"):
+            assumptions.append(f"torch_dtype '{cfg['torch_dtype'][:20]}' read as bfloat16")
+            cfg["torch_dtype"] = "bfloat16"
+    if cfg.get("tie_word_embeddings") is None:
+        cfg["tie_word_embeddings"] = mt in TIED_BY_DEFAULT
+    if cfg.get("quantization_config") is not None:
+        cfg["quantization_config"] = _quantization(cfg["quantization_config"])
+    if cfg.get("mamba_ssm_cache_dtype") not in (None, "float32", "float16", "bfloat16"):
+        cfg.pop("mamba_ssm_cache_dtype")
+    missing = [f for f in REQUIRED if cfg.get(f) is None]
+    if missing:
+        raise InputError(missing[0], f"config.json lacks {', '.join(missing)}: cannot size this model without it")
+    if cfg.get("max_position_embeddings") is None:
+        cfg["max_position_embeddings"] = 4096
+        assumptions.append("max_position_embeddings missing: assumed 4,096 tokens")
+    if mt not in KNOWN:
+        assumptions.append(
+            f"model_type '{mt}' is not one this planner knows: read as a decoder whose layers are described by its "
+            "standard fields (attention as stated, gated SwiGLU MLPs, no biases); check the parameter count against "
+            "the model card"
+        )
+    keep = set(ModelSpec.model_fields) - {"name", "hf_id", "source", "assumptions", "vision_config"}
+    data = {k: v for k, v in cfg.items() if k in keep and v is not None}
+    hf_id = config.get("_name_or_path") if isinstance(config.get("_name_or_path"), str) else None
+    data |= {"name": (name or hf_id or mt)[:120], "hf_id": hf_id[:200] if hf_id else None, "source": source,
+             "assumptions": tuple(a[:300] for a in assumptions), "vision_config": _vision(vision)}  # fmt: skip
+    if wrapper and not data.get("architectures"):
+        data["architectures"] = (wrapper,)
+    try:
+        return ModelSpec.model_validate(data)
+    except ValidationError as e:
+        raise InputError("config.json", describe(e)) from None

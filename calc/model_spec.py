@@ -1,0 +1,238 @@
+"""A decoder model, in Hugging Face config.json field names, whatever its family.
+
+One general description replaces a list of accepted model types. Every layer is described by two per-layer lists:
+
+- `layer_types` (HF's own name): the token mixer — `full_attention`, `sliding_attention`, `chunked_attention`
+  (Llama 4), `mamba` (Mamba-1/2 SSM), `linear_attention` (Gated DeltaNet, MiniMax lightning), `conv` (LFM2 short
+  convolution), `hybrid` (attention and Mamba side by side, Falcon-H1) or `none` (an MLP-only or NAS no-op layer);
+- `mlp_layer_types` (ours, in the same style): the feed-forward part — `dense`, `moe` or `none`.
+
+A spec file may state them, or give any of the family fields HF uses for the same thing (`sliding_window_pattern`
+as an int or a string like "LLLG", `hybrid_override_pattern`, `full_attention_interval`, `attn_layer_period`,
+`no_rope_layers`, `first_k_dense_replace`, `decoder_sparse_step`, `interleave_moe_layer_step`, …): they are expanded
+once, at validation, into the two lists (`calc.layer_pattern`). Family-specific spellings of the same quantity
+(Granite's `mamba_d_state` for `ssm_state_size`, …) are mapped by the config reader, `calc.hf_config`.
+Derived values are properties and never overwrite an input. Never `model_copy()` a ModelSpec: its cached plan
+would travel with the copy; build a new one with `model_validate`.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Annotated, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    from calc.layers import LayerPlan
+
+MAX_LAYERS = 1024  # the deepest published decoders have ~130 layers (Llama-3.1-405B: 126)
+PosInt = Annotated[int, Field(gt=0, le=10**7)]
+NonNegInt = Annotated[int, Field(ge=0, le=10**7)]
+Layers = Annotated[int, Field(gt=0, le=MAX_LAYERS)]
+
+Mixer = Literal["full_attention", "sliding_attention", "chunked_attention", "mamba", "linear_attention", "conv",
+                "hybrid", "none"]  # fmt: skip
+Ffn = Literal["dense", "moe", "none"]
+ATTENTION_MIXERS = ("full_attention", "sliding_attention", "chunked_attention", "hybrid")
+
+
+class QuantizationConfig(BaseModel):
+    """The `quantization_config` block of a checkpoint that ships quantized (DeepSeek-V3 fp8, gpt-oss mxfp4, AWQ)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    quant_method: str = Field(min_length=1, max_length=40)
+    bits: Literal[4, 8] | None = None
+    """Weight bits where the method has several (awq/gptq/bitsandbytes/compressed-tensors; default 4)."""
+    experts_only: bool = False
+    """True when only the MoE experts are quantized (gpt-oss: attention, router, embeddings stay bf16)."""
+
+
+class VisionConfig(BaseModel):
+    """The vision tower of a multimodal checkpoint (`vision_config`), enough to count its weights."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_type: str = Field(default="vision", max_length=60)
+    hidden_size: PosInt
+    intermediate_size: PosInt
+    num_hidden_layers: Annotated[int, Field(gt=0, le=MAX_LAYERS)]
+    """Transformer blocks (Qwen-VL's `depth`)."""
+    num_attention_heads: PosInt | None = None
+    patch_size: PosInt = 14
+    in_channels: PosInt = 3
+    temporal_patch_size: PosInt = 1
+    spatial_merge_size: PosInt = 1
+    out_hidden_size: PosInt | None = None
+    """Width the projector maps to (Qwen-VL); else the language model's hidden_size."""
+    image_size: PosInt | None = None
+
+
+class ModelSpec(BaseModel):
+    """A decoder-only transformer (or hybrid), in Hugging Face config.json field names."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    # ours
+    name: str = Field(min_length=1, max_length=120)
+    hf_id: str | None = Field(default=None, max_length=200)
+    source: str = Field(default="uploaded config.json", min_length=1, max_length=2000)
+    assumptions: tuple[Annotated[str, Field(max_length=300)], ...] = Field(default=(), max_length=12)
+    """What the config reader assumed where the config was silent (an unknown model_type, a missing field)."""
+    # Hugging Face config.json: the transformer
+    model_type: str = Field(min_length=1, max_length=60)
+    architectures: tuple[Annotated[str, Field(max_length=100)], ...] = Field(default=(), max_length=8)
+    num_hidden_layers: Layers
+    hidden_size: PosInt
+    intermediate_size: PosInt | None = None
+    ffn_dim: PosInt | None = None
+    intermediate_size_mlp: PosInt | None = None
+    """Llama 4: the dense layers' MLP width (intermediate_size is then the experts')."""
+    num_attention_heads: PosInt | None = None
+    num_key_value_heads: PosInt | None = None
+    head_dim: PosInt | None = None
+    vocab_size: PosInt
+    tie_word_embeddings: bool = False
+    max_position_embeddings: Annotated[int, Field(gt=0, le=2**31)]
+    torch_dtype: Literal["bfloat16", "float16", "float32"] | None = None
+    attention_bias: bool = False
+    # per-layer mixers and their families' pattern fields
+    layer_types: tuple[Mixer, ...] | None = Field(default=None, max_length=MAX_LAYERS)
+    mlp_layer_types: tuple[Ffn, ...] | None = Field(default=None, max_length=MAX_LAYERS)
+    sliding_window: PosInt | None = None
+    use_sliding_window: bool | None = None
+    sliding_window_pattern: PosInt | Annotated[str, Field(pattern=r"^[LGlg]{1,64}$")] | None = None
+    max_window_layers: NonNegInt | None = None
+    attention_chunk_size: PosInt | None = None
+    no_rope_layers: tuple[Literal[0, 1], ...] | None = Field(default=None, max_length=MAX_LAYERS)
+    hybrid_override_pattern: Annotated[str, Field(pattern=r"^[M*\-E]{1,1024}$")] | None = None
+    full_attention_interval: PosInt | None = None
+    attn_layer_period: PosInt | None = None
+    attn_layer_offset: NonNegInt | None = None
+    kv_heads_per_layer: tuple[NonNegInt, ...] | None = Field(default=None, max_length=MAX_LAYERS)
+    """NAS models (Nemotron-Super): KV heads of each layer's attention (0 = no attention), from block_configs."""
+    intermediate_size_per_layer: tuple[NonNegInt, ...] | None = Field(default=None, max_length=MAX_LAYERS)
+    """NAS models: each layer's MLP width (0 = no MLP), from block_configs."""
+    # MoE
+    num_local_experts: PosInt | None = None
+    num_experts: PosInt | None = None
+    n_routed_experts: PosInt | None = None
+    num_experts_per_tok: PosInt | None = None
+    moe_intermediate_size: PosInt | None = None
+    n_shared_experts: NonNegInt | None = None
+    shared_expert_intermediate_size: NonNegInt | None = None
+    first_k_dense_replace: NonNegInt | None = None
+    moe_layer_freq: PosInt | None = None
+    decoder_sparse_step: PosInt | None = None
+    mlp_only_layers: tuple[NonNegInt, ...] | None = Field(default=None, max_length=MAX_LAYERS)
+    interleave_moe_layer_step: PosInt | None = None
+    expert_layer_period: PosInt | None = None
+    expert_layer_offset: NonNegInt | None = None
+    # MLA (DeepSeek-V2/V3, Kimi-K2) and DeepSeek-V3.2's lightning indexer
+    q_lora_rank: PosInt | None = None
+    kv_lora_rank: PosInt | None = None
+    qk_nope_head_dim: PosInt | None = None
+    qk_rope_head_dim: PosInt | None = None
+    v_head_dim: PosInt | None = None
+    index_head_dim: PosInt | None = None
+    index_n_heads: PosInt | None = None
+    index_topk: PosInt | None = None
+    # Mamba-1/2 (Nemotron-H names; the reader maps Granite/Falcon/Jamba/Mamba spellings onto them)
+    mamba_num_heads: PosInt | None = None
+    mamba_head_dim: PosInt | None = None
+    ssm_state_size: PosInt | None = None
+    n_groups: PosInt | None = None
+    conv_kernel: PosInt | None = None
+    mamba_expand: Annotated[float, Field(gt=0, le=64)] | None = None
+    mamba_intermediate_size: PosInt | None = None
+    """Mamba inner width when the config states it (Falcon-H1 `mamba_d_ssm`, Falcon-Mamba `intermediate_size`)."""
+    mamba_dt_rank: PosInt | None = None
+    mamba_ssm_cache_dtype: Literal["float32", "float16", "bfloat16"] | None = None
+    """The checkpoint's own SSM-state dtype (newer NVIDIA configs say float32)."""
+    # Gated DeltaNet (Qwen3-Next) and short convolutions (LFM2)
+    linear_num_key_heads: PosInt | None = None
+    linear_num_value_heads: PosInt | None = None
+    linear_key_head_dim: PosInt | None = None
+    linear_value_head_dim: PosInt | None = None
+    linear_conv_kernel_dim: PosInt | None = None
+    conv_L_cache: PosInt | None = None
+    conv_dim: PosInt | None = None
+    # weights
+    quantization_config: QuantizationConfig | None = None
+    vision_config: VisionConfig | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expand_patterns(cls, data):
+        """Family pattern fields → the per-layer lists (done once, so every later step reads one description)."""
+        from calc.layer_pattern import expand
+
+        return expand(data) if isinstance(data, dict) else data
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        from calc.layer_pattern import check
+
+        problem = check(self)
+        if problem:
+            raise ValueError(problem)
+        return self
+
+    # --- derived -------------------------------------------------------------------------------------------
+    @cached_property
+    def plan(self) -> LayerPlan:
+        """Per-layer kinds with their counts, computed once (calc.layers)."""
+        from calc.layers import layer_plan
+
+        return layer_plan(self)
+
+    @property
+    def kv_heads(self) -> int:
+        return self.num_key_value_heads or self.num_attention_heads or 1
+
+    @property
+    def kv_head_dim(self) -> int:
+        """head_dim when the config states it (Qwen3, Gemma, gpt-oss), else hidden_size / heads."""
+        if self.head_dim:
+            return self.head_dim
+        return self.hidden_size // self.num_attention_heads if self.num_attention_heads else self.hidden_size
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank is not None
+
+    @property
+    def routed_experts(self) -> int:
+        return self.num_local_experts or self.num_experts or self.n_routed_experts or 0
+
+    @property
+    def is_moe(self) -> bool:
+        return self.routed_experts > 0
+
+    @property
+    def dense_ffn_size(self) -> int:
+        return self.intermediate_size_mlp or self.ffn_dim or self.intermediate_size or 0
+
+    @property
+    def expert_ffn_size(self) -> int:
+        return self.moe_intermediate_size or self.intermediate_size or self.dense_ffn_size
+
+    @property
+    def shared_expert_size(self) -> int:
+        """Width of the shared expert(s) of one MoE layer, all together (0 when there are none)."""
+        if self.shared_expert_intermediate_size is not None:
+            return self.shared_expert_intermediate_size
+        return (self.n_shared_experts or 0) * self.expert_ffn_size
+
+    @property
+    def native_dtype(self) -> str:
+        """Weight precision vLLM's dtype=auto picks: bf16 for bfloat16 (and unstated) configs, fp16 for float16;
+        float32 checkpoints are served in 16 bits."""
+        return "fp16" if self.torch_dtype == "float16" else "bf16"
+
+    def is_sliding_layer(self, i: int) -> bool:
+        """Whether layer i holds at most `sliding_window` tokens (vLLM's SlidingWindowSpec)."""
+        return self.layer_types[i] == "sliding_attention"  # type: ignore[index]
+
+    @property
+    def sliding_layer_count(self) -> int:
+        return self.plan.count("sliding_attention")

@@ -1,0 +1,205 @@
+"""vLLM's KV-cache pool, per GPU, as the current V1 engine sizes it (reference/vllm_kv.md §0, §3.1, §4, §5).
+
+    requested  = total memory · gpu_memory_utilization
+    available  = requested − weights − activation peak − non-torch [− CUDA-graph estimate]   ("Available KV cache memory")
+    num_blocks = ⌊available / block bytes⌋, each pipeline stage from its own layers; the engine keeps the minimum
+    max_concurrency = num_blocks / blocks one max_model_len request needs                    ("Maximum concurrency for L tokens")
+    kv_cache_tokens = int(max_concurrency · max_model_len)                                    ("GPU KV cache size", vLLM ≥ 0.20)
+
+Seed report (Qwen2.5-7B, RTX 4090): 6.41 GiB available → 7,504 blocks of 16 → 120,064 tokens, 14.66x at 8,192.
+The headline numbers are built as formulas (calc.expr), so the text a reviewer expands is the computation itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from calc.expr import E, efloor
+from calc.kv_cache import StageLayout, blocks_from_bytes, kv_bytes_per_token_expr, pp_layer_ranges, stage_layout
+from calc.numeric import largest_true
+from calc.overheads import activation_peak_bytes, cudagraph_bytes, non_torch_bytes
+from calc.params import ParamCounts, count_params
+from calc.scenario import Scenario
+from calc.specs import GPUSpec, ModelSpec
+from calc.units import DTYPE_BYTES
+from calc.weights import WeightFormat, weight_format, weights_bytes, weights_bytes_per_stage
+
+
+@dataclass(frozen=True)
+class PoolResult:
+    params: ParamCounts
+    weight_format: WeightFormat
+    weights_bytes: float
+    """All GPUs of one replica together."""
+    total_memory_bytes: float
+    """One GPU as the runtime sees it."""
+    requested_memory_bytes: float
+    weights_bytes_per_gpu: float
+    activation_bytes: float
+    non_torch_bytes: float
+    cudagraph_bytes: float
+    cudagraph_subtracted: bool
+    kv_cache_memory_bytes: float
+    """Per GPU, vLLM's 'Available KV cache memory' (the stage with the fewest blocks)."""
+    kv_cache_memory_from_flag: bool
+    kv_bytes_per_element: float
+    kv_bytes_per_token: float
+    """All attention layers, one token, before tensor parallelism (sliding layers counted in full)."""
+    kv_bytes_per_token_per_gpu: float
+    """The busiest stage's attention layers, one token, after the tensor-parallel head split."""
+    state_bytes_per_request: float
+    """Mamba / linear-attention state one request holds on one GPU (the busiest stage), as vLLM charges it."""
+    block_size: int
+    block_size_note: str
+    page_bytes: float
+    """One block of one layer on one GPU."""
+    layers_per_group: int
+    kv_groups: int
+    padding_layers: int
+    num_gpu_blocks: int
+    blocks_per_max_len_request: int
+    max_concurrency: float
+    kv_cache_tokens: int
+    pool_token_capacity: int
+    """num_gpu_blocks · block_size: tokens the pool holds if every layer kept every token."""
+    estimated_max_model_len: int
+    """Longest request one sequence can hold in this pool (vLLM's estimate_max_model_len)."""
+    stage_blocks: tuple[int, ...]
+    """Blocks each pipeline stage's memory and layers give; the engine keeps the minimum."""
+    layout: StageLayout = field(repr=False)
+    """The layer grouping of the stage with the fewest blocks (the one the scheduler is bound by)."""
+    max_num_batched_tokens: int = 0
+    formulas: dict = field(default_factory=dict, repr=False, compare=False)
+    """Headline numbers as calc.expr formulas: the text shown beside each number."""
+
+    def blocks_per_request(self, tokens: int) -> int:
+        """Blocks one request of `tokens` tokens takes from this pool (sliding groups cap at the window, state
+        groups take one block)."""
+        return self.layout.blocks_per_request(tokens, max_num_batched_tokens=self.max_num_batched_tokens)
+
+    @property
+    def headroom_bytes(self) -> float:
+        """Memory the engine leaves unused on each GPU: total · (1 − utilization)."""
+        return self.total_memory_bytes - self.requested_memory_bytes
+
+
+def tp_check(s: Scenario, m: ModelSpec) -> str | None:
+    """vLLM's divisibility rules for tensor parallelism; None when they hold."""
+    tp = s.tensor_parallel_size
+    heads = m.num_attention_heads or m.mamba_num_heads or m.linear_num_value_heads
+    if heads and heads % tp:
+        return f"num_attention_heads ({heads}) must be divisible by tensor_parallel_size ({tp})"
+    if not m.is_mla and m.plan.attention():
+        kv = m.kv_heads
+        if (tp >= kv and tp % kv) or (tp < kv and kv % tp):
+            return f"num_key_value_heads ({kv}) and tensor_parallel_size ({tp}) must divide one another"
+    if s.pipeline_parallel_size > m.num_hidden_layers:
+        return f"pipeline_parallel_size ({s.pipeline_parallel_size}) exceeds num_hidden_layers ({m.num_hidden_layers})"
+    return None
+
+
+def kv_bytes_per_element(s: Scenario) -> float:
+    return DTYPE_BYTES["fp8"] if s.kv_cache_dtype == "fp8" else DTYPE_BYTES["bf16"]
+
+
+def stage_layouts(s: Scenario, m: ModelSpec, g: GPUSpec) -> list[StageLayout]:
+    """Each pipeline stage's block layout on one of its GPUs (its own layers, vLLM's get_pp_indices)."""
+    return [stage_layout(m, layers, tp=s.tensor_parallel_size, kv_bytes_per_element=kv_bytes_per_element(s),
+                         model_bytes=DTYPE_BYTES["bf16"], block_size=s.block_size, arch=g.arch,
+                         hybrid_manager=not s.disable_hybrid_kv_cache_manager, ssm_dtype=s.mamba_ssm_cache_dtype)
+            for layers in pp_layer_ranges(m.num_hidden_layers, s.pipeline_parallel_size)]  # fmt: skip
+
+
+def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
+    tp, pp = s.tensor_parallel_size, s.pipeline_parallel_size
+    params = count_params(m)
+    fmt = weight_format(m, s.dtype)
+    kv_elem = kv_bytes_per_element(s)
+    total = E(g.memory_bytes, "total", unit="GiB")
+    requested = total * E(s.gpu_memory_utilization, "gpu_memory_utilization")
+    stage_weights = weights_bytes_per_stage(m, params, fmt, tp=tp, pp=pp)
+    if s.weights_memory_bytes is not None:
+        stage_weights = [s.weights_memory_bytes] * pp
+    act = s.activation_memory_bytes
+    if act is None:
+        act = activation_peak_bytes(m, max_num_batched_tokens=s.max_num_batched_tokens, max_num_seqs=s.max_num_seqs,
+                                    tp=tp)  # fmt: skip
+    non_torch = s.non_torch_memory_bytes
+    if non_torch is None:
+        non_torch = non_torch_bytes(gpus_per_replica=s.gpus_per_replica)
+    graphs = s.cudagraph_memory_bytes
+    if graphs is None:
+        graphs = cudagraph_bytes(tp=tp, enforce_eager=s.enforce_eager)
+    subtract_graphs = s.estimate_cudagraphs and not s.enforce_eager
+
+    # Per stage: available memory and blocks; the scheduler uses the minimum (vllm_kv.md §4.3).
+    stages = []
+    for layout, w in zip(stage_layouts(s, m, g), stage_weights, strict=True):
+        if s.kv_cache_memory_bytes is not None:
+            avail = E(s.kv_cache_memory_bytes, "kv_cache_memory_bytes", unit="GiB")
+        else:
+            avail = (requested - E(w, "weights", unit="GiB") - E(act, "activation peak", unit="GiB")
+                     - E(non_torch, "non-torch", unit="GiB"))  # fmt: skip
+            if subtract_graphs:
+                avail = avail - E(graphs, "CUDA graphs", unit="GiB")
+        stages.append((blocks_from_bytes(avail.value, layout.block_bytes), avail, w, layout))
+    blocks, avail, w, layout = min(stages, key=lambda t: t[0])
+    mnbt = s.max_num_batched_tokens
+
+    def need(tokens: int) -> int:
+        return layout.blocks_per_request(tokens, max_num_batched_tokens=mnbt)
+
+    per_max_len = need(s.max_model_len)
+    concurrency = blocks / per_max_len if per_max_len else 0.0
+    busiest = max(pp_layer_ranges(m.num_hidden_layers, pp), key=lambda r: m.plan.attention(r) + m.plan.state(r))
+    kv_all = kv_bytes_per_token_expr(m, None, kv_bytes_per_element=kv_elem)
+    kv_gpu = kv_bytes_per_token_expr(m, busiest, kv_bytes_per_element=kv_elem, tp=tp)
+    block_e = _block_expr(layout)
+    blocks_e = efloor(avail.named("available", "GiB") / block_e)
+    conc_e = E(blocks, "num_gpu_blocks") / E(per_max_len, f"blocks per {s.max_model_len:,}-token request")
+    return PoolResult(
+        params=params,
+        weight_format=fmt,
+        weights_bytes=weights_bytes(params, fmt),
+        total_memory_bytes=total.value,
+        requested_memory_bytes=requested.value,
+        weights_bytes_per_gpu=w,
+        activation_bytes=act,
+        non_torch_bytes=non_torch,
+        cudagraph_bytes=graphs,
+        cudagraph_subtracted=subtract_graphs,
+        kv_cache_memory_bytes=avail.value,
+        kv_cache_memory_from_flag=s.kv_cache_memory_bytes is not None,
+        kv_bytes_per_element=kv_elem,
+        kv_bytes_per_token=kv_all.value,
+        kv_bytes_per_token_per_gpu=kv_gpu.value,
+        state_bytes_per_request=layout.state_bytes_per_request,
+        block_size=layout.block_size,
+        block_size_note=layout.block_size_note,
+        page_bytes=layout.page_bytes,
+        layers_per_group=layout.layers_per_group,
+        kv_groups=len(layout.groups),
+        padding_layers=layout.padding_layers,
+        num_gpu_blocks=blocks,
+        blocks_per_max_len_request=per_max_len,
+        max_concurrency=concurrency,
+        kv_cache_tokens=int(concurrency * s.max_model_len),
+        pool_token_capacity=blocks * layout.block_size,
+        estimated_max_model_len=largest_true(lambda n: need(n) <= blocks, 1, max(s.max_model_len, 1) * 64),
+        stage_blocks=tuple(t[0] for t in stages),
+        layout=layout,
+        max_num_batched_tokens=mnbt,
+        formulas={"kv_bytes_per_token": kv_all, "kv_bytes_per_token_per_gpu": kv_gpu, "kv_cache_memory_bytes": avail,
+                  "num_gpu_blocks": blocks_e, "max_concurrency": conc_e},  # fmt: skip
+    )
+
+
+def _block_expr(layout: StageLayout) -> E:
+    """Bytes one block id takes on this GPU, as a formula."""
+    lpg = E(layout.layers_per_group, "layers per group")
+    if layout.page_bytes * layout.layers_per_group != layout.block_bytes:  # one group of unequal pages
+        return E(layout.block_size, "block_size") * E(layout.block_bytes / layout.block_size, "bytes/token (stage)")
+    if layout.attention_bytes_per_token:
+        per_token = E(layout.page_bytes / layout.block_size, "bytes/token/layer")
+        return E(layout.block_size, "block_size") * per_token * lpg
+    return E(layout.page_bytes, "state page") * lpg
