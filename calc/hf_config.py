@@ -41,7 +41,8 @@ VISION_ALIASES = {"depth": "num_hidden_layers", "num_heads": "num_attention_head
                   "num_channels": "in_channels"}  # fmt: skip
 TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3_text", "opt", "cohere", "cohere2")
 FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
-    "gemma3_text": {"vocab_size": 262208, "max_position_embeddings": 131072, "sliding_window_pattern": 6},
+    "gemma3_text": {"vocab_size": 262208, "max_position_embeddings": 131072, "sliding_window_pattern": 6,
+                    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256},  # Gemma3TextConfig
     "llama4_text": {"n_shared_experts": 1},  # one shared expert of intermediate_size per MoE layer
     "cohere2": {"sliding_window_pattern": 4},
     "starcoder2": {"attention_bias": True},

@@ -28,7 +28,7 @@ class LayerPlan:
         return len(self.mixers)
 
     def count(self, kind: str, layers: range | None = None) -> int:
-        """Layers of a mixer or FFN kind in `layers` (all layers by default)."""
+        """Layers of a mixer kind ('sliding_attention') or FFN kind ('ffn:moe') in `layers` (all by default)."""
         p = self._prefix.get(kind)
         if p is None:
             return 0
@@ -48,7 +48,7 @@ class LayerPlan:
 def layer_plan(m) -> LayerPlan:
     mixers, ffns = tuple(m.layer_types), tuple(m.mlp_layer_types)
     prefix = {}
-    for seq in (mixers, ffns):
+    for tag, seq in (("", mixers), ("ffn:", ffns)):
         for kind in sorted(set(seq)):
-            prefix[kind] = [0, *accumulate(int(x == kind) for x in seq)]
+            prefix[tag + kind] = [0, *accumulate(int(x == kind) for x in seq)]
     return LayerPlan(mixers, ffns, prefix)

@@ -160,8 +160,8 @@ def _moe_shared(m) -> int:
 def count_params(m) -> ParamCounts:
     H, L = m.hidden_size, m.num_hidden_layers
     plan = m.plan
-    attn = attention_params(m)
-    state = state_mixer_params(m)
+    attn = attention_params(m) if plan.attention() else 0
+    state = state_mixer_params(m) if plan.state() else 0
     dense = _mlp(m, m.dense_ffn_size, gated=m.model_type not in NON_GATED_MLP) if m.dense_ffn_size else 0
     shared = _moe_shared(m) if m.is_moe else 0
     expert = _expert(m) if m.is_moe else 0
