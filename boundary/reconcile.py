@@ -18,7 +18,8 @@ boundary.reconcile_rows; this module builds the scenario, feeds the logged pool 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import permutations
 
 from pydantic import ValidationError
 
@@ -162,6 +163,7 @@ def reconcile(log: VllmLog, catalog: Catalog, flags: dict | None = None) -> Reco
     est = size_pool(s, kv_model, gpu)
     layouts = stage_layouts(s, kv_model, gpu)
     feeds, source = _feeds(log, s, layouts)
+    feeds = _assign_stages(feeds, layouts, log, s, notes)
     if not feeds:
         feeds = [Feed(est.kv_cache_memory_bytes, 0.0, None, "the planner's estimate")]
     rows, logged, predicted = pool_rows(log, s, feeds, source, layouts)
@@ -218,6 +220,43 @@ def _feeds(log: VllmLog, s: Scenario, layouts: list[StageLayout]) -> tuple[list[
         per_block = max(lay.block_bytes for lay in layouts)
         return [Feed(n * per_block, 0.0, None, "implied by the logged blocks")], "implied"
     return [], "estimate"
+
+
+def _logged_blocks(log: VllmLog, s: Scenario, lay: StageLayout) -> float | None:
+    """The block count the log's own lines state or imply (blocks; tokens ≤ 0.19 = blocks · block_size;
+    concurrency · blocks per max_model_len request)."""
+    if log.get("num_gpu_blocks"):
+        return min(m.value for m in log.get("num_gpu_blocks"))
+    if log.get("max_concurrency"):
+        per = lay.blocks_per_request(s.max_model_len, max_num_batched_tokens=s.max_num_batched_tokens)
+        return min(m.value for m in log.get("max_concurrency")) * per
+    if log.get("kv_cache_tokens") and len(lay.groups) == 1:
+        return min(m.value for m in log.get("kv_cache_tokens")) / lay.block_size
+    return None
+
+
+def _assign_stages(feeds: list[Feed], layouts: list[StageLayout], log: VllmLog, s: Scenario,
+                   notes: list[str]) -> list[Feed]:  # fmt: skip
+    """Workers whose pipeline stage the log does not say (no rank prefix): give each distinct logged memory its
+    own stage, the assignment that reproduces the log's block count — never one memory for every stage, which would
+    pair the smaller memory with the stage of more layers."""
+    unknown = [f for f in feeds if f.stage is None]
+    values = list(dict.fromkeys(f.bytes_ for f in unknown))
+    if len(layouts) == 1 or not unknown or len(values) > len(layouts):
+        return feeds
+    known = [f for f in feeds if f.stage is not None]
+    target = _logged_blocks(log, s, layouts[0])
+    best = None
+    for perm in permutations(range(len(layouts)), len(values)):
+        trial = known + [replace(f, stage=perm[values.index(f.bytes_)]) for f in unknown]
+        blocks = blocks_range(trial, 0, layouts)[0]
+        score = abs(blocks - target) if target is not None else -blocks
+        if best is None or score < best[0]:
+            best = (score, trial, perm)
+    notes.append("the log does not say which worker is which pipeline stage: each logged memory was given the stage "
+                 "that reproduces the logged block count" if target is not None else "the log does not say which "
+                 "worker is which pipeline stage: stages were assigned so that no stage is charged another's memory")  # fmt: skip
+    return best[1]  # type: ignore[index]
 
 
 def calibration(log: VllmLog, pool_bytes: float | None) -> dict:

@@ -28,7 +28,7 @@ ALIASES = {  # family spelling → the name ModelSpec uses
     "n_positions": "max_position_embeddings", "seq_length": "max_position_embeddings",
     "max_sequence_length": "max_position_embeddings", "padded_vocab_size": "vocab_size",
     "num_kv_heads": "num_key_value_heads", "n_head_kv": "num_key_value_heads", "multi_query_group_num": "num_key_value_heads",
-    "kv_channels": "head_dim", "experts_per_token": "num_experts_per_tok", "moe_topk": "num_experts_per_tok",
+    "kv_channels": "head_dim", "attention_head_dim": "head_dim", "experts_per_token": "num_experts_per_tok", "moe_topk": "num_experts_per_tok",
     "num_experts_per_token": "num_experts_per_tok", "dtype": "torch_dtype", "tie_embedding": "tie_word_embeddings",
     "mamba_n_heads": "mamba_num_heads", "mamba_d_head": "mamba_head_dim", "mamba_d_state": "ssm_state_size",
     "mamba_n_groups": "n_groups", "mamba_d_conv": "conv_kernel", "mamba_d_ssm": "mamba_intermediate_size",

@@ -39,8 +39,9 @@ def recompute_s(s: Scenario, m: ModelSpec, mem: PoolResult, lat: LatencyResult, 
 
 
 def transfer_s(mem: PoolResult, tokens: int, bytes_per_s: float) -> float:
-    """Move `tokens` tokens of one GPU's KV over a link [s] (each rank moves its own shard in parallel)."""
-    return tokens * mem.kv_bytes_per_token_per_gpu / bytes_per_s
+    """Move one request's cache of `tokens` tokens on one GPU over a link [s]: its KV plus, for hybrid models, its
+    Mamba/linear-attention state (each rank moves its own shard in parallel)."""
+    return (tokens * mem.kv_bytes_per_token_per_gpu + mem.state_bytes_per_request) / bytes_per_s
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class Tier:
     break_even_bytes_per_s: float
     """Bandwidth at which reloading and recomputing this prefix cost the same."""
     capacity_tokens: float
-    """Tokens of KV the tier holds (per GPU capacity / KV bytes per token per GPU)."""
+    """Prompt tokens the tier holds: per-GPU capacity / one prompt's cache (KV and state) × input_len."""
 
 
 @dataclass(frozen=True)
@@ -94,10 +95,10 @@ def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, lat: Latency
         * streamed_weight_bytes(m, mem.params, mem.weight_format, tokens=1)
         / block_flop_per_token(mem.params)
     )
-    width = m.num_attention_heads * (m.kv_head_dim if not m.is_mla else m.v_head_dim)  # type: ignore[operator]
-    cross = attention_crossover_tokens(
-        params=mem.params.blocks_active, num_layers=m.num_hidden_layers, attn_width=width
-    )
+    width = (m.num_attention_heads or 0) * (m.kv_head_dim if not m.is_mla else m.v_head_dim)  # type: ignore[operator]
+    n_attn = m.plan.attention()
+    cross = (attention_crossover_tokens(params=mem.params.blocks_active, num_layers=n_attn, attn_width=width)
+             if n_attn and width else float("inf"))  # fmt: skip
     curve = []
     for c in sorted({int(x) for x in (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
                      if x <= max(s.max_model_len, 4096)}):  # fmt: skip
@@ -111,11 +112,11 @@ def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, lat: Latency
         ("remote memory over the network", min(s.network_gb_per_s * GB, host), s.remote_cache_gib * GiB),
     )
     prefix_rec = recompute_s(s, m, mem, lat, s.input_len)
+    prefix_bytes = s.input_len * mem.kv_bytes_per_token_per_gpu + mem.state_bytes_per_request  # one prompt's cache
     for name, bw, cap_bytes in links:
         reload = transfer_s(mem, s.input_len, bw)
-        tiers.append(Tier(name, bw, reload, prefix_rec, reload < prefix_rec,
-                          s.input_len * mem.kv_bytes_per_token_per_gpu / prefix_rec,
-                          max(0.0, cap_bytes) / mem.kv_bytes_per_token_per_gpu))  # fmt: skip
+        tiers.append(Tier(name, bw, reload, prefix_rec, reload < prefix_rec, prefix_bytes / prefix_rec,
+                          max(0.0, cap_bytes) / prefix_bytes * s.input_len))  # fmt: skip
     return OffloadResult(
         host_bytes_per_s=host,
         swap_s=sw * way,

@@ -155,4 +155,4 @@ def test_every_shipped_pair_evaluates(catalog):
     for gid in catalog.gpus:
         for mid in catalog.models:
             r = evaluate(scenario(gpu=gid, model=mid), catalog)
-            assert r.memory.num_gpu_blocks >= 0 and r.memory.kv_bytes_per_token > 0
+            assert r.memory.num_gpu_blocks >= 0 and (r.memory.kv_bytes_per_token > 0 or r.memory.state_bytes_per_request > 0)
