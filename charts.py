@@ -117,7 +117,7 @@ def decode_vs_context(r, pts) -> go.Figure:
     return _fig(
         f"Decode step at {lat.decode_batch} running sequences", "context per sequence (tokens)", "step time (ms)",
         [_line(x, [p.floor_s * 1e3 for p in pts], "floor (bandwidth/compute)"),
-         _line(x, [p.estimate_s * 1e3 for p in pts], f"estimate (mbu {r.scenario.mbu:g})"),
+         _line(x, [p.estimate_s * 1e3 for p in pts], "estimate (step model)"),
          _here(lat.decode_context, lat.decode.estimate_s * 1e3)],
     )  # fmt: skip
 

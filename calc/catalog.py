@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calc.engine_spec import EngineSpec
 from calc.specs import GPUSpec, ModelSpec
 
 
@@ -11,3 +12,4 @@ from calc.specs import GPUSpec, ModelSpec
 class Catalog:
     gpus: dict[str, GPUSpec]
     models: dict[str, ModelSpec]
+    engines: dict[str, EngineSpec]

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calc.latency import decode_phase, latency
+from calc.engine_spec import EngineSpec
+from calc.latency import LatencyResult, decode_point, latency
 from calc.pool import PoolResult
 from calc.replicas import conformance_of
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
+from calc.workload import max_requests_at_length
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ def geometric(lo: int, hi: int, n: int = 24) -> list[int]:
     return sorted({max(lo, min(hi, round(lo * r**i))) for i in range(n)})
 
 
-def decode_vs_context(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult,
+def decode_vs_context(s: Scenario, lat: LatencyResult,
                       points: list[tuple[float, float]] | None = None) -> list[DecodePoint]:  # fmt: skip
     """Decode step floor and estimate at (context, running batch) points; default: the scenario's batch from
     128 tokens to max_model_len. The seed's five-row table is `points=[(384, 15.39), …]`."""
@@ -53,18 +55,20 @@ def decode_vs_context(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult,
     pts = points or [(c, batch) for c in geometric(128, max(129, s.max_model_len))]
     out = []
     for ctx, b in pts:
-        ph = decode_phase(s, m, g, mem, batch=b, context=ctx)
-        out.append(DecodePoint(ctx, b, ph.floor_s, ph.estimate_s))
+        t = decode_point(lat.step, batch=b, context=ctx)
+        out.append(DecodePoint(ctx, b, t.floor_s, t.total_s))
     return out
 
 
-def concurrency_sweep(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult) -> list[ConcurrencyPoint]:
+def concurrency_sweep(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec
+                      ) -> list[ConcurrencyPoint]:  # fmt: skip
+    """Throughput, latency and goodput from one request in flight to as many as the pool holds at this length."""
     need = mem.blocks_per_request
     per_req = need(s.request_len)
     out = []
-    for c in geometric(1, max(2, min(s.max_num_seqs, 1024)), 20):
+    for c in geometric(1, max(2, max_requests_at_length(s, mem)), 20):
         t = s.model_copy(update={"concurrency": c})
-        lat = latency(t, m, g, mem)
+        lat = latency(t, m, g, mem, engine)
         conf = conformance_of(t, lat).conformance
         out.append(ConcurrencyPoint(c, lat.tpot_s, lat.ttft_s, 1 / lat.tpot_s, lat.output_tokens_per_s,
                                     lat.requests_per_s, conf, lat.requests_per_s * conf,

@@ -46,10 +46,11 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     model, gpu = resolve_checked(s, catalog)
     mem = size_pool(s, model, gpu)
     fit = fit_workload(s, model, mem)
-    lat = latency(s, model, gpu, mem)
+    engine = catalog.engines[s.engine]
+    lat = latency(s, model, gpu, mem, engine)
     conf = conformance_of(s, lat)
-    fl = fleet(s, gpu, capacity(s, model, gpu, mem), throughput_rps=lat.requests_per_s)
+    fl = fleet(s, gpu, capacity(s, model, gpu, mem, engine), throughput_rps=lat.requests_per_s)
     off = offload(s, model, gpu, mem, lat)
     pre = prefix(s, model, mem, lat)
-    return Report(s, model, gpu, mem, fit, lat, conf, fl, off, pre, notes_for(s, model, mem.block_size_note),
+    return Report(s, model, gpu, engine, mem, fit, lat, conf, fl, off, pre, notes_for(s, model, mem.block_size_note),
                   other_gpus=catalog.gpus)  # fmt: skip

@@ -1,59 +1,63 @@
-"""Latency: floors and estimates side by side for prefill, a decode step, TTFT, TPOT and end-to-end.
+"""Latency in closed form, from the step-time model (calc.step_time): floors and estimates side by side.
 
-    TTFT = queue + prefill (+ the decode steps its chunks ride on) + front-end
-    E2E  = TTFT + (N_out − 1) · TPOT            0.350 s + 199 × 0.025 s = 5.325 s (DESIGN.md)
-    a step carrying a prefill chunk of c tokens ≈ decode step + c · FLOP/token / P_eff
-                                               20.26 ms + 512 × 13.05 GFLOP / 146.3 TFLOP/s ≈ 66 ms (seed report)
-Per GPU: each tensor-parallel rank does 1/tp of the matmuls and streams 1/tp of the weights, then two all-reduces
-per layer cross the scale-up link (PCIe when the card has none). Pipeline stages run one after another for a
-single token, so PP adds no speed to one request's latency.
+    prefill       = Σ over its chunks of one step each                     (chunks of max_num_batched_tokens)
+    TTFT          = request overhead + queue + the prompt's chunked steps, each also carrying the running decodes
+                    (vLLM mixes them; SGLang runs the prefill alone, then resumes decoding)
+    TPOT          = the mean step while C requests decode and their successors' prompts are prefilled:
+                    vLLM: one step carrying C decodes and C·input_len/output_len prompt tokens;
+                    SGLang: a decode step + (C / output_len) · one prefill
+    E2E           = TTFT + (N_out − 1) · TPOT            0.350 s + 199 × 0.025 s = 5.325 s (DESIGN.md)
+    throughput    = C / E2E (Little's law)
+The scheduler simulation (calc.scheduler) plays the same steps out request by request, with queueing; these closed
+forms are its steady state and the numbers the search evaluates by the million.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from math import ceil
 
-from calc.kv_cache import kv_bytes_per_token_expr
+from calc.engine_spec import EngineSpec
+from calc.expr import E
 from calc.pool import PoolResult
 from calc.roofline import Phase, phase, ridge_flop_per_byte
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
-from calc.work import (
-    attention_flop_per_context_token,
-    block_flop_per_token,
-    decode_step_flop,
-    kv_read_bytes,
-    logits_flop,
-    prefill_flop,
-    streamed_weight_bytes,
-)
+from calc.step_inputs import step_model
+from calc.step_time import StepModel, StepTerms, chunk_pairs
+from calc.work import attention_flop_per_context_token, block_flop_per_token, logits_flop
 
 READER_TOKENS_PER_S = (4.5, 10.0)  # 3–4 words/s × 1.5–2.5 tokens/word (DESIGN.md)
-ALLREDUCE_LATENCY_S = {"scaleup": 8e-6, "pcie": 25e-6}  # per all-reduce launch + sync (assumed, order of magnitude)
-
-
-def allreduce_s(*, message_bytes: float, tp: int, link_bytes_per_s: float, over_pcie: bool) -> float:
-    """Ring all-reduce: 2 · (tp − 1)/tp · message / link, plus a fixed latency."""
-    if tp == 1:
-        return 0.0
-    alpha = ALLREDUCE_LATENCY_S["pcie" if over_pcie else "scaleup"]
-    return 2 * (tp - 1) / tp * message_bytes / link_bytes_per_s + alpha
 
 
 def e2e_s(*, ttft_s: float, tpot_s: float, output_len: int) -> float:
     return ttft_s + (output_len - 1) * tpot_s
 
 
-def chunk_step_s(
-    *, decode_step_s: float, chunk_tokens: int, flop_per_token: float, effective_flop_per_s: float
-) -> float:
+def chunk_step_s(*, decode_step_s: float, chunk_tokens: int, flop_per_token: float, effective_flop_per_s: float
+                 ) -> float:  # fmt: skip
+    """The seed's approximation of a step carrying a chunk: 20.26 ms + 512 × 13.05 GFLOP / 146.3 TFLOP/s ≈ 66 ms."""
     return decode_step_s + chunk_tokens * flop_per_token / effective_flop_per_s
 
 
 def chunk_from_itl(*, itl_p50_s: float, itl_p99_s: float, effective_flop_per_s: float, flop_per_token: float) -> float:
     """Inverse of chunk_step_s: the prefill chunk riding on the slowest steps [tokens]."""
     return (itl_p99_s - itl_p50_s) * effective_flop_per_s / flop_per_token
+
+
+def scaled(t: StepTerms, k: float) -> StepTerms:
+    """k identical steps, term by term."""
+    return StepTerms(**{f.name: getattr(t, f.name) * k for f in fields(t)})
+
+
+def prefill_terms(model: StepModel, tokens: int, *, budget: int, decode_seqs: int = 0, decode_context: float = 0.0
+                  ) -> tuple[StepTerms, int]:  # fmt: skip
+    """A prompt of `tokens` in chunks of the budget left after `decode_seqs` decodes: (summed terms, steps). The
+    chunks are costed as their mean (exact for the terms linear in tokens and pairs)."""
+    chunk = max(1, budget - decode_seqs)
+    steps = ceil(tokens / chunk)
+    mean = model.terms(tokens / steps, chunk_pairs(tokens, 0) / steps, decode_seqs, decode_context)
+    return scaled(mean, steps), steps
 
 
 @dataclass(frozen=True)
@@ -66,18 +70,20 @@ class LatencyResult:
     attention_flop_per_context_token: float
     logits_flop: float
     prefill: Phase
+    """One prompt alone (no other requests), on the roofline."""
     decode: Phase
+    """One decode step of the running batch, on the roofline."""
+    prefill_terms: StepTerms
+    decode_terms: StepTerms
     decode_batch: int
     decode_context: float
-    kv_written_bytes_per_token: float
-    tp_allreduce_prefill_s: float
-    tp_allreduce_decode_step_s: float
     chunk_tokens: int
     prefill_steps: int
     chunk_step_s: float
-    """Duration of a decode step that also carries a full prefill chunk: the ITL spike."""
+    """A decode step that also carries a full prefill chunk: the ITL spike."""
     chunk_riding_s: float
-    """Decode steps of the running batch that the new prompt's chunks ride on (part of TTFT)."""
+    """What the decodes sharing the prompt's chunk steps add to its prefill (part of TTFT)."""
+    request_overhead_s: float
     ttft_s: float
     itl_s: float
     """A plain decode step: the typical inter-token latency (ITL p50)."""
@@ -94,6 +100,8 @@ class LatencyResult:
     calibrated_mbu: float | None
     calibrated_mfu: float | None
     inferred_chunk_tokens: float | None
+    step: StepModel = field(repr=False, compare=False)
+    formulas: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def prefill_floor_s(self) -> float:
@@ -114,91 +122,79 @@ class LatencyResult:
         return self.decode.estimate_s
 
 
-def effective_peaks(s: Scenario, g: GPUSpec, compute_dtype: str) -> tuple[float, float]:
-    peak = g.peak_flop_per_s(compute_dtype)
-    return peak, g.memory_bandwidth_bytes_per_s
+def _phase(model: StepModel, t: StepTerms) -> Phase:
+    return phase(flop=t.flop, bytes_moved=t.bytes_moved, peak_flop_per_s=model.peak_flop_per_s,
+                 bandwidth_bytes_per_s=model.bandwidth_bytes_per_s, floor_s=t.floor_s, estimate_s=t.total_s)  # fmt: skip
 
 
-def decode_phase(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, *, batch: float, context: float) -> Phase:
-    """One decode step of `batch` sequences at `context` tokens, per GPU."""
-    tp = s.tensor_parallel_size
-    peak, bw = effective_peaks(s, g, mem.weight_format.compute_dtype)
-    kv_gpu = kv_bytes_per_token_expr(m, None, kv_bytes_per_element=mem.kv_bytes_per_element, tp=tp).value
-    bytes_gpu = streamed_weight_bytes(m, mem.params, mem.weight_format, tokens=batch) / tp + kv_read_bytes(
-        m, kv_bytes_per_token_all_gpus=kv_gpu, batch=batch, context=context
-    )
-    flop_gpu = decode_step_flop(m, mem.params, batch=batch, context=context) / tp
-    comm = 2 * m.num_hidden_layers * allreduce_s(
-        message_bytes=batch * m.hidden_size * 2, tp=tp, link_bytes_per_s=g.tp_link_bytes_per_s,
-        over_pcie=g.scaleup_link_gb_per_s is None,
-    )  # fmt: skip
-    return phase(flop=flop_gpu, bytes_moved=bytes_gpu, peak_flop_per_s=peak, bandwidth_bytes_per_s=bw,
-                 mfu_eff=s.mfu, mbu_eff=s.mbu, extra_s=comm)  # fmt: skip
+def decode_point(model: StepModel, *, batch: float, context: float) -> StepTerms:
+    """One decode step of `batch` sequences at `context` tokens each."""
+    return model.terms(0, 0, batch, batch * context)
 
 
-def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult) -> LatencyResult:
-    tp, p, fmt = s.tensor_parallel_size, mem.params, mem.weight_format
-    peak, bw = effective_peaks(s, g, fmt.compute_dtype)
-    kv_gpu = kv_bytes_per_token_expr(m, None, kv_bytes_per_element=mem.kv_bytes_per_element, tp=tp).value
-    L_in, N_out = s.input_len, s.output_len
+def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec) -> LatencyResult:
+    model = step_model(s, m, g, mem, engine)
+    p, L_in, N_out = mem.params, s.input_len, s.output_len
+    b = max(1, min(s.concurrency, s.max_num_seqs))
+    ctx = L_in + N_out / 2
+    budget = s.max_num_batched_tokens
+    mixed = engine.scheduling == "decode-first"
 
-    # prefill of one prompt, per GPU
-    pre_comm = 2 * m.num_hidden_layers * allreduce_s(
-        message_bytes=L_in * m.hidden_size * 2, tp=tp, link_bytes_per_s=g.tp_link_bytes_per_s,
-        over_pcie=g.scaleup_link_gb_per_s is None,
-    )  # fmt: skip
-    pre = phase(
-        flop=prefill_flop(m, p, L_in) / tp,
-        bytes_moved=streamed_weight_bytes(m, p, fmt, tokens=L_in) / tp + L_in * kv_gpu,
-        peak_flop_per_s=peak, bandwidth_bytes_per_s=bw, mfu_eff=s.mfu, mbu_eff=s.mbu, extra_s=pre_comm,
-    )  # fmt: skip
-
-    # decode: the running batch at its average context (prompt plus half the output)
-    batch = max(1, min(s.concurrency, s.max_num_seqs))
-    context = L_in + N_out / 2
-    dec = decode_phase(s, m, g, mem, batch=batch, context=context)
-
-    # chunked prefill: each step carries the running decodes plus one chunk of the new prompt
-    chunk = max(1, s.max_num_batched_tokens - (batch - 1))
-    steps = ceil(L_in / chunk)
-    eff_flop = peak * s.mfu
-    spike = chunk_step_s(decode_step_s=dec.estimate_s, chunk_tokens=min(chunk, L_in),
-                         flop_per_token=block_flop_per_token(p) / tp, effective_flop_per_s=eff_flop)  # fmt: skip
-    riding = steps * dec.estimate_s if batch > 1 else 0.0
-    ttft = s.queue_s + pre.estimate_s + riding + s.frontend_overhead_s
-    # while one request decodes N_out tokens, about `batch` others arrive and prefill in the same steps
-    tpot = dec.estimate_s + (batch - 1) * pre.estimate_s / N_out if N_out > 1 else dec.estimate_s
+    alone, _ = prefill_terms(model, L_in, budget=budget)
+    dec = decode_point(model, batch=b, context=ctx)
+    others = b - 1 if mixed else 0
+    shared, steps = prefill_terms(model, L_in, budget=budget, decode_seqs=others, decode_context=others * ctx)
+    riding = shared.total_s - alone.total_s
+    if not mixed and b > 1:
+        riding = dec.total_s / 2  # SGLang: a new prompt waits for the running decode step to end
+    ttft = engine.request_overhead_s + s.queue_s + alone.total_s + riding + s.frontend_overhead_s
+    if N_out <= 1:
+        tpot = dec.total_s
+    elif mixed:  # each step: b decodes and, on average, the prompt tokens of the b/N_out requests admitted per step
+        arriving = min(b * L_in / N_out, max(0, budget - b))
+        tpot = model.step_s(arriving, arriving * L_in / 2, b, b * ctx) if b > 1 else dec.total_s
+    else:
+        tpot = dec.total_s + (b - 1) / N_out * alone.total_s
+    chunk = max(1, budget - others)
+    spike = model.step_s(min(chunk, L_in), chunk_pairs(min(chunk, L_in), 0), others, others * ctx)
     total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
-    rps = batch / total  # Little's law: requests in flight / time in system
+    rps = b / total
 
     link = (s.kv_transfer_gb_per_s * 1e9) if s.kv_transfer_gb_per_s else g.tp_link_bytes_per_s
-    cal_mbu = (dec.bytes_moved / (s.measured_itl_s * bw)) if s.measured_itl_s else None
-    cal_mfu = (pre.flop / (s.measured_prefill_s * peak)) if s.measured_prefill_s else None
+    pre_ph, dec_ph = _phase(model, alone), _phase(model, dec)
+    cal_mbu = (dec.bytes_moved / (s.measured_itl_s * model.bandwidth_bytes_per_s)) if s.measured_itl_s else None
+    cal_mfu = (alone.flop / (s.measured_prefill_s * model.peak_flop_per_s)) if s.measured_prefill_s else None
     inferred = None
     if s.measured_itl_p99_s and s.measured_itl_s:
         inferred = chunk_from_itl(itl_p50_s=s.measured_itl_s, itl_p99_s=s.measured_itl_p99_s,
-                                  effective_flop_per_s=eff_flop, flop_per_token=block_flop_per_token(p) / tp)  # fmt: skip
+                                  effective_flop_per_s=model.effective_flop_per_s,
+                                  flop_per_token=block_flop_per_token(p) / s.tensor_parallel_size)  # fmt: skip
+    ttft_e = (E(engine.request_overhead_s, "request overhead", unit="ms") + E(s.queue_s, "queue", unit="ms")
+              + E(alone.total_s, "prefill", unit="ms") + E(riding, "decodes sharing its steps", unit="ms")
+              + E(s.frontend_overhead_s, "front-end", unit="ms"))  # fmt: skip
+    e2e_e = ttft_e.named("TTFT", "s") + E(N_out - 1, "(output_len − 1)") * E(tpot, "TPOT", unit="ms")
     return LatencyResult(
-        compute_dtype=fmt.compute_dtype,
-        peak_flop_per_s=peak,
-        bandwidth_bytes_per_s=bw,
-        ridge_flop_per_byte=ridge_flop_per_byte(peak_flop_per_s=peak, bandwidth_bytes_per_s=bw),
+        compute_dtype=mem.weight_format.compute_dtype,
+        peak_flop_per_s=model.peak_flop_per_s,
+        bandwidth_bytes_per_s=model.bandwidth_bytes_per_s,
+        ridge_flop_per_byte=ridge_flop_per_byte(peak_flop_per_s=model.peak_flop_per_s,
+                                                bandwidth_bytes_per_s=model.bandwidth_bytes_per_s),  # fmt: skip
         block_flop_per_token=block_flop_per_token(p),
         attention_flop_per_context_token=attention_flop_per_context_token(m),
         logits_flop=logits_flop(p),
-        prefill=pre,
-        decode=dec,
-        decode_batch=batch,
-        decode_context=context,
-        kv_written_bytes_per_token=mem.kv_bytes_per_token,
-        tp_allreduce_prefill_s=pre_comm,
-        tp_allreduce_decode_step_s=dec.floor_s - max(dec.compute_floor_s, dec.memory_floor_s),
+        prefill=pre_ph,
+        decode=dec_ph,
+        prefill_terms=alone,
+        decode_terms=dec,
+        decode_batch=b,
+        decode_context=ctx,
         chunk_tokens=chunk,
         prefill_steps=steps,
         chunk_step_s=spike,
         chunk_riding_s=riding,
+        request_overhead_s=engine.request_overhead_s,
         ttft_s=ttft,
-        itl_s=dec.estimate_s,
+        itl_s=dec.total_s,
         tpot_s=tpot,
         e2e_s=total,
         stream_tokens_per_s=1 / tpot,
@@ -206,9 +202,11 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult) -> LatencyRe
         requests_per_s=rps,
         output_tokens_per_s=rps * N_out,
         total_tokens_per_s=rps * (L_in + N_out),
-        kv_transfer_s=L_in * kv_gpu / link,
+        kv_transfer_s=(L_in * mem.kv_bytes_per_token_per_gpu + mem.state_bytes_per_request) / link,
         kv_transfer_link_bytes_per_s=link,
         calibrated_mbu=cal_mbu,
         calibrated_mfu=cal_mfu,
         inferred_chunk_tokens=inferred,
+        step=model,
+        formulas={"ttft_s": ttft_e, "e2e_s": e2e_e},
     )

@@ -21,6 +21,7 @@ T = TypeVar("T", bound=BaseModel)
 ROOT = Path(__file__).resolve().parent.parent
 HARDWARE_DIR = ROOT / "hardware_specs"
 MODEL_DIR = ROOT / "model_specs"
+ENGINE_DIR = ROOT / "engine_specs"
 MAX_CONFIG_BYTES = 1_000_000  # upload cap for a config.json: real ones are a few kB
 
 
@@ -42,10 +43,12 @@ def load_specs(directory: Path, model: type[T]) -> dict[str, T]:
     return {p.stem: load_spec_file(p, model) for p in sorted(directory.glob("*.yaml"))}
 
 
-def load_catalog(hardware_dir: Path = HARDWARE_DIR, model_dir: Path = MODEL_DIR):
+def load_catalog(hardware_dir: Path = HARDWARE_DIR, model_dir: Path = MODEL_DIR, engine_dir: Path = ENGINE_DIR):
     from calc.catalog import Catalog  # local import: catalog has no I/O of its own
+    from calc.engine_spec import EngineSpec
 
-    return Catalog(gpus=load_specs(hardware_dir, GPUSpec), models=load_specs(model_dir, ModelSpec))
+    return Catalog(gpus=load_specs(hardware_dir, GPUSpec), models=load_specs(model_dir, ModelSpec),
+                   engines=load_specs(engine_dir, EngineSpec))  # fmt: skip
 
 
 # --- Hugging Face config.json (the reader itself is calc.hf_config) -------------------------------------------

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calc.latency import LatencyResult
+from calc.latency import LatencyResult, prefill_terms
 from calc.pool import PoolResult
-from calc.roofline import attention_crossover_tokens, phase
+from calc.roofline import attention_crossover_tokens
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 from calc.units import GB, GiB
-from calc.work import block_flop_per_token, prefill_flop, streamed_weight_bytes
+from calc.work import block_flop_per_token, streamed_weight_bytes
 
 
 def swap_recompute_ratio_closed_form(*, params: float, host_bytes_per_s: float, effective_flop_per_s: float,
@@ -28,14 +28,10 @@ def swap_recompute_ratio_closed_form(*, params: float, host_bytes_per_s: float, 
 
 
 def recompute_s(s: Scenario, m: ModelSpec, mem: PoolResult, lat: LatencyResult, tokens: int) -> float:
-    """One prefill of `tokens` context tokens on this replica (estimate: mfu/mbu applied)."""
-    tp = s.tensor_parallel_size
-    return phase(
-        flop=prefill_flop(m, mem.params, tokens) / tp,
-        bytes_moved=streamed_weight_bytes(m, mem.params, mem.weight_format, tokens=tokens) / tp,
-        peak_flop_per_s=lat.peak_flop_per_s, bandwidth_bytes_per_s=lat.bandwidth_bytes_per_s,
-        mfu_eff=s.mfu, mbu_eff=s.mbu,
-    ).estimate_s  # fmt: skip
+    """One prefill of `tokens` context tokens on this replica, in chunks of the step budget (the step model)."""
+    if tokens <= 0:
+        return 0.0
+    return prefill_terms(lat.step, tokens, budget=s.max_num_batched_tokens)[0].total_s
 
 
 def transfer_s(mem: PoolResult, tokens: int, bytes_per_s: float) -> float:

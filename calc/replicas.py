@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import ceil
 
+from calc.engine_spec import EngineSpec
 from calc.goodput import Conformance, conformance
 from calc.latency import LatencyResult, latency
 from calc.pool import PoolResult
@@ -40,7 +41,7 @@ class Capacity:
     """Why one replica serves nothing, when it does not."""
 
 
-def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult) -> Capacity:
+def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec) -> Capacity:
     """Bisection over concurrency (conformance falls as concurrency grows)."""
     c_mem = max_requests_at_length(s, mem)
     if c_mem == 0:
@@ -48,13 +49,13 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult) -> Capacity
 
     def at(c: int) -> tuple[float, float]:
         t = s.model_copy(update={"concurrency": c})
-        lat = latency(t, m, g, mem)
+        lat = latency(t, m, g, mem, engine)
         return conformance_of(t, lat).conformance, lat.requests_per_s
 
     conf1, rps1 = at(1)
     if conf1 < s.conformance_quota:
         one = s.model_copy(update={"concurrency": 1})
-        lat1 = latency(one, m, g, mem)
+        lat1 = latency(one, m, g, mem, engine)
         c1 = conformance_of(one, lat1)
         why = (f"even one request at a time meets both SLOs only {conf1:.0%} of the time (quota "
                f"{s.conformance_quota:.0%}): TTFT {lat1.ttft_s * 1e3:,.0f} ms vs {s.slo_ttft_s * 1e3:,.0f} ms "
@@ -117,7 +118,7 @@ class Option:
     currency: str | None
 
 
-def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSpec]) -> list[Option]:
+def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSpec], engine: EngineSpec) -> list[Option]:
     """For the scenario's model, each shipped GPU and TP (1, 2, 4, 8) that holds a request: capacity, GPUs needed
     for request_rate (or one replica's capacity when unset) and cost per million output tokens. The scenario's own
     GPU is `g_own` (its overrides applied); the others are priced and sized from their own specs."""
@@ -135,7 +136,7 @@ def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSp
             if tp_check(t, m):
                 continue
             mem = size_pool(t, m, g)
-            cap = capacity(t, m, g, mem)
+            cap = capacity(t, m, g, mem, engine)
             if cap.rps <= 0:
                 continue
             fl = fleet(t, g, cap, throughput_rps=cap.rps)

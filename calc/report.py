@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from functools import cached_property
 
 from calc import curves
+from calc.engine_spec import EngineSpec
 from calc.goodput import SEED_CONFIGS, Conformance, SimRow, scenario_sim_config, simulate
 from calc.latency import LatencyResult
 from calc.offload import OffloadResult
@@ -36,6 +37,7 @@ class Report:
     """The model as planned: the shipped or uploaded spec with the scenario's overrides applied."""
     gpu: GPUSpec
     """The GPU as planned, overrides applied."""
+    engine: EngineSpec
     memory: PoolResult
     fit: WorkloadFit
     latency: LatencyResult
@@ -72,8 +74,8 @@ class Report:
         return Curves(
             occupancy_vs_length=tuple(curves.occupancy_vs_length(s, m, mem)),
             concurrency_vs_context=tuple(curves.concurrency_vs_context(s, m, mem)),
-            decode_vs_context=tuple(curves.decode_vs_context(s, m, g, mem)),
-            concurrency_sweep=tuple(curves.concurrency_sweep(s, m, g, mem)),
+            decode_vs_context=tuple(curves.decode_vs_context(s, self.latency)),
+            concurrency_sweep=tuple(curves.concurrency_sweep(s, m, g, mem, self.engine)),
         )
 
     @cached_property
@@ -95,7 +97,7 @@ class Report:
 
     @cached_property
     def gpu_options(self) -> tuple[Option, ...]:
-        return tuple(gpu_options(self.scenario, self.model, self.gpu, self.other_gpus))
+        return tuple(gpu_options(self.scenario, self.model, self.gpu, self.other_gpus, self.engine))
 
     @cached_property
     def formulas(self) -> dict[str, str]:

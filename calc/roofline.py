@@ -48,7 +48,7 @@ class Phase:
     floor_s: float
     """max(compute, memory) floor: no kernel beats it."""
     estimate_s: float
-    """max(F / (P · mfu), bytes / (B · mbu)): the calibrated estimate."""
+    """The step-time model's estimate: the floor at achievable rates plus named fixed costs (calc.step_time)."""
     intensity_flop_per_byte: float
     compute_bound: bool
     """Intensity above the ridge point."""
@@ -57,22 +57,21 @@ class Phase:
 
 
 def phase(*, flop: float, bytes_moved: float, peak_flop_per_s: float, bandwidth_bytes_per_s: float,
-          mfu_eff: float, mbu_eff: float, extra_s: float = 0.0) -> Phase:  # fmt: skip
-    """`extra_s` (tensor-parallel communication) is added to both the floor and the estimate."""
+          floor_s: float, estimate_s: float) -> Phase:  # fmt: skip
+    """A phase on the roofline: its floor (peak FLOP/s and bandwidth) and the step-time model's estimate."""
     cf = compute_time_s(flop=flop, peak_flop_per_s=peak_flop_per_s)
     mf = memory_time_s(bytes_moved=bytes_moved, bandwidth_bytes_per_s=bandwidth_bytes_per_s)
-    est = max(cf / mfu_eff, mf / mbu_eff) + extra_s
-    intensity = flop / bytes_moved
+    intensity = flop / bytes_moved if bytes_moved else float("inf")
     ridge = ridge_flop_per_byte(peak_flop_per_s=peak_flop_per_s, bandwidth_bytes_per_s=bandwidth_bytes_per_s)
     return Phase(
         flop=flop,
         bytes_moved=bytes_moved,
         compute_floor_s=cf,
         memory_floor_s=mf,
-        floor_s=max(cf, mf) + extra_s,
-        estimate_s=est,
+        floor_s=floor_s,
+        estimate_s=estimate_s,
         intensity_flop_per_byte=intensity,
         compute_bound=intensity > ridge,
-        mfu_at_estimate=mfu(flop=flop, time_s=est, peak_flop_per_s=peak_flop_per_s),
-        mbu_at_estimate=mbu(bytes_moved=bytes_moved, time_s=est, bandwidth_bytes_per_s=bandwidth_bytes_per_s),
+        mfu_at_estimate=mfu(flop=flop, time_s=estimate_s, peak_flop_per_s=peak_flop_per_s),
+        mbu_at_estimate=mbu(bytes_moved=bytes_moved, time_s=estimate_s, bandwidth_bytes_per_s=bandwidth_bytes_per_s),
     )

@@ -66,10 +66,13 @@ class Scenario(BaseModel):
     request_rate: Annotated[float, Field(ge=1e-6, le=1e7)] | None = None
     """Arrival rate to serve, requests/s; sets replicas, GPUs and cost."""
     # --- efficiency and latency ------------------------------------------------------------------------------
-    mfu: Fraction = 0.5
-    """Achieved fraction of peak FLOP/s in prefill."""
-    mbu: Fraction = 0.87
-    """Achieved fraction of peak memory bandwidth in decode (the seed measured 86.9–87.2 %)."""
+    engine: Literal["vllm", "sglang"] = "vllm"
+    """Serving engine: its fixed costs, kernel shares and scheduler (engine_specs/<engine>.yaml)."""
+    mfu: Fraction | None = None
+    """Override: achieved fraction of peak FLOP/s in GEMMs; default: the GPU's measured achievable fraction."""
+    mbu: Fraction | None = None
+    """Override: achieved fraction of peak bandwidth; default: the GPU's achievable fraction × the engine's kernel
+    shares (the seed measured 86.9–87.2 % in decode)."""
     queue_s: Seconds = 0.0
     """Time a request waits before its prefill starts (part of TTFT)."""
     frontend_overhead_s: Seconds = 0.01

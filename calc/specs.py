@@ -46,11 +46,21 @@ class GPUSpec(BaseModel):
     scaleup_link_gb_per_s: PosFloat | None = None
     """GPU-to-GPU link (NVLink / xGMI / ICI) per direction, GB/s; absent = tensor-parallel traffic crosses PCIe."""
     tdp_w: PosFloat | None = None
-    price_per_gpu_hour: PosFloat | None = None
-    """Reference on-demand price, USD per GPU-hour (volatile; dated in price_source)."""
+    achievable_bandwidth_fraction: Annotated[float, Field(ge=0.3, le=1.0)]
+    """Share of the peak bandwidth a streaming kernel reaches (STREAM-type microbenchmarks)."""
+    achievable_matmul_fraction: Annotated[float, Field(ge=0.2, le=1.3)]
+    """Share of the dense 16-bit peak a large GEMM reaches (GeForce parts exceed their FP32-accumulate spec)."""
+    achievable_fp8_matmul_fraction: Annotated[float, Field(ge=0.2, le=1.3)] | None = None
+    allreduce_latency_us: Annotated[float, Field(ge=0.5, le=1000)]
+    """One small (decode-sized) tensor-parallel all-reduce: launch, sync and hops, µs."""
+    price_per_gpu_hour: PosFloat
+    """Reference on-demand price per GPU-hour, typical (volatile; dated in price_date, sourced in price_source)."""
+    price_low_per_gpu_hour: PosFloat | None = None
+    price_high_per_gpu_hour: PosFloat | None = None
     price_currency: Literal["USD"] = "USD"
-    """Currency of price_per_gpu_hour (reference prices are on-demand list prices in USD)."""
-    price_source: str | None = None
+    """Currency of the reference prices (on-demand list prices in USD)."""
+    price_date: str = Field(min_length=4, max_length=20)
+    price_source: str = Field(min_length=3)
     derived: list[str] = Field(default_factory=list)
     """Names of fields whose value is derived or uncertain rather than read from a datasheet."""
     notes: str | None = None
@@ -67,8 +77,9 @@ class GPUSpec(BaseModel):
             )
         if self.fp8_tflop_per_s and self.fp8_tflop_per_s < self.peak_16bit_tflop_per_s:
             raise ValueError("fp8_tflop_per_s must not be below the 16-bit peak")
-        if self.price_per_gpu_hour is not None and not self.price_source:
-            raise ValueError("price_source: a dated source is required when price_per_gpu_hour is given")
+        lo, hi = self.price_low_per_gpu_hour, self.price_high_per_gpu_hour
+        if (lo is not None and lo > self.price_per_gpu_hour) or (hi is not None and hi < self.price_per_gpu_hour):
+            raise ValueError("price_low_per_gpu_hour ≤ price_per_gpu_hour ≤ price_high_per_gpu_hour must hold")
         unknown = [f for f in self.derived if f not in type(self).model_fields]
         if unknown:
             raise ValueError(f"derived names unknown fields {unknown}")

@@ -8,8 +8,9 @@ at the window). Pool occupancy `C · blocks(L) / num_blocks` is the seed report'
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from calc.expr import E
 from calc.numeric import largest_true
 from calc.pool import PoolResult
 from calc.scenario import Scenario
@@ -33,6 +34,8 @@ class WorkloadFit:
     """Longest request (prompt + output) each of `concurrency` requests can have, capped by max_model_len."""
     longest_prompt_at_concurrency: int
     """The same minus output_len (the seed's 'prompts of at most 816' for the MHA variant)."""
+    formula: E = field(repr=False, compare=False)
+    """concurrency × blocks per request, against the pool."""
 
 
 def max_requests_at_length(s: Scenario, mem: PoolResult) -> int:
@@ -76,4 +79,5 @@ def fit_workload(s: Scenario, m: ModelSpec, mem: PoolResult) -> WorkloadFit:
         max_concurrency_at_length=max_requests_at_length(s, mem),
         longest_request_at_concurrency=longest,
         longest_prompt_at_concurrency=max(0, longest - s.output_len),
+        formula=E(C, "concurrency") * E(per_req, f"blocks per {L:,}-token request"),
     )

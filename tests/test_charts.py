@@ -4,23 +4,21 @@ import pytest
 from conftest import scenario
 
 import charts
-from calc import curves
 from calc.evaluate import evaluate
-from calc.resolve import resolve
 
 
 @pytest.fixture(scope="module")
 def figures(catalog):
     s = scenario(request_rate=20)
     r = evaluate(s, catalog)
-    m, g = resolve(s, catalog)
+    c = r.curves
     return {
         "memory": charts.memory_breakdown(r),
-        "occupancy": charts.occupancy(r, curves.occupancy_vs_length(s, m, r.memory)),
-        "concurrency_vs_context": charts.concurrency_vs_context(r, curves.concurrency_vs_context(s, m, r.memory)),
+        "occupancy": charts.occupancy(r, c.occupancy_vs_length),
+        "concurrency_vs_context": charts.concurrency_vs_context(r, c.concurrency_vs_context),
         "roofline": charts.roofline(r),
-        "decode": charts.decode_vs_context(r, curves.decode_vs_context(s, m, g, r.memory)),
-        "throughput": charts.throughput_vs_concurrency(r, curves.concurrency_sweep(s, m, g, r.memory)),
+        "decode": charts.decode_vs_context(r, c.decode_vs_context),
+        "throughput": charts.throughput_vs_concurrency(r, c.concurrency_sweep),
         "breakdown": charts.latency_breakdown(r),
         "chunk": charts.chunk_spike(r),
         "swap": charts.swap_ratio(r),

@@ -6,8 +6,8 @@ from conftest import scenario
 from calc.curves import decode_vs_context
 from calc.evaluate import evaluate
 from calc.latency import chunk_from_itl, chunk_step_s, e2e_s, latency
-from calc.pool import size_pool
 from calc.params import count_params
+from calc.pool import size_pool
 from calc.roofline import attention_crossover_tokens, compute_time_s, mbu, memory_time_s, ridge_flop_per_byte
 from calc.tails import itl_summary
 from calc.work import attention_flop_per_context_token, block_flop_per_token, streamed_weight_bytes
@@ -17,6 +17,10 @@ def setup(catalog, **kw):
     s = scenario(**kw)
     m, g = catalog.models[s.model], catalog.gpus[s.gpu]
     return s, m, g, size_pool(s, m, g)
+
+
+def lat_of(catalog, s, m, g, mem):
+    return latency(s, m, g, mem, catalog.engines[s.engine])
 
 
 # --- hand-computed -----------------------------------------------------------------------------------------------
@@ -66,14 +70,14 @@ def test_flops_per_token_and_attention_term(catalog):
 def test_five_decode_floors_of_the_report(catalog):
     s, m, g, mem = setup(catalog)
     rows = [(384, 15.39, 14.37), (640, 14.60, 14.56), (1152, 15.28, 15.03), (2176, 15.03, 15.89), (4224, 14.85, 17.60)]
-    pts = decode_vs_context(s, m, g, mem, points=[(c, b) for c, b, _ in rows])
+    pts = decode_vs_context(s, lat_of(catalog, s, m, g, mem), points=[(c, b) for c, b, _ in rows])
     for p, (_, _, floor_ms) in zip(pts, rows, strict=True):
         assert p.floor_s * 1e3 == pytest.approx(floor_ms, abs=0.01)
 
 
 def test_itl_slope_per_context_token(catalog):
     s, m, g, mem = setup(catalog)
-    a, b = decode_vs_context(s, m, g, mem, points=[(1000, 16), (2000, 16)])
+    a, b = decode_vs_context(s, lat_of(catalog, s, m, g, mem), points=[(1000, 16), (2000, 16)])
     slope_ms_per_token = (b.floor_s - a.floor_s) * 1e3 / 1000
     assert slope_ms_per_token == pytest.approx(16 * 57_344 / 1.008e12 * 1e3, rel=1e-6)
     assert slope_ms_per_token == pytest.approx(0.00091, abs=0.000005)
@@ -105,13 +109,13 @@ def test_mbu_from_measured_bandwidth():
 def test_calibrated_mbu_from_a_measured_itl(catalog):
     # L = 256 point: context 384, ITL p50 16.47 ms; floor 14.37 ms → 87.2 % (at 15.39 running; 16 here)
     s, m, g, mem = setup(catalog, input_len=256, output_len=256, measured_itl_s=16.47e-3)
-    assert latency(s, m, g, mem).calibrated_mbu == pytest.approx(0.872, abs=0.005)
+    assert lat_of(catalog, s, m, g, mem).calibrated_mbu == pytest.approx(0.872, abs=0.005)
 
 
 # --- properties ------------------------------------------------------------------------------------------------
 def test_mfu_over_mbu_is_intensity_over_ridge(catalog):
     s, m, g, mem = setup(catalog)
-    lat = latency(s, m, g, mem)
+    lat = lat_of(catalog, s, m, g, mem)
     for ph in (lat.prefill, lat.decode):
         assert ph.mfu_at_estimate / ph.mbu_at_estimate == pytest.approx(
             ph.intensity_flop_per_byte / lat.ridge_flop_per_byte
@@ -123,7 +127,7 @@ def test_floors_never_exceed_estimates_and_grow_with_load(catalog):
     steps = []
     for c in (1, 2, 4, 8, 16, 64, 256):
         s, m, g, mem = setup(catalog, concurrency=c)
-        lat = latency(s, m, g, mem)
+        lat = lat_of(catalog, s, m, g, mem)
         assert lat.decode.floor_s <= lat.decode.estimate_s and lat.prefill.floor_s <= lat.prefill.estimate_s
         steps.append(lat.decode.estimate_s)
     assert steps == sorted(steps)
@@ -131,10 +135,10 @@ def test_floors_never_exceed_estimates_and_grow_with_load(catalog):
 
 def test_tp_on_pcie_pays_more_communication_than_nvlink(catalog):
     _, m, g, mem = setup(catalog, model="llama-3.1-70b", gpu="l40s", tensor_parallel_size=2)
-    pcie = latency(scenario(model="llama-3.1-70b", gpu="l40s", tensor_parallel_size=2), m, g, mem)
+    pcie = lat_of(catalog, scenario(model="llama-3.1-70b", gpu="l40s", tensor_parallel_size=2), m, g, mem)
     s8 = scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=8)
-    nv = latency(s8, m, catalog.gpus["h100-sxm"], size_pool(s8, m, catalog.gpus["h100-sxm"]))
-    assert pcie.tp_allreduce_decode_step_s > nv.tp_allreduce_decode_step_s > 0
+    nv = lat_of(catalog, s8, m, catalog.gpus["h100-sxm"], size_pool(s8, m, catalog.gpus["h100-sxm"]))
+    assert pcie.decode_terms.allreduce_s > nv.decode_terms.allreduce_s > 0
 
 
 def test_every_model_and_gpu_reports_the_latency_keys(catalog):

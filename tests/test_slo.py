@@ -81,9 +81,12 @@ def test_options_price_only_the_scenarios_gpu_with_its_price(catalog):
     from calc.replicas import gpu_options
 
     s = scenario(gpu="h100-sxm", gpu_hour_price=9.0)
-    opts = {o.gpu: o for o in gpu_options(s, catalog.models[s.model], catalog.gpus[s.gpu], catalog.gpus)}
+    opts = {o.gpu: o for o in gpu_options(s, catalog.models[s.model], catalog.gpus[s.gpu], catalog.gpus, catalog.engines["vllm"])}
     assert opts["h100-sxm"].cost_per_million_output_tokens is not None
-    assert opts["b200"].cost_per_million_output_tokens is None  # no reference price in its spec
+    b200 = opts["b200"]  # priced at its own spec's reference price, not the scenario's 9.0 for its H100
+    assert b200.cost_per_million_output_tokens == pytest.approx(
+        b200.tensor_parallel_size * catalog.gpus["b200"].price_per_gpu_hour / (b200.capacity_rps * 256 * 3600) * 1e6
+    )
     l4 = opts["l4"]
     assert l4.cost_per_million_output_tokens == pytest.approx(
         l4.tensor_parallel_size * catalog.gpus["l4"].price_per_gpu_hour / (l4.capacity_rps * 256 * 3600) * 1e6

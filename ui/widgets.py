@@ -22,6 +22,7 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
         ("request_rate", "Request rate to serve (req/s)"),
     ],
     "Engine (vLLM flags)": [
+        ("engine", "Serving engine"),
         ("gpu_memory_utilization", "gpu_memory_utilization"),
         ("max_model_len", "max_model_len (tokens)"),
         ("max_num_seqs", "max_num_seqs"),
@@ -46,8 +47,8 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
         ("sim_window_s", "Simulation: window (s)"),
     ],
     "Efficiency and measurements": [
-        ("mfu", "MFU (prefill)"),
-        ("mbu", "MBU (decode)"),
+        ("mfu", "MFU override (GEMMs)"),
+        ("mbu", "MBU override (memory)"),
         ("queue_s", "Queue time (s)"),
         ("frontend_overhead_s", "Front-end overhead (s)"),
         ("measured_itl_s", "Measured ITL p50 (s)"),
@@ -77,7 +78,7 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
         ("cudagraph_memory_bytes", "CUDA-graph memory (B)"),
     ],
 }
-SLIDERS = {"gpu_memory_utilization": 0.01, "mfu": 0.01, "mbu": 0.01}
+SLIDERS = {"gpu_memory_utilization": 0.01}
 
 
 def _is_int(name: str) -> bool:

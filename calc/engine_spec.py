@@ -1,0 +1,47 @@
+"""An inference engine's costs that no datasheet states: fixed costs per step, per layer and per request, and how well
+its kernels use what the GPU achieves. One YAML file per engine in engine_specs/ (file stem = the `engine` field of
+a Scenario), fitted by scripts/calibrate.py on the calibration part of tests/data/benchmarks/ and dated there."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Seconds = Annotated[float, Field(ge=0, le=1.0)]
+Share = Annotated[float, Field(gt=0, le=1.5)]
+
+
+class EngineSpec(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True)
+
+    name: str = Field(min_length=1, max_length=60)
+    scheduling: Literal["decode-first", "prefill-first"]
+    """vLLM V1 mixes prefill chunks into decode steps; SGLang runs a pending prefill before decoding."""
+    step_overhead_s: Seconds
+    """Per engine step, whatever its size: scheduling, input preparation, sampling launch (CUDA graphs on)."""
+    layer_overhead_s: Seconds
+    """Per decoder layer per step with CUDA graphs: kernel boundaries that move no bytes."""
+    layer_overhead_eager_s: Seconds
+    """The same without CUDA graphs (enforce_eager): a launch per kernel."""
+    per_sequence_s: Seconds
+    """Per running sequence per step: sampling, detokenisation, output streaming."""
+    request_overhead_s: Seconds
+    """Per request, on its TTFT: HTTP, tokenisation, scheduling it in, the first token's way out."""
+    gemm_half_tokens: Annotated[float, Field(gt=0, le=65536)]
+    """Tokens per step at which weight GEMMs reach half their achievable throughput (tile occupancy)."""
+    attention_bandwidth_share: Share
+    """Share of the achievable bandwidth the attention kernels reach on KV reads."""
+    attention_compute_share: Share
+    """Share of the achievable matmul throughput prefill attention reaches."""
+    fp8_weight_share: Share
+    """Share of the achievable bandwidth fp8 weight GEMMs reach (dequant and scale work), relative to 16-bit."""
+    int4_weight_share: Share
+    """The same for 4-bit weight-only kernels (AWQ/GPTQ Marlin, MXFP4)."""
+    int8_weight_share: Share
+    moe_weight_share: Share
+    """Share of the achievable bandwidth the fused-MoE kernels reach on expert weights."""
+    default_max_num_batched_tokens: Annotated[int, Field(gt=0, le=1_000_000)]
+    version: str = Field(min_length=1, max_length=40)
+    """Engine releases the constants describe."""
+    source: str = Field(min_length=8)

@@ -1,0 +1,91 @@
+"""A scenario's StepModel: what one engine step moves and computes per tensor-parallel rank, and the efficiencies
+of its GPU (spec file) and engine (spec file). Weights are read from memory once per step whatever the batch; the
+input embedding is a lookup and the vision tower runs on images only, so neither is streamed."""
+
+from __future__ import annotations
+
+import math
+
+from calc.engine_spec import EngineSpec
+from calc.kv_cache import attention_bytes_per_token_per_layer, kv_bytes_per_token
+from calc.pool import PoolResult
+from calc.scenario import Scenario
+from calc.specs import GPUSpec, ModelSpec
+from calc.state import state_shape
+from calc.step_time import StepModel
+from calc.units import DTYPE_BYTES, US
+
+INT4_LIKE = ("int4", "mxfp4", "nvfp4")
+
+
+def _share(engine: EngineSpec, bytes_per_param: float) -> float:
+    """The engine's kernel share for weights stored at this many bytes per parameter."""
+    if bytes_per_param >= 2:
+        return 1.0
+    if bytes_per_param > 0.75:
+        return engine.fp8_weight_share  # fp8 and int8 alike: 1-byte weights with scales
+    return engine.int4_weight_share
+
+
+def _attention_kinds(m: ModelSpec, kv_elem: float, tp: int) -> tuple[tuple[tuple[float, float], ...], tuple]:
+    """(KV bytes per context token, cap) and (attention FLOP per query-context pair, cap) per attention kind."""
+    plan = m.plan
+    if not plan.attention():
+        return (), ()
+    per_layer = attention_bytes_per_token_per_layer(m, kv_bytes_per_element=kv_elem, tp=tp)
+    heads = max(1, (m.num_attention_heads or 0) // tp)
+    if m.is_mla:  # decode in the latent space: scores over kv_lora + rope, values over kv_lora
+        width = 2 * m.kv_lora_rank + m.qk_rope_head_dim  # type: ignore[operator]
+    else:
+        width = 2 * m.kv_head_dim
+    flop_layer = 2.0 * heads * width
+    sliding, chunked = plan.count("sliding_attention"), plan.count("chunked_attention")
+    full_bytes = kv_bytes_per_token(m, kv_bytes_per_element=kv_elem, tp=tp) - (sliding + chunked) * per_layer
+    kinds = [(full_bytes, plan.attention() - sliding - chunked, math.inf),
+             (sliding * per_layer, sliding, m.sliding_window or math.inf),
+             (chunked * per_layer, chunked, m.attention_chunk_size or math.inf)]  # fmt: skip
+    kv = tuple((b, cap) for b, n, cap in kinds if n)
+    flop = tuple((n * flop_layer, cap) for _, n, cap in kinds if n)
+    return kv, flop
+
+
+def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: EngineSpec) -> StepModel:
+    tp, p, fmt = s.tensor_parallel_size, pool.params, pool.weight_format
+    dense_params = p.attention + p.state_mixers + p.dense_mlp
+    dense_bytes = (dense_params * fmt.linear_bytes + p.logits_weight * 2.0) / tp + p.norms * 2.0
+    moe_layers = m.plan.count("ffn:moe")
+    experts = m.routed_experts if moe_layers else 0
+    expert_bytes = p.experts / (moe_layers * experts) * fmt.expert_bytes / tp if experts else 0.0
+    kv_read, attn_flop = _attention_kinds(m, pool.kv_bytes_per_element, tp)
+    shape = state_shape(m, tp=tp, model_bytes=DTYPE_BYTES["bf16"], ssm_override=s.mamba_ssm_cache_dtype)
+    peak_dtype = fmt.compute_dtype
+    peak = g.peak_flop_per_s(peak_dtype)
+    mm = g.achievable_fp8_matmul_fraction if peak_dtype == "fp8" and g.achievable_fp8_matmul_fraction else g.achievable_matmul_fraction
+    bw = g.memory_bandwidth_bytes_per_s
+    return StepModel(
+        dense_weight_bytes=dense_bytes,
+        expert_bytes=expert_bytes,
+        moe_layers=moe_layers,
+        experts=experts,
+        top_k=m.num_experts_per_tok or 0,
+        gemm_flop_per_token=2.0 * (dense_params + p.norms) / tp,
+        logits_flop_per_token=2.0 * p.logits_weight / tp,
+        expert_flop_per_token=2.0 * p.active_experts / tp,
+        kv_read=kv_read,
+        attention_flop=attn_flop,
+        state_bytes_per_seq=(shape.bytes * m.plan.state()) if shape else 0.0,
+        layers=m.num_hidden_layers,
+        allreduce_bytes_per_token=m.hidden_size * DTYPE_BYTES["bf16"],
+        allreduce_latency_s=g.allreduce_latency_us * US,
+        link_bytes_per_s=g.tp_link_bytes_per_s,
+        tp=tp,
+        bandwidth_bytes_per_s=bw,
+        peak_flop_per_s=peak,
+        effective_bandwidth_bytes_per_s=bw * (s.mbu if s.mbu is not None else g.achievable_bandwidth_fraction),
+        effective_flop_per_s=peak * (s.mfu if s.mfu is not None else mm),
+        weight_share=_share(engine, fmt.linear_bytes),
+        expert_weight_share=_share(engine, fmt.expert_bytes) * engine.moe_weight_share,
+        engine=engine,
+        eager=s.enforce_eager,
+        mbu_override=s.mbu is not None,
+    )

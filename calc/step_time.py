@@ -1,0 +1,176 @@
+"""How long one engine step takes: the roofline floor, then the estimate as that floor plus named terms.
+
+A step carries `prefill_tokens` new prompt tokens (attending to `prefill_pairs` context tokens in all) and one
+token for each of `decode_seqs` running sequences (reading `decode_context` tokens of KV in all). Per tensor-
+parallel rank, with B the peak bandwidth and P the peak FLOP/s:
+
+    floor     = max((weights + KV + state) / B, FLOP / P) + all-reduce bytes / link
+    estimate  = weights / (B · a_bw · s_dtype)  ⊔  GEMM FLOP / (P · a_mm · n/(n + n½))      (⊔: the larger)
+              + experts touched / (B · a_bw · s_moe)  ⊔  expert FLOP / (P · a_mm · m/(m + n½))
+              + KV / (B · a_bw · s_attn)  ⊔  decode attention FLOP / (P · a_mm · s_attn_c)
+              + prefill attention FLOP / (P · a_mm · s_attn_c)  + state read and written / (B · a_bw)
+              + 2 · layers · (α + 2 (tp − 1)/tp · tokens · hidden · 2 B / link)
+              + step overhead + layers · layer overhead + sequences · per-sequence cost
+
+a_bw, a_mm: what microbenchmarks reach on this GPU (its spec file); s_*: how the engine's kernels use it, and the
+fixed costs (its spec file, fitted on published benchmark runs). n½: tokens at which GEMMs reach half their
+throughput; m: tokens each touched expert's GEMM sees. Distinct experts touched by n tokens choosing k of E:
+E · (1 − (1 − k/E)^n) per MoE layer. The Scenario's `mbu`/`mfu`, when set, replace a_bw·s and a_mm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from calc.engine_spec import EngineSpec
+from calc.expr import E
+
+TERM_LABELS = (
+    ("weights_s", "weights"), ("experts_s", "experts"), ("kv_s", "KV reads"),
+    ("prefill_attention_s", "prefill attention"), ("state_s", "SSM state"), ("allreduce_s", "all-reduces"),
+    ("step_overhead_s", "step overhead"), ("layer_overhead_s", "layer overhead"),
+    ("sequence_overhead_s", "per-sequence cost"),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class StepTerms:
+    """One step's estimate, term by term [s]; `total_s` is their sum, `floor_s` the roofline floor beside it."""
+
+    weights_s: float
+    experts_s: float
+    kv_s: float
+    prefill_attention_s: float
+    state_s: float
+    allreduce_s: float
+    step_overhead_s: float
+    layer_overhead_s: float
+    sequence_overhead_s: float
+    floor_s: float
+    flop: float
+    bytes_moved: float
+
+    @property
+    def total_s(self) -> float:
+        return (self.weights_s + self.experts_s + self.kv_s + self.prefill_attention_s + self.state_s
+                + self.allreduce_s + self.step_overhead_s + self.layer_overhead_s + self.sequence_overhead_s)  # fmt: skip
+
+    def expr(self) -> E:
+        """The estimate as its sum of named terms (the formula shown beside the number)."""
+        parts = [E(getattr(self, name), label, unit="ms") for name, label in TERM_LABELS if getattr(self, name)]
+        out = parts[0] if parts else E(0.0, "nothing", unit="ms")
+        for part in parts[1:]:
+            out = out + part
+        return out
+
+    @property
+    def overhead_s(self) -> float:
+        """The fixed costs no roofline carries (engine, launches, sampling, all-reduce latency)."""
+        return self.step_overhead_s + self.layer_overhead_s + self.sequence_overhead_s
+
+
+@dataclass(frozen=True)
+class StepModel:
+    """A scenario's per-rank quantities, fixed once; `step_s` is then cheap (called by the simulation per event)."""
+
+    dense_weight_bytes: float
+    """Per rank: every weight but the routed experts and the input embedding, at its stored precision."""
+    expert_bytes: float
+    """Per rank: one routed expert of one MoE layer."""
+    moe_layers: int
+    experts: int
+    top_k: int
+    gemm_flop_per_token: float
+    """Per rank: dense GEMMs (attention projections, mixers, MLPs, shared experts, norms), one token."""
+    logits_flop_per_token: float
+    """Per rank: the lm_head for one sampled token (every decode token, the last token of a prompt)."""
+    expert_flop_per_token: float
+    """Per rank: the routed experts one token visits, all MoE layers."""
+    kv_read: tuple[tuple[float, float], ...]
+    """Per rank, per attention kind: (KV bytes one context token adds in those layers, the context they cap at:
+    the sliding window, the attention chunk, or inf)."""
+    attention_flop: tuple[tuple[float, float], ...]
+    """Per rank, per attention kind: (FLOP of one query token against one context token in those layers, cap)."""
+    state_bytes_per_seq: float
+    """Per rank: Mamba / linear-attention state one sequence reads and writes back each step."""
+    layers: int
+    allreduce_bytes_per_token: float
+    allreduce_latency_s: float
+    link_bytes_per_s: float
+    tp: int
+    bandwidth_bytes_per_s: float
+    peak_flop_per_s: float
+    effective_bandwidth_bytes_per_s: float
+    """B · a_bw (the achievable bandwidth), or B · mbu when the scenario sets mbu."""
+    effective_flop_per_s: float
+    """P · a_mm, or P · mfu."""
+    weight_share: float
+    """The engine's kernel share for the dense weights' precision (1 for 16-bit)."""
+    expert_weight_share: float
+    """The engine's fused-MoE share × the kernel share for the experts' precision."""
+    engine: EngineSpec
+    eager: bool
+    mbu_override: bool = False
+
+    def experts_touched(self, tokens: float) -> float:
+        """Distinct experts per MoE layer that `tokens` tokens visit: E · (1 − (1 − k/E)^tokens)."""
+        if not self.experts:
+            return 0.0
+        return self.experts * (1.0 - (1.0 - self.top_k / self.experts) ** tokens)
+
+    def terms(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float) -> StepTerms:
+        e = self.engine
+        n = decode_seqs + prefill_tokens
+        bw, fl = self.effective_bandwidth_bytes_per_s, self.effective_flop_per_s
+        ramp = n / (n + e.gemm_half_tokens) if n else 1.0
+        share = 1.0 if self.mbu_override else self.weight_share
+        gemm_flop = n * self.gemm_flop_per_token + (decode_seqs + (prefill_tokens > 0)) * self.logits_flop_per_token
+        weights_s = max(self.dense_weight_bytes / (bw * share), gemm_flop / (fl * ramp)) if n else 0.0
+        touched = self.experts_touched(n) * self.moe_layers
+        expert_bytes = touched * self.expert_bytes
+        experts_s = 0.0
+        if touched:
+            per_expert = n * self.top_k * self.moe_layers / touched  # tokens each touched expert's GEMM sees
+            moe = 1.0 if self.mbu_override else self.expert_weight_share
+            experts_s = max(expert_bytes / (bw * moe),
+                            n * self.expert_flop_per_token / (fl * per_expert / (per_expert + e.gemm_half_tokens)))  # fmt: skip
+        avg = decode_context / decode_seqs if decode_seqs else 0.0  # windows cap each sequence at its own context
+        kv_bytes = decode_seqs * sum(b * min(avg, cap) for b, cap in self.kv_read)
+        decode_attn_flop = decode_seqs * sum(f * min(avg, cap) for f, cap in self.attention_flop)
+        prefill_attn_flop = prefill_pairs * sum(f for f, _ in self.attention_flop)
+        attn_bw = 1.0 if self.mbu_override else e.attention_bandwidth_share
+        kv_s = max(kv_bytes / (bw * attn_bw), decode_attn_flop / (fl * e.attention_compute_share))
+        prefill_attention_s = prefill_attn_flop / (fl * e.attention_compute_share)
+        state_bytes = 2 * decode_seqs * self.state_bytes_per_seq
+        state_s = state_bytes / bw
+        comm_bytes = 2 * (self.tp - 1) / self.tp * n * self.allreduce_bytes_per_token if self.tp > 1 else 0.0
+        allreduce_s = 2 * self.layers * (self.allreduce_latency_s + comm_bytes / self.link_bytes_per_s) if self.tp > 1 else 0.0
+        flop = gemm_flop + n * self.expert_flop_per_token + decode_attn_flop + prefill_attn_flop
+        moved = self.dense_weight_bytes + expert_bytes + kv_bytes + state_bytes
+        floor = max(moved / self.bandwidth_bytes_per_s, flop / self.peak_flop_per_s)
+        floor += 2 * self.layers * comm_bytes / self.link_bytes_per_s if self.tp > 1 else 0.0
+        per_layer = e.layer_overhead_eager_s if self.eager else e.layer_overhead_s
+        return StepTerms(
+            weights_s=weights_s,
+            experts_s=experts_s,
+            kv_s=kv_s,
+            prefill_attention_s=prefill_attention_s,
+            state_s=state_s,
+            allreduce_s=allreduce_s,
+            step_overhead_s=e.step_overhead_s,
+            layer_overhead_s=self.layers * per_layer,
+            sequence_overhead_s=decode_seqs * e.per_sequence_s,
+            floor_s=floor,
+            flop=flop,
+            bytes_moved=moved,
+        )
+
+    def step_s(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float) -> float:
+        """The estimate of one step [s] (the simulation's StepFn)."""
+        return self.terms(prefill_tokens, prefill_pairs, decode_seqs, decode_context).total_s
+
+
+def chunk_pairs(chunk_tokens: float, offset: float) -> float:
+    """Context tokens a prefill chunk of c tokens at offset o attends to in all: c·o + c·(c + 1)/2 (causal)."""
+    return chunk_tokens * offset + chunk_tokens * (chunk_tokens + 1) / 2
+
