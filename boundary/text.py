@@ -39,6 +39,8 @@ def render_text(r) -> str:
         "KV cache",
         f"  bytes per token (all layers)   {m.kv_bytes_per_token:,.0f} B = {m.kv_bytes_per_token / KiB:.1f} KiB",
         f"  bytes per token per GPU        {m.kv_bytes_per_token_per_gpu:,.0f} B",
+        *([f"  state per request per GPU      {m.state_bytes_per_request:,.0f} B (Mamba / linear attention)"]
+          if m.state_bytes_per_request else []),
         f"  GPU blocks × block size        {m.num_gpu_blocks:,} × {m.block_size}",
         f"  GPU KV cache size              {m.kv_cache_tokens:,} tokens",
         f"  {f'max concurrency at {s.max_model_len:,}':31s}{m.max_concurrency:.2f}x",

@@ -25,16 +25,38 @@ def resolve_checked(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
     return model, gpu
 
 
-def notes_for(s: Scenario, model: ModelSpec, block_size_note: str) -> tuple[str, ...]:
-    notes = []
-    if block_size_note:
-        notes.append(block_size_note)
+def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
+    notes = list(model.assumptions)
+    if mem.block_size_note:
+        notes.append(mem.block_size_note)
+    plan = model.plan
     if model.sliding_layer_count:
         notes.append(
             f"{model.sliding_layer_count} of {model.num_hidden_layers} layers use a {model.sliding_window}-token "
             "sliding window; their blocks are capped at the window plus max_num_batched_tokens"
+            + (" — not with disable_hybrid_kv_cache_manager, which charges them in full" if
+               s.disable_hybrid_kv_cache_manager else "")  # fmt: skip
         )
-    if s.tensor_parallel_size > model.kv_heads and not model.is_mla:
+    if plan.count("chunked_attention"):
+        notes.append(
+            f"{plan.count('chunked_attention')} of {model.num_hidden_layers} layers attend within "
+            f"{model.attention_chunk_size:,}-token chunks (Llama 4). vLLM 0.14+ keeps only the current chunk plus "
+            "max_num_batched_tokens for them; vLLM 0.10.1–0.13 disabled the hybrid KV cache manager for it by "
+            "default and charged every layer in full — set disable_hybrid_kv_cache_manager to plan for those"
+        )
+    if mem.state_bytes_per_request:
+        notes.append(
+            f"{plan.state()} of {model.num_hidden_layers} layers keep a constant state per request "
+            f"({mem.state_bytes_per_request:,.0f} B on each GPU, one block per state group), whatever its length"
+        )
+    if mem.encoder_profile:
+        e = mem.encoder_profile
+        notes.append(
+            f"multimodal: vLLM profiles the vision encoder with {e.items} {e.modality} item(s) of {e.tokens_per_item:,} "
+            f"tokens (encoder budget {e.budget_tokens:,}), which raises the activation peak; max_model_len, "
+            "--limit-mm-per-prompt and the processor's max_pixels drive it"
+        )
+    if s.tensor_parallel_size > model.kv_heads and not model.is_mla and plan.attention():
         notes.append(f"tensor_parallel_size exceeds the {model.kv_heads} KV heads: each GPU keeps a replica of one")
     if model.is_mla:
         notes.append("MLA: one latent per layer is stored on every tensor-parallel rank (not split)")
@@ -52,5 +74,5 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     fl = fleet(s, gpu, capacity(s, model, gpu, mem, engine), throughput_rps=lat.requests_per_s)
     off = offload(s, model, gpu, mem, lat)
     pre = prefix(s, model, mem, lat)
-    return Report(s, model, gpu, engine, mem, fit, lat, conf, fl, off, pre, notes_for(s, model, mem.block_size_note),
+    return Report(s, model, gpu, engine, mem, fit, lat, conf, fl, off, pre, notes_for(s, model, mem),
                   other_gpus=catalog.gpus)  # fmt: skip

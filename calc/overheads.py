@@ -9,6 +9,10 @@ overrides the estimate, and a vLLM startup log gives the measured values.
   Fitted so that Qwen2.5-7B on an RTX 4090 at 2,048 batched tokens and 128 sequences lands on the seed report's
   6.41 GiB pool (0.56 GiB here), and that 7–14B models at 2–16k batched tokens fall in the 0.94–2.51 GiB the
   reference logs show (Llama-3.1-8B at 8,192 tokens and 256 sequences: 1.49 GiB).
+- Multimodal models: vLLM profiles the vision encoder too (notes/vllm_hybrid.md §5): the peak is the larger of
+  the encoder's dummy batch and the encoder cache (budget = max(max_num_batched_tokens, the largest item) tokens
+  of LM width) held during the LM forward. Qwen2.5-VL-7B at max_model_len 128,000 profiles a 114,688-token video:
+  ≈ 16 GiB (a real v0.23 log needed more than 15 GiB of non-weight memory).
 - Non-torch memory (`non_torch_increase`): 0.15 GiB on one GPU (logs: 0.02–0.35 GiB), plus 0.37 GiB of NCCL /
   custom all-reduce buffers when several GPUs work together ([aic] reserves 342–392 MB per GPU).
 - CUDA graphs: 0.5 GiB on one GPU, +0.5 GiB with tensor parallelism (logs: "Graph capturing … took 0.2–3.45 GiB").
@@ -17,6 +21,8 @@ overrides the estimate, and a vLLM startup log gives the measured values.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from calc.specs import ModelSpec
 from calc.units import GiB
@@ -29,12 +35,58 @@ CUDAGRAPH_ONE_GPU_BYTES = 0.5 * GiB
 CUDAGRAPH_TP_EXTRA_BYTES = 0.5 * GiB
 
 
-def activation_peak_bytes(m: ModelSpec, *, max_num_batched_tokens: int, max_num_seqs: int, tp: int) -> float:
+def activation_peak_bytes(m: ModelSpec, *, max_num_batched_tokens: int, max_num_seqs: int, tp: int,
+                          max_model_len: int = 8192) -> float:  # fmt: skip
+    """The LM dummy forward; for a multimodal model, the larger of the vision encoder's dummy batch and the encoder
+    cache held during the LM forward (vLLM profile_run, notes §5.2)."""
     widest_ffn = max(m.dense_ffn_size, m.expert_ffn_size * (m.num_experts_per_tok or 1))
     per_token = (4 * m.hidden_size + 4 * widest_ffn / tp) * ACT_BYTES
     sampled = min(max_num_seqs, max_num_batched_tokens)
     logits = sampled * m.vocab_size / tp * LOGIT_COPIES_BYTES
-    return max_num_batched_tokens * per_token + logits
+    lm = max_num_batched_tokens * per_token + logits
+    mm = encoder_profile(m, max_num_batched_tokens=max_num_batched_tokens, max_model_len=max_model_len)
+    if mm is None:
+        return lm
+    v = m.vision_config
+    vit = mm.patches * (4 * v.hidden_size + 4 * v.intermediate_size / tp) * ACT_BYTES  # type: ignore[union-attr]
+    return max(vit, mm.budget_tokens * m.hidden_size * ACT_BYTES + lm)
+
+
+@dataclass(frozen=True)
+class EncoderProfile:
+    """What vLLM profiles for a vision model: `items` dummy items of `tokens_per_item` (budget = max(mnbt, item))."""
+
+    modality: str
+    tokens_per_item: int
+    items: int
+    budget_tokens: int
+    patches: int
+    """Vision-encoder positions of the dummy batch (before the spatial merge)."""
+
+
+QWEN_MAX_IMAGE_TOKENS = 16384  # max_pixels 12,845,056 = 16,384 · 28 · 28 (Qwen2-VL image processor)
+QWEN_VIDEO_GROUPS = 7  # _MAX_FRAMES_PER_VIDEO = 14 frames, temporal patch 2
+
+
+def encoder_profile(m: ModelSpec, *, max_num_batched_tokens: int, max_model_len: int) -> EncoderProfile | None:
+    """vLLM's encoder budget (compute_mm_encoder_budget) with the default limits: Qwen-VL's largest item is a
+    14-frame video of 16,384-token frames (as many frame pairs as fit in max_model_len); fixed-size ViTs give
+    (image_size / patch)² / merge² tokens per image. One item unless the budget holds more."""
+    v = m.vision_config
+    if v is None:
+        return None
+    merge = v.spatial_merge_size**2
+    if v.model_type.startswith("qwen"):
+        groups = max(1, min(QWEN_VIDEO_GROUPS, max_model_len // QWEN_MAX_IMAGE_TOKENS))
+        modality, per_item = (
+            ("video", groups * QWEN_MAX_IMAGE_TOKENS) if groups > 1 else ("image", QWEN_MAX_IMAGE_TOKENS)
+        )
+    else:
+        side = (v.image_size or 896) // v.patch_size
+        modality, per_item = "image", max(1, side * side // merge)
+    budget = max(max_num_batched_tokens, per_item)
+    items = max(1, budget // per_item)
+    return EncoderProfile(modality, per_item, items, budget, items * per_item * merge)
 
 
 def non_torch_bytes(*, gpus_per_replica: int) -> float:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from calc.expr import E, efloor
 from calc.kv_cache import StageLayout, blocks_from_bytes, kv_bytes_per_token_expr, pp_layer_ranges, stage_layout
 from calc.numeric import largest_true
-from calc.overheads import activation_peak_bytes, cudagraph_bytes, non_torch_bytes
+from calc.overheads import EncoderProfile, activation_peak_bytes, cudagraph_bytes, encoder_profile, non_torch_bytes
 from calc.params import ParamCounts, count_params
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
@@ -71,6 +71,8 @@ class PoolResult:
     max_num_batched_tokens: int = 0
     formulas: dict = field(default_factory=dict, repr=False, compare=False)
     """Headline numbers as calc.expr formulas: the text shown beside each number."""
+    encoder_profile: EncoderProfile | None = None
+    """What vLLM's profiling run feeds a vision encoder (multimodal models)."""
 
     def blocks_per_request(self, tokens: int) -> int:
         """Blocks one request of `tokens` tokens takes from this pool (sliding groups cap at the window, state
@@ -123,7 +125,7 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
     act = s.activation_memory_bytes
     if act is None:
         act = activation_peak_bytes(m, max_num_batched_tokens=s.max_num_batched_tokens, max_num_seqs=s.max_num_seqs,
-                                    tp=tp)  # fmt: skip
+                                    tp=tp, max_model_len=s.max_model_len)  # fmt: skip
     non_torch = s.non_torch_memory_bytes
     if non_torch is None:
         non_torch = non_torch_bytes(gpus_per_replica=s.gpus_per_replica)
@@ -189,6 +191,7 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
         stage_blocks=tuple(t[0] for t in stages),
         layout=layout,
         max_num_batched_tokens=mnbt,
+        encoder_profile=encoder_profile(m, max_num_batched_tokens=mnbt, max_model_len=s.max_model_len),
         formulas={"kv_bytes_per_token": kv_all, "kv_bytes_per_token_per_gpu": kv_gpu, "kv_cache_memory_bytes": avail,
                   "num_gpu_blocks": blocks_e, "max_concurrency": conc_e},  # fmt: skip
     )

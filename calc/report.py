@@ -116,6 +116,7 @@ class Report:
             "gpu_name": self.gpu_name,
             "kv_bytes_per_token": m.kv_bytes_per_token,
             "kv_bytes_per_token_per_gpu": m.kv_bytes_per_token_per_gpu,
+            "state_bytes_per_request": m.state_bytes_per_request,
             "weights_bytes_per_gpu": m.weights_bytes_per_gpu,
             "kv_cache_memory_bytes": m.kv_cache_memory_bytes,
             "num_gpu_blocks": m.num_gpu_blocks,

@@ -1,0 +1,165 @@
+"""Published benchmark runs (tests/data/benchmarks/*.yaml) as Scenarios with their measured numbers.
+
+Each run becomes the Scenario that reproduces its server (model spec via models.yaml, GPU id, TP, dtype, the
+engine's own defaults where the source states none) and its benchmark (closed loop, request rate, static batch).
+Runs are grouped by (source file, model, GPU): a group is in the calibration part or the held-out part, never both,
+so near-identical runs of one setup cannot leak from the fit into the judgement. The split is made once and kept
+in split.yaml; groups that appear later are assigned by the same rule and appended.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import yaml
+
+from calc.custom import encode_custom_model
+from calc.hf_config import model_from_hf_config
+from calc.scenario import Scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "tests" / "data" / "benchmarks"
+GPU_ALIASES = {"h100 (variant not stated)": "h100-sxm", "a100 (memory variant not stated)": "a100-80gb-sxm"}
+DTYPES = {"bf16": "auto", "fp16": "fp16", "fp8": "fp8", "awq-int4": "int4", "gptq-int4": "int4", "w4a16-int4": "int4",
+          "gptq-int8": "int8", "mxfp4": "auto", None: "auto"}  # fmt: skip
+OLDEST_V1 = (0, 8)  # vLLM runs before V1 became the default engine (0.8) have other fixed costs: not used
+HELD_OUT_SHARE = 3  # one group in three
+QUANT_WORDS = ("AWQ", "GPTQ", "FP8", "INT4", "W4A16", "KV cache")  # "special" only for its weight format: a stock run
+NOT_STOCK = ("torch-compile", "tuned", "multi-step", "speculative", "EAGLE", "enforce-eager", "bitsandbytes",
+             "bits not stated", "does not state the bit width")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class BenchRun:
+    id: str
+    group: str
+    part: str  # "calibration" | "held-out"
+    kind: str  # "serve" | "latency"
+    scenario: Scenario
+    max_concurrency: int | None
+    request_rate: float | None
+    num_prompts: int
+    batch_size: int | None
+    measured: dict
+    gpu_family: str
+    notes: tuple[str, ...] = field(default=())
+
+
+def _version(text) -> tuple[int, ...] | None:
+    try:
+        return tuple(int(x) for x in str(text).split(".")[:2])
+    except ValueError:
+        return None
+
+
+def _budget(engine: str, memory_gib: float, gpu: str, llm_class: bool) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) the engine picks when the run states none: vLLM 0.10 arg_utils
+    (≥ 70 GiB, A100 excepted: 8,192 for the server, 16,384 for the LLM class; else 2,048 / 8,192; 1,024 or 256
+    sequences), SGLang 0.5 server_args (chunked_prefill_size by memory class) — notes §8.2, vllm_kv.md §3.1."""
+    big = memory_gib >= 70 and not gpu.startswith("a100")
+    if engine == "sglang":
+        chunk = 2048 if memory_gib < 35 else 4096 if memory_gib < 60 else 8192 if memory_gib < 160 else 16384
+        return chunk, 1024
+    return (16384 if big else 8192) if llm_class else (8192 if big else 2048), 1024 if big else 256
+
+
+def stratified_split(groups: dict[str, str]) -> dict[str, str]:
+    """{group: GPU family} → {group: part}: within each family, groups ordered by a hash of their name, every third
+    from the second held out — so each family with two or more groups is judged on one it was not fitted on."""
+    by_family: dict[str, list[str]] = {}
+    for g, fam in groups.items():
+        by_family.setdefault(fam, []).append(g)
+    parts = {}
+    for members in by_family.values():
+        ordered = sorted(members, key=lambda g: hashlib.sha1(g.encode()).hexdigest())
+        for i, g in enumerate(ordered):
+            parts[g] = "held-out" if i % HELD_OUT_SHARE == 1 else "calibration"
+    return parts
+
+
+def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tuple[str, str]]]:
+    """(usable runs, [(run id, why skipped)])."""
+    models = yaml.safe_load((data_dir / "models.yaml").read_text())
+    split_path = data_dir / "split.yaml"
+    fixed = yaml.safe_load(split_path.read_text()) if split_path.exists() else {}
+    customs: dict[str, str] = {}
+    runs, skipped = [], []
+    for path in sorted(data_dir.glob("*.yaml")):
+        if path.name in ("models.yaml", "split.yaml"):
+            continue
+        doc = yaml.safe_load(path.read_text())
+        for r in doc.get("runs", []):
+            why = _skip(r, models, catalog)
+            if why:
+                skipped.append((r["id"], why))
+                continue
+            m = models[r["model"]]
+            gpu = GPU_ALIASES.get(r["gpu"], r["gpu"])
+            data: dict = {"gpu": gpu, "tensor_parallel_size": r.get("tensor_parallel_size") or 1,
+                          "pipeline_parallel_size": r.get("pipeline_parallel_size") or 1,
+                          "dtype": m.get("dtype") or DTYPES.get(r.get("dtype"), "auto"), "engine": r["engine"],
+                          "kv_cache_dtype": "fp8" if r.get("kv_cache_dtype") == "fp8" else "auto"}  # fmt: skip
+            if "spec" in m:
+                data["model"] = m["spec"]
+            else:
+                if m["config"] not in customs:
+                    cfg = json.loads((ROOT / m["config"]).read_text())
+                    customs[m["config"]] = encode_custom_model(model_from_hf_config(cfg, name=r["model"]))
+                data |= {"model": "custom", "custom_model": customs[m["config"]]}
+            spec = catalog.models.get(data["model"]) if data["model"] != "custom" else None
+            mnbt, seqs = _budget(r["engine"], catalog.gpus[gpu].memory_gib, gpu, r["kind"] == "latency")
+            data["max_num_batched_tokens"] = r.get("max_num_batched_tokens") or mnbt
+            data["max_num_seqs"] = r.get("max_num_seqs") or seqs
+            if r.get("enforce_eager"):
+                data["enforce_eager"] = True
+            data["input_len"], data["output_len"] = max(1, round(r["input_len"])), max(1, round(r["output_len"]))
+            longest = data["input_len"] + data["output_len"]
+            data["max_model_len"] = max(longest, min(spec.max_position_embeddings, 32768) if spec else 32768)
+            batch = r.get("batch_size")
+            conc = r.get("max_concurrency") or batch or r.get("num_prompts") or 1
+            data["concurrency"] = min(int(conc), 1_000_000)
+            group = f"{path.stem}|{r['model']}|{gpu}"
+            rate = r.get("request_rate")
+            runs.append(BenchRun(
+                id=r["id"], group=group, part=fixed.get(group, ""), kind=r["kind"],
+                scenario=Scenario.model_validate(data), max_concurrency=r.get("max_concurrency"),
+                request_rate=None if rate in (None, "inf", float("inf")) else float(rate),
+                num_prompts=int(r.get("num_prompts") or conc), batch_size=batch, measured=r.get("measured") or {},
+                gpu_family=catalog.gpus[gpu].arch,
+            ))  # fmt: skip
+    new = {r.group: r.gpu_family for r in runs if not r.part}
+    if new:  # groups the split has not seen: the same rule over them alone
+        parts = stratified_split(new)
+        runs = [replace(r, part=parts[r.group]) if not r.part else r for r in runs]
+    return runs, skipped
+
+
+def _skip(r: dict, models: dict, catalog) -> str | None:
+    special = str(r.get("special") or "")
+    if special and not any(w in special for w in QUANT_WORDS) or any(w in special for w in NOT_STOCK):
+        return f"special run ({special})"
+    if r["kind"] not in ("serve", "latency"):
+        return "offline throughput runs are not predicted"
+    if r["model"] not in models:
+        return "no model spec or config.json for this checkpoint (models.yaml)"
+    if GPU_ALIASES.get(r["gpu"], r["gpu"]) not in catalog.gpus:
+        return f"GPU '{r['gpu']}' has no spec"
+    v = _version(r.get("engine_version"))
+    if r["engine"] == "vllm" and v is not None and v < OLDEST_V1:
+        return f"vLLM {r['engine_version']} predates the V1 engine the constants describe"
+    if not r.get("input_len") or not r.get("output_len"):
+        return "input or output length not stated"
+    if (r.get("data_parallel_size") or 1) > 1 or r.get("expert_parallel"):
+        return "data or expert parallelism is not modelled"
+    return None
+
+
+def write_split(runs: list[BenchRun], data_dir: Path = DATA) -> None:
+    """Fix every group's part in split.yaml (written once by scripts/calibrate.py; later groups are appended)."""
+    parts = {r.group: r.part for r in runs}
+    path = data_dir / "split.yaml"
+    head = "# calibration | held-out, per (source file | checkpoint | GPU) group; fixed once, appended for new groups\n"
+    path.write_text(head + yaml.safe_dump(dict(sorted(parts.items())), sort_keys=False, allow_unicode=True))
