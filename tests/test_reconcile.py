@@ -206,6 +206,22 @@ def test_pr20665_deepseek_v2_lite_tp2_pp2(capsys):
     assert round((807_792 // 16) / (1024 // 16), 2) == 788.86
 
 
+def test_pp_stages_without_rank_prefixes_keep_their_own_memory(capsys, tmp_path):
+    # The same lines with the "(VllmWorker rank=N pid=…)" prefixes stripped: the log no longer says which worker
+    # is which stage. Charging 11.33 GiB to the 14-layer stage would give 11.33 GiB / (16 · 1,152 · 14) = 47,144
+    # blocks; vLLM sizes each worker from its own memory and layers and keeps the minimum (stage 0's 50,473).
+    import re
+
+    text = (LOGS / "vllm-pr20665-deepseek-v2-lite-pp.log").read_text()
+    bare = tmp_path / "pp.log"
+    bare.write_text(re.sub(r"^\(VllmWorker rank=\d+ pid=\d+\) ", "", text, flags=re.M))
+    d = run_json(capsys, bare, "--gpu", "l4", "--tensor-parallel-size", "2", "--pipeline-parallel-size", "2")
+    stage0 = 16 * 1152 * 14
+    assert blocks_at(11.33, stage0) == 47_144
+    assert d["predicted"]["num_gpu_blocks"] == blocks_at(12.13, stage0) == 50_473
+    assert d["matches"]["kv_cache_tokens"] and d["matches"]["max_concurrency"]
+
+
 def test_pr4650_deepseek_v2_lite_pre_mla_v0(capsys):
     d = run_json(capsys, LOGS / "vllm-pr4650-deepseek-v2-lite-v0.log", "--gpu", "a100-80gb-sxm")
     # vLLM 0.5.0.post1 (config line) predates MLA: 16 KV heads × head_size 256 × 2 (K,V) × 2 B × 27 layers

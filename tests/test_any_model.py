@@ -1,0 +1,224 @@
+"""Any model from the Hub: published config.json files of every family, sized the way vLLM sizes them.
+
+Configs: tests/data/hf_configs/<slug>/ (each with its SOURCE.md); card figures: tests/data/hf_configs/MODEL_CARDS.md;
+vLLM's rules: shared/reference/vllm_kv.md and the notes it cites. Every expected number is written out below.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from calc.errors import InputError
+from calc.evaluate import evaluate
+from calc.hf_config import model_from_hf_config
+from calc.kv_cache import kv_bytes_per_token
+from calc.params import count_params
+from calc.pool import size_pool
+from calc.scenario import Scenario
+from calc.state import state_shape
+from calc.units import GiB
+
+CONFIGS = Path(__file__).parent / "data" / "hf_configs"
+
+
+def load(slug: str):
+    return model_from_hf_config(json.loads((CONFIGS / slug / "config.json").read_text()), name=slug)
+
+
+# slug: (KV bytes/token/GPU at TP 1, (tp, at that TP), state bytes per state layer per request at TP 1)
+FAMILIES = {
+    "llama4-scout-17b-16e-instruct": (48 * 2 * 8 * 128 * 2, (8, 48 * 2 * 1 * 128 * 2), 0),
+    "llama4-maverick-17b-128e-instruct": (48 * 2 * 8 * 128 * 2, (8, 48 * 2 * 1 * 128 * 2), 0),
+    "qwen2.5-vl-7b-instruct": (28 * 2 * 4 * 128 * 2, (4, 28 * 2 * 1 * 128 * 2), 0),  # 28 heads: TP 8 refused
+    "qwen3-vl-30b-a3b-instruct": (48 * 2 * 4 * 128 * 2, (8, 48 * 2 * 1 * 128 * 2), 0),
+    "kimi-k2-instruct": (61 * (512 + 64) * 2, (8, 61 * (512 + 64) * 2), 0),  # MLA latent on every rank
+    "deepseek-v3.2-exp-partial": (61 * ((512 + 64) * 2 + 132), (8, 61 * ((512 + 64) * 2 + 132)), 0),  # + indexer
+    "glm-4.5-air": (46 * 2 * 8 * 128 * 2, (8, 46 * 2 * 1 * 128 * 2), 0),
+    "glm-4.7-fp8": (92 * 2 * 8 * 128 * 2, (8, 92 * 2 * 1 * 128 * 2), 0),
+    # 12 full-attention layers (every 4th) of 2 KV heads × 256; GDN: conv (4−1)·(2·16·128 + 32·128) + 32·128·128, ×2 B
+    "qwen3-next-80b-a3b-thinking": (12 * 2 * 2 * 256 * 2, (8, 12 * 2 * 1 * 256 * 2), (3 * 8192 + 32 * 128 * 128) * 2),
+    "minimax-m2": (62 * 2 * 8 * 128 * 2, (8, 62 * 2 * 1 * 128 * 2), 0),
+    "mistral-small-3.x-24b-flux2-te": (40 * 2 * 8 * 128 * 2, (8, 40 * 2 * 1 * 128 * 2), 0),
+    "ministral3-3b-reasoning-2512": (26 * 2 * 8 * 128 * 2, (8, 26 * 2 * 1 * 128 * 2), 0),
+    # 4 attention layers (the '*' of the pattern); Mamba2: conv 3·(128·64 + 2·8·128) · 2 B, SSM 128·64·128 · 4 B
+    # (vLLM ≥ 0.20 keeps Nemotron-H's SSM state in float32)
+    "nemotron-h-8b-base-8k": (4 * 2 * 8 * 128 * 2, (8, 4 * 2 * 1 * 128 * 2), 3 * (8192 + 2048) * 2 + 128 * 64 * 128 * 4),
+    # 6 attention layers, 2 KV heads; Mamba2 64 heads × 64, 8 groups, state 128 (config: mamba_ssm_cache_dtype float32)
+    "nemotron-3-nano-30b-a3b": (6 * 2 * 2 * 128 * 2, (2, 6 * 2 * 1 * 128 * 2), 3 * (4096 + 2048) * 2 + 64 * 64 * 128 * 4),
+    "llama-3.3-nemotron-super-49b-v1": (49 * 2 * 8 * 128 * 2, (8, 49 * 2 * 1 * 128 * 2), 0),  # 31 no-op attention
+    "exaone-4.0-32b": (64 * 2 * 8 * 128 * 2, (8, 64 * 2 * 1 * 128 * 2), 0),
+    "aya-23-8b": (32 * 2 * 8 * 128 * 2, (8, 32 * 2 * 1 * 128 * 2), 0),
+    "olmo-2-1124-7b": (32 * 2 * 32 * 128 * 2, (8, 32 * 2 * 4 * 128 * 2), 0),
+    "starcoder2-7b": (32 * 2 * 4 * 128 * 2, (4, 32 * 2 * 1 * 128 * 2), 0),  # 36 heads: TP 8 refused
+    "internlm2_5-7b": (32 * 2 * 8 * 128 * 2, (8, 32 * 2 * 1 * 128 * 2), 0),
+    "baichuan2-7b": (32 * 2 * 32 * 128 * 2, (8, 32 * 2 * 4 * 128 * 2), 0),
+    "qwen1.5-moe-a2.7b": (24 * 2 * 16 * 128 * 2, (8, 24 * 2 * 2 * 128 * 2), 0),
+    "qwen2-57b-a14b": (28 * 2 * 4 * 128 * 2, (4, 28 * 2 * 1 * 128 * 2), 0),  # 28 heads: TP 8 refused
+    # Jamba: attention at i % 8 == 4 (4 layers); Mamba-1: conv 3·8192 + SSM 8192·16, ×2 B
+    "ai21-jamba-1.5-mini": (4 * 2 * 8 * 128 * 2, (8, 4 * 2 * 1 * 128 * 2), (3 * 8192 + 8192 * 16) * 2),
+    # Falcon-H1: attention and Mamba2 side by side in all 36 layers; conv 3·(1536 + 2·1·128)·2, SSM 24·64·128·2
+    "falcon-h1-0.5b": (36 * 2 * 2 * 64 * 2, (2, 36 * 2 * 1 * 64 * 2), 3 * 1792 * 2 + 24 * 64 * 128 * 2),
+    "falcon-mamba-7b": (0, (8, 0), (3 * 8192 + 8192 * 16) * 2),
+    "lfm2-2.6b": (8 * 2 * 8 * 64 * 2, (8, 8 * 2 * 1 * 64 * 2), 2 * 2048 * 2),  # short conv: (L_cache − 1) · conv_dim
+    "gemma-3-4b-it": (34 * 2 * 4 * 256 * 2, (4, 34 * 2 * 1 * 256 * 2), 0),  # 8 heads
+    "phi-4-mini-instruct": (32 * 2 * 8 * 128 * 2, (8, 32 * 2 * 1 * 128 * 2), 0),
+}
+
+
+@pytest.mark.parametrize("slug", sorted(FAMILIES))
+def test_every_family_plans_with_vllms_kv_layout(slug, catalog):
+    m = load(slug)
+    kv1, (tp, kv_tp), state1 = FAMILIES[slug]
+    assert kv_bytes_per_token(m, kv_bytes_per_element=2) == kv1
+    assert kv_bytes_per_token(m, kv_bytes_per_element=2, tp=tp) == kv_tp
+    shape = state_shape(m, tp=1, model_bytes=2)
+    assert (shape.bytes if shape else 0) == state1
+    s = Scenario(model="custom", custom_model=_encode(m), gpu="h200", tensor_parallel_size=tp, max_model_len=4096)
+    r = evaluate(s, catalog)  # plans: no refusal, a pool, a latency
+    assert r.memory.num_gpu_blocks >= 0 and r.latency.tpot_s > 0
+
+
+def _encode(m):
+    from calc.custom import encode_custom_model
+
+    return encode_custom_model(m)
+
+
+# MODEL_CARDS.md: (total as the card writes it, active as the card writes it, what the card's "active" includes)
+CARDS = {
+    "llama4-scout-17b-16e-instruct": ("109B", "17B", "with embedding"),
+    "llama4-maverick-17b-128e-instruct": ("400B", "17B", "with embedding"),
+    "qwen3-next-80b-a3b-thinking": ("80B", "3B", "ours"),
+    "kimi-k2-instruct": ("1T", "32B", "ours"),
+    "minimax-m2": ("230B", "10B", "ours"),
+    "glm-4.5-air": ("106B", "12B", "without the output head"),
+    "nemotron-3-nano-30b-a3b": ("31.6B", "3.2B", "ours"),  # NVIDIA: "3.2B active (3.6B with embeddings), 31.6B total"
+    "ai21-jamba-1.5-mini": ("52B", "12B", "ours"),
+    "qwen1.5-moe-a2.7b": ("14.3B", "2.7B", "with embedding"),
+    "mistral-small-3.x-24b-flux2-te": ("24B", None, ""),
+    "llama-3.3-nemotron-super-49b-v1": ("49B", None, ""),
+}
+SCALE = {"B": 1e9, "T": 1e12}
+
+
+def _within_card(ours: float, stated: str) -> bool:
+    """Within 2 % of the card, or within its rounding: half a unit of the last digit it states ('1T' ± 0.5 T,
+    '3B' ± 0.5 B, '31.6B' ± 0.05 B)."""
+    number, scale = stated[:-1], SCALE[stated[-1]]
+    decimals = len(number.split(".")[1]) if "." in number else 0
+    card = float(number) * scale
+    return abs(ours - card) <= max(0.02 * card, 0.5 * 10**-decimals * scale)
+
+
+@pytest.mark.parametrize("slug", sorted(CARDS))
+def test_parameters_match_the_model_card(slug):
+    m = load(slug)
+    p = count_params(m)
+    total, active, convention = CARDS[slug]
+    assert _within_card(p.total, total), (p.total, total)
+    if active:
+        ours = {"ours": p.active, "with embedding": p.active + p.embedding,
+                "without the output head": p.active - p.lm_head}[convention]  # fmt: skip
+        assert _within_card(ours, active), (ours, active)
+
+
+def test_exaone_card_counts_without_embeddings():
+    # "Number of Parameters (without embeddings): 30.95B": total − embedding − lm_head (102,400 × 5,120 each)
+    p = count_params(load("exaone-4.0-32b"))
+    assert p.total - 2 * 102_400 * 5_120 == pytest.approx(30.95e9, rel=0.002)
+
+
+# --- vLLM's grouping and blocks, worked by hand (notes on vLLM 0.11–0.20 source) ----------------------------------
+def test_nemotron_h_hybrid_blocks(catalog):
+    # attention page per token 2·8·128·2 = 4,096 B; Mamba page (fp32 SSM) 61,440 + 4,194,304 = 4,255,744 B
+    # block = 16 · ⌈4,255,744 / (16 · 4,096)⌉ = 16 · 65 = 1,040 → page 1,040 · 4,096 = 4,259,840 B
+    # groups: 4 attention + 24 Mamba layers, group size 4 → 1 + 6 groups; a block id holds 4 pages
+    m = load("nemotron-h-8b-base-8k")
+    r = size_pool(Scenario(kv_cache_memory_bytes=50 * GiB, max_model_len=8192), m, catalog.gpus["h100-sxm"])
+    assert r.block_size == 1040 and r.page_bytes == 1040 * 4096 and r.kv_groups == 7 and r.layers_per_group == 4
+    assert r.num_gpu_blocks == 50 * GiB // (1040 * 4096 * 4) == 3150
+    assert r.blocks_per_max_len_request == -(-8192 // 1040) + 6 == 14  # ⌈8,192 / 1,040⌉ + one per Mamba group
+    assert r.max_concurrency == pytest.approx(3150 / 14)  # 225.00x
+    assert r.state_bytes_per_request == 24 * 1040 * 4096  # 24 Mamba layers, each a padded page
+
+
+def test_qwen3_next_tp2_fp8_reproduces_its_log(catalog):
+    # vllm#26646 (0.11): "Setting attention block size to 1072", "GPU KV cache size: 90,048 tokens", "1.66x" at
+    # 215,040. Attention 2·1·256·1 B = 512 B/token; GDN page at TP 2 = 548,864 B → block 16·⌈548,864 / 8,192⌉ = 1,072
+    m = load("qwen3-next-80b-a3b-thinking")
+    s = Scenario(tensor_parallel_size=2, kv_cache_dtype="fp8", max_model_len=215_040,
+                 kv_cache_memory_bytes=338 * 548_864 * 12)  # fmt: skip  # 338 blocks of 12 pages
+    r = size_pool(s, m, catalog.gpus["h100-sxm"])
+    assert r.block_size == 1072 and r.kv_groups == 4 and r.num_gpu_blocks == 338
+    assert r.blocks_per_max_len_request == -(-215_040 // 1072) + 3 == 204
+    assert round(r.max_concurrency, 2) == 1.66
+    assert r.num_gpu_blocks // r.kv_groups * r.block_size == 90_048  # 0.11–0.19's "GPU KV cache size"
+
+
+def test_llama4_chunked_layers_with_and_without_the_hybrid_manager(catalog):
+    # TP 8: page 16·2·1·128·2 = 8,192 B. L = 131,072, budget 8,192: full group ⌈131,072/16⌉ = 8,192 blocks, three
+    # chunked groups ⌈min(8,192 + 8,192, L)/16⌉ = 1,024 each → 11,264; disabled manager: 48 layers in one group
+    m = load("llama4-scout-17b-16e-instruct")
+    base = dict(tensor_parallel_size=8, max_model_len=131_072, max_num_batched_tokens=8192, kv_cache_memory_bytes=GiB)
+    on = size_pool(Scenario(**base), m, catalog.gpus["h100-sxm"])
+    off = size_pool(Scenario(**base, disable_hybrid_kv_cache_manager=True), m, catalog.gpus["h100-sxm"])
+    assert (on.kv_groups, on.layers_per_group, on.blocks_per_max_len_request) == (4, 12, 8192 + 3 * 1024)
+    assert (off.kv_groups, off.layers_per_group, off.blocks_per_max_len_request) == (1, 48, 8192)
+
+
+def test_deepseek_v32_fp8_layout(catalog):
+    # fp8_ds_mla 656 B + indexer 132 B per layer; 61 layers; one group of summed pages, 64-token blocks:
+    # 40 GiB / (64 · 61 · 788) = 13,961 blocks → at L = 163,840: 13,961 / 2,560 = 5.45x
+    m = load("deepseek-v3.2-exp-partial")
+    s = Scenario(tensor_parallel_size=8, kv_cache_dtype="fp8", max_model_len=163_840, kv_cache_memory_bytes=40 * GiB)
+    r = size_pool(s, m, catalog.gpus["h200"])
+    assert r.block_size == 64 and r.kv_bytes_per_token_per_gpu == 61 * 788
+    assert r.num_gpu_blocks == 40 * GiB // (64 * 61 * 788) == 13_961
+    assert round(r.max_concurrency, 2) == 5.45
+
+
+def test_pure_mamba_holds_one_block_per_request(catalog):
+    # Falcon-Mamba-7B: 64 Mamba-1 layers of 311,296 B; one group; a block is one request's state in every layer
+    m = load("falcon-mamba-7b")
+    r = size_pool(Scenario(kv_cache_memory_bytes=10 * GiB), m, catalog.gpus["h100-sxm"])
+    assert r.num_gpu_blocks == 10 * GiB // (64 * 311_296) == 538 and r.max_concurrency == 538
+
+
+def test_minimax_m2_failed_start_arithmetic():
+    # spark-vllm-docker#396 (TP 2): "23.25 GiB KV cache is needed" for 196,608 tokens:
+    # 62 · 2 · (8/2) · 128 · 2 B = 126,976 B/token; 196,608 · 126,976 B = 23.25 GiB
+    m = load("minimax-m2")
+    per_token = kv_bytes_per_token(m, kv_bytes_per_element=2, tp=2)
+    assert per_token == 126_976 and round(196_608 * per_token / GiB, 2) == 23.25
+
+
+# --- the reader: unknown types accepted with assumptions, missing fields refused by name -------------------------
+def test_unknown_model_type_is_planned_with_its_assumptions_named(catalog):
+    cfg = {"model_type": "my_new_llm", "num_hidden_layers": 4, "hidden_size": 256, "num_attention_heads": 4,
+           "num_key_value_heads": 2, "intermediate_size": 512, "vocab_size": 1000, "max_position_embeddings": 2048}  # fmt: skip
+    m = model_from_hf_config(cfg)
+    assert any("my_new_llm" in a and "model card" in a for a in m.assumptions)
+    assert kv_bytes_per_token(m, kv_bytes_per_element=2) == 4 * 2 * 2 * 64 * 2
+    r = evaluate(Scenario(model="custom", custom_model=_encode(m)), catalog)
+    assert any("my_new_llm" in n for n in r.notes)
+
+
+def test_a_config_without_the_fields_that_matter_is_refused_by_name():
+    with pytest.raises(InputError, match="vocab_size"):  # the Granite card transcription has no vocabulary size
+        load("granite-4.0-h-tiny-card")
+    with pytest.raises(InputError, match="ssm_state_size"):
+        model_from_hf_config({"model_type": "x", "num_hidden_layers": 2, "hidden_size": 64, "vocab_size": 10,
+                              "hybrid_override_pattern": "M*", "num_attention_heads": 2})  # fmt: skip
+
+
+def test_llama4_max_position_embeddings_is_accepted():
+    assert load("llama4-scout-17b-16e-instruct").max_position_embeddings == 10_485_760
+
+
+def test_a_hybrid_shows_its_state_in_json_and_text(catalog):
+    from boundary.text import render_text
+
+    r = evaluate(Scenario(model="nemotron-h-8b", gpu="h100-sxm"), catalog)
+    assert r.to_dict()["state_bytes_per_request"] == 24 * 1040 * 4096
+    assert f"{24 * 1040 * 4096:,} B" in render_text(r)
