@@ -1,0 +1,457 @@
+"""Continuous batching, simulated: what `vllm bench serve` prints for a given step-time model (issue 11, item 2).
+
+An event-compressed discrete-event simulation of one engine (notes/vllm_hybrid.md §8.3):
+- vllm (V1): decode-first. Each step every decoding request gets 1 token, running chunked prefills continue, then
+  waiting requests are admitted FCFS while running < max_num_seqs, the step's token budget max_num_batched_tokens
+  has room (the last prompt is chunked) and the pool has the blocks it will hold after its chunk. A decode that finds
+  no free block preempts the newest running request (RECOMPUTE: blocks freed, front of the queue, prompt plus the
+  tokens already generated prefilled again); a step that preempted admits nobody.
+- sglang: prefill-first. A step that can form a prefill batch runs only prefill (up to max_num_batched_tokens =
+  chunked_prefill_size). A request is admitted when prompt + output blocks ≤ free − new_token_ratio · (what running
+  requests will still grow); new_token_ratio starts at 0.7, falls linearly to 0.098 over 600 decode steps and resets
+  to 0.7 when a decode runs out of memory and retracts the newest request (as a preemption).
+
+Time is compressed. Between events (an arrival, a prefill chunk, a finish, a preemption, the step at which the pool
+would run out) the decoding set is constant and every context grows by one token per step, so k decode steps are
+one stretch: with n sequences whose contexts sum to c₀ at the first,
+    Σ_{j<k} step_s(0, 0, n, c₀ + n·j) ≈ k · (f(0) + 4 f((k−1)/2) + f(k−1)) / 6     (Simpson; exact for linear)
+Each decoding request keeps a = tokens − D against a global decode-step counter D, so finishes, contexts
+(Σ a + n·D) and block counts need no per-step work. Block counts are exact: blocks_for(t) is read as a function of
+⌈t / block_size⌉ (true for vLLM's full, sliding, chunked and state groups), the pool is checked per step only when
+the running requests' blocks at full length exceed it, and then the step that would overflow is found by bisection.
+A request's first token comes at the end of the step that completes its prefill; each later one at the end of each
+decode step it takes part in.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import numpy as np
+
+from calc.sim_stats import BatchLatency, ItlSegments, SimResult
+
+StepFn = Callable[[float, float, int, float], float]
+"""step_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context) → seconds for one engine step."""
+
+SGLANG_INIT_NEW_TOKEN_RATIO = 0.7
+SGLANG_MIN_NEW_TOKEN_RATIO = 0.7 * 0.14  # 0.098 (sglang global_config.py)
+SGLANG_RATIO_DECAY_STEPS = 600
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    """vLLM's per-step token budget; SGLang's chunked_prefill_size."""
+    num_gpu_blocks: int
+    block_size: int
+    blocks_for: Callable[[int], int]
+    """Blocks one request of that many tokens holds (a function of ⌈tokens / block_size⌉)."""
+    engine: Literal["vllm", "sglang"] = "vllm"
+    prefix_cached_tokens: int = 0
+    """Prompt tokens every request after the first finds in the prefix cache: no prefill compute, still context."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    """`vllm bench serve --dataset-name random`: closed loop with max_concurrency C (each client sends its next
+    request when the last one finishes), Poisson arrivals at request_rate (inf: all at t = 0), or both."""
+
+    input_len: int
+    output_len: int
+    num_prompts: int
+    max_concurrency: int | None = None
+    request_rate: float = math.inf
+    range_ratio: float = 0.0
+    """Lengths uniform on the integers of [len·(1 − r), len·(1 + r)], as vllm's random dataset."""
+    seed: int = 0
+
+
+def workload_arrays(w: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Prompt lengths, output lengths and ready times [s] (numpy default_rng(seed); Poisson gaps after the first)."""
+    rng = np.random.default_rng(w.seed)
+
+    def lengths(n: int) -> np.ndarray:
+        lo, hi = max(1, int(n * (1 - w.range_ratio))), max(1, int(n * (1 + w.range_ratio)))
+        return rng.integers(lo, hi + 1, w.num_prompts) if hi > lo else np.full(w.num_prompts, lo)
+
+    prompt, out = lengths(w.input_len), lengths(w.output_len)
+    ready = np.zeros(w.num_prompts)
+    if math.isfinite(w.request_rate) and w.num_prompts > 1:
+        ready[1:] = np.cumsum(rng.exponential(1.0 / w.request_rate, w.num_prompts - 1))
+    return prompt, out, ready
+
+
+class _Sim:
+    """Mutable state of one run (private; simulate() is the pure entry point)."""
+
+    def __init__(self, cfg: EngineConfig, w: Workload, step_s: StepFn) -> None:
+        self.cfg, self.step_s, self.vllm = cfg, step_s, cfg.engine == "vllm"
+        p, o, ready = workload_arrays(w)
+        self.prompt, self.out, self.ready = p.tolist(), o.tolist(), ready.tolist()
+        n = self.n = len(self.prompt)
+        self.bs, self.pool, self._memo = cfg.block_size, cfg.num_gpu_blocks, {}
+        # the last prompt token is always computed (vLLM needs its logits)
+        self.hit = [0] + [min(cfg.prefix_cached_tokens, x - 1) for x in self.prompt[1:]]
+        self.fin_blk = [self.blk(x + y - 1) for x, y in zip(self.prompt, self.out, strict=True)]
+        nan = math.nan
+        self.send, self.admitted, self.first, self.fin = [nan] * n, [nan] * n, [nan] * n, [nan] * n
+        self.pos, self.tgt, self.gen, self.ver = [0] * n, list(self.prompt), [0] * n, [0] * n
+        self.last_emit = [nan] * n
+        self.waiting: deque[int] = deque()
+        self.running: list[int] = []  # admission order; the newest is preempted first
+        self.partial: list[int] = []  # running requests still in prefill, in running order
+        self.dec: dict[int, int] = {}  # decoding request → a (tokens it holds after step D = a + D)
+        self.fresh: dict[int, float] = {}  # decoders that have not decoded since their prefill emitted → emit time
+        self.heap: list[tuple[int, int, int]] = []  # (finish D, request, version)
+        self.n_dec = self.sum_a = self.D = self.b_final = self.b_final_dec = 0
+        self.t = self.t_last_dec = self.busy = 0.0
+        self.ratio = SGLANG_INIT_NEW_TOKEN_RATIO
+        self.slots = [0.0] * w.max_concurrency if w.max_concurrency else None
+        self.nxt = self.done = self.preemptions = self.steps = 0
+        self.seg: list[list[float]] = [[], [], [], [], []]  # lo, hi, steps, weight, sum
+        self._a_np: np.ndarray | None = None
+        self._h_np: np.ndarray | None = None
+
+    # --- blocks ---------------------------------------------------------------------------------------------
+    def blk(self, tokens: int) -> int:
+        m = -(-tokens // self.bs)
+        b = self._memo.get(m)
+        if b is None:
+            b = self._memo[m] = self.cfg.blocks_for(m * self.bs)
+        return b
+
+    def b_dec(self, d: int) -> int:
+        """Blocks the decoders hold after step d: Σ blocks_for(a + d), one numpy gather."""
+        if not self.dec:
+            return 0
+        if self._h_np is None:
+            top = -(-max(x + y for x, y in zip(self.prompt, self.out, strict=True)) // self.bs) + 1
+            self._h_np = np.array([self.blk(m * self.bs) for m in range(top + 1)], dtype=np.int64)
+        if self._a_np is None:
+            self._a_np = np.fromiter(self.dec.values(), np.int64, len(self.dec))
+        return int(self._h_np[(self._a_np + (d + self.bs - 1)) // self.bs].sum())
+
+    def b_partial(self, chunks: dict[int, int] | None = None) -> int:
+        chunks = chunks or {}
+        return sum(self.blk(self.pos[r] + chunks.get(r, 0)) for r in self.partial)
+
+    # --- arrivals and bookkeeping ---------------------------------------------------------------------------
+    def next_send(self) -> float:
+        if self.nxt >= self.n:
+            return math.inf
+        if self.slots is None:
+            return self.ready[self.nxt]
+        return max(self.ready[self.nxt], self.slots[0]) if self.slots else math.inf
+
+    def pull(self) -> None:
+        while (s := self.next_send()) <= self.t:
+            r, self.nxt = self.nxt, self.nxt + 1
+            if self.slots is not None:
+                heapq.heappop(self.slots)
+            self.send[r] = s
+            if self.fin_blk[r] > self.pool:  # never fits, even alone: not completed (vLLM rejects it)
+                self.close(r, s, completed=False)
+            else:
+                self.waiting.append(r)
+
+    def close(self, r: int, t: float, *, completed: bool = True) -> None:
+        if completed:
+            self.fin[r] = t
+        self.done += 1
+        if self.slots is not None:
+            heapq.heappush(self.slots, t)
+
+    def admit(self, r: int) -> None:
+        self.waiting.popleft()
+        self.running.append(r)
+        self.partial.append(r)
+        self.pos[r] = self.hit[r]
+        self.b_final += self.fin_blk[r]
+        if math.isnan(self.admitted[r]):
+            self.admitted[r] = self.t
+
+    def add_itl(self, lo: float, hi: float, steps: int, weight: int, total: float) -> None:
+        for col, v in zip(self.seg, (lo, hi, steps, weight, total), strict=True):
+            col.append(v)
+
+    def emit_prefill(self, r: int, t: float) -> None:
+        """Prefill of r completed at t: its next token; then it decodes from step D on (or is done)."""
+        self.partial.remove(r)
+        if self.gen[r] == 0:
+            self.first[r] = t
+        else:
+            gap = t - self.last_emit[r]
+            self.add_itl(gap, gap, 1, 1, gap)
+        g0 = self.gen[r] + 1
+        if g0 >= self.out[r]:
+            self.running.remove(r)
+            self.b_final -= self.fin_blk[r]
+            self.close(r, t)
+            return
+        a = self.tgt[r] + 1 - self.D  # context at step D = prompt + g0 (the fed token included)
+        self.dec[r], self._a_np = a, None
+        self.sum_a += a
+        self.n_dec += 1
+        self.b_final_dec += self.fin_blk[r]
+        self.fresh[r] = self.last_emit[r] = t
+        heapq.heappush(self.heap, (self.D + self.out[r] - g0, r, self.ver[r]))
+
+    def preempt(self, r: int) -> None:
+        """RECOMPUTE: free r's blocks, put it at the front of the queue, prefill prompt + generated again."""
+        self.running.remove(r)
+        self.b_final -= self.fin_blk[r]
+        if r in self.dec:
+            a = self.dec.pop(r)
+            self._a_np = None
+            self.sum_a -= a
+            self.n_dec -= 1
+            self.b_final_dec -= self.fin_blk[r]
+            self.gen[r] = a + self.D - self.prompt[r]
+            self.tgt[r] = self.prompt[r] + self.gen[r]
+            self.ver[r] += 1
+            self.last_emit[r] = self.fresh.pop(r, self.t_last_dec)
+        else:
+            self.partial.remove(r)
+        self.pos[r] = 0
+        self.waiting.appendleft(r)
+        self.preemptions += 1
+
+    # --- steps ----------------------------------------------------------------------------------------------
+    def prefill_step(self, chunks: dict[int, int]) -> None:
+        """One step with these prefill chunks (request → tokens), plus every decoder under vLLM."""
+        n = self.n_dec if self.vllm else 0
+        tokens = pairs = 0
+        for r, c in chunks.items():
+            o = self.pos[r]
+            tokens += c
+            pairs += c * o + c * (c + 1) // 2
+        dt = self.step_s(float(tokens), float(pairs), n, float(self.sum_a + n * self.D) if n else 0.0)
+        self.busy += len(self.running) * dt
+        self.t += dt
+        self.steps += 1
+        if self.vllm:
+            if n:
+                self.decoded_first(self.t, n)
+            self.D += 1
+            self.finish_due()
+        for r, c in chunks.items():
+            self.pos[r] += c
+            if self.pos[r] == self.tgt[r]:
+                self.emit_prefill(r, self.t)
+
+    def decoded_first(self, t_end: float, n: int) -> None:
+        """ITL of a decode step ending at t_end: the gap since each decoder's previous token."""
+        gap = t_end - self.t_last_dec
+        n_old = n - len(self.fresh)
+        for e in self.fresh.values():
+            g = t_end - e
+            if g == gap:
+                n_old += 1
+            else:
+                self.add_itl(g, g, 1, 1, g)
+        if n_old:
+            self.add_itl(gap, gap, 1, n_old, gap)
+        self.fresh.clear()
+        self.t_last_dec = t_end
+
+    def finish_due(self) -> None:
+        heap = self.heap
+        while heap and heap[0][0] <= self.D:
+            _, r, v = heapq.heappop(heap)
+            if v != self.ver[r]:
+                continue
+            a = self.dec.pop(r)
+            self._a_np = None
+            self.sum_a -= a
+            self.n_dec -= 1
+            self.b_final -= self.fin_blk[r]
+            self.b_final_dec -= self.fin_blk[r]
+            self.running.remove(r)
+            self.close(r, self.t)
+
+    def overflow_step(self, k: int) -> int:
+        """Stretch length before the pool overflows: the first j in [1, k) with decoders' blocks after step D + j
+        above what prefills leave free, by bisection (blocks never shrink while the set is constant)."""
+        room = self.pool - self.b_partial()
+        if self.b_dec(self.D + k - 1) <= room:
+            return k
+        lo, hi = 0, k - 1  # step D + lo fits (checked by the caller), D + hi does not
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.b_dec(self.D + mid) <= room:
+                lo = mid
+            else:
+                hi = mid
+        return hi
+
+    def decode(self, k_cap: int | None, arrivals_matter: bool) -> None:
+        """k identical decode steps of all decoders, ending at the first event (step D already fits the pool)."""
+        n = self.n_dec
+        if not n:
+            return
+        heap = self.heap
+        while heap[0][2] != self.ver[heap[0][1]]:
+            heapq.heappop(heap)
+        k = heap[0][0] - self.D
+        if k_cap is not None:
+            k = min(k, k_cap)
+        if k > 1 and self.b_final > self.pool:
+            k = self.overflow_step(k)
+        step, c0 = self.step_s, float(self.sum_a + n * self.D)
+        f0 = step(0.0, 0.0, n, c0)
+        fe = step(0.0, 0.0, n, c0 + n * (k - 1)) if k > 1 else f0
+        if k > 1 and arrivals_matter and (gap := self.next_send() - self.t) < math.inf:
+            k2 = _steps_to_cover(gap, f0, (fe - f0) / (k - 1), k)
+            if k2 < k:
+                k = k2
+                fe = step(0.0, 0.0, n, c0 + n * (k - 1)) if k > 1 else f0
+        if k <= 2:
+            total = f0 + (fe if k == 2 else 0.0)
+        else:
+            total = k * (f0 + 4 * step(0.0, 0.0, n, c0 + n * (k - 1) / 2) + fe) / 6
+        self.decoded_first(self.t + f0, n)
+        if k > 1:
+            self.add_itl(f0 + (fe - f0) / (k - 1), fe, k - 1, n, total - f0)
+        self.busy += len(self.running) * total
+        self.t += total
+        self.t_last_dec = self.t
+        self.D += k
+        self.steps += k
+        if not self.vllm:
+            decay = (SGLANG_INIT_NEW_TOKEN_RATIO - SGLANG_MIN_NEW_TOKEN_RATIO) / SGLANG_RATIO_DECAY_STEPS
+            self.ratio = max(SGLANG_MIN_NEW_TOKEN_RATIO, self.ratio - k * decay)
+        self.finish_due()
+
+    def running_chunks(self, budget: int) -> tuple[dict[int, int], int]:
+        chunks: dict[int, int] = {}
+        for r in self.partial:
+            c = min(self.tgt[r] - self.pos[r], budget)
+            if c > 0:
+                chunks[r] = c
+                budget -= c
+        return chunks, budget
+
+    def vllm_step(self) -> None:
+        cfg, pool = self.cfg, self.pool
+        preempted = False
+        while True:
+            chunks, budget = self.running_chunks(cfg.max_num_batched_tokens - self.n_dec)
+            if self.b_final <= pool or self.b_dec(self.D) + self.b_partial(chunks) <= pool:
+                break
+            self.preempt(self.running[-1])
+            preempted = True
+        held = None
+        while not preempted and self.waiting and len(self.running) < cfg.max_num_seqs and budget > 0:
+            r = self.waiting[0]
+            c = min(self.tgt[r] - self.hit[r], budget)
+            if self.b_final + self.fin_blk[r] > pool:  # it may not fit: count the blocks held after this step
+                if held is None:
+                    held = self.b_dec(self.D) + self.b_partial(chunks)
+                if held + self.blk(self.hit[r] + c) > pool:
+                    break
+            if held is not None:
+                held += self.blk(self.hit[r] + c)
+            self.admit(r)
+            chunks[r] = c
+            budget -= c
+        if chunks:
+            self.prefill_step(chunks)
+        else:  # nothing to admit until an event; a step that preempted admits nobody, so the next one may
+            blocked = bool(self.waiting) or len(self.running) >= cfg.max_num_seqs or budget <= 0
+            self.decode(1 if preempted else None, arrivals_matter=not blocked)
+
+    def sglang_step(self) -> None:
+        cfg, pool = self.cfg, self.pool
+        chunks, budget = self.running_chunks(cfg.max_num_batched_tokens)
+        slack = None
+        mem_blocked = False
+        while self.waiting and len(self.running) < cfg.max_num_seqs and budget > 0:
+            r = self.waiting[0]
+            if self.fin_blk[r] > pool - self.b_final:
+                # rem = pool − held − ratio·(decoders' growth) − prefills' full size
+                #     = pool − b_final + (1 − ratio)·(b_final_dec − decoders' blocks now)
+                if slack is None:
+                    slack = (1 - self.ratio) * (self.b_final_dec - self.b_dec(self.D - 1))
+                if self.fin_blk[r] > pool - self.b_final + slack:
+                    mem_blocked = True
+                    break
+            c = min(self.tgt[r] - self.hit[r], budget)
+            self.admit(r)
+            chunks[r] = c
+            budget -= c
+        if chunks:
+            self.prefill_step(chunks)
+            return
+        retracted = False
+        while self.n_dec > 1 and self.b_final > pool and self.b_dec(self.D) + self.b_partial() > pool:
+            self.preempt(next(r for r in reversed(self.running) if r in self.dec))
+            self.ratio = SGLANG_INIT_NEW_TOKEN_RATIO
+            retracted = True
+        full = len(self.running) >= cfg.max_num_seqs
+        self.decode(1 if retracted or (mem_blocked and not full) else None, arrivals_matter=not full)
+
+    def run(self) -> SimResult:
+        while self.done < self.n:
+            self.pull()
+            if not self.running and not self.waiting:
+                self.t = self.next_send()
+                continue
+            self.vllm_step() if self.vllm else self.sglang_step()
+        return self.result()
+
+    def result(self) -> SimResult:
+        send, first, fin = np.array(self.send), np.array(self.first), np.array(self.fin)
+        out = np.array(self.out)
+        ttft, e2e = first - send, fin - send
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tpot = np.where(out > 1, (e2e - ttft) / (out - 1), math.nan)
+        ttft = np.where(np.isfinite(fin), ttft, math.nan)
+        admitted = np.array(self.admitted)
+        duration = float(np.nanmax(fin) - send.min()) if np.isfinite(fin).any() else 0.0
+        lo, hi, steps, weight, total = (np.array(c, dtype=float) for c in self.seg)
+        return SimResult(
+            input_lens=np.array(self.prompt),
+            output_lens=out,
+            ttft_s=ttft,
+            tpot_s=tpot,
+            e2e_s=e2e,
+            queue_s=admitted - send,
+            prefill_s=np.where(np.isfinite(fin), first - admitted, math.nan),
+            itl=ItlSegments(lo, hi, steps, weight, total),
+            duration_s=duration,
+            completed=int(np.isfinite(fin).sum()),
+            preemptions=self.preemptions,
+            mean_running=self.busy / duration if duration > 0 else 0.0,
+            num_steps=self.steps,
+        )
+
+
+def _steps_to_cover(gap_s: float, f0_s: float, slope_s: float, k: int) -> int:
+    """Fewest steps m ≥ 1 whose summed time reaches gap_s, step j lasting f0 + slope·j:
+    m·f0 + slope·m(m−1)/2 ≥ gap  →  m = ⌈(−b + √(b² + 2·slope·gap)) / slope⌉, b = f0 − slope/2  (capped at k)."""
+    if slope_s <= 1e-12 * f0_s:
+        m = gap_s / f0_s
+    else:
+        b = f0_s - slope_s / 2
+        m = (-b + math.sqrt(b * b + 2 * slope_s * gap_s)) / slope_s
+    return max(1, min(k, math.ceil(m - 1e-9)))
+
+
+def simulate(cfg: EngineConfig, workload: Workload, step_s: StepFn) -> SimResult:
+    """Run the workload through the engine; pure (same inputs, same result)."""
+    return _Sim(cfg, workload, step_s).run()
+
+
+def batch_latency(cfg: EngineConfig, step_s: StepFn, *, batch_size: int, input_len: int,
+                  output_len: int) -> BatchLatency:  # fmt: skip
+    """`vllm bench latency --batch-size B --input-len I --output-len O`: B prompts at t = 0 (random tokens: no
+    prefix hits), prefilled within the token budget and decoded until each has O tokens; latency = last finish."""
+    w = Workload(input_len=input_len, output_len=output_len, num_prompts=batch_size)
+    return BatchLatency(simulate(replace(cfg, prefix_cached_tokens=0), w, step_s).duration_s)
