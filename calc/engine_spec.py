@@ -30,6 +30,9 @@ class EngineSpec(BaseModel):
     """Per request, on its TTFT: HTTP, tokenisation, scheduling it in, the first token's way out."""
     gemm_half_tokens: Annotated[float, Field(gt=0, le=65536)]
     """Tokens per step at which weight GEMMs reach half their achievable throughput (tile occupancy)."""
+    gemm_compute_share: Share
+    """Share of the achievable matmul throughput a whole forward pass's GEMMs reach (norms, activations, rotary
+    and kernel tails between them)."""
     attention_bandwidth_share: Share
     """Share of the achievable bandwidth the attention kernels reach on KV reads."""
     attention_compute_share: Share

@@ -122,6 +122,12 @@ class LatencyResult:
         return self.decode.estimate_s
 
 
+def request_overhead_s(s: Scenario, engine: EngineSpec) -> float:
+    """Front-end time each request spends outside the engine's steps (HTTP, tokenisation, the first token's way
+    out): the scenario's override, else the engine's calibrated figure."""
+    return s.frontend_overhead_s if s.frontend_overhead_s is not None else engine.request_overhead_s
+
+
 def _phase(model: StepModel, t: StepTerms) -> Phase:
     return phase(flop=t.flop, bytes_moved=t.bytes_moved, peak_flop_per_s=model.peak_flop_per_s,
                  bandwidth_bytes_per_s=model.bandwidth_bytes_per_s, floor_s=t.floor_s, estimate_s=t.total_s)  # fmt: skip
@@ -147,7 +153,8 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     riding = shared.total_s - alone.total_s
     if not mixed and b > 1:
         riding = dec.total_s / 2  # SGLang: a new prompt waits for the running decode step to end
-    ttft = engine.request_overhead_s + s.queue_s + alone.total_s + riding + s.frontend_overhead_s
+    front = request_overhead_s(s, engine)
+    ttft = front + s.queue_s + alone.total_s + riding
     if N_out <= 1:
         tpot = dec.total_s
     elif mixed:  # each step: b decodes and, on average, the prompt tokens of the b/N_out requests admitted per step
@@ -169,9 +176,8 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         inferred = chunk_from_itl(itl_p50_s=s.measured_itl_s, itl_p99_s=s.measured_itl_p99_s,
                                   effective_flop_per_s=model.effective_flop_per_s,
                                   flop_per_token=block_flop_per_token(p) / s.tensor_parallel_size)  # fmt: skip
-    ttft_e = (E(engine.request_overhead_s, "request overhead", unit="ms") + E(s.queue_s, "queue", unit="ms")
-              + E(alone.total_s, "prefill", unit="ms") + E(riding, "decodes sharing its steps", unit="ms")
-              + E(s.frontend_overhead_s, "front-end", unit="ms"))  # fmt: skip
+    ttft_e = (E(front, "front-end", unit="ms") + E(s.queue_s, "queue", unit="ms")
+              + E(alone.total_s, "prefill", unit="ms") + E(riding, "decodes sharing its steps", unit="ms"))  # fmt: skip
     e2e_e = ttft_e.named("TTFT", "s") + E(N_out - 1, "(output_len − 1)") * E(tpot, "TPOT", unit="ms")
     return LatencyResult(
         compute_dtype=mem.weight_format.compute_dtype,
@@ -192,7 +198,7 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         prefill_steps=steps,
         chunk_step_s=spike,
         chunk_riding_s=riding,
-        request_overhead_s=engine.request_overhead_s,
+        request_overhead_s=front,
         ttft_s=ttft,
         itl_s=dec.total_s,
         tpot_s=tpot,

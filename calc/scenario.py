@@ -75,8 +75,9 @@ class Scenario(BaseModel):
     shares (the seed measured 86.9–87.2 % in decode)."""
     queue_s: Seconds = 0.0
     """Time a request waits before its prefill starts (part of TTFT)."""
-    frontend_overhead_s: Seconds = 0.01
-    """Tokenization, HTTP and engine IPC added to TTFT."""
+    frontend_overhead_s: Seconds | None = None
+    """Override of the engine's per-request front-end time on TTFT (HTTP, tokenisation, IPC); default: the engine
+    spec's calibrated request_overhead_s."""
     measured_itl_s: PosSeconds | None = None
     """A measured decode step (ITL p50) at this scenario's context and concurrency, to calibrate MBU."""
     measured_prefill_s: PosSeconds | None = None

@@ -56,6 +56,9 @@ class EngineConfig:
     engine: Literal["vllm", "sglang"] = "vllm"
     prefix_cached_tokens: int = 0
     """Prompt tokens every request after the first finds in the prefix cache: no prefill compute, still context."""
+    request_overhead_s: float = 0.0
+    """Front-end time per request (HTTP, chat template, tokenisation), served one request at a time before the
+    scheduler sees it: it counts in TTFT and E2E, and a burst of N requests waits up to N of them."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,7 @@ class _Sim:
         self.ratio = SGLANG_INIT_NEW_TOKEN_RATIO
         self.slots = [0.0] * w.max_concurrency if w.max_concurrency else None
         self.nxt = self.done = self.preemptions = self.steps = 0
+        self.fe_free = -math.inf  # when the front-end finishes the request it is working on
         self.seg: list[list[float]] = [[], [], [], [], []]  # lo, hi, steps, weight, sum
         self._a_np: np.ndarray | None = None
         self._h_np: np.ndarray | None = None
@@ -143,19 +147,27 @@ class _Sim:
         return sum(self.blk(self.pos[r] + chunks.get(r, 0)) for r in self.partial)
 
     # --- arrivals and bookkeeping ---------------------------------------------------------------------------
-    def next_send(self) -> float:
+    def sent_at(self) -> float:
+        """When the next request leaves its client: ready, and (closed loop) a client free."""
         if self.nxt >= self.n:
             return math.inf
         if self.slots is None:
             return self.ready[self.nxt]
         return max(self.ready[self.nxt], self.slots[0]) if self.slots else math.inf
 
+    def next_send(self) -> float:
+        """When the next request reaches the scheduler: the front-end (HTTP, tokenisation) serves requests one at
+        a time, request_overhead_s each, so a burst queues there before the engine sees it."""
+        sent = self.sent_at()
+        return max(sent, self.fe_free) + self.cfg.request_overhead_s if sent < math.inf else math.inf
+
     def pull(self) -> None:
         while (s := self.next_send()) <= self.t:
-            r, self.nxt = self.nxt, self.nxt + 1
+            r, sent = self.nxt, self.sent_at()
+            self.nxt += 1
             if self.slots is not None:
                 heapq.heappop(self.slots)
-            self.send[r] = s
+            self.send[r], self.fe_free = sent, s
             if self.fin_blk[r] > self.pool:  # never fits, even alone: not completed (vLLM rejects it)
                 self.close(r, s, completed=False)
             else:

@@ -88,4 +88,5 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         engine=engine,
         eager=s.enforce_eager,
         mbu_override=s.mbu is not None,
+        mfu_override=s.mfu is not None,
     )

@@ -111,6 +111,7 @@ class StepModel:
     engine: EngineSpec
     eager: bool
     mbu_override: bool = False
+    mfu_override: bool = False
 
     def experts_touched(self, tokens: float) -> float:
         """Distinct experts per MoE layer that `tokens` tokens visit: E · (1 − (1 − k/E)^tokens)."""
@@ -122,7 +123,7 @@ class StepModel:
         e = self.engine
         n = decode_seqs + prefill_tokens
         bw, fl = self.effective_bandwidth_bytes_per_s, self.effective_flop_per_s
-        ramp = n / (n + e.gemm_half_tokens) if n else 1.0
+        ramp = (n / (n + e.gemm_half_tokens) if n else 1.0) * (1.0 if self.mfu_override else e.gemm_compute_share)
         share = 1.0 if self.mbu_override else self.weight_share
         gemm_flop = n * self.gemm_flop_per_token + (decode_seqs + (prefill_tokens > 0)) * self.logits_flop_per_token
         weights_s = max(self.dense_weight_bytes / (bw * share), gemm_flop / (fl * ramp)) if n else 0.0
@@ -133,7 +134,8 @@ class StepModel:
             per_expert = n * self.top_k * self.moe_layers / touched  # tokens each touched expert's GEMM sees
             moe = 1.0 if self.mbu_override else self.expert_weight_share
             experts_s = max(expert_bytes / (bw * moe),
-                            n * self.expert_flop_per_token / (fl * per_expert / (per_expert + e.gemm_half_tokens)))  # fmt: skip
+                            n * self.expert_flop_per_token / (fl * per_expert / (per_expert + e.gemm_half_tokens)
+                                                              * (1.0 if self.mfu_override else e.gemm_compute_share)))  # fmt: skip
         avg = decode_context / decode_seqs if decode_seqs else 0.0  # windows cap each sequence at its own context
         kv_bytes = decode_seqs * sum(b * min(avg, cap) for b, cap in self.kv_read)
         decode_attn_flop = decode_seqs * sum(f * min(avg, cap) for f, cap in self.attention_flop)

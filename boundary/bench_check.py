@@ -1,0 +1,91 @@
+"""Published benchmark runs against the planner's prediction: per run, per metric, the relative error.
+
+Serve runs are replayed through the scheduler simulation with the run's own load (closed loop, request rate, or
+every prompt at once); static-batch runs through `calc.bench.static_batch`. Metrics, as the tools print them:
+TPOT (median, else mean, else median ITL), TTFT (median, else mean), output throughput, and `vllm bench latency`'s
+average latency. Error = predicted / measured − 1.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, replace
+
+from boundary.bench_data import BenchRun
+from calc import bench
+from calc.evaluate import evaluate
+
+FIT_PROMPTS = 400  # enough requests for the steady state of every run; the check replays the run's own count
+METRICS = ("tpot", "ttft", "throughput", "latency")
+
+
+@dataclass(frozen=True)
+class RunCheck:
+    run: BenchRun
+    measured: dict[str, float]
+    predicted: dict[str, float]
+
+    def error(self, metric: str) -> float | None:
+        m, p = self.measured.get(metric), self.predicted.get(metric)
+        return None if m is None or p is None or m <= 0 else p / m - 1
+
+
+def measured(run: BenchRun) -> dict[str, float]:
+    """The metrics a run printed, in seconds and tokens/s."""
+    d, out = run.measured, {}
+    tpot = d.get("median_tpot_ms") or d.get("mean_tpot_ms") or d.get("median_itl_ms")
+    ttft = d.get("median_ttft_ms") or d.get("mean_ttft_ms")
+    if tpot:
+        out["tpot"] = tpot / 1e3
+    if ttft:
+        out["ttft"] = ttft / 1e3
+    if d.get("output_throughput"):
+        out["throughput"] = float(d["output_throughput"])
+    lat = d.get("avg_latency_s") or d.get("p50_latency_s") or (d.get("mean_latency_ms") or 0) / 1e3
+    if run.kind == "latency" and lat:
+        out["latency"] = float(lat)
+    return out
+
+
+def predict(run: BenchRun, catalog, *, engine=None, max_prompts: int | None = None) -> dict[str, float]:
+    """The same metrics from the planner (optionally with another engine spec, for fitting)."""
+    if engine is not None:
+        catalog = replace(catalog, engines={**catalog.engines, run.scenario.engine: engine})
+    r = evaluate(run.scenario, catalog)
+    s = run.scenario
+    if run.kind == "latency":
+        lat = bench.static_batch(r, batch_size=run.batch_size or 1, input_len=s.input_len, output_len=s.output_len)
+        return {"latency": lat.latency_s}
+    n = run.num_prompts if max_prompts is None else min(run.num_prompts, max_prompts)
+    res = bench.serve(r, num_prompts=max(n, run.max_concurrency or 1), max_concurrency=run.max_concurrency,
+                      request_rate=run.request_rate or math.inf)  # fmt: skip
+    d = res.bench_summary()
+    uses_median = "median_tpot_ms" in run.measured or "mean_tpot_ms" not in run.measured
+    tpot = d["median_tpot_ms"] if uses_median else d["mean_tpot_ms"]
+    ttft = d["median_ttft_ms"] if "median_ttft_ms" in run.measured else d["mean_ttft_ms"]
+    return {"tpot": tpot / 1e3, "ttft": ttft / 1e3, "throughput": d["output_throughput"]}
+
+
+def check(runs: list[BenchRun], catalog, **kw) -> list[RunCheck]:
+    return [RunCheck(r, measured(r), predict(r, catalog, **kw)) for r in runs]
+
+
+def summary(checks: list[RunCheck]) -> dict:
+    """Median and p90 |error| per metric, overall and per GPU family, and each family's mean signed error (bias)."""
+    out: dict = {"runs": len(checks), "metrics": {}, "families": {}}
+    for metric in METRICS:
+        errs = [e for c in checks if (e := c.error(metric)) is not None]
+        if errs:
+            out["metrics"][metric] = _stats(errs)
+    for fam in sorted({c.run.gpu_family for c in checks}):
+        mine = [c for c in checks if c.run.gpu_family == fam]
+        out["families"][fam] = {m: _stats(e) for m in METRICS
+                                if (e := [x for c in mine if (x := c.error(m)) is not None])}  # fmt: skip
+    return out
+
+
+def _stats(errs: list[float]) -> dict:
+    a = sorted(abs(e) for e in errs)
+    p90 = a[min(len(a) - 1, math.ceil(0.9 * len(a)) - 1)]
+    return {"n": len(errs), "median_abs": statistics.median(a), "p90_abs": p90, "bias": statistics.fmean(errs)}

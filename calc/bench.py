@@ -1,0 +1,39 @@
+"""What a benchmark run would print for a scenario: `vllm bench serve` (the scheduler simulation, calc.scheduler,
+driven by the scenario's step-time model) and `vllm bench latency` (one static batch)."""
+
+from __future__ import annotations
+
+import math
+
+from calc.scheduler import EngineConfig, Workload, batch_latency, simulate
+from calc.sim_stats import BatchLatency, SimResult
+
+MAX_SIM_PROMPTS = 20_000  # a simulation costs ~50 ms per 1,000 requests: bounded per call
+
+
+def engine_config(r) -> EngineConfig:
+    """The engine of a Report: its limits, its pool (blocks as vLLM allocates them) and its front-end time."""
+    s, mem = r.scenario, r.memory
+    cached = min(s.shared_prefix_len, s.input_len - 1) // mem.block_size * mem.block_size if s.shared_prefix_len else 0
+    return EngineConfig(max_num_seqs=s.max_num_seqs, max_num_batched_tokens=s.max_num_batched_tokens,
+                        num_gpu_blocks=mem.num_gpu_blocks, block_size=mem.block_size, blocks_for=mem.blocks_per_request,
+                        engine=s.engine, prefix_cached_tokens=cached,
+                        request_overhead_s=r.latency.request_overhead_s)  # fmt: skip
+
+
+def serve(r, *, num_prompts: int, max_concurrency: int | None = None, request_rate: float = math.inf,
+          range_ratio: float = 0.0, seed: int = 0, input_len: int | None = None,
+          output_len: int | None = None) -> SimResult:  # fmt: skip
+    """`vllm bench serve --dataset-name random --random-input-len I --random-output-len O --num-prompts N
+    [--max-concurrency C] [--request-rate R]` against the scenario's server."""
+    s = r.scenario
+    w = Workload(input_len=input_len or s.input_len, output_len=output_len or s.output_len,
+                 num_prompts=min(num_prompts, MAX_SIM_PROMPTS), max_concurrency=max_concurrency,
+                 request_rate=request_rate, range_ratio=range_ratio, seed=seed)  # fmt: skip
+    return simulate(engine_config(r), w, r.latency.step.step_s)
+
+
+def static_batch(r, *, batch_size: int, input_len: int, output_len: int) -> BatchLatency:
+    """`vllm bench latency --batch-size B --input-len I --output-len O`."""
+    return batch_latency(engine_config(r), r.latency.step.step_s, batch_size=batch_size, input_len=input_len,
+                         output_len=output_len)  # fmt: skip
