@@ -38,7 +38,8 @@ def bench_evaluate() -> None:
 def bench_simulate() -> None:
     """calc/scheduler.simulate() wall time per 1,000 requests of 1,024 + 256 tokens, one core. The step model is the
     seed's Qwen2.5-7B on an RTX 4090 as a max of linear terms (the shape the lead's step-time model has)."""
-    from calc.scheduler import EngineConfig, Workload, simulate
+    from calc.scheduler import EngineConfig, simulate
+    from calc.sim_stats import Workload
 
     def step_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context):
         memory_s = 14.14e9 / (0.87 * 1.008e12) + decode_context * 57_344 / (0.93 * 1.008e12)
