@@ -34,7 +34,7 @@ from typing import Literal
 
 import numpy as np
 
-from calc.sim_stats import BatchLatency, ItlSegments, SimResult
+from calc.sim_stats import BatchLatency, ItlSegments, SimResult, Workload, workload_arrays
 
 StepFn = Callable[[float, float, int, float], float]
 """step_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context) → seconds for one engine step."""
@@ -59,36 +59,6 @@ class EngineConfig:
     request_overhead_s: float = 0.0
     """Front-end time per request (HTTP, chat template, tokenisation), served one request at a time before the
     scheduler sees it: it counts in TTFT and E2E, and a burst of N requests waits up to N of them."""
-
-
-@dataclass(frozen=True)
-class Workload:
-    """`vllm bench serve --dataset-name random`: closed loop with max_concurrency C (each client sends its next
-    request when the last one finishes), Poisson arrivals at request_rate (inf: all at t = 0), or both."""
-
-    input_len: int
-    output_len: int
-    num_prompts: int
-    max_concurrency: int | None = None
-    request_rate: float = math.inf
-    range_ratio: float = 0.0
-    """Lengths uniform on the integers of [len·(1 − r), len·(1 + r)], as vllm's random dataset."""
-    seed: int = 0
-
-
-def workload_arrays(w: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Prompt lengths, output lengths and ready times [s] (numpy default_rng(seed); Poisson gaps after the first)."""
-    rng = np.random.default_rng(w.seed)
-
-    def lengths(n: int) -> np.ndarray:
-        lo, hi = max(1, int(n * (1 - w.range_ratio))), max(1, int(n * (1 + w.range_ratio)))
-        return rng.integers(lo, hi + 1, w.num_prompts) if hi > lo else np.full(w.num_prompts, lo)
-
-    prompt, out = lengths(w.input_len), lengths(w.output_len)
-    ready = np.zeros(w.num_prompts)
-    if math.isfinite(w.request_rate) and w.num_prompts > 1:
-        ready[1:] = np.cumsum(rng.exponential(1.0 / w.request_rate, w.num_prompts - 1))
-    return prompt, out, ready
 
 
 class _Sim:
@@ -131,16 +101,21 @@ class _Sim:
             b = self._memo[m] = self.cfg.blocks_for(m * self.bs)
         return b
 
-    def b_dec(self, d: int) -> int:
-        """Blocks the decoders hold after step d: Σ blocks_for(a + d), one numpy gather."""
-        if not self.dec:
-            return 0
+    def _decoder_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """a of every decoder, and blocks_for by block index m (blocks_for(t) = table[⌈t / block_size⌉])."""
         if self._h_np is None:
             top = -(-max(x + y for x, y in zip(self.prompt, self.out, strict=True)) // self.bs) + 1
             self._h_np = np.array([self.blk(m * self.bs) for m in range(top + 1)], dtype=np.int64)
         if self._a_np is None:
             self._a_np = np.fromiter(self.dec.values(), np.int64, len(self.dec))
-        return int(self._h_np[(self._a_np + (d + self.bs - 1)) // self.bs].sum())
+        return self._a_np, self._h_np
+
+    def b_dec(self, d: int) -> int:
+        """Blocks the decoders hold after step d: Σ blocks_for(a + d), one numpy gather."""
+        if not self.dec:
+            return 0
+        a, table = self._decoder_arrays()
+        return int(table[(a + (d + self.bs - 1)) // self.bs].sum())
 
     def b_partial(self, chunks: dict[int, int] | None = None) -> int:
         chunks = chunks or {}
@@ -308,10 +283,7 @@ class _Sim:
         n = self.n_dec
         if not n:
             return
-        heap = self.heap
-        while heap[0][2] != self.ver[heap[0][1]]:
-            heapq.heappop(heap)
-        k = heap[0][0] - self.D
+        k = self.steps_to_finish()
         if k_cap is not None:
             k = min(k, k_cap)
         if k > 1 and self.b_final > self.pool:
@@ -407,7 +379,40 @@ class _Sim:
             self.ratio = SGLANG_INIT_NEW_TOKEN_RATIO
             retracted = True
         full = len(self.running) >= cfg.max_num_seqs
-        self.decode(1 if retracted or (mem_blocked and not full) else None, arrivals_matter=not full)
+        k_cap = None
+        if retracted:
+            k_cap = 1
+        elif mem_blocked and not full:
+            k_cap = self.sglang_blocked_steps(self.fin_blk[self.waiting[0]])
+        self.decode(k_cap, arrivals_matter=not full and not self.waiting)
+
+    def sglang_blocked_steps(self, need: int, window: int = 64) -> int:
+        """Decode steps before the queue's head (needing `need` blocks) can be admitted, as the ratio decays:
+        the first j ≥ 1 with need ≤ pool − b_final + (1 − ratio_j)·(b_final_dec − decoders' blocks after j steps),
+        ratio_j = max(0.098, ratio − j·decay). The growth left only shrinks, so (1 − ratio_j)·growth now < need −
+        (pool − b_final) rules steps out cheaply; the rest are checked exactly over a window (one numpy gather)."""
+        k = self.steps_to_finish()
+        excess = need - (self.pool - self.b_final)
+        growth = self.b_final_dec - self.b_dec(self.D - 1)
+        decay = (SGLANG_INIT_NEW_TOKEN_RATIO - SGLANG_MIN_NEW_TOKEN_RATIO) / SGLANG_RATIO_DECAY_STEPS
+        if growth <= 0 or (1 - SGLANG_MIN_NEW_TOKEN_RATIO) * growth < excess:
+            return k
+        j0 = max(1, math.ceil((self.ratio - 1 + excess / growth) / decay))
+        if j0 >= k:
+            return k
+        js = np.arange(j0, min(k, j0 + window))
+        a, table = self._decoder_arrays()
+        held = table[(a[:, None] + (self.D - 1 + self.bs - 1) + js[None, :]) // self.bs].sum(axis=0)
+        ratio = np.maximum(SGLANG_MIN_NEW_TOKEN_RATIO, self.ratio - js * decay)
+        ok = np.nonzero(need <= self.pool - self.b_final + (1 - ratio) * (self.b_final_dec - held))[0]
+        return int(js[ok[0]]) if ok.size else int(js[-1]) + 1
+
+    def steps_to_finish(self) -> int:
+        """Decode steps until the first decoder emits its last token."""
+        heap = self.heap
+        while heap[0][2] != self.ver[heap[0][1]]:
+            heapq.heappop(heap)
+        return heap[0][0] - self.D
 
     def run(self) -> SimResult:
         while self.done < self.n:

@@ -1,4 +1,5 @@
-"""What a simulated benchmark prints: `vllm bench serve`'s summary and `vllm bench latency`'s, from calc/scheduler.py.
+"""The benchmark client's side of calc/scheduler.py: the workload `vllm bench serve` sends, and what it and
+`vllm bench latency` print.
 
 Inter-token latencies are kept as weighted segments, not one entry per token: a stretch of k identical decode
 steps of n sequences is one segment of k evenly spaced gap values from lo to hi, each seen by n requests
@@ -19,6 +20,36 @@ from calc.units import MS
 
 LATENCY_PERCENTILES = (10, 25, 50, 75, 90, 99)
 """The percentiles `vllm bench latency` prints and writes to its JSON."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    """`vllm bench serve --dataset-name random`: closed loop with max_concurrency C (each client sends its next
+    request when the last one finishes), Poisson arrivals at request_rate (inf: all at t = 0), or both."""
+
+    input_len: int
+    output_len: int
+    num_prompts: int
+    max_concurrency: int | None = None
+    request_rate: float = math.inf
+    range_ratio: float = 0.0
+    """Lengths uniform on the integers of [len·(1 − r), len·(1 + r)], as vllm's random dataset."""
+    seed: int = 0
+
+
+def workload_arrays(w: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Prompt lengths, output lengths and ready times [s] (numpy default_rng(seed); Poisson gaps after the first)."""
+    rng = np.random.default_rng(w.seed)
+
+    def lengths(n: int) -> np.ndarray:
+        lo, hi = max(1, int(n * (1 - w.range_ratio))), max(1, int(n * (1 + w.range_ratio)))
+        return rng.integers(lo, hi + 1, w.num_prompts) if hi > lo else np.full(w.num_prompts, lo)
+
+    prompt, out = lengths(w.input_len), lengths(w.output_len)
+    ready = np.zeros(w.num_prompts)
+    if math.isfinite(w.request_rate) and w.num_prompts > 1:
+        ready[1:] = np.cumsum(rng.exponential(1.0 / w.request_rate, w.num_prompts - 1))
+    return prompt, out, ready
 
 
 @dataclass(frozen=True, eq=False)

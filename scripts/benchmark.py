@@ -1,5 +1,5 @@
-"""Speed benchmark (not a test): evaluate() time, the app's rerun after one input change, and the page's load
-time in headless Chromium. Prints medians; quote them in the README.
+"""Speed benchmark (not a test): evaluate() time, the continuous-batching simulation per 1,000 requests, the app's
+rerun after one input change, and the page's load time in headless Chromium. Prints medians; quote them in the README.
 
     python scripts/benchmark.py [--skip-browser]
 """
@@ -33,6 +33,36 @@ def bench_evaluate() -> None:
     for label, s in (("default", Scenario()), ("request_rate=20", Scenario(request_rate=20)),
                      ("gemma-3-27b on h100, TP 2", Scenario(model="gemma-3-27b", gpu="h100-sxm", tensor_parallel_size=2))):  # fmt: skip
         print(f"evaluate() {label:28s} median {median_ms(lambda s=s: evaluate(s, cat), 200):7.2f} ms")
+
+
+def bench_simulate() -> None:
+    """calc/scheduler.simulate() wall time per 1,000 requests of 1,024 + 256 tokens, one core. The step model is the
+    seed's Qwen2.5-7B on an RTX 4090 as a max of linear terms (the shape the lead's step-time model has)."""
+    from calc.scheduler import EngineConfig, simulate
+    from calc.sim_stats import Workload
+
+    def step_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context):
+        memory_s = 14.14e9 / (0.87 * 1.008e12) + decode_context * 57_344 / (0.93 * 1.008e12)
+        compute_s = ((prefill_tokens + decode_seqs) * 13.05e9 + prefill_pairs * 401_408) / 146.3e12
+        return max(memory_s, compute_s)
+
+    def config(blocks: int, engine: str) -> EngineConfig:
+        return EngineConfig(max_num_seqs=256, max_num_batched_tokens=2048, num_gpu_blocks=blocks, block_size=16,
+                            blocks_for=lambda t: -(-t // 16), engine=engine)  # fmt: skip
+
+    runs = (("C=16", 30_000, dict(max_concurrency=16)), ("C=256", 30_000, dict(max_concurrency=256)),
+            ("Poisson 6.3 req/s (~64 in flight)", 30_000, dict(request_rate=6.3)),
+            ("C=256, 7,504 blocks (preempts)", 7_504, dict(max_concurrency=256)))  # fmt: skip
+    for engine in ("vllm", "sglang"):
+        for label, blocks, kw in runs:
+            cfg, w = config(blocks, engine), Workload(input_len=1024, output_len=256, num_prompts=1000, **kw)
+            r = simulate(cfg, w, step_s)
+            ms = median_ms(lambda cfg=cfg, w=w: simulate(cfg, w, step_s), 11)
+            print(f"simulate() 1,000 requests {engine:6s} {label:34s} median {ms:6.1f} ms "
+                  f"({r.num_steps:,} steps, {r.mean_running:5.1f} running, {r.preemptions} preemptions)")  # fmt: skip
+    w = Workload(input_len=1024, output_len=256, num_prompts=1000, max_concurrency=256)
+    summary_ms = median_ms(simulate(config(30_000, "vllm"), w, step_s).bench_summary, 11)
+    print(f"SimResult.bench_summary(), vllm C=256 {'':48s} median {summary_ms:6.1f} ms")
 
 
 def bench_rerun() -> None:
@@ -81,6 +111,7 @@ def bench_page_load() -> None:
 
 if __name__ == "__main__":
     bench_evaluate()
+    bench_simulate()
     bench_rerun()
     if "--skip-browser" not in sys.argv:
         bench_page_load()

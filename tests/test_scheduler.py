@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from calc.scheduler import EngineConfig, Workload, batch_latency, simulate, workload_arrays
-from calc.sim_stats import ItlSegments
+from calc.scheduler import EngineConfig, batch_latency, simulate
+from calc.sim_stats import ItlSegments, Workload, workload_arrays
 
 MS = 1e-3
 
@@ -101,6 +101,22 @@ def test_vllm_preemption_by_hand():
     gaps = [10 * MS] * 9 + [10 * MS] * 2 + [110 * MS - 30 * MS] + [10 * MS] * 6  # B waited 30 → 110 ms
     assert r.bench_summary()["p99_itl_ms"] == pytest.approx(np.percentile(gaps, 99) / MS)
     assert r.bench_summary()["mean_itl_ms"] == pytest.approx(np.mean(gaps) / MS)
+
+
+def test_prefix_hits_skip_compute_but_count_as_context():
+    # step = 1 ms + 0.1 ms per prompt token computed + 1 µs per context token decoded; C = 1, 64 cached tokens
+    step = lambda p, pp, n, ctx: 1 * MS + 0.1 * MS * p + 1e-6 * ctx
+    r = simulate(engine(prefix_cached_tokens=64), workload(num_prompts=2, output_len=2, max_concurrency=1), step)
+    assert r.ttft_s.tolist() == pytest.approx([1 * MS + 100 * 0.1 * MS, 1 * MS + (100 - 64) * 0.1 * MS])
+    # the one decode step attends to the whole prompt plus the first token: context 101 for both
+    assert (r.e2e_s - r.ttft_s).tolist() == pytest.approx([1 * MS + 101e-6] * 2)
+
+
+def test_one_token_outputs_have_no_tpot():
+    r = simulate(engine(), workload(num_prompts=3, output_len=1), const_10ms)
+    assert r.e2e_s.tolist() == pytest.approx([0.010] * 3) and np.isnan(r.tpot_s).all()
+    s = r.bench_summary()
+    assert s["mean_tpot_ms"] == 0 and s["mean_itl_ms"] == 0 and s["output_throughput"] == pytest.approx(3 / 0.010)
 
 
 def test_batch_latency_is_one_batch_then_decode():
