@@ -138,7 +138,7 @@ def throughput_vs_concurrency(r, pts) -> go.Figure:
 def latency_breakdown(r) -> go.Figure:
     s, lat = r.scenario, r.latency
     parts = [("queue", s.queue_s), ("prefill", lat.prefill.estimate_s), ("decode steps the chunks ride on", lat.chunk_riding_s),
-             ("front-end", s.frontend_overhead_s), (f"{s.output_len - 1} × TPOT", (s.output_len - 1) * lat.tpot_s)]  # fmt: skip
+             ("front-end", lat.request_overhead_s), (f"{s.output_len - 1} × TPOT", (s.output_len - 1) * lat.tpot_s)]  # fmt: skip
     return _stacked(f"End-to-end {lat.e2e_s:.2f} s = TTFT {lat.ttft_s * 1e3:.0f} ms + (N−1) × TPOT "
                     f"{lat.tpot_s * 1e3:.1f} ms (legend in s)", "time (s)", "request", parts)  # fmt: skip
 
