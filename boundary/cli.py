@@ -1,4 +1,4 @@
-"""Command line: `python -m calc plan|models|gpus|reconcile`. Flags are the Scenario fields in kebab-case (boundary.args).
+"""Command line: `python -m calc plan|bench|models|gpus|reconcile`. Flags are the Scenario fields in kebab-case (boundary.args).
 
 Imports stay light (no Streamlit, no plotly): the whole process answers in well under a second.
 """
@@ -10,6 +10,7 @@ import json
 import sys
 
 from boundary.args import Parser, add_scenario_flags, add_spec_flags, scenario_from_args
+from boundary.cli_bench import add_bench_parser, run_bench
 from calc.errors import InputError
 
 
@@ -27,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_spec_flags(rec)
     rec.add_argument("--json", action="store_true")
     add_scenario_flags(rec)
+    add_bench_parser(sub)
     return p
 
 
@@ -65,6 +67,8 @@ def _run(args: argparse.Namespace, catalog=None) -> int:
             print(f"{sid:16s} {g.name:34s} {g.memory_gib:7.2f} GiB  {g.memory_bandwidth_gb_per_s:6.0f} GB/s  "
                   f"{g.peak_16bit_tflop_per_s:7.1f} TFLOP/s")  # fmt: skip
         return 0
+    if args.command == "bench":
+        return run_bench(args, catalog)
     if args.command == "reconcile":
         from boundary.cli_reconcile import run_reconcile
 

@@ -1,0 +1,133 @@
+"""`python -m calc bench`: what `vllm bench serve` / `vllm bench latency` would print for a scenario.
+
+    python -m calc bench --model qwen3-8b --gpu h100-sxm --max-concurrency 8 --random-input-len 1024 \
+        --random-output-len 256 --num-prompts 200 [--json]
+    python -m calc bench --model qwen3-8b --gpu h100-sxm --batch-size 8 --input-len 1024 --output-len 128
+
+The serving flags are the benchmark tool's (`--max-concurrency`, `--request-rate`, `--random-input-len`,
+`--random-output-len`, `--random-range-ratio`, `--num-prompts`, `--seed`), the server's are the Scenario's
+(`--tensor-parallel-size`, `--dtype`, `--max-num-seqs`, `--engine vllm|sglang`, …): one vocabulary.
+`--request-rate` is the Scenario's own request_rate (Poisson arrivals); without it and without
+`--max-concurrency` every prompt is sent at once, as the tool does. `--batch-size` selects `vllm bench latency`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+from boundary.args import add_scenario_flags, add_spec_flags, scenario_data, validate_scenario
+from calc.errors import InputError
+
+SERVE_KEYS = ("completed", "duration", "request_throughput", "output_throughput", "total_token_throughput",
+              "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms",
+              "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms")  # fmt: skip
+MAX_PROMPTS = 20_000
+
+
+def add_bench_parser(sub) -> None:
+    b = sub.add_parser("bench", help="predict what `vllm bench serve` / `vllm bench latency` would print",
+                       description=__doc__.split("\n")[0])  # fmt: skip
+    add_spec_flags(b)
+    b.add_argument("--json", action="store_true", help="print the benchmark's JSON keys")
+    g = b.add_argument_group("benchmark (vllm bench serve / latency flags)")
+    g.add_argument("--max-concurrency", dest="max_concurrency", default=None, metavar="C",
+                   help="closed loop: C clients, each sending its next request when the last one ends")  # fmt: skip
+    g.add_argument("--random-input-len", dest="input_len", default=None, metavar="I", help="prompt tokens (= --input-len)")
+    g.add_argument("--random-output-len", dest="output_len", default=None, metavar="O", help="output tokens (= --output-len)")
+    g.add_argument("--random-range-ratio", dest="range_ratio", default="0", metavar="R",
+                   help="lengths uniform in [len·(1−R), len·(1+R)] (default 0: fixed)")  # fmt: skip
+    g.add_argument("--num-prompts", dest="num_prompts", default="1000", metavar="N", help="requests (default 1000)")
+    g.add_argument("--seed", dest="seed", default="0", metavar="S", help="random seed of lengths and arrivals")
+    g.add_argument("--batch-size", dest="batch_size", default=None, metavar="B",
+                   help="`vllm bench latency`: one static batch of B prompts")  # fmt: skip
+    add_scenario_flags(b, skip=("input_len", "output_len"))
+    b.add_argument("--input-len", dest="input_len", default=None, help=argparse.SUPPRESS)
+    b.add_argument("--output-len", dest="output_len", default=None, help=argparse.SUPPRESS)
+
+
+def _number(flag: str, text: str | None, kind=int, lo: float = 0, hi: float = 10**9):
+    if text is None:
+        return None
+    try:
+        v = kind(text) if len(str(text)) < 30 else None
+    except ValueError:
+        v = None
+    if v is None or not (lo <= v <= hi) or (isinstance(v, float) and not math.isfinite(v)):
+        raise InputError(flag, f"expected a number between {lo:g} and {hi:g} (got {str(text)[:30]!r})")
+    return v
+
+
+def run_bench(args, catalog) -> int:
+    from calc import bench
+    from calc.evaluate import evaluate, json_safe
+
+    data = scenario_data(args)
+    conc = _number("--max-concurrency", args.max_concurrency, int, 1, 1_000_000)
+    batch = _number("--batch-size", args.batch_size, int, 1, 65_536)
+    n = _number("--num-prompts", args.num_prompts, int, 1, MAX_PROMPTS)
+    ratio = _number("--random-range-ratio", args.range_ratio, float, 0, 0.99)
+    seed = _number("--seed", args.seed, int, 0, 2**31)
+    if conc is not None:
+        data["concurrency"] = conc
+    elif batch is not None:
+        data["concurrency"] = batch
+    s = validate_scenario(data)
+    r = evaluate(s, catalog)
+    if batch is not None:
+        out = bench.static_batch(r, batch_size=batch, input_len=s.input_len, output_len=s.output_len).bench_summary()
+        print(json.dumps(out, indent=2) if args.json else _latency_text(out, batch, s))
+        return 0
+    res = bench.serve(r, num_prompts=n, max_concurrency=conc, request_rate=s.request_rate or math.inf,
+                      range_ratio=ratio, seed=seed)  # fmt: skip
+    d = res.bench_summary()
+    if args.json:
+        out = {k: d[k] for k in SERVE_KEYS} | {"num_prompts": n, "max_concurrency": conc,
+                                                 "request_rate": s.request_rate, "preemptions": res.preemptions,
+                                                 "engine": s.engine, "model": s.model, "gpu": s.gpu}  # fmt: skip
+        print(json.dumps(json_safe(out), indent=2))
+    else:
+        print(_serve_text(d, r, res))
+    return 0
+
+
+def _line(label: str, value: str) -> str:
+    return f"{label:<40} {value}"
+
+
+def _serve_text(d: dict, r, res) -> str:
+    """Laid out as `vllm bench serve` prints its summary."""
+    s = r.scenario
+    head = (f"{r.model_name} on {s.tensor_parallel_size} × {r.gpu_name}, {s.engine}, predicted "
+            f"(step-time model + scheduler simulation; held-out error in README.md)")  # fmt: skip
+    done = res.completed
+    lines = [head, "{s:{c}^{n}}".format(s=" Serving Benchmark Result ", n=50, c="="),
+             _line("Successful requests:", f"{done}"), _line("Benchmark duration (s):", f"{d['duration']:.2f}"),
+             _line("Total input tokens:", f"{int(res.input_lens[res.e2e_s == res.e2e_s].sum())}"),
+             _line("Total generated tokens:", f"{int(res.output_lens[res.e2e_s == res.e2e_s].sum())}"),
+             _line("Request throughput (req/s):", f"{d['request_throughput']:.2f}"),
+             _line("Output token throughput (tok/s):", f"{d['output_throughput']:.2f}"),
+             _line("Total Token throughput (tok/s):", f"{d['total_token_throughput']:.2f}")]  # fmt: skip
+    for name, title in (("ttft", "Time to First Token"), ("tpot", "Time per Output Token (excl. 1st token)"),
+                        ("itl", "Inter-token Latency"), ("e2el", "End-to-end Latency")):  # fmt: skip
+        lines.append("{s:{c}^{n}}".format(s=title, n=50, c="-"))
+        short = {"e2el": "E2EL"}.get(name, name.upper())
+        lines += [_line(f"Mean {short} (ms):", f"{d[f'mean_{name}_ms']:.2f}"),
+                  _line(f"Median {short} (ms):", f"{d[f'median_{name}_ms']:.2f}"),
+                  _line(f"P99 {short} (ms):", f"{d[f'p99_{name}_ms']:.2f}")]  # fmt: skip
+    lines.append("=" * 50)
+    if res.preemptions:
+        lines.append(f"note: {res.preemptions} preemptions (the KV pool ran out; vLLM recomputed those requests)")
+    if done < len(res.e2e_s):
+        lines.append(f"note: {len(res.e2e_s) - done} requests can never fit the KV pool and were not completed")
+    return "\n".join(lines)
+
+
+def _latency_text(out: dict, batch: int, s) -> str:
+    """Laid out as `vllm bench latency` prints it."""
+    lines = [f"predicted `vllm bench latency --batch-size {batch} --input-len {s.input_len} --output-len "
+             f"{s.output_len}` (no noise: every iteration alike)",
+             f"Avg latency: {out['avg_latency']} seconds"]  # fmt: skip
+    lines += [f"{p}% percentile latency: {v} seconds" for p, v in out["percentiles"].items()]
+    return "\n".join(lines)
