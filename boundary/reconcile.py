@@ -157,6 +157,7 @@ def reconcile(log: VllmLog, catalog: Catalog, flags: dict | None = None) -> Reco
                                 "'# GPU blocks', 'GPU KV cache size' or 'Maximum concurrency' line): nothing to "
                                 "reconcile; pass the whole startup log")  # fmt: skip
     s, gpu_source, assumed, notes = build_scenario(log, catalog, flags)
+    notes += log.reading_notes
     model, gpu = resolve_checked(s, catalog)
     kv_model = _engine_layout_model(log, model, notes)
     est = size_pool(s, kv_model, gpu)
