@@ -74,6 +74,9 @@ def render(rec: Reconciliation, path: str) -> str:
            f"gpu:   {rec.gpu_name} ({s.gpu}) — {rec.gpu_source}",
            "scenario: " + (", ".join(f"{k}={v}" for k, v in s.changed().items() if k != "custom_model") or "defaults"),
            ""]  # fmt: skip
+    if rec.failure:
+        out += [rec.failure.message[0].upper() + rec.failure.message[1:] + ".", "To make it fit:"]
+        out += [f"  - {fix}" for fix in rec.failure.fixes] + [""]
     table = [("quantity", "logged", "predicted (rounding range)", "residual", "match", "explanation")]
     for r in rec.rows:
         match = "–" if r.matches is None else ("yes" if r.matches else "NO")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pydantic import ValidationError
 
 from boundary.log_names import detect_gpu, match_model
+from boundary.reconcile_fail import StartFailure, start_failure
 from boundary.reconcile_rows import SWAP_DEFAULT_BYTES, Feed, Row, blocks_range, overhead_rows, pool_rows
 from boundary.vllm_log import Measure, VllmLog, log_scenario_fields
 from calc.catalog import Catalog
@@ -57,6 +58,8 @@ class Reconciliation:
     calibration: dict
     notes: tuple[str, ...]
     log: VllmLog = field(repr=False)
+    failure: StartFailure | None = None
+    """Set when the log is a start that failed for memory: what vLLM logged and the fixes."""
 
     @property
     def matches(self) -> dict[str, bool]:
@@ -71,7 +74,8 @@ class Reconciliation:
                 "engine": self.log.engine, "vllm_version": self.log.version, "logged": self.logged,
                 "predicted": self.predicted, "estimate": self.estimate, "calibrated": self.calibrated, "rows": rows,
                 "scenario": self.scenario.changed(), "calibration": self.calibration, "matches": self.matches,
-                "notes": list(self.notes)}  # fmt: skip
+                "notes": list(self.notes), "does_not_fit": self.failure.message if self.failure else None,
+                "fixes": list(self.failure.fixes) if self.failure else []}  # fmt: skip
 
 
 def _pool_dict(m: MemoryResult) -> dict:
@@ -180,7 +184,8 @@ def reconcile(log: VllmLog, catalog: Catalog, flags: dict | None = None) -> Reco
     if assumed:
         notes.insert(0, f"GPU ASSUMED: {gpu.name} ({s.gpu}); the log names no device and no --gpu was given")
     return Reconciliation(s, model.name, gpu.name, gpu_source, assumed, logged, predicted, _pool_dict(est),
-                          _pool_dict(size_pool(s_cal, kv_model, gpu)), tuple(rows), cal, tuple(notes), log)  # fmt: skip
+                          _pool_dict(size_pool(s_cal, kv_model, gpu)), tuple(rows), cal, tuple(notes), log,
+                          start_failure(log, s, kv_model, gpu))  # fmt: skip
 
 
 def _engine_layout_model(log: VllmLog, m: ModelSpec, notes: list[str]) -> ModelSpec:
@@ -244,6 +249,6 @@ def calibration(log: VllmLog, pool_bytes: float | None) -> dict:
         for key, out in (("total_memory_gib", "memory_gib"), ("gpu_memory_utilization", "gpu_memory_utilization")):
             if log.first(key):
                 cal[out] = log.first(key).value  # type: ignore[union-attr]
-    elif pool_bytes is not None:
+    elif pool_bytes is not None and pool_bytes > 0:  # a failed start's pool (≤ 0) is nothing to adopt
         cal["kv_cache_memory_bytes"] = pool_bytes
     return cal

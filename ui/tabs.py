@@ -89,9 +89,7 @@ def beyond_tab(r) -> None:
 def slo_tab(r) -> None:
     s, lat, c, fl = r.scenario, r.latency, r.conformance, r.fleet
     a, b = st.columns(2)
-    a.plotly_chart(
-        charts.throughput_vs_concurrency(r, r.curves.concurrency_sweep), key="goodput"
-    )
+    a.plotly_chart(charts.throughput_vs_concurrency(r, r.curves.concurrency_sweep), key="goodput")
     b.plotly_chart(charts.fanout(r), key="chart_fanout")
     st.markdown(
         f"P(TTFT ≤ {s.slo_ttft_s:g} s) = {c.p_ttft:.1%} · P(TPOT ≤ {s.slo_tpot_s:g} s) = {c.p_tpot:.1%} → conformance "
@@ -195,6 +193,9 @@ def log_tab(r, catalog) -> None:
     if rec.gpu_assumed:
         st.warning(f"GPU assumed: {plain(rec.gpu_name)} — the log does not say; pick the GPU in the sidebar.")
     st.markdown(f"**{plain(rec.model_name)}** on **{plain(rec.gpu_name)}**")
+    if rec.failure:
+        st.error(plain(rec.failure.message[0].upper() + rec.failure.message[1:]), icon=":material/block:")
+        st.markdown("**To make it fit:**\n" + "\n".join(f"- {plain(fix)}" for fix in rec.failure.fixes))
     rows = [{"quantity": x.quantity, "logged": format_value(x.logged, x.unit), "predicted": format_value(x.predicted, x.unit),
              "residual (logged − predicted)": format_value(x.residual, x.unit, signed=True),
              "within rounding": {True: "yes", False: "no", None: ""}[x.matches], "explanation": x.explanation,
