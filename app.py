@@ -42,6 +42,9 @@ sidebar_rest(model_spec, gpu_spec)
 scenario, kept_because = state.scenario_from_widgets(current_values())
 # -----------------------------------------------------------------------------
 st.title("LLM serving capacity planner")
+if cat.problems:  # a broken spec file is skipped, never fatal: say which
+    items = "\n".join(f"- {plain(p)}" for p in cat.problems)
+    st.warning(f"Spec files skipped (the others loaded):\n{items}", icon=":material/warning:")
 if state.link_warnings():
     items = "\n".join(f"- {plain(w)}" for w in state.link_warnings())
     st.warning(f"Part of the link was ignored (defaults used instead):\n{items}", icon=":material/warning:")

@@ -11,3 +11,5 @@ from calc.specs import GPUSpec, ModelSpec
 class Catalog:
     gpus: dict[str, GPUSpec]
     models: dict[str, ModelSpec]
+    problems: tuple[str, ...] = ()
+    """Spec files skipped, one line each: 'hardware_specs/x.yaml: line 3: …'."""
