@@ -8,7 +8,7 @@ import time
 
 import streamlit as st
 
-from boundary.urlstate import plain
+from boundary.urlstate import MAX_MESSAGE_SHOWN, plain
 from calc.errors import InputError
 from calc.evaluate import evaluate
 from calc.loader import load_catalog
@@ -49,18 +49,24 @@ if state.link_warnings():
     items = "\n".join(f"- {plain(w)}" for w in state.link_warnings())
     st.warning(f"Part of the link was ignored (defaults used instead):\n{items}", icon=":material/warning:")
 if kept_because:
-    st.warning(f"Input not applied, keeping the last valid scenario — {kept_because}", icon=":material/warning:")
+    st.warning(
+        f"Input not applied, keeping the last valid scenario — {plain(kept_because, MAX_MESSAGE_SHOWN)}",
+        icon=":material/warning:",
+    )
 try:
     report = evaluate(scenario, cat)
 except InputError as e:
-    st.warning(f"This scenario cannot be planned — {e}. Showing the last valid one.", icon=":material/warning:")
+    st.warning(
+        f"This scenario cannot be planned — {plain(e, MAX_MESSAGE_SHOWN)}. Showing the last valid one.",
+        icon=":material/warning:",
+    )
     scenario = st.session_state.get("_last_good", Scenario())
     report = evaluate(scenario, cat)
 state.remember(scenario)
 link_base = st.context.url.split("?")[0] if st.context.url else ""
 pinned, pin_error = state.decode_pin(st.query_params["pin"]) if "pin" in st.query_params else (None, None)
 if pin_error:
-    st.warning(pin_error, icon=":material/warning:")
+    st.warning(plain(pin_error, MAX_MESSAGE_SHOWN), icon=":material/warning:")
 
 headline(report, link_base)
 t = st.tabs(tabs.TABS, key="tab", on_change="rerun")
