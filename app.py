@@ -6,6 +6,11 @@ Top-down: specs → link check → widgets (each keyed and URL-bound by its Scen
 
 import time
 
+# Imported before any session code: sessions that start together on a cold server otherwise import these in
+# parallel script threads and one of them sees "partially initialized module 'numpy'".
+import numpy  # noqa: F401
+import pandas  # noqa: F401
+import plotly.graph_objects  # noqa: F401
 import streamlit as st
 
 from boundary.urlstate import MAX_MESSAGE_SHOWN, plain

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import streamlit as st
 
 import charts
@@ -145,8 +146,6 @@ def compare_tab(r, catalog, pinned, link_base) -> None:
             "Inputs that differ: "
             + (", ".join(f"{k}: {plain(va)} → {plain(vb)}" for k, (va, vb) in changed.items()) or "none")
         )
-        import pandas as pd
-
         table = pd.DataFrame(rows)
         st.dataframe(table.style.apply(lambda row: ["background-color: #fff3cd" if row["differs"] else ""] * len(row),
                                        axis=1), hide_index=True, height=35 * (len(rows) + 1) + 3)  # fmt: skip
