@@ -12,8 +12,9 @@ LMCache #1739 (Qwen3-14B, 163,840 B/token): 6.51 GiB → 2,666 blocks (2,664 –
 The overhead lines (weights, activation, non-torch, CUDA graphs) are compared with the planner's estimates, and the
 measured ones become `calibration`: Scenario overrides that adopt them.
 
-Model/GPU name matching lives in boundary.log_names, the row builders (Row, Feed and the per-line checks) in
-boundary.reconcile_rows; this module builds the scenario, feeds the logged pool back in and assembles the result.
+Model/GPU name matching lives in boundary.log_names, the log's engine arguments in boundary.log_fields, the row
+builders (Row, Feed and the per-line checks) in boundary.reconcile_rows, a failed start's fixes in
+boundary.reconcile_fail; this module builds the scenario, feeds the logged pool back in and assembles the result.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
+from boundary.log_fields import log_scenario_fields
 from boundary.log_names import detect_gpu, match_model
 from boundary.reconcile_fail import StartFailure, start_failure
 from boundary.reconcile_rows import SWAP_DEFAULT_BYTES, Feed, Row, blocks_range, overhead_rows, pool_rows
-from boundary.vllm_log import Measure, VllmLog, log_scenario_fields
+from boundary.vllm_log import Measure, VllmLog
 from calc.catalog import Catalog
 from calc.errors import InputError, describe, first_field
 from calc.evaluate import resolve_checked

@@ -117,24 +117,25 @@ def _nesting(text: str) -> int:
     return peak
 
 
-def read_spec_yaml(path: Path) -> tuple[Any, dict[str, int]]:
-    """(parsed document, line of each top-level key), or InputError(file name, 'line N: …')."""
-    raw = read_capped(path, MAX_SPEC_BYTES, path.name)
+def read_spec_yaml(path: Path, field: str | None = None) -> tuple[Any, dict[str, int]]:
+    """(parsed document, line of each top-level key), or InputError(field or file name, 'line N: …')."""
+    name = field or path.name
+    raw = read_capped(path, MAX_SPEC_BYTES, name)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
-        raise InputError(path.name, f"line {line}: not UTF-8 (byte {e.start:,})") from None
+        raise InputError(name, f"line {line}: not UTF-8 (byte {e.start:,})") from None
     if _nesting(text) > MAX_SPEC_NESTING:
-        raise InputError(path.name, f"nested deeper than {MAX_SPEC_NESTING} levels")
+        raise InputError(name, f"nested deeper than {MAX_SPEC_NESTING} levels")
     loader = _SpecLoader(text)
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as e:
-        raise InputError(path.name, _yaml_error(e)) from None
+        raise InputError(name, _yaml_error(e)) from None
     except RecursionError:
-        raise InputError(path.name, "nested too deeply") from None
+        raise InputError(name, "nested too deeply") from None
     finally:
         loader.dispose()
     lines = {k.value: k.start_mark.line + 1 for k, _ in node.value if isinstance(k, yaml.ScalarNode)} \
@@ -149,16 +150,18 @@ def _line_of(e: ValidationError, lines: dict[str, int]) -> str:
     return f"line {lines[key]}: " if key in lines else ""
 
 
-def load_spec_file(path: Path, model: type[T]) -> T:
-    data, lines = read_spec_yaml(path)
+def load_spec_file(path: Path, model: type[T], field: str | None = None) -> T:
+    """One spec file; errors name `field` (default: the file name) and the line."""
+    name = field or path.name
+    data, lines = read_spec_yaml(path, name)
     if data is None:
-        raise InputError(path.name, "the file is empty: expected a mapping of field: value")
+        raise InputError(name, "the file is empty: expected a mapping of field: value")
     if not isinstance(data, dict):
-        raise InputError(path.name, f"expected a mapping of field: value, not a {type(data).__name__}")
+        raise InputError(name, f"expected a mapping of field: value, not a {type(data).__name__}")
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        raise InputError(path.name, _line_of(e, lines) + describe(e)) from None
+        raise InputError(name, _line_of(e, lines) + describe(e)) from None
 
 
 def load_specs(directory: Path, model: type[T], problems: list[str] | None = None) -> dict[str, T]:
@@ -271,6 +274,6 @@ def parse_config_json(raw: bytes | str, name: str | None = None) -> ModelSpec:
 def load_model_file(path: Path) -> ModelSpec:
     """A model YAML of ours or a Hugging Face config.json, chosen by extension."""
     if path.suffix == ".json":
-        raw = read_capped(path, MAX_CONFIG_BYTES)
+        raw = read_capped(path, MAX_CONFIG_BYTES, "model")
         return parse_config_json(raw, name=path.parent.name if path.name == "config.json" else path.stem)
-    return load_spec_file(path, ModelSpec)
+    return load_spec_file(path, ModelSpec, "model")
