@@ -6,9 +6,14 @@ Top-down: specs → link check → widgets (each keyed and URL-bound by its Scen
 
 import time
 
+# Imported before any session code: sessions that start together on a cold server otherwise import these in
+# parallel script threads and one of them sees "partially initialized module 'numpy'".
+import numpy  # noqa: F401
+import pandas  # noqa: F401
+import plotly.graph_objects  # noqa: F401
 import streamlit as st
 
-from boundary.urlstate import plain
+from boundary.urlstate import MAX_MESSAGE_SHOWN, plain
 from calc.errors import InputError
 from calc.evaluate import evaluate
 from calc.loader import load_catalog
@@ -42,22 +47,31 @@ sidebar_rest(model_spec, gpu_spec)
 scenario, kept_because = state.scenario_from_widgets(current_values())
 # -----------------------------------------------------------------------------
 st.title("LLM serving capacity planner")
+if cat.problems:  # a broken spec file is skipped, never fatal: say which
+    items = "\n".join(f"- {plain(p)}" for p in cat.problems)
+    st.warning(f"Spec files skipped (the others loaded):\n{items}", icon=":material/warning:")
 if state.link_warnings():
     items = "\n".join(f"- {plain(w)}" for w in state.link_warnings())
     st.warning(f"Part of the link was ignored (defaults used instead):\n{items}", icon=":material/warning:")
 if kept_because:
-    st.warning(f"Input not applied, keeping the last valid scenario — {kept_because}", icon=":material/warning:")
+    st.warning(
+        f"Input not applied, keeping the last valid scenario — {plain(kept_because, MAX_MESSAGE_SHOWN)}",
+        icon=":material/warning:",
+    )
 try:
     report = evaluate(scenario, cat)
 except InputError as e:
-    st.warning(f"This scenario cannot be planned — {e}. Showing the last valid one.", icon=":material/warning:")
+    st.warning(
+        f"This scenario cannot be planned — {plain(e, MAX_MESSAGE_SHOWN)}. Showing the last valid one.",
+        icon=":material/warning:",
+    )
     scenario = st.session_state.get("_last_good", Scenario())
     report = evaluate(scenario, cat)
 state.remember(scenario)
 link_base = st.context.url.split("?")[0] if st.context.url else ""
 pinned, pin_error = state.decode_pin(st.query_params["pin"]) if "pin" in st.query_params else (None, None)
 if pin_error:
-    st.warning(pin_error, icon=":material/warning:")
+    st.warning(plain(pin_error, MAX_MESSAGE_SHOWN), icon=":material/warning:")
 
 headline(report, link_base)
 t = st.tabs(tabs.TABS, key="tab", on_change="rerun")

@@ -46,12 +46,36 @@ def add_spec_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpu", dest="gpu", default=None, help="accelerator spec id")
 
 
+MAX_NUMBER_CHARS = 40  # "1e15", "0.000001", "10000000000000000": a number here needs far fewer characters
+
+
+def _is_number(name: str) -> bool:
+    """int and float fields, optional or not, and Literal sets of ints (block_size)."""
+
+    def leaves(t) -> list:
+        args = typing.get_args(t)
+        if typing.get_origin(t) is typing.Literal:
+            return [type(a) for a in args]
+        return [x for a in args for x in leaves(a)] if args else [t]
+
+    return any(t in (int, float) for t in leaves(Scenario.model_fields[name].annotation))
+
+
+def _check_lengths(data: dict) -> None:
+    """A number thousands of digits long is refused by its flag's name before any parser sees it (int() raises past
+    4,300 digits without saying which input; pydantic's message does not say the input was too long)."""
+    for name, value in data.items():
+        if isinstance(value, str) and len(value) > MAX_NUMBER_CHARS and _is_number(name):
+            raise InputError(flag(name), f"number too long ({len(value):,} characters; at most {MAX_NUMBER_CHARS})")
+
+
 def scenario_data(ns: argparse.Namespace) -> dict:
     """The Scenario fields given on the command line, as text (a --model path becomes a custom model)."""
     from calc.custom import encode_custom_model
     from calc.loader import load_model_file
 
     data = {k: v for k, v in vars(ns).items() if k in Scenario.model_fields and v is not None}
+    _check_lengths(data)
     model = data.get("model")
     if model and (model.endswith((".json", ".yaml", ".yml")) or "/" in model):
         spec = load_model_file(Path(model))

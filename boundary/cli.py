@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None, catalog=None) -> int:
         return 2
     except BrokenPipeError:
         return 0
-    except (ValueError, OSError, UnicodeError) as e:  # last resort: still one line, status 2
+    except (ValueError, OSError, UnicodeError, MemoryError, RecursionError) as e:  # last resort: one line, status 2
         print(f"error: {type(e).__name__}: {_one_line(str(e))}", file=sys.stderr)
         return 2
 
@@ -55,6 +55,8 @@ def _run(args: argparse.Namespace, catalog=None) -> int:
     from calc.loader import load_catalog
 
     catalog = catalog or load_catalog()
+    for problem in catalog.problems:  # one broken spec file does not stop the others
+        print(f"warning: skipped {_one_line(problem)}", file=sys.stderr)
     if args.command == "models":
         from calc.params import count_params
 

@@ -9,26 +9,18 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from boundary.args import flag, scenario_from_args
 from boundary.reconcile import Reconciliation, Row, reconcile
-from boundary.vllm_log import parse_log
+from boundary.vllm_log import MAX_LOG_CHARS, parse_log
 from calc.catalog import Catalog
-from calc.errors import InputError
+from calc.loader import read_capped
 from calc.units import GiB
-
-MAX_LOG_BYTES = 64 * 2**20  # startup logs are kilobytes; a long-running server log is still well under this
 
 
 def read_log(path: str) -> str:
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as e:
-        raise InputError("logfile", f"cannot read '{path}' ({e.strerror or type(e).__name__})") from None
-    if len(raw) > MAX_LOG_BYTES:
-        raise InputError("logfile", f"'{path}' is {len(raw):,} bytes; the limit is {MAX_LOG_BYTES:,}")
-    return raw.decode("utf-8", errors="replace")
+    """The log file, refused before reading when it is not a regular file or over the parser's limit."""
+    return read_capped(path, MAX_LOG_CHARS, "logfile").decode("utf-8", errors="replace")
 
 
 def flags_from_args(args: argparse.Namespace) -> dict:
@@ -74,6 +66,9 @@ def render(rec: Reconciliation, path: str) -> str:
            f"gpu:   {rec.gpu_name} ({s.gpu}) — {rec.gpu_source}",
            "scenario: " + (", ".join(f"{k}={v}" for k, v in s.changed().items() if k != "custom_model") or "defaults"),
            ""]  # fmt: skip
+    if rec.failure:
+        out += [rec.failure.message[0].upper() + rec.failure.message[1:] + ".", "To make it fit:"]
+        out += [f"  - {fix}" for fix in rec.failure.fixes] + [""]
     table = [("quantity", "logged", "predicted (rounding range)", "residual", "match", "explanation")]
     for r in rec.rows:
         match = "–" if r.matches is None else ("yes" if r.matches else "NO")

@@ -8,14 +8,18 @@ import re
 from boundary.vllm_log import VllmLog
 from calc.catalog import Catalog
 
+# (pattern, spec id, a lower-case literal every match holds), in priority order; the literal skips absent devices
+# with one C-level `in` instead of a case-insensitive scan of a megabyte per device
 _DEVICES = (
-    (r"GH200", "gh200"), (r"H100[ _-]?NVL", "h100-nvl"), (r"H100[ _-]?PCIe", "h100-pcie"), (r"H100", "h100-sxm"),
-    (r"H200", "h200"), (r"B200", "b200"), (r"A100[\w -]{0,12}80\s?GB", "a100-80gb-sxm"),
-    (r"A100[\w -]{0,12}40\s?GB", "a100-40gb"), (r"L40S", "l40s"), (r"NVIDIA[ _]L4\b", "l4"), (r"A10G", "a10g"),
-    (r"NVIDIA[ _]A10\b", "a10"), (r"RTX[ _]?3090", "rtx-3090"), (r"RTX[ _]?4090", "rtx-4090"),
-    (r"RTX[ _]?5090", "rtx-5090"), (r"RTX[ _]6000[ _]Ada", "rtx-6000-ada"), (r"Tesla[ _]T4|NVIDIA[ _]T4\b", "t4"),
-    (r"MI300X", "mi300x"), (r"MI325X", "mi325x"),
+    (r"GH200", "gh200", "gh200"), (r"H100[ _-]?NVL", "h100-nvl", "h100"), (r"H100[ _-]?PCIe", "h100-pcie", "h100"),
+    (r"H100", "h100-sxm", "h100"), (r"H200", "h200", "h200"), (r"B200", "b200", "b200"),
+    (r"A100[\w -]{0,12}80\s?GB", "a100-80gb-sxm", "a100"), (r"A100[\w -]{0,12}40\s?GB", "a100-40gb", "a100"),
+    (r"L40S", "l40s", "l40s"), (r"NVIDIA[ _]L4\b", "l4", "l4"), (r"A10G", "a10g", "a10g"),
+    (r"NVIDIA[ _]A10\b", "a10", "a10"), (r"RTX[ _]?3090", "rtx-3090", "3090"), (r"RTX[ _]?4090", "rtx-4090", "4090"),
+    (r"RTX[ _]?5090", "rtx-5090", "5090"), (r"RTX[ _]6000[ _]Ada", "rtx-6000-ada", "6000"),
+    (r"Tesla[ _]T4|NVIDIA[ _]T4\b", "t4", "t4"), (r"MI300X", "mi300x", "mi300x"), (r"MI325X", "mi325x", "mi325x"),
 )  # fmt: skip
+_DEVICE_RX = tuple((re.compile(rx, re.IGNORECASE), sid, core) for rx, sid, core in _DEVICES)
 
 
 def _name_keys(name: str) -> set[str]:
@@ -46,8 +50,9 @@ def detect_gpu(log: VllmLog, catalog: Catalog, total_gib: float | None) -> tuple
     memory (within 0.02 GiB of a spec's memory_gib). Returns (id or None, how it was found)."""
     body = "\n".join(log.lines)
     for where, text in (("device name in the log", body), ("the file's '# gpu:' header", log.header.get("gpu", ""))):
-        for rx, sid in _DEVICES:
-            m = re.search(rx, text, re.IGNORECASE)
+        lower = text.lower()
+        for rx, sid, core in _DEVICE_RX:
+            m = rx.search(text) if core in lower else None
             if m and sid in catalog.gpus:
                 return sid, f"{where} ('{m.group(0)}')"
     if total_gib is not None:

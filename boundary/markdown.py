@@ -4,34 +4,53 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 from boundary.text import render_text, verdict
 from boundary.urlstate import cli_command, plain, query_string
 from calc.formulas import formulas
 
 
+def _ticks(text: str, at_least: int) -> str:
+    """A backtick run longer than any inside `text` (CommonMark: a code span or fence ends at an equal run)."""
+    return "`" * max(at_least, max(map(len, re.findall("`+", text)), default=0) + 1)
+
+
+def code_span(text: str) -> str:
+    """`text` as inline code, whatever backticks it holds ("a ` b" → ``a ` b``)."""
+    ticks = _ticks(text, 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""  # CommonMark strips one space each side
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def fence(text: str) -> str:
+    """`text` as a fenced code block, whatever backtick runs its lines hold."""
+    ticks = _ticks(text, 3)
+    return f"{ticks}\n{text}\n{ticks}"
+
+
 def markdown_report(r, link_base: str = "") -> str:
     s = r.scenario
+    link = f"Scenario link: {code_span(f'{link_base}?{query_string(s)}')}" if link_base else \
+        f"Scenario query: {code_span(f'?{query_string(s)}')}"  # fmt: skip
     lines = [
         f"# Capacity plan: {plain(r.model_name)} on {plain(r.gpu_name)}",
         "",
-        f"**Verdict:** {verdict(r)}",
+        f"**Verdict:** {plain(verdict(r), 400)}",
         "",
-        f"Scenario link: `{link_base}?{query_string(s)}`" if link_base else f"Scenario query: `?{query_string(s)}`",
+        link,
         "",
-        f"Command line: `{cli_command(s)}`",
+        f"Command line: {code_span(cli_command(s))}",
         "",
         "## Numbers",
         "",
-        "```",
-        render_text(r),
-        "```",
+        fence(render_text(r)),
         "",
         "## Formulas",
         "",
     ]
     for name, text in formulas(r).items():
-        lines += [f"**{name}**", "", "```", text, "```", ""]
+        lines += [f"**{plain(name)}**", "", fence(text), ""]
     lines += ["## Caveats", "", "- Floors are roofline lower bounds; estimates scale them by the stated mfu/mbu.",
               "- Activation, non-torch and CUDA-graph memory are estimates unless set from a vLLM log.",
               f"- {r.prefix.tenant_note}"]  # fmt: skip

@@ -12,8 +12,9 @@ LMCache #1739 (Qwen3-14B, 163,840 B/token): 6.51 GiB → 2,666 blocks (2,664 –
 The overhead lines (weights, activation, non-torch, CUDA graphs) are compared with the planner's estimates, and the
 measured ones become `calibration`: Scenario overrides that adopt them.
 
-Model/GPU name matching lives in boundary.log_names, the row builders (Row, Feed and the per-line checks) in
-boundary.reconcile_rows; this module builds the scenario, feeds the logged pool back in and assembles the result.
+Model/GPU name matching lives in boundary.log_names, the log's engine arguments in boundary.log_fields, the row
+builders (Row, Feed and the per-line checks) in boundary.reconcile_rows, a failed start's fixes in
+boundary.reconcile_fail; this module builds the scenario, feeds the logged pool back in and assembles the result.
 """
 
 from __future__ import annotations
@@ -23,9 +24,11 @@ from itertools import permutations
 
 from pydantic import ValidationError
 
+from boundary.log_fields import log_scenario_fields
 from boundary.log_names import detect_gpu, match_model
+from boundary.reconcile_fail import StartFailure, start_failure
 from boundary.reconcile_rows import SWAP_DEFAULT_BYTES, Feed, Row, blocks_range, overhead_rows, pool_rows
-from boundary.vllm_log import Measure, VllmLog, log_scenario_fields
+from boundary.vllm_log import Measure, VllmLog
 from calc.catalog import Catalog
 from calc.errors import InputError, describe, first_field
 from calc.evaluate import resolve_checked
@@ -58,6 +61,8 @@ class Reconciliation:
     calibration: dict
     notes: tuple[str, ...]
     log: VllmLog = field(repr=False)
+    failure: StartFailure | None = None
+    """Set when the log is a start that failed for memory: what vLLM logged and the fixes."""
 
     @property
     def matches(self) -> dict[str, bool]:
@@ -72,7 +77,8 @@ class Reconciliation:
                 "engine": self.log.engine, "vllm_version": self.log.version, "logged": self.logged,
                 "predicted": self.predicted, "estimate": self.estimate, "calibrated": self.calibrated, "rows": rows,
                 "scenario": self.scenario.changed(), "calibration": self.calibration, "matches": self.matches,
-                "notes": list(self.notes)}  # fmt: skip
+                "notes": list(self.notes), "does_not_fit": self.failure.message if self.failure else None,
+                "fixes": list(self.failure.fixes) if self.failure else []}  # fmt: skip
 
 
 def _pool_dict(m: PoolResult) -> dict:
@@ -158,6 +164,7 @@ def reconcile(log: VllmLog, catalog: Catalog, flags: dict | None = None) -> Reco
                                 "'# GPU blocks', 'GPU KV cache size' or 'Maximum concurrency' line): nothing to "
                                 "reconcile; pass the whole startup log")  # fmt: skip
     s, gpu_source, assumed, notes = build_scenario(log, catalog, flags)
+    notes += log.reading_notes
     model, gpu = resolve_checked(s, catalog)
     kv_model = _engine_layout_model(log, model, notes)
     est = size_pool(s, kv_model, gpu)
@@ -180,7 +187,8 @@ def reconcile(log: VllmLog, catalog: Catalog, flags: dict | None = None) -> Reco
     if assumed:
         notes.insert(0, f"GPU ASSUMED: {gpu.name} ({s.gpu}); the log names no device and no --gpu was given")
     return Reconciliation(s, model.name, gpu.name, gpu_source, assumed, logged, predicted, _pool_dict(est),
-                          _pool_dict(size_pool(s_cal, kv_model, gpu)), tuple(rows), cal, tuple(notes), log)  # fmt: skip
+                          _pool_dict(size_pool(s_cal, kv_model, gpu)), tuple(rows), cal, tuple(notes), log,
+                          start_failure(log, s, kv_model, gpu))  # fmt: skip
 
 
 def _engine_layout_model(log: VllmLog, m: ModelSpec, notes: list[str]) -> ModelSpec:
@@ -281,6 +289,6 @@ def calibration(log: VllmLog, pool_bytes: float | None) -> dict:
         for key, out in (("total_memory_gib", "memory_gib"), ("gpu_memory_utilization", "gpu_memory_utilization")):
             if log.first(key):
                 cal[out] = log.first(key).value  # type: ignore[union-attr]
-    elif pool_bytes is not None:
+    elif pool_bytes is not None and pool_bytes > 0:  # a failed start's pool (≤ 0) is nothing to adopt
         cal["kv_cache_memory_bytes"] = pool_bytes
     return cal

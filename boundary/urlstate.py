@@ -6,6 +6,7 @@ names it and the default used instead; it never raises.
 
 from __future__ import annotations
 
+import re
 import shlex
 from urllib.parse import urlencode
 
@@ -16,18 +17,20 @@ from calc.scenario import Scenario
 
 PAGE_PARAMS = ("pin",)  # page state that is not a Scenario field
 MAX_SHOWN = 160
+MAX_MESSAGE_SHOWN = 400  # our own messages, which may quote user input
 ZWSP = "\u200b"
 
 
-def plain(text: object) -> str:
-    """User text made inert for a Markdown renderer: truncated, every ASCII punctuation backslash-escaped
-    (so `![img](http://…)`, `[link](javascript:…)`, `<script>`, `:icon:` and `$math$` stay literal text)."""
-    s = str(text).replace("\n", " ").replace("\r", " ")
-    if len(s) > MAX_SHOWN:
-        s = s[:MAX_SHOWN] + "…"
+def plain(text: object, limit: int = MAX_SHOWN) -> str:
+    """Text that may carry user input made inert for a Markdown renderer (st.markdown, st.warning, captions…):
+    one line, truncated to `limit`, every ASCII punctuation backslash-escaped (so `![img](http://…)`,
+    `[link](javascript:…)`, `<script>`, `:icon:` and `$math$` stay literal text)."""
+    s = " ".join(str(text).splitlines())
+    if len(s) > limit:
+        s = s[:limit] + "…"
     # GitHub-flavoured autolinks (http://…, www.…, a@b.c) form even from escaped text: a zero-width space breaks them
-    for pattern in ("://", "www.", "@"):
-        s = s.replace(pattern, pattern[0] + ZWSP + pattern[1:])
+    s = s.replace("://", ":" + ZWSP + "//").replace("@", "@" + ZWSP)
+    s = re.sub(r"(?i)(w)(ww\.)", "\\1" + ZWSP + "\\2", s)
     return "".join("\\" + ch if (ch.isascii() and not ch.isalnum() and ch != " ") else ch for ch in s)
 
 

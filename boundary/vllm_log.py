@@ -33,8 +33,14 @@ from dataclasses import dataclass
 
 from calc.errors import InputError
 
-_NUM = r"\d+(?:,\d{3})*"  # integers with optional thousands separators ("42,656")
-_F = r"-?\d+(?:\.\d+)?"  # a printed float (KV memory can be negative when the start fails)
+# Every pattern is linear in the line: a number that leads a pattern starts after a delimiter (space, comma,
+# parenthesis), every digit run is bounded and must end where it stops, every free-text run is bounded or atomic.
+# Unanchored, "(?P<v>\d+) GiB for" retried a digit run from each of its digits: 20,000 digits took 13 s (GIL held).
+_NUM = r"\d{1,15}(?:,\d{3}){0,5}(?!,?\d)"  # integers with optional thousands separators ("42,656")
+_INT = r"\d{1,15}(?!\d)"
+_F = r"-?\d{1,12}(?:\.\d{1,12})?(?!\.?\d)"  # a printed float (KV memory is negative when the start fails)
+_UF = r"\d{1,12}(?:\.\d{1,12})?"  # unsigned
+_LEAD = rf"[\s,(](?P<v>{_F})"  # a number that leads a pattern starts after a delimiter, never inside a number
 
 PATTERNS: dict[str, tuple[str, ...]] = {
     "weights_gib": (rf"(?:Model loading took|Loading model weights took)\s+(?P<v>{_F})\s*Gi?B",
@@ -45,31 +51,31 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     "total_memory_gib": (rf"total_gpu_memory \((?P<v>{_F})\s*GiB\)", rf"total_gpu_memory=(?P<v>{_F})\s*GiB",
                          rf"Free memory on device \({_F}/(?P<v>{_F}) GiB\)"),
     "gpu_memory_utilization": (rf"gpu_memory_utilization \((?P<v>{_F})\)",
-                               rf"Memory profiling results:.*gpu_memory_utilization=(?P<v>{_F})",
+                               # atomic: commit to the first "results:", so a line of many costs one scan
+                               rf"^(?>.*?Memory profiling results:).*?gpu_memory_utilization=(?P<v>{_F})",
                                rf"Desired GPU memory utilization is \((?P<v>{_F}),"),
     "activation_gib": (rf"PyTorch activation peak memory takes (?P<v>{_F})\s*GiB",
-                       rf"(?P<v>{_F}) GiB for peak activation"),
+                       rf"{_LEAD} GiB for peak activation"),
     "peak_torch_gib": (rf"peak_torch_memory=(?P<v>{_F})\s*GiB",),
     "non_torch_gib": (rf"non_torch_memory takes (?P<v>{_F})\s*GiB", rf"non_torch_memory=(?P<v>{_F})\s*GiB",
-                      rf"(?P<v>{_F}) GiB for non-torch memory"),
+                      rf"{_LEAD} GiB for non-torch memory"),
     "cudagraph_gib": (rf"Graph capturing finished in {_F} secs?, took (?P<v>{_F}) GiB",
-                      rf"(?P<v>{_F}) GiB for CUDAGraph memory"),
+                      rf"{_LEAD} GiB for CUDAGraph memory"),
     "cudagraph_estimate_gib": (rf"Estimated CUDA graph memory:\s*(?P<v>{_F})\s*GiB",),
-    "kv_cache_bytes": (r"Current kv cache memory in use is (?P<v>\d+) bytes",),
-    "num_gpu_blocks": (rf"(?:GPU|cuda|npu|xpu|hpu) blocks:\s*(?P<v>{_NUM})", r"num_gpu_blocks is:\s*(?P<v>\d+)"),
+    "kv_cache_bytes": (rf"Current kv cache memory in use is (?P<v>{_INT}) bytes",),
+    "num_gpu_blocks": (rf"(?i:[gnxh]pu|cuda) blocks:\s*(?P<v>{_NUM})", rf"num_gpu_blocks is:\s*(?P<v>{_INT})"),
     "num_cpu_blocks": (rf"CPU blocks:\s*(?P<v>{_NUM})",),
     "kv_cache_tokens": (rf"GPU(?: \+ host)? KV cache size:\s*(?P<v>{_NUM})\s*tokens",),
-    "max_concurrency": (rf"Maximum concurrency for (?P<arg>{_NUM}) tokens per request:\s*(?P<v>\d+(?:\.\d+)?)x",),
-    "block_size": (r"(?:Forcing|Setting) kv cache block size to (?P<v>\d+)",
-                   r"Setting attention block size to (?P<v>\d+) tokens"),
-    "seq_len_error_tokens": (r"max seq len \((?P<arg>\d+)\) is larger than the maximum number of tokens that can be "
-                             r"stored in KV cache \((?P<v>\d+)\)",),
-    "kv_needed_gib": (rf"max seq len \((?P<arg>\d+)\), \((?P<v>{_F}) GiB KV cache is needed",),
+    "max_concurrency": (rf"Maximum concurrency for (?P<arg>{_NUM}) tokens per request:\s*(?P<v>{_UF})x",),
+    "block_size": (rf"(?:Forcing|Setting) kv cache block size to (?P<v>{_INT})",
+                   rf"Setting attention block size to (?P<v>{_INT}) tokens"),
+    "seq_len_error_tokens": (rf"max seq len \((?P<arg>{_INT})\) is larger than the maximum number of tokens that can "
+                             rf"be stored in KV cache \((?P<v>{_INT})\)",),
+    "kv_needed_gib": (rf"max seq len \((?P<arg>{_INT})\), \((?P<v>{_F}) GiB KV cache is needed",),
     "error_available_gib": (rf"larger than the available KV cache memory \((?P<v>{_F}) GiB\)",),
-    "estimated_max_model_len": (r"estimated maximum model length is (?P<v>\d+)",),
+    "estimated_max_model_len": (rf"estimated maximum model length is (?P<v>{_INT})",),
 }  # fmt: skip
-_COMPILED = {k: tuple(re.compile(p, re.IGNORECASE if k == "num_gpu_blocks" else 0) for p in v)
-             for k, v in PATTERNS.items()}  # fmt: skip
+_COMPILED = {k: tuple(re.compile(p) for p in v) for k, v in PATTERNS.items()}
 
 CONFIG_KEYS = (
     "model", "served_model_name", "tensor_parallel_size", "pipeline_parallel_size", "dtype", "kv_cache_dtype",
@@ -77,14 +83,50 @@ CONFIG_KEYS = (
     "quantization", "enforce_eager", "speculative_config", "enable_chunked_prefill", "swap_space",
 )  # fmt: skip
 _CONFIG_LINE = re.compile(r"with config:|non-default args|Namespace\(")
-_CONFIG_RE = {k: re.compile(rf"(?<![\w.])['\"]?{k}['\"]?\s*[:=]\s*(?P<v>'[^']*'|\"[^\"]*\"|[^,\s)}}]+)")
+_CONFIG_RE = {k: re.compile(rf"(?<![\w.])['\"]?{k}['\"]?\s*[:=]\s*(?P<v>'[^']{{0,300}}'|\"[^\"]{{0,300}}\"|[^,\s)}}]{{1,300}})")
               for k in CONFIG_KEYS}  # fmt: skip
 _VERSION = (
-    re.compile(r"engine \(v(?P<v>\d+\.\d+[\w.+-]*)\)"),
-    re.compile(r"vLLM API server version (?P<v>\d+\.\d+[\w.+-]*)"),
+    re.compile(r"engine \(v(?P<v>\d{1,4}\.\d{1,4}[\w.+-]{0,40})\)"),
+    re.compile(r"vLLM API server version (?P<v>\d{1,4}\.\d{1,4}[\w.+-]{0,40})"),
 )
-_WORKER = re.compile(r"\((?P<w>[^()]*\bpid=\d+[^()]*)\)")
+_WORKER = re.compile(r"\((?P<w>[^()]*?\bpid=\d{1,10}[^()]*)\)")  # searched in a line's first 120 characters
 _LEVEL = re.compile(r"\b(?:INFO|WARNING|DEBUG|ERROR|CRITICAL)\b")
+# A literal that every line of a key contains: the patterns run only on lines that hold one (found in one pass
+# over the text), so a megabyte of other lines costs one C-level scan, not 45 regex calls per line.
+_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "weights_gib": ("Model loading took", "Loading model weights took", "model weights take"),
+    "available_kv_gib": ("Available KV cache memory", "reserved for KV Cache", "kv_cache_size="),
+    "total_memory_gib": ("total_gpu_memory", "Free memory on device"),
+    "gpu_memory_utilization": ("gpu_memory_utilization", "Desired GPU memory utilization"),
+    "activation_gib": ("activation peak memory takes", "GiB for peak activation"),
+    "peak_torch_gib": ("peak_torch_memory=",),
+    "non_torch_gib": ("non_torch_memory", "GiB for non-torch memory"),
+    "cudagraph_gib": ("Graph capturing finished", "GiB for CUDAGraph memory"),
+    "cudagraph_estimate_gib": ("Estimated CUDA graph memory",),
+    "kv_cache_bytes": ("kv cache memory in use",),
+    "num_gpu_blocks": ("blocks:", "BLOCKS:", "Blocks:", "num_gpu_blocks is"),
+    "num_cpu_blocks": ("CPU blocks:",),
+    "kv_cache_tokens": ("KV cache size:",),
+    "max_concurrency": ("Maximum concurrency for",),
+    "block_size": ("block size to",),
+    "seq_len_error_tokens": ("max seq len (",),
+    "kv_needed_gib": ("max seq len (",),
+    "error_available_gib": ("larger than the available KV cache memory",),
+    "estimated_max_model_len": ("estimated maximum model length",),
+    "config": ("with config:", "non-default args", "Namespace("),
+    "version": ("engine (v", "vLLM API server version"),
+}  # fmt: skip
+_WORDS = sorted({w for ws in _KEYWORDS.values() for w in ws}, key=len, reverse=True)
+_KEYWORD = re.compile("|".join(map(re.escape, _WORDS)))
+_KEYWORD_LINE = re.compile(r"(?m)^[^\n]*?(?:" + _KEYWORD.pattern + ")")
+# a found keyword enables every key with a keyword inside it ("CPU blocks:" holds "blocks:")
+_KEYS_OF = {w: {k for k, ws in _KEYWORDS.items() if any(x in w for x in ws)} for w in _WORDS}
+MAX_LOG_CHARS = 1_000_000  # a startup log is tens of kB; a server log that long belongs cut to its start
+MAX_LINE_CHARS = 8_000  # longer lines are skipped (and counted); vLLM's longest, the engine config, is ~3,000
+MAX_LOG_LINES = 50_000  # a megabyte of real log is ~10,000 lines; a flood of tiny lines is refused
+MAX_RECOGNISED_CHARS = 200_000  # of recognised lines: a startup log has a few kB; past this reading stops (and says so)
+MAX_CONFIG_LINES = 8  # the engine config is printed once per process; the first value of each key wins
+MAX_HEADER_LINES = 100
 _HEADER = re.compile(r"^# (?P<k>[a-z][a-z_]*): (?P<v>.*)$")
 _V0_MARKERS = ("Initializing an LLM engine", "CPU blocks", "Memory profiling", "reserved for KV Cache", "llm_engine.py")
 _V1_MARKERS = ("V1 LLM engine", "EngineCore", "gpu_worker.py", "Available KV cache memory", "GPU KV cache size",
@@ -134,6 +176,21 @@ class VllmLog:
     """Every recognised number, by PATTERNS key, in file order."""
     lines: tuple[str, ...]
     """The body, for device-name lookups."""
+    skipped_lines: int = 0
+    """Lines over MAX_LINE_CHARS characters, not read."""
+    stopped_at_line: int | None = None
+    """Where reading stopped after MAX_RECOGNISED_CHARS characters of recognised lines (None: read to the end)."""
+
+    @property
+    def reading_notes(self) -> list[str]:
+        """What of the text was not read, in words (empty for an ordinary log)."""
+        out = []
+        if self.skipped_lines:
+            out.append(f"{self.skipped_lines:,} line(s) over {MAX_LINE_CHARS:,} characters were skipped")
+        if self.stopped_at_line:
+            out.append(f"reading stopped at line {self.stopped_at_line:,} after {MAX_RECOGNISED_CHARS:,} characters of "
+                       "recognised lines")  # fmt: skip
+        return out
 
     def get(self, key: str) -> tuple[Measure, ...]:
         return self.measures.get(key, ())
@@ -161,12 +218,14 @@ def split_header(text: str) -> tuple[dict[str, str], list[str], int]:
     if not lines or not _HEADER.match(lines[0]):
         return {}, lines, 0
     header: dict[str, str] = {}
-    for i, line in enumerate(lines):
+    for i, line in enumerate(lines[:MAX_HEADER_LINES]):
         if not line.strip():
             return header, lines[i + 1 :], i + 1
         m = _HEADER.match(line)
         if m:
             header[m.group("k")] = m.group("v").strip()
+    if len(lines) > MAX_HEADER_LINES:  # no blank line soon: not a fixture header, all of it is the log
+        return {}, lines, 0
     return header, [], len(lines)
 
 
@@ -174,116 +233,103 @@ def _decimals(s: str) -> int:
     return len(s.split(".")[1]) if "." in s else 0
 
 
+def _keyword_lines(body: list[str]):
+    """Indices of the lines that hold any keyword, in order: one C-level scan of the whole text."""
+    joined, line, pos = "\n".join(body), 0, 0
+    for m in _KEYWORD_LINE.finditer(joined):
+        line += joined.count("\n", pos, m.start())
+        pos = m.start()
+        yield line
+
+
+class _Scan:
+    """Mutable state of one parse: values by key, engine config, version, counts of what was not read."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, list[Measure]] = {}
+        self.config: dict[str, str] = {}
+        self.version: str | None = None
+        self.config_lines = 0
+
+    def read(self, line: str, line_no: int, worker: str | None) -> None:
+        keys = set().union(*(_KEYS_OF[m.group()] for m in _KEYWORD.finditer(line)))
+        for key in keys:
+            if key == "config":
+                self._config(line)
+            elif key == "version":
+                self._version(line)
+            else:
+                for rx in _COMPILED[key]:
+                    for m in rx.finditer(line):
+                        raw, arg = m.group("v"), m.groupdict().get("arg")
+                        value, argument = float(raw.replace(",", "")), int(arg.replace(",", "")) if arg else None
+                        self.found.setdefault(key, []).append(Measure(value, line_no, worker, _decimals(raw), argument))
+
+    def _config(self, line: str) -> None:
+        if self.config_lines >= MAX_CONFIG_LINES or not _CONFIG_LINE.search(line):
+            return
+        self.config_lines += 1
+        for key, rx in _CONFIG_RE.items():
+            m = rx.search(line) if key not in self.config else None
+            if m:
+                self.config[key] = m.group("v").strip("'\"")
+
+    def _version(self, line: str) -> None:
+        for rx in _VERSION:
+            m = rx.search(line) if self.version is None else None
+            if m:
+                self.version = m.group("v")
+
+
+def _too_long(size: str, limit: str) -> InputError:
+    return InputError("log", f"the log has {size}; the limit is {limit}: pass the startup part (from "
+                             "'Initializing' to 'Maximum concurrency')")  # fmt: skip
+
+
 def parse_log(text: str) -> VllmLog:
-    """All recognised values of a vLLM startup log. Raises InputError('log', …) when no line is recognised."""
+    """All recognised values of a vLLM startup log. Raises InputError('log', …) when no line is recognised or the
+    text is over MAX_LOG_CHARS; lines over MAX_LINE_CHARS are skipped and counted (`skipped_lines`)."""
+    if len(text) > MAX_LOG_CHARS:
+        raise _too_long(f"{len(text):,} characters", f"{MAX_LOG_CHARS:,}")
+    if text.count("\n") >= MAX_LOG_LINES:  # counted before splitting a flood of tiny lines
+        raise _too_long(f"{text.count(chr(10)) + 1:,} lines", f"{MAX_LOG_LINES:,}")
     header, body, offset = split_header(text)
-    found: dict[str, list[Measure]] = {}
-    config: dict[str, str] = {}
-    version = None
-    worker = None
+    if len(body) > MAX_LOG_LINES:  # other line breaks (\r, \f, \u2028 …)
+        raise _too_long(f"{len(body):,} lines", f"{MAX_LOG_LINES:,}")
+    scan, worker, skipped, read = _Scan(), None, 0, 0
+    wanted = _keyword_lines(body)
+    next_line = next(wanted, None)
     for i, line in enumerate(body):
-        w = _WORKER.search(line[:120])
+        if not line:
+            worker = None
+            continue
+        if len(line) > MAX_LINE_CHARS:
+            skipped, worker = skipped + 1, None
+            next_line = next(wanted, None) if next_line == i else next_line
+            continue
+        w = _WORKER.search(line, 0, 120) if line.find("pid=", 0, 120) >= 0 else None
         if w:
             worker = w.group("w").strip()
-        elif _LEVEL.search(line) or not line.strip():
+        elif worker is not None and (not line.strip() or _LEVEL.search(line)):
             worker = None  # an engine-level record; unprefixed continuation lines keep the record's worker
-        for key, regexes in _COMPILED.items():
-            for rx in regexes:
-                for m in rx.finditer(line):
-                    raw = m.group("v")
-                    arg = m.groupdict().get("arg")
-                    found.setdefault(key, []).append(
-                        Measure(
-                            float(raw.replace(",", "")),
-                            offset + i + 1,
-                            worker,
-                            _decimals(raw),
-                            int(arg.replace(",", "")) if arg else None,
-                        )  # fmt: skip
-                    )
-        if _CONFIG_LINE.search(line):
-            for key, rx in _CONFIG_RE.items():
-                m = rx.search(line)
-                if m and key not in config:
-                    config[key] = m.group("v").strip("'\"")
-        for rx in _VERSION:
-            m = rx.search(line)
-            if m and version is None:
-                version = m.group("v")
-    if not found and not config:
+        if next_line != i:
+            continue
+        next_line = next(wanted, None)
+        read += len(line)
+        if read > MAX_RECOGNISED_CHARS:
+            break
+        scan.read(line, offset + i + 1, worker)
+    stopped_at = offset + i + 1 if read > MAX_RECOGNISED_CHARS else None
+    if not scan.found and not scan.config:
+        more = f" ({skipped:,} lines over {MAX_LINE_CHARS:,} characters were skipped)" if skipped else ""
         raise InputError(
             "log",
             "no vLLM startup lines found (expected lines such as 'Available KV cache memory: …', "
-            "'GPU KV cache size: …', '# GPU blocks: …', 'Model loading took …'); is this a vLLM startup log?",
+            f"'GPU KV cache size: …', '# GPU blocks: …', 'Model loading took …'){more}; is this a vLLM startup log?",
         )
     joined = "\n".join(body)
     v0 = sum(m in joined for m in _V0_MARKERS) + len(re.findall(r"(?<!gpu_)model_runner\.py", joined))
     v1 = sum(m in joined for m in _V1_MARKERS)
     engine = "V0" if v0 > v1 or "CPU blocks" in joined else ("V1" if v1 else "unknown")
-    measures = {k: tuple(v) for k, v in found.items()}
-    return VllmLog(header, engine, version, config, measures, tuple(body))
-
-
-# --- the log's engine arguments in Scenario vocabulary -----------------------------------------------------------
-
-_INT_FIELDS = ("tensor_parallel_size", "pipeline_parallel_size", "block_size", "max_num_batched_tokens", "max_num_seqs")
-_QUANT_DTYPE = {"fp8": "fp8", "fbgemm_fp8": "fp8", "modelopt": "fp8", "awq": "int4", "awq_marlin": "int4",
-                "gptq": "int4", "gptq_marlin": "int4", "bitsandbytes": "int4", "compressed-tensors": None}  # fmt: skip
-_TORCH_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
-
-
-def _int(text: str | None) -> int | None:
-    return int(text) if text and re.fullmatch(r"\d+", text) else None
-
-
-def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
-    """Scenario fields the log states (engine config line first, then the measured lines), plus notes on guesses.
-
-    max_model_len: config max_seq_len / max_model_len, else the L of "Maximum concurrency for L tokens", else the
-    V0 "max seq len (L)" error. V0 without chunked prefill (≤ 32k context) profiles max(L, 2048) batched tokens.
-    estimate_cudagraphs: only vLLM ≥ 0.20 (or a log with "Estimated CUDA graph memory") subtracts CUDA graphs.
-    """
-    cfg, notes, out = log.config, [], {}
-    for name in _INT_FIELDS:
-        if _int(cfg.get(name)) is not None:
-            out[name] = _int(cfg[name])
-    length = _int(cfg.get("max_model_len")) or _int(cfg.get("max_seq_len"))
-    conc, err = log.first("max_concurrency"), log.first("seq_len_error_tokens")
-    if length is None and conc is not None:
-        length = conc.arg
-    elif length is None and err is not None:
-        length = err.arg
-    if length:
-        out["max_model_len"] = length
-    util = cfg.get("gpu_memory_utilization")
-    if util and re.fullmatch(r"\d*\.?\d+", util):
-        out["gpu_memory_utilization"] = float(util)
-    elif log.first("gpu_memory_utilization"):
-        out["gpu_memory_utilization"] = log.first("gpu_memory_utilization").value  # type: ignore[union-attr]
-    forced = log.get("block_size")
-    if forced:
-        out["block_size"] = int(forced[-1].value)
-    kv = cfg.get("kv_cache_dtype", "")
-    if kv.startswith("fp8"):
-        out["kv_cache_dtype"] = "fp8"
-    if cfg.get("enforce_eager") in ("True", "False"):
-        out["enforce_eager"] = cfg["enforce_eager"] == "True"
-    quant = cfg.get("quantization")
-    if quant and quant != "None" and _QUANT_DTYPE.get(quant):
-        out["dtype"] = _QUANT_DTYPE[quant]
-    elif cfg.get("dtype", "").removeprefix("torch.") in _TORCH_DTYPE:
-        out["dtype"] = _TORCH_DTYPE[cfg["dtype"].removeprefix("torch.")]
-    if "max_num_batched_tokens" not in out and log.engine == "V0" and length and length <= 32768:
-        if cfg.get("enable_chunked_prefill") != "True":
-            out["max_num_batched_tokens"] = max(length, 2048)
-            notes.append(f"V0 without chunked prefill: the profiling run uses max(max_model_len, 2048) = "
-                         f"{out['max_num_batched_tokens']} batched tokens")  # fmt: skip
-    version = log.version_tuple
-    subtracts = bool(log.get("cudagraph_estimate_gib")) or (version is not None and version >= (0, 20))
-    out["estimate_cudagraphs"] = subtracts
-    if not subtracts:
-        notes.append("vLLM ≤ 0.19 (no 'Estimated CUDA graph memory' line): CUDA graphs are captured after the KV pool "
-                      "is sized, so they are not subtracted from it")  # fmt: skip
-    if not log.config:
-        notes.append("the log has no engine config line: fields it does not state are defaults or flags")
-    return out, notes
+    measures = {k: tuple(v) for k, v in scan.found.items()}
+    return VllmLog(header, engine, scan.version, scan.config, measures, tuple(body), skipped, stopped_at)

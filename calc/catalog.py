@@ -13,3 +13,5 @@ class Catalog:
     gpus: dict[str, GPUSpec]
     models: dict[str, ModelSpec]
     engines: dict[str, EngineSpec]
+    problems: tuple[str, ...] = ()
+    """Spec files skipped, one line each: 'hardware_specs/x.yaml: line 3: …'."""

@@ -129,6 +129,8 @@ def _ffns(d: dict, n: int) -> tuple[str, ...]:
 def check(m) -> str | None:
     """The first problem with a ModelSpec, naming the fields; None when it can be planned."""
     n = m.num_hidden_layers
+    if m.layer_types is None or m.mlp_layer_types is None:
+        return "layer_types could not be derived: num_hidden_layers must be a whole number of layers"
     for name in ("layer_types", "mlp_layer_types", "no_rope_layers", "kv_heads_per_layer",
                  "intermediate_size_per_layer"):  # fmt: skip
         v = getattr(m, name)

@@ -1,19 +1,25 @@
 """The one module that reads files: our spec YAML and raw Hugging Face config.json files.
 
-YAML goes through `yaml.safe_load`; every failure becomes an InputError naming the file and the field.
+Every file is size-capped and checked to be a regular file before it is read. YAML goes through a SafeLoader that
+also refuses aliases and duplicate keys; every failure becomes an InputError naming the file, its line where YAML
+gives one, and the field. A broken spec file is skipped (Catalog.problems), never fatal to the others.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import stat
 from pathlib import Path
 from typing import TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from calc.errors import InputError, describe
 from calc.hf_config import model_from_hf_config
+from calc.scenario import SpecId
 from calc.specs import GPUSpec, ModelSpec
 
 T = TypeVar("T", bound=BaseModel)
@@ -23,32 +29,172 @@ HARDWARE_DIR = ROOT / "hardware_specs"
 MODEL_DIR = ROOT / "model_specs"
 ENGINE_DIR = ROOT / "engine_specs"
 MAX_CONFIG_BYTES = 1_000_000  # upload cap for a config.json: real ones are a few kB
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"))  # fmt: skip
 
 
-def load_spec_file(path: Path, model: type[T]) -> T:
+def read_capped(path: Path | str, limit: int, field: str | None = None) -> bytes:
+    """A regular file's bytes, refused BEFORE reading when it is anything else or larger than `limit`.
+
+    Opened non-blocking (a FIFO with no writer would wait forever) and checked with fstat on that same descriptor
+    (no race with a file swapped in between); at most limit + 1 bytes are read, in case the file grows meanwhile.
+    """
+    name = field or str(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
-        raise InputError(path.name, f"cannot read YAML ({type(e).__name__}: {str(e).splitlines()[0]})") from None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise InputError(name, f"cannot read '{path}' ({e.strerror or type(e).__name__})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((k for test, k in _KINDS if test(info.st_mode)), "not a file")
+            raise InputError(name, f"'{path}' is not a regular file ({kind})")
+        if info.st_size > limit:
+            raise InputError(name, f"'{path}' is {info.st_size:,} bytes; the limit is {limit:,}")
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        try:
+            raw = f.read(limit + 1)
+        except OSError as e:
+            raise InputError(name, f"cannot read '{path}' ({e.strerror or type(e).__name__})") from None
+    if len(raw) > limit:
+        raise InputError(name, f"'{path}' is over {limit:,} bytes, the limit")
+    return raw
+
+
+# --- spec YAML --------------------------------------------------------------------------------------------------
+
+MAX_SPEC_BYTES = 64_000  # a spec file is ~1.5 kB; pure-Python YAML reads 64 kB in well under 0.1 s
+MAX_SPEC_NESTING = 20  # flow brackets; 30,000 of them cost 0.5 s before a RecursionError (libyaml segfaults)
+SPEC_ID = TypeAdapter(SpecId)  # a file stem is a spec id: the rule the CLI and links apply to `model` and `gpu`
+
+
+class _SpecLoader(yaml.SafeLoader):
+    """safe_load, stricter. No aliases: a 1 kB "billion laughs" expands to gigabytes once anything walks it, and spec
+    files need none. No duplicate keys (YAML keeps the last, silently). No integers past Python's digit limit."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, f"aliases (*{event.anchor}) are not allowed in spec files",
+                                              event.start_mark)  # fmt: skip
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):
+        seen: set = set()
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode):
+                if key_node.value in seen:
+                    raise yaml.constructor.ConstructorError(None, None, f"duplicate key '{key_node.value[:60]}'",
+                                                            key_node.start_mark)  # fmt: skip
+                seen.add(key_node.value)
+        return super().construct_mapping(node, deep)
+
+    def construct_yaml_int(self, node):
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:
+            raise yaml.constructor.ConstructorError(None, None, f"number too long ({len(node.value):,} characters)",
+                                                    node.start_mark) from None  # fmt: skip
+
+
+_SpecLoader.add_constructor("tag:yaml.org,2002:int", _SpecLoader.construct_yaml_int)
+
+
+def _yaml_error(e: yaml.YAMLError) -> str:
+    mark = getattr(e, "problem_mark", None)
+    where = f"line {mark.line + 1}: " if mark is not None else ""
+    what = getattr(e, "problem", None) or str(e).splitlines()[0]
+    return f"{where}not valid YAML ({what[:160]})"
+
+
+def _nesting(text: str) -> int:
+    depth = peak = 0
+    for ch in re.findall(r"[\[\]{}]", text):  # quoted brackets count too: spec files have a handful
+        depth += 1 if ch in "[{" else -1
+        peak = max(peak, depth)
+    return peak
+
+
+def read_spec_yaml(path: Path, field: str | None = None) -> tuple[Any, dict[str, int]]:
+    """(parsed document, line of each top-level key), or InputError(field or file name, 'line N: …')."""
+    name = field or path.name
+    raw = read_capped(path, MAX_SPEC_BYTES, name)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise InputError(name, f"line {line}: not UTF-8 (byte {e.start:,})") from None
+    if _nesting(text) > MAX_SPEC_NESTING:
+        raise InputError(name, f"nested deeper than {MAX_SPEC_NESTING} levels")
+    loader = _SpecLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as e:
+        raise InputError(name, _yaml_error(e)) from None
+    except RecursionError:
+        raise InputError(name, "nested too deeply") from None
+    finally:
+        loader.dispose()
+    lines = {k.value: k.start_mark.line + 1 for k, _ in node.value if isinstance(k, yaml.ScalarNode)} \
+        if isinstance(node, yaml.MappingNode) else {}  # fmt: skip
+    return data, lines
+
+
+def _line_of(e: ValidationError, lines: dict[str, int]) -> str:
+    """'line N: ' of the first error's field, or of the first field a whole-spec check names."""
+    first = e.errors(include_url=False)[0]
+    key = str(first["loc"][0]) if first["loc"] else next((k for k in lines if k in first["msg"]), None)
+    return f"line {lines[key]}: " if key in lines else ""
+
+
+def load_spec_file(path: Path, model: type[T], field: str | None = None) -> T:
+    """One spec file; errors name `field` (default: the file name) and the line."""
+    name = field or path.name
+    data, lines = read_spec_yaml(path, name)
+    if data is None:
+        raise InputError(name, "the file is empty: expected a mapping of field: value")
     if not isinstance(data, dict):
-        raise InputError(path.name, "expected a mapping of field: value")
+        raise InputError(name, f"expected a mapping of field: value, not a {type(data).__name__}")
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        raise InputError(path.name, describe(e)) from None
+        raise InputError(name, _line_of(e, lines) + describe(e)) from None
 
 
-def load_specs(directory: Path, model: type[T]) -> dict[str, T]:
-    """Every `*.yaml` in `directory`, keyed by file stem (the spec id)."""
-    return {p.stem: load_spec_file(p, model) for p in sorted(directory.glob("*.yaml"))}
+def load_specs(directory: Path, model: type[T], problems: list[str] | None = None) -> dict[str, T]:
+    """Every `*.yaml` in `directory`, keyed by file stem (the spec id). With `problems`, a bad file is skipped and
+    described there ('hardware_specs/x.yaml: line 3: …'); without, the first bad file raises."""
+    out: dict[str, T] = {}
+    for p in sorted(directory.glob("*.yaml")):
+        try:
+            try:
+                SPEC_ID.validate_python(p.stem)
+            except ValidationError:
+                raise InputError(p.name, "the file name is the spec id: lower-case letters, digits, '.', '_' and "
+                                         "'-', at most 64 characters (links and the CLI accept no other)") from None  # fmt: skip
+            out[p.stem] = load_spec_file(p, model)
+        except InputError as e:
+            if problems is None:
+                raise
+            problems.append(f"{directory.name}/{e}")
+    return out
 
 
-def load_catalog(hardware_dir: Path = HARDWARE_DIR, model_dir: Path = MODEL_DIR, engine_dir: Path = ENGINE_DIR):
+def load_catalog(hardware_dir: Path | None = None, model_dir: Path | None = None, engine_dir: Path | None = None):
+    """The shipped specs; broken files are skipped and listed in `Catalog.problems`, never fatal."""
     from calc.catalog import Catalog  # local import: catalog has no I/O of its own
     from calc.engine_spec import EngineSpec
 
-    return Catalog(gpus=load_specs(hardware_dir, GPUSpec), models=load_specs(model_dir, ModelSpec),
-                   engines=load_specs(engine_dir, EngineSpec))  # fmt: skip
+    problems: list[str] = []
+    gpus = load_specs(hardware_dir or HARDWARE_DIR, GPUSpec, problems)
+    models = load_specs(model_dir or MODEL_DIR, ModelSpec, problems)
+    engines = load_specs(engine_dir or ENGINE_DIR, EngineSpec, problems)
+    return Catalog(gpus=gpus, models=models, engines=engines, problems=tuple(problems))
 
 
 # --- Hugging Face config.json (the reader itself is calc.hf_config) -------------------------------------------
@@ -60,7 +206,7 @@ def parse_config_json(raw: bytes | str, name: str | None = None) -> ModelSpec:
         raise InputError("config.json", f"file is {len(raw):,} bytes; the limit is {MAX_CONFIG_BYTES:,}")
     try:
         config = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+    except (ValueError, RecursionError) as e:  # also ints past Python's 4,300-digit limit
         raise InputError("config.json", f"not valid JSON ({str(e).splitlines()[0][:120]})") from None
     return model_from_hf_config(config, name=name)
 
@@ -68,9 +214,6 @@ def parse_config_json(raw: bytes | str, name: str | None = None) -> ModelSpec:
 def load_model_file(path: Path) -> ModelSpec:
     """A model YAML of ours or a Hugging Face config.json, chosen by extension."""
     if path.suffix == ".json":
-        try:
-            raw = path.read_bytes()
-        except OSError as e:
-            raise InputError(str(path), f"cannot read ({e.strerror})") from None
+        raw = read_capped(path, MAX_CONFIG_BYTES, "model")
         return parse_config_json(raw, name=path.parent.name if path.name == "config.json" else path.stem)
-    return load_spec_file(path, ModelSpec)
+    return load_spec_file(path, ModelSpec, "model")

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 MAX_LAYERS = 1024  # the deepest published decoders have ~130 layers (Llama-3.1-405B: 126)
 PosInt = Annotated[int, Field(gt=0, le=10**7)]
 NonNegInt = Annotated[int, Field(ge=0, le=10**7)]
-Layers = Annotated[int, Field(gt=0, le=MAX_LAYERS)]
+Layers = Annotated[int, Field(gt=0, le=MAX_LAYERS, strict=True)]  # a whole number, not true or "3"
 
 Mixer = Literal["full_attention", "sliding_attention", "chunked_attention", "mamba", "linear_attention", "conv",
                 "hybrid", "none"]  # fmt: skip

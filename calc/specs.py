@@ -8,15 +8,26 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from calc.units import GB, TFLOP, GiB
+from calc.units import GB, GFLOP, MB, PFLOP, TB, TFLOP, GiB, MiB
 
 PosInt = Annotated[int, Field(gt=0, le=10**7)]
 NonNegInt = Annotated[int, Field(ge=0, le=10**7)]
 PosFloat = Annotated[float, Field(gt=0, le=1e7)]
 
 Arch = Literal["turing", "ampere", "ada", "hopper", "blackwell", "cdna3", "gaudi3", "tpu"]
+
+# Plausible range of each human-unit GPU figure, and the unit slips that land outside it: (slip, intended per slip).
+# Shipped parts span 16–256 GiB, 300–8,000 GB/s, 65–4,500 dense TFLOP/s; the ranges leave generations of room.
+_MEMORY = (1, 1024, "GiB", (("MiB", MiB / GiB), ("bytes", 1 / GiB)))
+_BANDWIDTH = (50, 20_000, "GB/s", (("TB/s", TB / GB), ("MB/s", MB / GB), ("bytes/s", 1 / GB)))
+_LINK = (1, 5_000, "GB/s", (("TB/s", TB / GB), ("MB/s", MB / GB), ("bytes/s", 1 / GB)))
+_FLOPS = (1, 20_000, "TFLOP/s", (("PFLOP/s", PFLOP / TFLOP), ("GFLOP/s", GFLOP / TFLOP), ("FLOP/s", 1 / TFLOP)))
+_OPS = (1, 20_000, "TOPS", (("POPS", PFLOP / TFLOP), ("GOPS", GFLOP / TFLOP), ("OPS", 1 / TFLOP)))
+_PLAUSIBLE = {"memory_gib": _MEMORY, "memory_vendor_gb": (1, 1024, "GB", (("MB", MB / GB),)),
+              "memory_bandwidth_gb_per_s": _BANDWIDTH, "host_link_gb_per_s": _LINK, "scaleup_link_gb_per_s": _LINK,
+              "bf16_tflop_per_s": _FLOPS, "fp16_tflop_per_s": _FLOPS, "fp8_tflop_per_s": _FLOPS, "int8_tops": _OPS}  # fmt: skip
 
 
 class GPUSpec(BaseModel):
@@ -65,6 +76,19 @@ class GPUSpec(BaseModel):
     """Names of fields whose value is derived or uncertain rather than read from a datasheet."""
     notes: str | None = None
     source: str = Field(min_length=8)
+
+    @field_validator(*_PLAUSIBLE, mode="before")
+    @classmethod
+    def _plausible(cls, value, info):
+        """A figure outside its plausible range is a unit slip, named: 3.35 GB/s is H100's 3.35 TB/s."""
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value or value <= 0:
+            return value  # types, signs and NaN are the field's own constraints
+        low, high, unit, slips = _PLAUSIBLE[info.field_name]
+        if low <= value <= high:
+            return value
+        slip = next((name for name, per in slips if low <= value * per <= high), None)
+        looks = f"looks like {slip}" if slip else "is not plausible"
+        raise ValueError(f"{value:g} {looks}; expected {low:,g}–{high:,g} {unit}")
 
     @model_validator(mode="after")
     def _check(self) -> Self:

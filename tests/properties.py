@@ -81,8 +81,13 @@ def field_value(name: str, *, in_range_only: bool = False):
         base = st.integers(int(lo or 0), int(min(hi or 100_000, 100_000)))
     else:
         lo, hi = field_bounds(name)
-        base = st.floats(float(lo or 0), float(min(hi or 1e6, 1e6)), allow_nan=False,
-                         exclude_min=_exclusive(info, "gt"), exclude_max=_exclusive(info, "lt"))
+        base = st.floats(
+            float(lo or 0),
+            float(min(hi or 1e6, 1e6)),
+            allow_nan=False,
+            exclude_min=_exclusive(info, "gt"),
+            exclude_max=_exclusive(info, "lt"),
+        )
     if in_range_only:
         return base
     return st.one_of(*[base] * 9, ANY_VALUE)  # mostly in range, so most scenarios get evaluated

@@ -107,3 +107,58 @@ def test_html_and_markdown_in_a_link_render_as_text(page):
     assert page.locator("img[src='x'], img[src*='example.invalid'], a[href^='javascript']").count() == 0
     assert page.locator("script:has-text('alert(1)')").count() == 0
     assert "![img]" in warnings.first.inner_text() or "img" in warnings.first.inner_text()
+
+
+def foreign_urls(page) -> list[str]:
+    """Every a[href] and img[src] in the DOM that leaves the app: another http(s) origin, javascript:, data:."""
+    from urllib.parse import urlsplit
+
+    urls = page.eval_on_selector_all("a[href], img[src]", "els => els.map(e => e.href || e.src)")
+    own = urlsplit(page.base)
+    bad = []
+    for url in urls:
+        parts = urlsplit(url)
+        if parts.scheme in ("http", "https") and (parts.hostname, parts.port) != (own.hostname, own.port):
+            bad.append(url)
+        elif parts.scheme not in ("http", "https", "blob", "about"):
+            bad.append(url)
+    return bad
+
+
+def test_markdown_and_html_in_every_text_parameter_link_nowhere(page):
+    """Payloads in custom_model, pin, model, gpu and unknown keys; the Compare tab opened for the pin."""
+    import base64
+    import json
+    import zlib
+    from urllib.parse import urlencode
+
+    evil = ("[x](https://evil.example/a) ![i](https://evil.example/i.png) <a href='https://evil.example/h'>h</a> "
+            "<img src='https://evil.example/p.png'> https://evil.example/auto www.evil.example me@evil.example")  # fmt: skip
+
+    def packed(data: dict) -> str:
+        return base64.urlsafe_b64encode(zlib.compress(json.dumps(data).encode())).decode().rstrip("=")
+
+    def pin(data: dict) -> str:
+        return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
+
+    qwen = {"model_type": "qwen2", "num_hidden_layers": 28, "hidden_size": 3584, "intermediate_size": 18944,
+            "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064,
+            "max_position_embeddings": 32768}  # fmt: skip
+    links = [
+        {"model": evil, "gpu": evil, evil: evil, "concurrency": evil},
+        {"model": "custom", "custom_model": evil},
+        {"model": "custom", "custom_model": packed({**qwen, "name": evil[:120]})},
+        {"model": "custom", "custom_model": packed({**qwen, "model_type": evil[:60]})},
+        {"model": "custom", "custom_model": packed({**qwen, evil: 1})},
+        {"pin": evil},
+        {"pin": pin({evil: 1})},
+        {"pin": pin({"custom_model": evil})},
+        {"pin": pin({"model": "custom", "custom_model": packed({**qwen, "model_type": evil[:60]})})},
+    ]
+    for params in links:
+        page.goto(page.base + "/?" + urlencode(params))
+        verdict(page)
+        page.get_by_role("tab", name="Compare & export").click()
+        page.wait_for_timeout(1500)
+        assert page.locator('[data-testid="stException"]').count() == 0, params
+        assert foreign_urls(page) == [], params

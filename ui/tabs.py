@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import streamlit as st
 
 import charts
 from boundary.markdown import curves_csv, markdown_report
-from boundary.urlstate import plain
+from boundary.urlstate import MAX_MESSAGE_SHOWN, plain
 from calc.evaluate import evaluate, json_safe
 from calc.units import GiB
 
@@ -89,9 +90,7 @@ def beyond_tab(r) -> None:
 def slo_tab(r) -> None:
     s, lat, c, fl = r.scenario, r.latency, r.conformance, r.fleet
     a, b = st.columns(2)
-    a.plotly_chart(
-        charts.throughput_vs_concurrency(r, r.curves.concurrency_sweep), key="goodput"
-    )
+    a.plotly_chart(charts.throughput_vs_concurrency(r, r.curves.concurrency_sweep), key="goodput")
     b.plotly_chart(charts.fanout(r), key="chart_fanout")
     st.markdown(
         f"P(TTFT ≤ {s.slo_ttft_s:g} s) = {c.p_ttft:.1%} · P(TPOT ≤ {s.slo_tpot_s:g} s) = {c.p_tpot:.1%} → conformance "
@@ -124,9 +123,17 @@ def compare_tab(r, catalog, pinned, link_base) -> None:
     s = r.scenario
     a, b = st.columns(2)
     a.button("Pin this scenario as A", on_click=pin_current, args=(s,), key="pin_btn")
+    ra = None
     if pinned is not None:
         b.button("Unpin", on_click=unpin, key="unpin_btn")
-        ra = evaluate(pinned, catalog)
+        try:
+            ra = evaluate(pinned, catalog)
+        except ValueError as e:  # InputError and pydantic's: a pin from an old or edited link
+            st.warning(
+                f"The pinned scenario cannot be planned — {plain(e, MAX_MESSAGE_SHOWN)}", icon=":material/warning:"
+            )
+            ra = None
+    if ra is not None:
         da, db = json_safe(ra.to_dict()), json_safe(r.to_dict())
         keys = ["model", "gpu", "num_gpu_blocks", "kv_cache_tokens", "max_concurrency", "fits", "ttft_s", "tpot_s", "e2e_s",
                 "goodput_rps", "capacity_rps_per_replica", "replicas", "gpus", "cost_per_million_output_tokens"]  # fmt: skip
@@ -136,10 +143,9 @@ def compare_tab(r, catalog, pinned, link_base) -> None:
             k: (getattr(pinned, k), getattr(s, k)) for k in type(s).model_fields if getattr(pinned, k) != getattr(s, k)
         }
         st.caption(
-            "Inputs that differ: " + (", ".join(f"{k}: {va} → {vb}" for k, (va, vb) in changed.items()) or "none")
+            "Inputs that differ: "
+            + (", ".join(f"{k}: {plain(va)} → {plain(vb)}" for k, (va, vb) in changed.items()) or "none")
         )
-        import pandas as pd
-
         table = pd.DataFrame(rows)
         st.dataframe(table.style.apply(lambda row: ["background-color: #fff3cd" if row["differs"] else ""] * len(row),
                                        axis=1), hide_index=True, height=35 * (len(rows) + 1) + 3)  # fmt: skip
@@ -186,15 +192,21 @@ def log_tab(r, catalog) -> None:
             try:
                 rec = reconcile(parse_log(text), catalog, flags | {"model": s.model})
                 st.info(f"The log names no shipped model; reconciled as {plain(s.model)} (this scenario's model).")
-            except InputError as e2:
-                st.warning(f"Cannot reconcile this log — {plain(e2)}")
+            except ValueError as e2:
+                st.warning(f"Cannot reconcile this log — {plain(e2, MAX_MESSAGE_SHOWN)}")
                 return
         else:
-            st.warning(f"Cannot reconcile this log — {plain(e)}")
+            st.warning(f"Cannot reconcile this log — {plain(e, MAX_MESSAGE_SHOWN)}")
             return
+    except ValueError as e:  # a pydantic error reconcile did not foresee: still a message, not a traceback
+        st.warning(f"Cannot reconcile this log — {plain(type(e).__name__)}: {plain(e, MAX_MESSAGE_SHOWN)}")
+        return
     if rec.gpu_assumed:
         st.warning(f"GPU assumed: {plain(rec.gpu_name)} — the log does not say; pick the GPU in the sidebar.")
     st.markdown(f"**{plain(rec.model_name)}** on **{plain(rec.gpu_name)}**")
+    if rec.failure:
+        st.error(plain(rec.failure.message[0].upper() + rec.failure.message[1:]), icon=":material/block:")
+        st.markdown("**To make it fit:**\n" + "\n".join(f"- {plain(fix)}" for fix in rec.failure.fixes))
     rows = [{"quantity": x.quantity, "logged": format_value(x.logged, x.unit), "predicted": format_value(x.predicted, x.unit),
              "residual (logged − predicted)": format_value(x.residual, x.unit, signed=True),
              "within rounding": {True: "yes", False: "no", None: ""}[x.matches], "explanation": x.explanation,

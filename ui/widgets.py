@@ -114,16 +114,21 @@ def widget(name: str, label: str, *, container=st, placeholder: str | None = Non
                                **common)  # fmt: skip
 
 
+def _index(options: list, default) -> int:
+    """The default's position; the first option when its spec file was skipped as broken."""
+    return options.index(default) if default in options else 0
+
+
 def sidebar_specs(catalog) -> None:
     """Model and GPU first: the rest of the sidebar shows their spec values."""
     sb = st.sidebar
     models = [*catalog.models, "custom"]
     # option strings are what the URL carries, so the options are the spec ids themselves
-    sb.selectbox("Model", models, index=models.index(F["model"].default), key="model", bind="query-params",
+    sb.selectbox("Model", models, index=_index(models, F["model"].default), key="model", bind="query-params",
                  help="'custom' = the config.json uploaded below (it travels in the link as custom_model)")  # fmt: skip
     sb.file_uploader("…or upload a Hugging Face config.json", type=["json"], key="upload", on_change=_on_upload,
                      max_upload_size=1)  # fmt: skip
-    sb.selectbox("GPU", list(catalog.gpus), index=list(catalog.gpus).index(F["gpu"].default), key="gpu",
+    sb.selectbox("GPU", list(catalog.gpus), index=_index(list(catalog.gpus), F["gpu"].default), key="gpu",
                  bind="query-params")  # fmt: skip
     if st.session_state.get("upload_error"):
         sb.warning("The uploaded config.json was not used:")

@@ -1,0 +1,69 @@
+"""A parsed vLLM log's engine arguments in Scenario vocabulary (the parser itself is boundary.vllm_log)."""
+
+from __future__ import annotations
+
+import re
+
+from boundary.vllm_log import VllmLog
+
+_INT_FIELDS = ("tensor_parallel_size", "pipeline_parallel_size", "block_size", "max_num_batched_tokens", "max_num_seqs")
+_QUANT_DTYPE = {"fp8": "fp8", "fbgemm_fp8": "fp8", "modelopt": "fp8", "awq": "int4", "awq_marlin": "int4",
+                "gptq": "int4", "gptq_marlin": "int4", "bitsandbytes": "int4", "compressed-tensors": None}  # fmt: skip
+_TORCH_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
+
+
+def _int(text: str | None) -> int | None:
+    return int(text) if text and re.fullmatch(r"\d{1,18}", text) else None
+
+
+def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
+    """Scenario fields the log states (engine config line first, then the measured lines), plus notes on guesses.
+
+    max_model_len: config max_seq_len / max_model_len, else the L of "Maximum concurrency for L tokens", else the
+    V0 "max seq len (L)" error. V0 without chunked prefill (≤ 32k context) profiles max(L, 2048) batched tokens.
+    estimate_cudagraphs: only vLLM ≥ 0.20 (or a log with "Estimated CUDA graph memory") subtracts CUDA graphs.
+    """
+    cfg, notes, out = log.config, [], {}
+    for name in _INT_FIELDS:
+        if _int(cfg.get(name)) is not None:
+            out[name] = _int(cfg[name])
+    length = _int(cfg.get("max_model_len")) or _int(cfg.get("max_seq_len"))
+    conc, err = log.first("max_concurrency"), log.first("seq_len_error_tokens")
+    if length is None and conc is not None:
+        length = conc.arg
+    elif length is None and err is not None:
+        length = err.arg
+    if length:
+        out["max_model_len"] = length
+    util = cfg.get("gpu_memory_utilization")
+    if util and re.fullmatch(r"\d*\.?\d+", util):
+        out["gpu_memory_utilization"] = float(util)
+    elif log.first("gpu_memory_utilization"):
+        out["gpu_memory_utilization"] = log.first("gpu_memory_utilization").value  # type: ignore[union-attr]
+    forced = log.get("block_size")
+    if forced:
+        out["block_size"] = int(forced[-1].value)
+    kv = cfg.get("kv_cache_dtype", "")
+    if kv.startswith("fp8"):
+        out["kv_cache_dtype"] = "fp8"
+    if cfg.get("enforce_eager") in ("True", "False"):
+        out["enforce_eager"] = cfg["enforce_eager"] == "True"
+    quant = cfg.get("quantization")
+    if quant and quant != "None" and _QUANT_DTYPE.get(quant):
+        out["dtype"] = _QUANT_DTYPE[quant]
+    elif cfg.get("dtype", "").removeprefix("torch.") in _TORCH_DTYPE:
+        out["dtype"] = _TORCH_DTYPE[cfg["dtype"].removeprefix("torch.")]
+    if "max_num_batched_tokens" not in out and log.engine == "V0" and length and length <= 32768:
+        if cfg.get("enable_chunked_prefill") != "True":
+            out["max_num_batched_tokens"] = max(length, 2048)
+            notes.append(f"V0 without chunked prefill: the profiling run uses max(max_model_len, 2048) = "
+                         f"{out['max_num_batched_tokens']} batched tokens")  # fmt: skip
+    version = log.version_tuple
+    subtracts = bool(log.get("cudagraph_estimate_gib")) or (version is not None and version >= (0, 20))
+    out["estimate_cudagraphs"] = subtracts
+    if not subtracts:
+        notes.append("vLLM ≤ 0.19 (no 'Estimated CUDA graph memory' line): CUDA graphs are captured after the KV pool "
+                      "is sized, so they are not subtracted from it")  # fmt: skip
+    if not log.config:
+        notes.append("the log has no engine config line: fields it does not state are defaults or flags")
+    return out, notes

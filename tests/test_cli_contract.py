@@ -1,0 +1,98 @@
+"""The command line's contract: every path exits 0, or 2 with ONE stderr line naming the field or file; never a
+traceback, never a hang. In-process calls of `boundary.cli.main` (fast), and one whole process for /dev/zero."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from boundary.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parent.parent
+LOG = ROOT / "tests" / "data" / "vllm_logs" / "lmcache-1739-qwen3-14b.log"
+SUBCOMMANDS = ("plan", "bench", "models", "gpus", "reconcile")
+
+
+def one_error_line(capsys, argv) -> str:
+    start = time.process_time()
+    assert main(argv) == 2
+    assert time.process_time() - start < 2.0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "Traceback" not in err, err
+    return err
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    path = tmp_path / "pipe.yaml"
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_a_device_as_model_is_refused_before_reading(capsys, device):
+    err = one_error_line(capsys, ["plan", "--model", device])
+    assert device in err and "not a regular file" in err
+
+
+def test_a_fifo_as_model_or_log_never_blocks(capsys, fifo):
+    assert "not a regular file" in one_error_line(capsys, ["plan", "--model", str(fifo)])
+    assert "not a regular file" in one_error_line(capsys, ["reconcile", str(fifo)])
+
+
+def test_reconcile_refuses_a_device_and_an_oversized_log_before_reading(capsys, tmp_path):
+    assert "/dev/zero" in one_error_line(capsys, ["reconcile", "/dev/zero"])
+    big = tmp_path / "huge.log"
+    with big.open("wb") as f:
+        f.truncate(64 * 2**20)  # sparse: 64 MiB on paper, nothing on disk
+    err = one_error_line(capsys, ["reconcile", str(big)])
+    assert "huge.log" in err and "67,108,864 bytes" in err and "limit" in err
+
+
+def test_an_oversized_model_file_is_refused(capsys, tmp_path):
+    big = tmp_path / "config.json"
+    with big.open("wb") as f:
+        f.truncate(10 * 2**20)
+    err = one_error_line(capsys, ["plan", "--model", str(big)])
+    assert "config.json" in err and "10,485,760 bytes" in err
+
+
+def test_a_directory_is_not_a_file(capsys, tmp_path):
+    assert "not a regular file" in one_error_line(capsys, ["plan", "--model", str(tmp_path) + "/"])
+    assert "not a regular file" in one_error_line(capsys, ["reconcile", str(tmp_path)])
+
+
+@pytest.mark.parametrize("flag", ["--concurrency", "--mfu", "--max-model-len", "--block-size", "--request-rate",
+                                  "--kv-cache-memory-bytes", "--gpu-memory-utilization"])  # fmt: skip
+def test_a_5000_digit_number_names_its_flag(capsys, flag):
+    err = one_error_line(capsys, ["plan", flag, "9" * 5000])
+    assert err.startswith(f"error: {flag}: number too long")
+    assert len(err) < 200
+
+
+def test_a_5000_digit_number_in_a_config_json_names_the_file(capsys, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text('{"model_type": "llama", "num_hidden_layers": ' + "9" * 5000 + "}")
+    err = one_error_line(capsys, ["plan", "--model", str(path)])
+    assert "config.json" in err and "9999999999" not in err
+
+
+def test_every_subcommand_has_help(capsys):
+    for argv in ([], *([c] for c in SUBCOMMANDS)):
+        with pytest.raises(SystemExit) as e:
+            main([*argv, "--help"])
+        assert e.value.code == 0, argv
+        assert "usage:" in capsys.readouterr().out
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    assert set(sub.choices) == set(SUBCOMMANDS)  # a new subcommand joins this test
+
+
+def test_the_whole_process_refuses_dev_zero_quickly():
+    start = time.monotonic()
+    p = subprocess.run([sys.executable, "-m", "calc", "plan", "--model", "/dev/zero"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "/dev/zero" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr and time.monotonic() - start < 10
