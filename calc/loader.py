@@ -12,7 +12,7 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
