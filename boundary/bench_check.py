@@ -59,7 +59,7 @@ def predict(run: BenchRun, catalog, *, engine=None, max_prompts: int | None = No
         return {"latency": lat.latency_s}
     n = run.num_prompts if max_prompts is None else min(run.num_prompts, max_prompts)
     res = bench.serve(r, num_prompts=max(n, run.max_concurrency or 1), max_concurrency=run.max_concurrency,
-                      request_rate=run.request_rate or math.inf)  # fmt: skip
+                      request_rate=run.request_rate or math.inf, range_ratio=run.range_ratio)  # fmt: skip
     d = res.bench_summary()
     uses_median = "median_tpot_ms" in run.measured or "mean_tpot_ms" not in run.measured
     tpot = d["median_tpot_ms"] if uses_median else d["mean_tpot_ms"]

@@ -43,6 +43,8 @@ class BenchRun:
     request_rate: float | None
     num_prompts: int
     batch_size: int | None
+    range_ratio: float
+    """Lengths uniform in [len·(1 − r), len·(1 + r)] around the stated (mean) lengths."""
     measured: dict
     gpu_family: str
     notes: tuple[str, ...] = field(default=())
@@ -127,7 +129,8 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
                 id=r["id"], group=group, part=fixed.get(group, ""), kind=r["kind"],
                 scenario=Scenario.model_validate(data), max_concurrency=r.get("max_concurrency"),
                 request_rate=None if rate in (None, "inf", float("inf")) else float(rate),
-                num_prompts=int(r.get("num_prompts") or conc), batch_size=batch, measured=r.get("measured") or {},
+                num_prompts=int(r.get("num_prompts") or conc), batch_size=batch, range_ratio=_range_ratio(r),
+                measured=r.get("measured") or {},
                 gpu_family=catalog.gpus[gpu].arch,
             ))  # fmt: skip
     new = {r.group: r.gpu_family for r in runs if not r.part}
@@ -135,6 +138,17 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
         parts = stratified_split(new)
         runs = [replace(r, part=parts[r.group]) if not r.part else r for r in runs]
     return runs, skipped
+
+
+def _range_ratio(r: dict) -> float:
+    """How much request lengths vary. Stated: vLLM's --random-range-ratio. SGLang's bench_serving draws random
+    lengths uniformly up to the stated length by default (its ratio 0 is the lower end), and ShareGPT lengths vary
+    widely: both as lengths uniform over 0 … twice the mean the run printed."""
+    stated = r.get("range_ratio")
+    client = str(r.get("client") or "")
+    if r.get("dataset") == "sharegpt" or ("sglang" in client and not stated):
+        return 0.95
+    return float(stated or 0.0) if "sglang" not in client else 1.0 - float(stated)
 
 
 def _skip(r: dict, models: dict, catalog) -> str | None:

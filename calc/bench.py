@@ -14,11 +14,13 @@ MAX_SIM_PROMPTS = 20_000  # a simulation costs ~50 ms per 1,000 requests: bounde
 def engine_config(r) -> EngineConfig:
     """The engine of a Report: its limits, its pool (blocks as vLLM allocates them) and its front-end time."""
     s, mem = r.scenario, r.memory
+    own = s.frontend_overhead_s is not None  # the scenario's own front-end time replaces the engine's
     cached = min(s.shared_prefix_len, s.input_len - 1) // mem.block_size * mem.block_size if s.shared_prefix_len else 0
     return EngineConfig(max_num_seqs=s.max_num_seqs, max_num_batched_tokens=s.max_num_batched_tokens,
                         num_gpu_blocks=mem.num_gpu_blocks, block_size=mem.block_size, blocks_for=mem.blocks_per_request,
                         engine=s.engine, prefix_cached_tokens=cached,
-                        request_overhead_s=r.latency.request_overhead_s)  # fmt: skip
+                        request_overhead_s=r.latency.request_overhead_s if own else r.engine.request_overhead_s,
+                        request_token_s=0.0 if own else r.engine.request_token_s)  # fmt: skip
 
 
 def serve(r, *, num_prompts: int, max_concurrency: int | None = None, request_rate: float = math.inf,

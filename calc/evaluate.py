@@ -5,10 +5,8 @@ from __future__ import annotations
 from calc.catalog import Catalog
 from calc.errors import InputError
 from calc.latency import latency
-from calc.offload import offload
 from calc.pool import size_pool, tp_check
-from calc.prefix import prefix
-from calc.replicas import capacity, conformance_of, fleet
+from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)
 from calc.resolve import resolve
 from calc.scenario import Scenario
@@ -71,8 +69,4 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     engine = catalog.engines[s.engine]
     lat = latency(s, model, gpu, mem, engine)
     conf = conformance_of(s, lat)
-    fl = fleet(s, gpu, capacity(s, model, gpu, mem, engine), throughput_rps=lat.requests_per_s)
-    off = offload(s, model, gpu, mem, lat)
-    pre = prefix(s, model, mem, lat)
-    return Report(s, model, gpu, engine, mem, fit, lat, conf, fl, off, pre, notes_for(s, model, mem),
-                  other_gpus=catalog.gpus)  # fmt: skip
+    return Report(s, model, gpu, engine, mem, fit, lat, conf, notes_for(s, model, mem), other_gpus=catalog.gpus)

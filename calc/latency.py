@@ -125,7 +125,9 @@ class LatencyResult:
 def request_overhead_s(s: Scenario, engine: EngineSpec) -> float:
     """Front-end time each request spends outside the engine's steps (HTTP, tokenisation, the first token's way
     out): the scenario's override, else the engine's calibrated figure."""
-    return s.frontend_overhead_s if s.frontend_overhead_s is not None else engine.request_overhead_s
+    if s.frontend_overhead_s is not None:
+        return s.frontend_overhead_s
+    return engine.request_overhead_s + engine.request_token_s * s.input_len
 
 
 def _phase(model: StepModel, t: StepTerms) -> Phase:
@@ -138,8 +140,10 @@ def decode_point(model: StepModel, *, batch: float, context: float) -> StepTerms
     return model.terms(0, 0, batch, batch * context)
 
 
-def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec) -> LatencyResult:
-    model = step_model(s, m, g, mem, engine)
+def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec,
+            model: StepModel | None = None) -> LatencyResult:  # fmt: skip
+    """`model`: the scenario's StepModel when the caller has it (it does not depend on concurrency or lengths)."""
+    model = model or step_model(s, m, g, mem, engine)
     p, L_in, N_out = mem.params, s.input_len, s.output_len
     b = max(1, min(s.concurrency, s.max_num_seqs))
     ctx = L_in + N_out / 2

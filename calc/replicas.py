@@ -14,9 +14,12 @@ from math import ceil
 from calc.engine_spec import EngineSpec
 from calc.goodput import Conformance, conformance
 from calc.latency import LatencyResult, latency
+from calc.numeric import largest_true
 from calc.pool import PoolResult
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
+from calc.step_inputs import step_model
+from calc.step_time import StepModel
 from calc.units import HOUR_S
 from calc.workload import max_requests_at_length
 
@@ -41,38 +44,31 @@ class Capacity:
     """Why one replica serves nothing, when it does not."""
 
 
-def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec) -> Capacity:
-    """Bisection over concurrency (conformance falls as concurrency grows)."""
+def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec,
+             model: StepModel | None = None) -> Capacity:  # fmt: skip
+    """The largest concurrency whose conformance meets the quota (it falls as concurrency grows), by bisection."""
     c_mem = max_requests_at_length(s, mem)
     if c_mem == 0:
         return Capacity(0, 0.0, 0.0, "memory", "not even one request of this length fits in the KV pool")
+    model = model or step_model(s, m, g, mem, engine)
+    seen: dict[int, tuple] = {}
 
-    def at(c: int) -> tuple[float, float]:
-        t = s.model_copy(update={"concurrency": c})
-        lat = latency(t, m, g, mem, engine)
-        return conformance_of(t, lat).conformance, lat.requests_per_s
+    def at(c: int) -> tuple:
+        if c not in seen:
+            t = s.model_copy(update={"concurrency": c})
+            lat = latency(t, m, g, mem, engine, model)
+            seen[c] = (conformance_of(t, lat), lat)
+        return seen[c]
 
-    conf1, rps1 = at(1)
-    if conf1 < s.conformance_quota:
-        one = s.model_copy(update={"concurrency": 1})
-        lat1 = latency(one, m, g, mem, engine)
-        c1 = conformance_of(one, lat1)
-        why = (f"even one request at a time meets both SLOs only {conf1:.0%} of the time (quota "
+    ok = largest_true(lambda c: at(c)[0].conformance >= s.conformance_quota, 1, c_mem)
+    if ok < 1:
+        c1, lat1 = at(1)
+        why = (f"even one request at a time meets both SLOs only {c1.conformance:.0%} of the time (quota "
                f"{s.conformance_quota:.0%}): TTFT {lat1.ttft_s * 1e3:,.0f} ms vs {s.slo_ttft_s * 1e3:,.0f} ms "
                f"(P {c1.p_ttft:.0%}), TPOT {lat1.tpot_s * 1e3:.1f} ms vs {s.slo_tpot_s * 1e3:.0f} ms (P {c1.p_tpot:.0%})")  # fmt: skip
-        return Capacity(0, 0.0, conf1, "slo", why)
-    conf_top, rps_top = at(c_mem)
-    if conf_top >= s.conformance_quota:
-        return Capacity(c_mem, rps_top, conf_top, "memory")
-    lo, hi, best = 1, c_mem, (conf1, rps1)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        conf, rps = at(mid)
-        if conf >= s.conformance_quota:
-            lo, best = mid, (conf, rps)
-        else:
-            hi = mid
-    return Capacity(lo, best[1], best[0], "slo")
+        return Capacity(0, 0.0, c1.conformance, "slo", why)
+    conf, lat = at(ok)
+    return Capacity(ok, lat.requests_per_s, conf.conformance, "memory" if ok == c_mem else "slo")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The Report: every number any surface shows (page, CLI text, JSON, exports), as named fields with units in their
-names. Sections that cost more than the headline (curves, the GPU sweep, the simulation, suggestions) are computed
-on first access, so `evaluate()` stays fast and a surface pays only for what it shows; `to_dict()` has them all."""
+names. Sections that cost more than the headline (capacity and replicas, swap and prefix reuse, curves, the GPU
+sweep, the simulations, suggestions) are computed on first access, so `evaluate()` stays fast and a surface pays
+only for what it shows; `to_dict()` has them all."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from calc import curves
 from calc.engine_spec import EngineSpec
 from calc.goodput import SEED_CONFIGS, Conformance, SimRow, scenario_sim_config, simulate
 from calc.latency import LatencyResult
-from calc.offload import OffloadResult
+from calc.offload import OffloadResult, offload
 from calc.pool import PoolResult
-from calc.prefix import PrefixResult
-from calc.replicas import Fleet, Option, gpu_options
+from calc.prefix import PrefixResult, prefix
+from calc.replicas import Fleet, Option, capacity, fleet, gpu_options
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 from calc.tails import Tails, tails
@@ -42,9 +43,6 @@ class Report:
     fit: WorkloadFit
     latency: LatencyResult
     conformance: Conformance
-    fleet: Fleet
-    offload: OffloadResult
-    prefix: PrefixResult
     notes: tuple[str, ...]
     other_gpus: dict[str, GPUSpec] = field(repr=False, compare=False, default_factory=dict)
     """The shipped GPUs, for the sections that compare (suggestions, GPU options)."""
@@ -61,6 +59,21 @@ class Report:
     def goodput_rps(self) -> float:
         """Requests per second served within both SLOs: throughput × conformance."""
         return self.conformance.goodput_rps
+
+    @cached_property
+    def fleet(self) -> Fleet:
+        """Capacity of one replica at the conformance quota, replicas and GPUs for request_rate, cost."""
+        s, lat = self.scenario, self.latency
+        cap = capacity(s, self.model, self.gpu, self.memory, self.engine, lat.step)
+        return fleet(s, self.gpu, cap, throughput_rps=lat.requests_per_s)
+
+    @cached_property
+    def offload(self) -> OffloadResult:
+        return offload(self.scenario, self.model, self.gpu, self.memory, self.latency)
+
+    @cached_property
+    def prefix(self) -> PrefixResult:
+        return prefix(self.scenario, self.model, self.memory, self.latency)
 
     @cached_property
     def suggestions(self):

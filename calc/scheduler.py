@@ -59,6 +59,8 @@ class EngineConfig:
     request_overhead_s: float = 0.0
     """Front-end time per request (HTTP, chat template, tokenisation), served one request at a time before the
     scheduler sees it: it counts in TTFT and E2E, and a burst of N requests waits up to N of them."""
+    request_token_s: float = 0.0
+    """Front-end time per prompt token (tokenisation), added to the request's front-end time."""
 
 
 class _Sim:
@@ -134,7 +136,9 @@ class _Sim:
         """When the next request reaches the scheduler: the front-end (HTTP, tokenisation) serves requests one at
         a time, request_overhead_s each, so a burst queues there before the engine sees it."""
         sent = self.sent_at()
-        return max(sent, self.fe_free) + self.cfg.request_overhead_s if sent < math.inf else math.inf
+        if sent == math.inf:
+            return math.inf
+        return max(sent, self.fe_free) + self.cfg.request_overhead_s + self.cfg.request_token_s * self.prompt[self.nxt]
 
     def pull(self) -> None:
         while (s := self.next_send()) <= self.t:

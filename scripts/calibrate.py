@@ -7,8 +7,9 @@ report the error on the held-out part.
 What is fitted: the kernel shares every engine's kernels have in common (GEMM ramp and share, attention, fp8 /
 4-bit / fused-MoE weight kernels) on all calibration runs, and each engine's fixed costs (per step, per layer, per
 sequence, per request) on its own runs. What is not: the GPUs' achievable bandwidth and matmul fractions and
-all-reduce latencies (published microbenchmarks, hardware_specs/SOURCES.md). Loss: Σ over runs and metrics of
-min(log(predicted / measured)², 1.5²) — robust to the few runs whose bottleneck the model does not carry.
+all-reduce latencies (published microbenchmarks, hardware_specs/SOURCES.md). Residuals: √weight · log(predicted /
+measured) per run and metric, fitted by robust least squares (soft L1) — so the few runs whose bottleneck the model
+does not carry cannot pull the rest.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import datetime
 import json
 import math
 import sys
-from dataclasses import replace
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -33,7 +33,7 @@ from calc.loader import ENGINE_DIR, load_catalog  # noqa: E402
 
 SHARED = ("gemm_half_tokens", "gemm_compute_share", "attention_bandwidth_share", "attention_compute_share",
           "fp8_weight_share", "int4_weight_share", "moe_weight_share")  # fmt: skip
-OWN = ("step_overhead_s", "layer_overhead_s", "per_sequence_s", "request_overhead_s")
+OWN = ("step_overhead_s", "layer_overhead_s", "per_sequence_s", "request_overhead_s", "request_token_s", "stream_token_s")
 WEIGHTS = {"tpot": 2.0, "ttft": 1.0, "throughput": 1.0, "latency": 2.0}
 CAP = 1.5
 FIT_PROMPTS = 200
@@ -58,21 +58,23 @@ def _engines(x: np.ndarray) -> dict:
     return out
 
 
-def _run_loss(args) -> float:
+def _run_residuals(args) -> list[float]:
+    """√weight · log(predicted / measured) for each metric the run printed (a failed prediction counts as CAP)."""
     i, x = args
     run = _state["runs"][i]
     eng = _engines(x)[run.scenario.engine]
+    meas = measured(run)
     try:
         pred = predict(run, _state["catalog"], engine=eng, max_prompts=FIT_PROMPTS)
     except (ValueError, ZeroDivisionError):
-        return len(WEIGHTS) * CAP**2
-    meas = measured(run)
-    loss = 0.0
-    for k, m in meas.items():
-        p = pred.get(k)
-        if p and m > 0:
-            loss += WEIGHTS[k] * min(math.log(p / m) ** 2, CAP**2)
-    return loss
+        pred = {}
+    out = []
+    for k in sorted(WEIGHTS):
+        if k in meas:
+            p, m = pred.get(k), meas[k]
+            r = math.log(p / m) if p and m > 0 else CAP
+            out.append(math.sqrt(WEIGHTS[k]) * max(-CAP * 2, min(CAP * 2, r)))
+    return out
 
 
 def _x0(catalog) -> np.ndarray:
@@ -82,7 +84,7 @@ def _x0(catalog) -> np.ndarray:
 
 
 def fit() -> None:
-    from scipy.optimize import minimize
+    from scipy.optimize import least_squares
 
     catalog = load_catalog()
     runs, _ = load_runs(catalog)
@@ -90,14 +92,17 @@ def fit() -> None:
         write_split(runs)
     n = len([r for r in runs if r.part == "calibration"])
     with Pool(2, initializer=_init) as pool:
-        def loss(x):
-            return sum(pool.map(_run_loss, [(i, x) for i in range(n)]))
+        def residuals(x):
+            return np.array([v for vs in pool.map(_run_residuals, [(i, x) for i in range(n)]) for v in vs])
 
         x0 = _x0(catalog)
-        print(f"fitting on {n} calibration runs; initial loss {loss(x0):.2f}")
-        res = minimize(loss, x0, method="Nelder-Mead", options={"maxfev": 1500, "xatol": 1e-3, "fatol": 1e-3,
-                                                                 "adaptive": True})  # fmt: skip
-        print(f"final loss {res.fun:.2f} after {res.nfev} evaluations")
+        r0 = residuals(x0)
+        print(f"fitting on {n} calibration runs ({len(r0)} residuals); initial cost {0.5 * (r0 ** 2).sum():.2f}")
+        hi = x0 + 4.0
+        hi[[SHARED.index(k) for k in SHARED if k.endswith("share")]] = math.log(1.5)  # a share above 1.5 is no share
+        res = least_squares(residuals, np.minimum(x0, hi - 1e-6), loss="soft_l1", f_scale=0.3, diff_step=0.05,
+                            max_nfev=60, bounds=(x0 - 4.0, hi))  # fmt: skip
+        print(f"final cost {res.cost:.2f} after {res.nfev} evaluations ({res.message})")
     _state["catalog"] = catalog
     fitted = _engines(res.x)
     today = datetime.date.today().isoformat()
