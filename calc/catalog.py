@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calc.accuracy import Accuracy
 from calc.engine_spec import EngineSpec
 from calc.specs import GPUSpec, ModelSpec
 
@@ -15,3 +16,5 @@ class Catalog:
     engines: dict[str, EngineSpec]
     problems: tuple[str, ...] = ()
     """Spec files skipped, one line each: 'hardware_specs/x.yaml: line 3: …'."""
+    accuracy: Accuracy | None = None
+    """Held-out error of the latency estimates (tests/data/benchmarks/errors.json); None when absent."""

@@ -69,4 +69,5 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     engine = catalog.engines[s.engine]
     lat = latency(s, model, gpu, mem, engine)
     conf = conformance_of(s, lat)
-    return Report(s, model, gpu, engine, mem, fit, lat, conf, notes_for(s, model, mem), other_gpus=catalog.gpus)
+    return Report(s, model, gpu, engine, mem, fit, lat, conf, notes_for(s, model, mem), other_gpus=catalog.gpus,
+                  accuracy=catalog.accuracy)  # fmt: skip

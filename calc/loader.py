@@ -28,6 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 HARDWARE_DIR = ROOT / "hardware_specs"
 MODEL_DIR = ROOT / "model_specs"
 ENGINE_DIR = ROOT / "engine_specs"
+ERRORS_FILE = ROOT / "tests" / "data" / "benchmarks" / "errors.json"
+"""Held-out error of the latency estimates, written by scripts/calibrate.py report."""
+MAX_ERRORS_BYTES = 1_000_000
 MAX_CONFIG_BYTES = 1_000_000  # upload cap for a config.json: real ones are a few kB
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"))  # fmt: skip
@@ -185,7 +188,8 @@ def load_specs(directory: Path, model: type[T], problems: list[str] | None = Non
     return out
 
 
-def load_catalog(hardware_dir: Path | None = None, model_dir: Path | None = None, engine_dir: Path | None = None):
+def load_catalog(hardware_dir: Path | None = None, model_dir: Path | None = None, engine_dir: Path | None = None,
+                 errors_file: Path | None = None):  # fmt: skip
     """The shipped specs; broken files are skipped and listed in `Catalog.problems`, never fatal."""
     from calc.catalog import Catalog  # local import: catalog has no I/O of its own
     from calc.engine_spec import EngineSpec
@@ -194,7 +198,27 @@ def load_catalog(hardware_dir: Path | None = None, model_dir: Path | None = None
     gpus = load_specs(hardware_dir or HARDWARE_DIR, GPUSpec, problems)
     models = load_specs(model_dir or MODEL_DIR, ModelSpec, problems)
     engines = load_specs(engine_dir or ENGINE_DIR, EngineSpec, problems)
-    return Catalog(gpus=gpus, models=models, engines=engines, problems=tuple(problems))
+    accuracy = load_accuracy(errors_file or ERRORS_FILE, problems)
+    return Catalog(gpus=gpus, models=models, engines=engines, problems=tuple(problems), accuracy=accuracy)
+
+
+def load_accuracy(path: Path, problems: list[str] | None = None):
+    """The held-out error file (calc.accuracy), or None when it is absent; a broken one is listed in `problems`."""
+    from calc.accuracy import accuracy_from_dict
+
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(read_capped(path, MAX_ERRORS_BYTES, path.name))
+        return accuracy_from_dict(data)
+    except InputError as e:
+        msg = str(e)
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
+        msg = f"{path.name}: not the held-out error table scripts/calibrate.py writes ({type(e).__name__})"
+    if problems is None:
+        raise InputError(path.name, msg)
+    problems.append(msg)
+    return None
 
 
 # --- Hugging Face config.json (the reader itself is calc.hf_config) -------------------------------------------

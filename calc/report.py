@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from functools import cached_property
 
 from calc import curves
+from calc.accuracy import Accuracy, ErrorBand, error_band
 from calc.engine_spec import EngineSpec
 from calc.goodput import SEED_CONFIGS, Conformance, SimRow, scenario_sim_config, simulate
 from calc.latency import LatencyResult
@@ -18,8 +19,9 @@ from calc.pool import PoolResult
 from calc.prefix import PrefixResult, prefix
 from calc.replicas import Fleet, Option, capacity, fleet, gpu_options
 from calc.scenario import Scenario
+from calc.shortfall import Shortfall, shortfall
 from calc.specs import GPUSpec, ModelSpec
-from calc.tails import Tails, tails
+from calc.tails import ItlSummary, Tails, seed_itl_example, tails
 from calc.workload import WorkloadFit
 
 
@@ -46,6 +48,8 @@ class Report:
     notes: tuple[str, ...]
     other_gpus: dict[str, GPUSpec] = field(repr=False, compare=False, default_factory=dict)
     """The shipped GPUs, for the sections that compare (suggestions, GPU options)."""
+    accuracy: Accuracy | None = field(repr=False, compare=False, default=None)
+    """Held-out error of the latency estimates (calc.accuracy), for the bands beside TTFT and TPOT."""
 
     @property
     def model_name(self) -> str:
@@ -113,6 +117,50 @@ class Report:
         return tuple(gpu_options(self.scenario, self.model, self.gpu, self.other_gpus, self.engine))
 
     @cached_property
+    def shortfall(self) -> Shortfall:
+        """What is missing per GPU when the plan does not fit, and what the workload takes of the pool."""
+        return shortfall(self.scenario, self.memory, self.fit)
+
+    @property
+    def serves(self) -> bool:
+        """The engine starts and admits a request of this length: latency, SLO and cost figures can happen."""
+        return self.shortfall.serves
+
+    @property
+    def benchmark_prompts(self) -> int:
+        return max(200, 10 * self.scenario.concurrency)
+
+    @cached_property
+    def benchmark(self):
+        """`vllm bench serve --max-concurrency C --num-prompts max(200, 10·C)` at the scenario's lengths, predicted
+        by the scheduler simulation (calc.bench): per-request TTFT, TPOT, E2E and the ITL distribution."""
+        from calc import bench
+
+        c = self.scenario.concurrency
+        return bench.serve(self, num_prompts=self.benchmark_prompts, max_concurrency=c)
+
+    @cached_property
+    def error_bands(self) -> dict[str, ErrorBand]:
+        """Held-out median |error| per metric ('ttft', 'tpot', 'throughput') for this GPU's family, where known."""
+        out = {m: error_band(self.accuracy, metric=m, arch=self.gpu.arch) for m in ("ttft", "tpot", "throughput")}
+        return {m: b for m, b in out.items() if b is not None}
+
+    @cached_property
+    def measured_decode(self):
+        """The decode step at the measured (fractional) running batch, when measured_running_batch is set."""
+        from calc.measured import measured_decode
+
+        s = self.scenario
+        if s.measured_running_batch is None:
+            return None
+        return measured_decode(batch=s.measured_running_batch, lat=self.latency, measured_itl_s=s.measured_itl_s)
+
+    @property
+    def itl_example(self) -> ItlSummary:
+        """The seed's mean-vs-max example (200 gaps of 20 ms, one of 2 s)."""
+        return seed_itl_example()
+
+    @cached_property
     def formulas(self) -> dict[str, str]:
         from calc.formulas import formulas
 
@@ -173,6 +221,13 @@ class Report:
         flat["gpu_options"] = [asdict(x) for x in self.gpu_options]
         flat["suggestions"] = [asdict(x) for x in self.suggestions]
         flat["formulas"] = self.formulas
+        b = self.benchmark
+        flat["benchmark"] = b.bench_summary() | {"num_prompts": self.benchmark_prompts, "max_concurrency":
+                                                 self.scenario.concurrency, "preemptions": b.preemptions}  # fmt: skip
+        flat["shortfall"] = asdict(self.shortfall) | {"serves": self.serves}
+        flat["error_bands"] = {m: asdict(x) for m, x in self.error_bands.items()}
+        flat["measured_decode"] = asdict(self.measured_decode) if self.measured_decode else None
+        flat["itl_example"] = asdict(self.itl_example)
         flat["labels"] = LABELS
         flat["notes"] = list(self.notes)
         return flat

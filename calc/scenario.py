@@ -84,6 +84,9 @@ class Scenario(BaseModel):
     """A measured prefill time of input_len tokens, to calibrate MFU."""
     measured_itl_p99_s: PosSeconds | None = None
     """A measured ITL p99, to infer the prefill chunk riding on the slowest steps."""
+    measured_running_batch: Annotated[float, Field(ge=1, le=65_536)] | None = None
+    """Running requests during that ITL measurement, as vLLM's metrics average them (fractional, e.g. 15.39): the
+    decode floor and the MBU achieved at that batch rather than at `concurrency`."""
     kv_transfer_gb_per_s: Bandwidth | None = None
     """Link between prefill and decode instances (disaggregation); default: the GPU's scale-up link."""
     # --- SLOs, replicas, cost --------------------------------------------------------------------------------

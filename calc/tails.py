@@ -49,6 +49,15 @@ def itl_summary(gaps_s: list[float]) -> ItlSummary:
     return ItlSummary(sum(gaps_s) / len(gaps_s), max(gaps_s))
 
 
+SEED_ITL_GAPS_S = (0.020,) * 200 + (2.0,)
+"""The seed's example: 200 gaps of 20 ms and one stall of 2 s."""
+
+
+def seed_itl_example() -> ItlSummary:
+    """Mean 29.85 ms, max 2 s: a TPOT that looks fine over a 2-second freeze."""
+    return itl_summary(list(SEED_ITL_GAPS_S))
+
+
 @dataclass(frozen=True)
 class Tails:
     fanout: int
