@@ -176,7 +176,8 @@ def reconcile(log: VllmLog, catalog: Catalog, flags: dict | None = None) -> Reco
     rows, logged, predicted = pool_rows(log, s, feeds, source, layouts)
     rows = overhead_rows(log, est, feeds, layouts, assumed) + rows
     predicted["kv_cache_memory_bytes"] = est.kv_cache_memory_bytes
-    cal = calibration(log, blocks_range(feeds, 0, layouts)[2].bytes_ if source in ("logged", "implied") else None)
+    pool = blocks_range(feeds, 0, layouts)
+    cal = exact_pool(calibration(log, pool[2].bytes_ if source in ("logged", "implied") else None), logged, pool)
     s_cal = Scenario.model_validate({**s.model_dump(), **cal})
     distinct = sorted({round(f.bytes_ / GiB, 4) for f in feeds}) if source == "logged" else []
     if len(distinct) > 1:
@@ -265,6 +266,21 @@ def _assign_stages(feeds: list[Feed], layouts: list[StageLayout], log: VllmLog, 
                  "that reproduces the logged block count" if target is not None else "the log does not say which "
                  "worker is which pipeline stage: stages were assigned so that no stage is charged another's memory")  # fmt: skip
     return best[1]  # type: ignore[index]
+
+
+def exact_pool(cal: dict, logged: dict, pool) -> dict:
+    """A logged pool in GiB carries two decimals (±0.005 GiB, several blocks): adopt instead the whole number of
+    bytes that gives the logged block count exactly (blocks × bytes per block), when the two agree within that
+    rounding — so the adopted scenario reproduces the log to the block (7,504 × 917,504 B = 6,884,950,016 B, not
+    6.41 GiB = 6,882,685,091.84 B, which is 7,501 blocks)."""
+    blocks = logged.get("num_gpu_blocks")
+    if "kv_cache_memory_bytes" not in cal or not blocks:
+        return cal
+    _, layout, feed = pool
+    exact = int(blocks) * int(layout.block_bytes)
+    if abs(exact - cal["kv_cache_memory_bytes"]) <= feed.slack_bytes + layout.block_bytes:
+        return cal | {"kv_cache_memory_bytes": float(exact)}
+    return cal
 
 
 def calibration(log: VllmLog, pool_bytes: float | None) -> dict:
