@@ -1,7 +1,8 @@
 """LLM serving capacity planner — the Streamlit page.
 
-Top-down: specs → link check → widgets (each keyed and URL-bound by its Scenario field) → Scenario → evaluate()
-→ headline and tabs. No arithmetic here beyond formatting; every number comes from calc/.
+Top-down: specs → link check → Scenario (from the widgets' state, or the link on a first run) → evaluate() → the
+headline, drawn before anything else → the sidebar widgets (each keyed and URL-bound by its Scenario field) → the
+rest of the headline and the open tab. No arithmetic here beyond formatting; every number comes from calc/.
 """
 
 import time
@@ -14,13 +15,14 @@ import plotly.graph_objects  # noqa: F401
 import streamlit as st
 
 from boundary.urlstate import MAX_MESSAGE_SHOWN, plain
+from calc.catalog import model_summary
 from calc.errors import InputError
 from calc.evaluate import evaluate
 from calc.loader import load_catalog
 from calc.resolve import resolve
 from calc.scenario import Scenario
 from ui import state, tabs
-from ui.headline import headline
+from ui.headline import headline_rest, headline_top
 from ui.widgets import current_values, sidebar_rest, sidebar_specs
 
 st.set_page_config(page_title="LLM serving capacity planner", page_icon="🧮", layout="wide")
@@ -29,23 +31,24 @@ st.set_page_config(page_title="LLM serving capacity planner", page_icon="🧮", 
 @st.cache_resource
 def catalog():
     """Parse the spec YAML once per process; calc/ is microseconds-cheap and stays uncached."""
-    return load_catalog()
+    cat = load_catalog()
+    return cat, {sid: model_summary(m) for sid, m in cat.models.items()}
 
 
 started = time.perf_counter()
-cat = catalog()
+cat, summaries = catalog()
 state.check_link_once(cat)
-# -----------------------------------------------------------------------------
-st.sidebar.title("Scenario")
-sidebar_specs(cat)
+scenario, kept_because = state.scenario_from_widgets(state.values_now())
 try:
-    model_spec, gpu_spec = resolve(Scenario.model_validate({k: v for k, v in current_values().items()
-                                                            if k in ("model", "gpu", "custom_model")}), cat)  # fmt: skip
-except (InputError, ValueError):
-    model_spec, gpu_spec = None, cat.gpus.get(st.session_state.get("gpu", ""))
-sidebar_rest(model_spec, gpu_spec)
-scenario, kept_because = state.scenario_from_widgets(current_values())
-# -----------------------------------------------------------------------------
+    report = evaluate(scenario, cat)
+    plan_error = None
+except InputError as e:
+    plan_error = e
+    scenario = st.session_state.get("_last_good", Scenario())
+    report = evaluate(scenario, cat)
+state.remember(scenario)
+link_base = st.context.url.split("?")[0] if st.context.url else ""
+# ----------------------------------------------------------------------------- the headline, before anything else
 st.title("LLM serving capacity planner")
 if cat.problems:  # a broken spec file is skipped, never fatal: say which
     items = "\n".join(f"- {plain(p)}" for p in cat.problems)
@@ -54,26 +57,31 @@ if state.link_warnings():
     items = "\n".join(f"- {plain(w)}" for w in state.link_warnings())
     st.warning(f"Part of the link was ignored (defaults used instead):\n{items}", icon=":material/warning:")
 if kept_because:
-    st.warning(
-        f"Input not applied, keeping the last valid scenario — {plain(kept_because, MAX_MESSAGE_SHOWN)}",
-        icon=":material/warning:",
-    )
+    st.warning(f"Input not applied, keeping the last valid scenario — {plain(kept_because, MAX_MESSAGE_SHOWN)}",
+               icon=":material/warning:")  # fmt: skip
+if plan_error:
+    st.warning(f"This scenario cannot be planned — {plain(plan_error, MAX_MESSAGE_SHOWN)}. Showing the last valid one.",
+               icon=":material/warning:")  # fmt: skip
+headline_top(report)
+# ----------------------------------------------------------------------------- the sidebar
+st.sidebar.title("Scenario")
+sidebar_specs(cat, summaries)
 try:
-    report = evaluate(scenario, cat)
-except InputError as e:
-    st.warning(
-        f"This scenario cannot be planned — {plain(e, MAX_MESSAGE_SHOWN)}. Showing the last valid one.",
-        icon=":material/warning:",
-    )
-    scenario = st.session_state.get("_last_good", Scenario())
-    report = evaluate(scenario, cat)
-state.remember(scenario)
-link_base = st.context.url.split("?")[0] if st.context.url else ""
+    model_spec, gpu_spec = resolve(Scenario.model_validate({k: v for k, v in current_values().items()
+                                                            if k in ("model", "gpu", "custom_model")}), cat)  # fmt: skip
+except (InputError, ValueError):
+    model_spec, gpu_spec = None, cat.gpus.get(st.session_state.get("gpu", ""))
+sidebar_rest(model_spec, gpu_spec)
+drawn, _ = state.scenario_from_widgets(current_values())
+if drawn != scenario and not plan_error and not st.session_state.get("_redrawn"):
+    st.session_state["_redrawn"] = True  # the widgets hold other values than the headline used: once, redraw
+    st.rerun()
+st.session_state["_redrawn"] = False
+# ----------------------------------------------------------------------------- the rest, charts last
 pinned, pin_error = state.decode_pin(st.query_params["pin"]) if "pin" in st.query_params else (None, None)
 if pin_error:
     st.warning(plain(pin_error, MAX_MESSAGE_SHOWN), icon=":material/warning:")
-
-headline(report, link_base)
+headline_rest(report, link_base)
 t = st.tabs(tabs.TABS, key="tab", on_change="rerun")
 if t[0].open:
     with t[0]:

@@ -7,8 +7,11 @@ trace-by-trace `add_*` calls — the difference decides whether a slider rerun s
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
+from boundary import fmt
 from calc.tails import p_any_slow
 from calc.units import GiB
 
@@ -23,9 +26,20 @@ def _here(x, y, name="this scenario") -> dict:
     return dict(type="scatter", x=[x], y=[y], mode="markers", marker=CURRENT, name=name)
 
 
-def _hline(y, text) -> tuple[dict, dict]:
+def _hline(y, text, *, log: bool = False) -> tuple[dict, dict]:
+    """A dashed horizontal line and its label at the same height. Plotly places shapes on a log axis by value but
+    annotations by log10(value): the label takes the logarithm, or it floats a decade off its line."""
     shape = dict(type="line", xref="paper", x0=0, x1=1, y0=y, y1=y, line=dict(dash="dash", color="gray"))
-    note = dict(xref="paper", x=1, y=y, text=text, showarrow=False, xanchor="right", yanchor="bottom")
+    note = dict(xref="paper", x=1, y=math.log10(y) if log else y, text=text, showarrow=False, xanchor="right",
+                yanchor="bottom")  # fmt: skip
+    return shape, note
+
+
+def _vline(x, text, *, color="gray", log: bool = False, dash="dot") -> tuple[dict, dict]:
+    """A vertical line across the plot and its label at the top (log: see _hline)."""
+    shape = dict(type="line", yref="paper", y0=0, y1=1, x0=x, x1=x, line=dict(dash=dash, color=color))
+    note = dict(yref="paper", y=1, x=math.log10(x) if log else x, text=text, showarrow=False, xanchor="left",
+                yanchor="bottom", font=dict(size=11, color=color))  # fmt: skip
     return shape, note
 
 
@@ -47,23 +61,42 @@ def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **
     return go.Figure(dict(data=traces, layout=lay))
 
 
-def _stacked(title, x_title, label, parts) -> go.Figure:
-    bars = [dict(type="bar", y=[label], x=[v], name=f"{n} {v:.2f}", orientation="h") for n, v in parts]
-    return _fig(title, x_title, "", bars, height=300, barmode="stack", legend=dict(orientation="h", y=-0.6))
-
-
 def memory_breakdown(r) -> go.Figure:
-    m = r.memory
-    parts = [
-        ("weights", m.weights_bytes_per_gpu),
-        ("activation peak", m.activation_bytes),
-        ("non-torch", m.non_torch_bytes),
-        ("CUDA graphs", m.cudagraph_bytes),
-        ("KV cache pool", max(0.0, m.kv_cache_memory_bytes)),
-        ("headroom (1 − utilization)", m.headroom_bytes),
-    ]
-    return _stacked(f"GPU memory per device: {m.total_memory_bytes / GiB:.2f} GiB (legend in GiB)", "memory (GiB)",
-                    "per GPU", [(n, b / GiB) for n, b in parts])  # fmt: skip
+    """Two bars in GiB per GPU: where the GPU's memory goes (vLLM's profile), and what the workload takes of the KV
+    pool (attention KV, and the per-request state of hybrid models). Lines at the usable and the total memory, so a
+    plan that does not fit shows by how much; a star at the workload's end."""
+    m, s, sf = r.memory, r.scenario, r.shortfall
+    per_gpu, load = "per GPU", f"{s.concurrency:,} requests"
+    kv = max(0.0, m.kv_cache_memory_bytes)
+    if m.kv_cache_memory_from_flag:
+        parts = [("weights, activations, non-torch, CUDA graphs (the rest of the usable memory)", max(0.0, sf.rest_of_usable_bytes)),
+                 ("KV cache pool (set by kv_cache_memory_bytes)", kv)]
+    else:
+        parts = [("weights", m.weights_bytes_per_gpu), ("activation peak", m.activation_bytes), ("non-torch", m.non_torch_bytes),
+                 ("CUDA graphs", m.cudagraph_bytes if m.cudagraph_subtracted else 0.0), ("KV cache pool", kv)]  # fmt: skip
+    if sf.rest_of_usable_bytes >= 0 and m.kv_cache_memory_bytes >= 0:  # the parts fill the usable memory exactly
+        parts.append(("headroom (1 − gpu_memory_utilization)", m.headroom_bytes))
+    bars = [dict(type="bar", y=[per_gpu], x=[b / GiB], name=f"{n}: {fmt.gib(b)}", orientation="h") for n, b in parts if b > 0]
+    use = [("KV of the requests", sf.kv_used_bytes), ("state of the requests (Mamba / linear attention)", sf.state_used_bytes),
+           ("free in the pool", sf.pool_free_bytes)]  # fmt: skip
+    bars += [dict(type="bar", y=[load], x=[b / GiB], name=f"{n}: {fmt.gib(b)}", orientation="h",
+                  marker=dict(pattern=dict(shape="/")) if n.startswith("free") else {}) for n, b in use if b > 0]  # fmt: skip
+    bars.append(dict(type="scatter", y=[load], x=[sf.pool_used_bytes / GiB], mode="markers", marker=CURRENT,
+                     name=f"this scenario: {fmt.gib(sf.pool_used_bytes)} of the pool"))  # fmt: skip
+    lines = [_vline(sf.usable_bytes / GiB, f"usable {fmt.gib(sf.usable_bytes)}"),
+             _vline(m.total_memory_bytes / GiB, f"GPU {fmt.gib(m.total_memory_bytes)}", color="black", dash="solid")]
+    title = f"GPU memory per device, GiB: {fmt.gib(m.total_memory_bytes)} in all"
+    if sf.weights_over_bytes > 0:
+        title += f" — the weights alone are {fmt.gib(sf.weights_over_bytes)} over the usable memory"
+    elif m.kv_cache_memory_bytes < 0:
+        title += f" — {fmt.gib(-m.kv_cache_memory_bytes)} short before any KV cache"
+    elif sf.rest_of_usable_bytes < 0:
+        title += f" — the set pool is {fmt.gib(-sf.rest_of_usable_bytes)} over the usable memory"
+    if m.state_bytes_per_request:
+        title += f"; state {fmt.size(m.state_bytes_per_request)} per request"
+    return _fig(title, "memory per GPU (GiB)", "", bars, height=340, barmode="stack",
+                shapes=[a for a, _ in lines], notes=[b for _, b in lines], legend=dict(orientation="h", y=-0.35),
+                yaxis=dict(categoryorder="array", categoryarray=[load, per_gpu]))  # fmt: skip
 
 
 def occupancy(r, pts) -> go.Figure:
@@ -123,15 +156,21 @@ def decode_vs_context(r, pts) -> go.Figure:
 
 
 def throughput_vs_concurrency(r, pts) -> go.Figure:
-    s = r.scenario
+    """From one request in flight to as many as the pool holds at this length (the sweep stops there): a line
+    marks that limit, and the star is the scenario (beyond the line when it does not fit)."""
+    s, f = r.scenario, r.fit
     x = [p.concurrency for p in pts]
+    limit = f.max_concurrency_at_length
+    shape, note = _vline(max(limit, 1), f"pool holds {limit:,} at this length", log=True)
     return _fig(
         "Throughput, goodput and per-user rate vs concurrency", "concurrent requests", "output tokens/s (all users)",
         [_line(x, [p.output_tokens_per_s for p in pts], "throughput"),
          _line(x, [p.goodput_rps * s.output_len for p in pts], "goodput (within both SLOs)"),
-         _line(x, [p.per_user_tokens_per_s for p in pts], "per user (tok/s, right axis)", yaxis="y2", line=dict(dash="dot")),
+         _line(x, [p.per_user_tokens_per_s for p in pts], "per user (tokens/s, right axis)", yaxis="y2", line=dict(dash="dot")),
          _here(s.concurrency, r.latency.output_tokens_per_s)],
-        xaxis=dict(type="log"), yaxis2=dict(title=dict(text="per-user tokens/s"), overlaying="y", side="right"),
+        shapes=[shape], notes=[note],
+        xaxis=dict(type="log", range=[0, math.log10(max(2, limit, s.concurrency) * 1.2)]),
+        yaxis2=dict(title=dict(text="per-user tokens/s"), overlaying="y", side="right"),
     )  # fmt: skip
 
 
@@ -139,8 +178,11 @@ def latency_breakdown(r) -> go.Figure:
     s, lat = r.scenario, r.latency
     parts = [("queue", s.queue_s), ("prefill", lat.prefill.estimate_s), ("decode steps the chunks ride on", lat.chunk_riding_s),
              ("front-end", lat.request_overhead_s), (f"{s.output_len - 1} × TPOT", (s.output_len - 1) * lat.tpot_s)]  # fmt: skip
-    return _stacked(f"End-to-end {lat.e2e_s:.2f} s = TTFT {lat.ttft_s * 1e3:.0f} ms + (N−1) × TPOT "
-                    f"{lat.tpot_s * 1e3:.1f} ms (legend in s)", "time (s)", "request", parts)  # fmt: skip
+    bars = [dict(type="bar", y=["request"], x=[v], name=f"{n}: {fmt.seconds(v)}", orientation="h") for n, v in parts]
+    bars.append(dict(type="scatter", y=["request"], x=[lat.e2e_s], mode="markers", marker=CURRENT,
+                     name=f"this scenario: {fmt.seconds(lat.e2e_s)} end to end"))  # fmt: skip
+    return _fig(f"End-to-end {fmt.seconds(lat.e2e_s)} = TTFT {fmt.ms(lat.ttft_s)} + (N − 1) × TPOT {fmt.ms(lat.tpot_s)}",
+                "time (s)", "", bars, height=300, barmode="stack", legend=dict(orientation="h", y=-0.6))  # fmt: skip
 
 
 def chunk_spike(r) -> go.Figure:
@@ -148,8 +190,9 @@ def chunk_spike(r) -> go.Figure:
     steps = ["plain decode step", f"step + {min(lat.chunk_tokens, s.input_len):,}-token chunk"]
     shape, note = _hline(s.slo_tpot_s * 1e3, "TPOT SLO")
     return _fig(
-        f"Chunked prefill: a {s.input_len:,}-token prompt takes {lat.prefill_steps} step(s)", "", "step time (ms)",
-        [dict(type="bar", x=steps, y=[lat.itl_s * 1e3, lat.chunk_step_s * 1e3], name="inter-token latency"),
+        f"Chunked prefill: a {s.input_len:,}-token prompt takes {lat.prefill_steps:,} step(s)", "engine step",
+        "step time (ms)",
+        [dict(type="bar", x=steps, y=[lat.itl_s * 1e3, lat.chunk_step_s * 1e3], name="inter-token latency (ms)"),
          _here(steps[1], lat.chunk_step_s * 1e3)],
         shapes=[shape], notes=[note],
     )  # fmt: skip
@@ -158,7 +201,7 @@ def chunk_spike(r) -> go.Figure:
 def swap_ratio(r) -> go.Figure:
     off = r.offload
     ys = [p.ratio for p in off.curve]
-    shape, note = _hline(1, "parity")
+    shape, note = _hline(1, "parity (ratio 1)", log=True)
     return _fig(
         "Recompute time / swap time vs context (> 1: swapping wins)", "context (tokens)", "recompute / swap (ratio)",
         [_line([p.context for p in off.curve], ys, "ratio"),
@@ -177,3 +220,26 @@ def fanout(r) -> go.Figure:
         [_line(ns, [p_any_slow(p_slow=0.01, fanout=k) * 100 for k in ns], "each call slow 1 % of the time"),
          _here(n, p_any_slow(p_slow=0.01, fanout=n) * 100)],
     )  # fmt: skip
+
+
+def latency_cdf(r) -> go.Figure:
+    """The predicted benchmark's TTFT and ITL as cumulative distributions (log time axis, ms): stars at the medians,
+    diamonds at the p99s, dashed lines at the closed-form estimates."""
+    d, lat, s = r.benchmark_distribution, r.latency, r.scenario
+    q = list(d.quantiles)
+    traces, shapes, notes = [], [], []
+    for name, values, est, color in (("TTFT", d.ttft_s, lat.ttft_s, "#1f77b4"), ("ITL", d.itl_s, lat.itl_s, "#2ca02c")):
+        if not values:
+            continue
+        ms_values = [v * 1e3 for v in values]
+        traces.append(_line(ms_values, q, f"{name} (predicted benchmark)", line=dict(color=color)))
+        med, p99 = ms_values[q.index(50.0)], ms_values[q.index(99.0)]
+        traces.append(dict(_here(med, 50, f"{name} median {fmt.ms_value(med)} (this scenario)")))
+        traces.append(dict(type="scatter", x=[p99], y=[99], mode="markers", name=f"{name} p99 {fmt.ms_value(p99)}",
+                           marker=dict(symbol="diamond", size=11, color=color, line=dict(width=1, color="black"))))  # fmt: skip
+        a, b = _vline(est * 1e3, f"{name} closed form {fmt.ms(est)}", color=color, log=True, dash="dash")
+        shapes.append(a)
+        notes.append(b)
+    return _fig(f"Predicted latency distribution: {d.requests:,} requests at C = {s.concurrency:,} (CDF)",
+                "latency (ms, log scale)", "requests or tokens at or below (%)", traces, shapes=shapes, notes=notes,
+                height=400, xaxis=dict(type="log"), yaxis=dict(range=[0, 101]))  # fmt: skip

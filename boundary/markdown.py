@@ -6,9 +6,9 @@ import csv
 import io
 import re
 
-from boundary.text import render_text, verdict
-from boundary.urlstate import cli_command, plain, query_string
-from calc.formulas import formulas
+from boundary.text import render_text
+from boundary.urlstate import ZWSP, cli_command, query_string
+from boundary.view import formulas, verdict
 
 
 def _ticks(text: str, at_least: int) -> str:
@@ -29,14 +29,29 @@ def fence(text: str) -> str:
     return f"{ticks}\n{text}\n{ticks}"
 
 
+MD_ACTIVE = set("\\`*_[]<>!#|~$&{}")
+"""Characters that can start Markdown or HTML inline syntax; '.', '-', '(' and ',' cannot in mid-line text."""
+
+
+def md_text(text: object, limit: int = 400) -> str:
+    """User text as inert Markdown that still reads cleanly in the raw file: one line, only the characters that can
+    form syntax escaped ('Qwen2.5-7B-Instruct' stays as it is), autolinks broken with a zero-width space."""
+    s = " ".join(str(text).splitlines())
+    if len(s) > limit:
+        s = s[:limit] + "…"
+    s = s.replace("://", ":" + ZWSP + "//").replace("@", "@" + ZWSP)
+    s = re.sub(r"(?i)(w)(ww\.)", "\\1" + ZWSP + "\\2", s)
+    return "".join("\\" + ch if ch in MD_ACTIVE else ch for ch in s)
+
+
 def markdown_report(r, link_base: str = "") -> str:
     s = r.scenario
     link = f"Scenario link: {code_span(f'{link_base}?{query_string(s)}')}" if link_base else \
         f"Scenario query: {code_span(f'?{query_string(s)}')}"  # fmt: skip
     lines = [
-        f"# Capacity plan: {plain(r.model_name)} on {plain(r.gpu_name)}",
+        f"# Capacity plan: {md_text(r.model_name)} on {md_text(r.gpu_name)}",
         "",
-        f"**Verdict:** {plain(verdict(r), 400)}",
+        f"**Verdict:** {md_text(verdict(r))}",
         "",
         link,
         "",
@@ -50,7 +65,7 @@ def markdown_report(r, link_base: str = "") -> str:
         "",
     ]
     for name, text in formulas(r).items():
-        lines += [f"**{plain(name)}**", "", fence(text), ""]
+        lines += [f"**{md_text(name)}**", "", fence(text), ""]
     lines += ["## Caveats", "", "- Floors are roofline lower bounds; estimates scale them by the stated mfu/mbu.",
               "- Activation, non-torch and CUDA-graph memory are estimates unless set from a vLLM log.",
               f"- {r.prefix.tenant_note}"]  # fmt: skip

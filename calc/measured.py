@@ -24,6 +24,8 @@ class MeasuredDecode:
     """floor / measured ITL p50: how close the engine runs to the roofline."""
     achieved_mbu: float | None
     """Bytes one step moves / (measured ITL · peak bandwidth)."""
+    intensity_flop_per_byte: float
+    compute_bound: bool
 
 
 def measured_decode(*, batch: float, lat: LatencyResult, measured_itl_s: float | None) -> MeasuredDecode:
@@ -37,4 +39,6 @@ def measured_decode(*, batch: float, lat: LatencyResult, measured_itl_s: float |
         measured_itl_s=itl,
         floor_share_of_measured=t.floor_s / itl if itl else None,
         achieved_mbu=t.bytes_moved / (itl * lat.bandwidth_bytes_per_s) if itl else None,
+        intensity_flop_per_byte=t.flop / t.bytes_moved,
+        compute_bound=t.flop / lat.peak_flop_per_s > t.bytes_moved / lat.bandwidth_bytes_per_s,
     )

@@ -140,6 +140,13 @@ class Report:
         return bench.serve(self, num_prompts=self.benchmark_prompts, max_concurrency=c)
 
     @cached_property
+    def benchmark_distribution(self):
+        """Quantiles of the predicted benchmark's TTFT, TPOT, E2E and ITL (calc.distribution), for its CDF."""
+        from calc.distribution import distribution
+
+        return distribution(self.benchmark)
+
+    @cached_property
     def error_bands(self) -> dict[str, ErrorBand]:
         """Held-out median |error| per metric ('ttft', 'tpot', 'throughput') for this GPU's family, where known."""
         out = {m: error_band(self.accuracy, metric=m, arch=self.gpu.arch) for m in ("ttft", "tpot", "throughput")}

@@ -38,6 +38,13 @@ class Shortfall:
     """What `concurrency` requests of this length take of the pool on each GPU (may exceed it)."""
     state_used_bytes: float
     """The Mamba / linear-attention state among them (hybrid models; 0 otherwise)."""
+    kv_used_bytes: float
+    """pool_used_bytes − state_used_bytes: the attention KV the requests hold."""
+    pool_free_bytes: float
+    """What the requests leave of the pool (0 when they overflow it, or there is none)."""
+    rest_of_usable_bytes: float
+    """usable − available KV memory: what weights, activations, non-torch memory and CUDA graphs take of the usable
+    memory by vLLM's profile (negative when a pool set by kv_cache_memory_bytes exceeds the usable memory)."""
 
 
 def shortfall(s: Scenario, mem: PoolResult, fit: WorkloadFit) -> Shortfall:
@@ -57,4 +64,7 @@ def shortfall(s: Scenario, mem: PoolResult, fit: WorkloadFit) -> Shortfall:
         workload_missing_blocks=load_blocks,
         pool_used_bytes=fit.blocks_needed * block,
         state_used_bytes=s.concurrency * mem.state_bytes_per_request,
+        kv_used_bytes=fit.blocks_needed * block - s.concurrency * mem.state_bytes_per_request,
+        pool_free_bytes=max(0.0, avail - fit.blocks_needed * block),
+        rest_of_usable_bytes=mem.requested_memory_bytes - avail,
     )

@@ -22,11 +22,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(timeout_s: float = 60.0):
+def start_server(timeout_s: float = 60.0, script: Path | None = None):
+    """`script`: another Streamlit page (the benchmark's toy page); default app.py."""
     port = free_port()
     env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", str(script or ROOT / "app.py"), "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip

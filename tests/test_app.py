@@ -23,7 +23,7 @@ NON_DEFAULT = {
     "activation_memory_bytes": "1000000000", "non_torch_memory_bytes": "300000000", "cudagraph_memory_bytes": "400000000",
     "input_len": "2048", "output_len": "512", "concurrency": "32", "request_rate": "20", "mfu": "0.6", "mbu": "0.8",
     "queue_s": "0.05", "frontend_overhead_s": "0.02", "measured_itl_s": "0.02", "measured_prefill_s": "0.1",
-    "measured_itl_p99_s": "0.06", "kv_transfer_gb_per_s": "50", "slo_ttft_s": "1", "slo_tpot_s": "0.04",
+    "measured_itl_p99_s": "0.06", "measured_running_batch": "15.39", "kv_transfer_gb_per_s": "50", "slo_ttft_s": "1", "slo_tpot_s": "0.04",
     "conformance_quota": "0.95", "latency_sigma": "0.5", "sim_ttft_median_s": "0.3", "sim_tpot_median_s": "0.03",
     "sim_window_s": "20", "gpu_hour_price": "2.5", "currency": "EUR", "fanout": "10", "chain_calls": "5", "turns": "8", "tokens_per_turn": "300",
     "shared_prefix_len": "512", "document_len": "4096", "document_queries": "3", "host_link_gb_per_s": "25",
@@ -95,7 +95,8 @@ def test_a_broken_custom_model_warns():
 def test_pinned_scenario_compares():
     at = run({"concurrency": "32", "pin": encode_pin(Scenario(concurrency=8))}, tab="Compare & export")
     assert not at.exception
-    assert at.dataframe, "the A/B table is shown"
+    table = next(t.value for t in at.table if "A (pinned)" in t.value.columns)
+    assert "TTFT (estimate)" in set(table["quantity"]), "the A/B table is shown, with human labels"
 
 
 def test_log_panel_reconciles_and_calibrates():
@@ -103,9 +104,9 @@ def test_log_panel_reconciles_and_calibrates():
     at = run({"gpu": "rtx-3090", "model": "llama-3.1-8b"}, tab="Check a vLLM log")
     at.text_area(key="vllm_log_text").input(log)
     at.run()
-    assert not at.exception and at.dataframe
-    table = at.dataframe[0].value
-    assert "# GPU blocks" in set(table["quantity"])
+    assert not at.exception and at.table
+    table = next(t.value for t in at.table if "logged" in t.value.columns)
+    assert "# GPU blocks" in {q.replace("\\", "") for q in table["quantity"]}
     next(b for b in at.button if b.key == "adopt_btn").click()
     at.run()
     assert not at.exception and at.session_state["weights_memory_bytes"] is not None

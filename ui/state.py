@@ -28,6 +28,15 @@ def check_link_once(catalog) -> None:
     if rejected:
         _reseed_from_current_url()
     st.session_state["_link_warnings"] = warnings
+    st.session_state["_link_values"] = values
+
+
+def values_now() -> dict:
+    """The Scenario fields as the widgets will hold them, before the widgets are drawn (so the headline can be
+    drawn first): their session state once they exist, the validated link on a session's first run."""
+    seeded = st.session_state.get("_link_values", {})
+    return {k: st.session_state[k] if k in st.session_state else seeded[k] for k in Scenario.model_fields
+            if k in st.session_state or k in seeded}  # fmt: skip
 
 
 def _reseed_from_current_url() -> None:

@@ -1,4 +1,5 @@
-"""The detail tabs. Tabs are lazy (on_change="rerun"): only the open tab builds its charts."""
+"""The detail tabs. Tabs are lazy (on_change="rerun"): only the open tab builds its charts. Every table and sentence
+comes from boundary.view (formatted once for the page, the CLI text and the exports)."""
 
 from __future__ import annotations
 
@@ -8,28 +9,75 @@ import pandas as pd
 import streamlit as st
 
 import charts
-from boundary.markdown import curves_csv, markdown_report
+from boundary import fmt, view
+from boundary.markdown import curves_csv, markdown_report, md_text
 from boundary.urlstate import MAX_MESSAGE_SHOWN, plain
 from calc.evaluate import evaluate, json_safe
-from calc.units import GiB
 
 TABS = ["Memory", "Latency", "Beyond the GPU", "SLOs & replicas", "Compare & export", "Check a vLLM log"]
+
+
+def frame(t: view.Table) -> pd.DataFrame:
+    """st.table renders every cell as Markdown ('# GPU blocks' would be a heading): cells are escaped as text."""
+    return pd.DataFrame([[md_text(c) for c in row] for row in t.rows], columns=[md_text(c) for c in t.columns])
+
+
+def table(t: view.Table) -> None:
+    """A small static table of finished strings."""
+    st.table(frame(t), hide_index=True)
+    if t.note:
+        st.caption(t.note)
+
+
+def _cannot(r) -> bool:
+    """Say why this tab has nothing that can happen; True when so."""
+    why = view.no_latency_reason(r)
+    if why:
+        st.info(f"Nothing to show here: {why}. The headline says what is missing and the smallest changes that fit.",
+                icon=":material/block:")  # fmt: skip
+    return bool(why)
 
 
 def memory_tab(r) -> None:
     m = r.memory
     st.plotly_chart(charts.memory_breakdown(r), key="chart_mem")
-    a, b = st.columns(2)
-    a.plotly_chart(charts.occupancy(r, r.curves.occupancy_vs_length), key="chart_occupancy")
-    b.plotly_chart(charts.concurrency_vs_context(r, r.curves.concurrency_vs_context), key="chart_conc_ctx")
-    st.caption(f"Parameters: {m.params.total / 1e9:.2f} B total, {m.params.active / 1e9:.2f} B active; weights "
-               f"{m.weights_bytes / GiB:.2f} GiB in all ({plain(m.weight_format.label)}). KV: {m.kv_bytes_per_token:,.0f} B "
-               f"per token ({m.kv_groups} group(s), {m.layers_per_group} layers per group"
-               f"{f', {m.padding_layers} padding layers' if m.padding_layers else ''}).")  # fmt: skip
+    if m.num_gpu_blocks:
+        a, b = st.columns(2)
+        a.plotly_chart(charts.occupancy(r, r.curves.occupancy_vs_length), key="chart_occupancy")
+        b.plotly_chart(charts.concurrency_vs_context(r, r.curves.concurrency_vs_context), key="chart_conc_ctx")
+    else:
+        st.info("No KV cache on this GPU: no occupancy or concurrency curves.", icon=":material/block:")
+    cols = st.columns(3)
+    for col, sec in zip(cols, (view.memory_section(r), view.kv_section(r), view.workload_section(r)), strict=True):
+        with col:
+            st.markdown(f"**{sec.title}**")
+            table(sec.table())
+    groups = f"{m.kv_groups:,} group(s), {m.layers_per_group:,} layers per group" + (
+        f", {m.padding_layers:,} padding layers" if m.padding_layers else "")  # fmt: skip
+    st.caption(f"Parameters: {fmt.params(m.params.total)} total, {fmt.params(m.params.active)} active; weights "
+               f"{fmt.gib(m.weights_bytes)} in all ({plain(m.weight_format.label)}); KV layout: {groups}.")  # fmt: skip
 
 
 def latency_tab(r) -> None:
-    lat = r.latency
+    if _cannot(r):
+        return
+    s = r.scenario
+    a, b = st.columns(2)
+    with a:
+        st.markdown("**Floors and estimates** (floors are roofline lower bounds; estimates the step-time model)")
+        table(view.phases_table(r))
+        sec = view.latency_section(r)
+        st.caption(sec.title)
+        table(sec.table())
+    with b:
+        st.markdown(f"**Predicted `vllm bench serve`** at C = {s.concurrency:,}, {r.benchmark_prompts:,} prompts of "
+                    f"{s.input_len:,} + {s.output_len:,} tokens (scheduler simulation)")  # fmt: skip
+        table(view.benchmark_table(r))
+        for line in view.benchmark_lines(r):
+            st.caption(line)
+        st.caption("Held-out error of the estimates: TTFT " + (view.band(r, "ttft") or view.NO_BAND) + "; TPOT "
+                   + (view.band(r, "tpot") or "—") + ".")  # fmt: skip
+    st.plotly_chart(charts.latency_cdf(r), key="chart_cdf")
     a, b = st.columns(2)
     a.plotly_chart(charts.roofline(r), key="chart_roofline")
     b.plotly_chart(charts.decode_vs_context(r, r.curves.decode_vs_context), key="chart_decode_ctx")
@@ -37,84 +85,36 @@ def latency_tab(r) -> None:
     a.plotly_chart(charts.throughput_vs_concurrency(r, r.curves.concurrency_sweep), key="chart_thr")
     b.plotly_chart(charts.chunk_spike(r), key="chart_chunk")
     st.plotly_chart(charts.latency_breakdown(r), key="chart_breakdown")
-    rows = [
-        {"quantity": "prefill", "floor (ms)": round(lat.prefill.floor_s * 1e3, 2), "estimate (ms)": round(lat.prefill.estimate_s * 1e3, 2),
-         "bound by": "compute" if lat.prefill.compute_bound else "bandwidth",
-         "intensity (FLOP/byte)": lat.prefill.intensity_flop_per_byte},
-        {"quantity": f"decode step ({lat.decode_batch} seqs)", "floor (ms)": lat.decode.floor_s * 1e3,
-         "estimate (ms)": lat.decode.estimate_s * 1e3, "bound by": "compute" if lat.decode.compute_bound else "bandwidth",
-         "intensity (FLOP/byte)": lat.decode.intensity_flop_per_byte},
-    ]  # fmt: skip
-    st.dataframe(rows, hide_index=True)
-    st.caption(
-        f"Streaming {lat.stream_tokens_per_s:.1f} tokens/s (a reader takes 4.5–10); average over the request "
-        f"{lat.average_tokens_per_s:.1f} tokens/s, which describes no moment. Throughput {lat.output_tokens_per_s:,.0f} "
-        f"output tokens/s; counting prompts {lat.total_tokens_per_s:,.0f} tokens/s, which flatters long prompts. "
-        f"Prefill→decode KV transfer of the prompt: {lat.kv_transfer_s * 1e3:.1f} ms vs prefill {lat.prefill.estimate_s * 1e3:.1f} ms."
-    )
-    if lat.calibrated_mbu or lat.calibrated_mfu or lat.inferred_chunk_tokens:
-        st.info(
-            (f"Measured ITL → achieved MBU {lat.calibrated_mbu:.1%}. " if lat.calibrated_mbu else "")
-            + (f"Measured prefill → achieved MFU {lat.calibrated_mfu:.1%}. " if lat.calibrated_mfu else "")
-            + (f"ITL p99 − p50 → chunk ≈ {lat.inferred_chunk_tokens:,.0f} tokens." if lat.inferred_chunk_tokens else "")
-        )
+    cal = view.calibration_lines(r)
+    if cal:
+        st.info("\n".join(f"- {x}" for x in cal))
 
 
 def beyond_tab(r) -> None:
-    off, pre, s = r.offload, r.prefix, r.scenario
+    if _cannot(r):
+        return
     st.plotly_chart(charts.swap_ratio(r), key="chart_swap")
-    st.markdown(
-        f"Preempting a {s.request_len:,}-token context: recompute {off.recompute_s * 1e3:.1f} ms vs swap "
-        f"{off.swap_s * 1e3:.1f} ms ({'one way' if s.swap_overlap else 'out and back'}) → **{off.winner} wins** "
-        f"(ratio {off.swap_recompute_ratio:.2f} one way, {off.swap_recompute_ratio_both_ways:.2f} both ways). Closed "
-        f"form valid between the knee ({off.knee_tokens:,.0f} tokens) and the attention crossover "
-        f"({off.attention_crossover_tokens:,.0f}): {'yes' if off.closed_form_valid else 'no'}."
-    )
-    st.dataframe([{"tier": t.name, "bandwidth (GB/s)": round(t.bandwidth_bytes_per_s / 1e9, 1),
-                   "reload prefix (ms)": round(t.reload_s * 1e3, 3), "recompute (ms)": round(t.recompute_s * 1e3, 1), "keep it?": "yes" if t.worth_keeping else "no, recompute",
-                   "adds (tokens)": round(t.capacity_tokens)} for t in off.tiers], hide_index=True)  # fmt: skip
-    a, b = st.columns(2)
-    a.metric(f"Conversation of {s.turns} turns × {s.tokens_per_turn}", f"{pre.prefix_reuse_saving:.1f}× fewer prefill tokens",
-             help=f"{pre.conversation_tokens_without_reuse:,} without reuse vs {pre.conversation_tokens_with_reuse:,} with")  # fmt: skip
-    a.caption(
-        f"Last turn TTFT: {pre.last_turn_ttft_without_reuse_s * 1e3:.0f} ms → {pre.last_turn_ttft_with_reuse_s * 1e3:.0f} ms with reuse"
-    )
-    b.metric(f"Shared prompt of {s.shared_prefix_len:,} tokens", f"{pre.max_concurrency_with_sharing:,} requests fit",
-             help=f"{pre.max_concurrency_without_sharing:,} without sharing; {pre.blocks_saved:,} blocks saved at C={s.concurrency}")  # fmt: skip
-    b.caption(f"TTFT saved per request: {pre.ttft_saved_per_request_s * 1e3:.1f} ms. Document of {s.document_len:,} tokens "
-              f"asked {s.document_queries}×: {pre.document_tokens_without_reuse:,} → {pre.document_tokens_with_reuse:,} "
-              f"prefill tokens; repeat TTFT {pre.document_ttft_repeat_s * 1e3:.0f} ms vs {pre.document_ttft_first_s * 1e3:.0f} ms.")  # fmt: skip
-    st.warning(pre.tenant_note, icon="🔒")
+    lines = view.beyond_lines(r)
+    st.markdown("\n".join(f"- {x}" for x in lines[:2]))
+    st.markdown("**Where a spilled prefix cache is worth keeping** (reload the prompt's KV vs recompute it)")
+    table(view.tiers_table(r))
+    st.markdown("**Prefix reuse**\n" + "\n".join(f"- {x}" for x in lines[2:]))
+    st.warning(r.prefix.tenant_note, icon="🔒")
 
 
 def slo_tab(r) -> None:
-    s, lat, c, fl = r.scenario, r.latency, r.conformance, r.fleet
+    if _cannot(r):
+        return
     a, b = st.columns(2)
     a.plotly_chart(charts.throughput_vs_concurrency(r, r.curves.concurrency_sweep), key="goodput")
     b.plotly_chart(charts.fanout(r), key="chart_fanout")
-    st.markdown(
-        f"P(TTFT ≤ {s.slo_ttft_s:g} s) = {c.p_ttft:.1%} · P(TPOT ≤ {s.slo_tpot_s:g} s) = {c.p_tpot:.1%} → conformance "
-        f"{c.conformance:.1%}, goodput {r.goodput_rps:.2f} of {lat.requests_per_s:.2f} req/s. "
-        f"Strict variant (every gap ≤ SLO, max ITL): {c.strict_conformance:.1%}. Capacity of one replica at the "
-        f"{s.conformance_quota:.0%} quota: {fl.capacity.rps:.2f} req/s at {fl.capacity.concurrency} in flight "
-        f"(limited by {fl.capacity.limited_by})."
-    )
-    tl = r.tails
-    st.caption(f"Fan-out to {tl.fanout}: P(at least one call beyond its p99) = {tl.p_any_slow:.1%}; "
-               f"each call must meet its {tl.per_call_quantile_label} for the whole to meet p99.")  # fmt: skip
-    st.markdown("**Simulation** (log-normal, seeded; the seed's two configurations, then this scenario)")
-    rows = r.simulation
-    st.dataframe([{"config": x.name, "req/s": round(x.requests_per_s, 1), "good/s": round(x.goodput_rps, 1),
-                   "conformant": f"{x.conformance:.1%}", "TTFT>SLO": f"{x.ttft_over_slo:.1%}", "TTFT mean (ms)": round(x.ttft_mean_ms),
-                   "TTFT p50/p95/p99 (ms)": f"{x.ttft_p50_ms:.0f} / {x.ttft_p95_ms:.0f} / {x.ttft_p99_ms:.0f}",
-                   "TPOT p50/p95/p99 (ms)": f"{x.tpot_p50_ms:.0f} / {x.tpot_p95_ms:.0f} / {x.tpot_p99_ms:.0f}"} for x in rows],
-                 hide_index=True)  # fmt: skip
+    st.markdown("**SLOs, replicas and cost**\n" + "\n".join(f"- {x}" for x in view.slo_lines(r)))
+    st.markdown("**Tails: what averages hide**\n" + "\n".join(f"- {x}" for x in view.tails_lines(r)))
+    st.markdown("**Simulation** (the seed's log-normal model, seeded)")
+    table(view.simulation_table(r))
     st.caption("A larger batch raises throughput while goodput falls: +60 % requests served, −15 % served well.")
     st.markdown("**GPU options for this model** (smallest TP that serves; cost where a price is known)")
-    opts = r.gpu_options
-    st.dataframe([{"GPU": r.other_gpus[o.gpu].name, "TP": o.tensor_parallel_size, "capacity (req/s)": round(o.capacity_rps, 2),
-                   "replicas": o.replicas, "GPUs": o.gpus, "cost / M output tokens": o.cost_per_million_output_tokens}
-                  for o in opts], hide_index=True)  # fmt: skip
+    table(view.gpu_options_table(r))
 
 
 def compare_tab(r, catalog, pinned, link_base) -> None:
@@ -129,38 +129,20 @@ def compare_tab(r, catalog, pinned, link_base) -> None:
         try:
             ra = evaluate(pinned, catalog)
         except ValueError as e:  # InputError and pydantic's: a pin from an old or edited link
-            st.warning(
-                f"The pinned scenario cannot be planned — {plain(e, MAX_MESSAGE_SHOWN)}", icon=":material/warning:"
-            )
-            ra = None
+            st.warning(f"The pinned scenario cannot be planned — {plain(e, MAX_MESSAGE_SHOWN)}", icon=":material/warning:")
     if ra is not None:
-        da, db = json_safe(ra.to_dict()), json_safe(r.to_dict())
-        keys = ["model", "gpu", "num_gpu_blocks", "kv_cache_tokens", "max_concurrency", "fits", "ttft_s", "tpot_s", "e2e_s",
-                "goodput_rps", "capacity_rps_per_replica", "replicas", "gpus", "cost_per_million_output_tokens"]  # fmt: skip
-        rows = [{"quantity": k, "A (pinned)": _short(da.get(k)), "B (current)": _short(db.get(k)),
-                 "differs": "◀ ▶" if da.get(k) != db.get(k) else ""} for k in keys]  # fmt: skip
-        changed = {
-            k: (getattr(pinned, k), getattr(s, k)) for k in type(s).model_fields if getattr(pinned, k) != getattr(s, k)
-        }
-        st.caption(
-            "Inputs that differ: "
-            + (", ".join(f"{k}: {plain(va)} → {plain(vb)}" for k, (va, vb) in changed.items()) or "none")
-        )
-        table = pd.DataFrame(rows)
-        st.dataframe(table.style.apply(lambda row: ["background-color: #fff3cd" if row["differs"] else ""] * len(row),
-                                       axis=1), hide_index=True, height=35 * (len(rows) + 1) + 3)  # fmt: skip
+        changed = {k: (getattr(pinned, k), getattr(s, k)) for k in type(s).model_fields if getattr(pinned, k) != getattr(s, k)}
+        st.caption("Inputs that differ: "
+                   + (", ".join(f"{k}: {plain(va)} → {plain(vb)}" for k, (va, vb) in changed.items()) or "none"))  # fmt: skip
+        styled = frame(view.compare_table(ra, r)).style.apply(
+            lambda row: ["background-color: #fff3cd" if row["differs"] else ""] * len(row), axis=1)
+        st.table(styled, hide_index=True)
     st.markdown("**Export**")
     c1, c2, c3 = st.columns(3)
-    c1.download_button(
-        "Markdown report", markdown_report(r, link_base), file_name="capacity-plan.md", mime="text/markdown"
-    )
+    c1.download_button("Markdown report", markdown_report(r, link_base), file_name="capacity-plan.md", mime="text/markdown")
     c2.download_button("JSON report", json.dumps(json_safe(r.to_dict()), indent=2, default=str), file_name="capacity-plan.json",
                        mime="application/json")  # fmt: skip
     csv_button(r, c3)
-
-
-def _short(v) -> str:
-    return f"{v:,.4g}" if isinstance(v, float) else str(v)
 
 
 def csv_button(r, container) -> None:
@@ -172,7 +154,6 @@ def csv_button(r, container) -> None:
 
 def log_tab(r, catalog) -> None:
     """Paste a vLLM startup log: our prediction beside every logged number, and an offer to calibrate."""
-    from boundary.cli_reconcile import format_value
     from boundary.reconcile import reconcile
     from boundary.vllm_log import parse_log
     from calc.errors import InputError
@@ -207,18 +188,12 @@ def log_tab(r, catalog) -> None:
     if rec.failure:
         st.error(plain(rec.failure.message[0].upper() + rec.failure.message[1:]), icon=":material/block:")
         st.markdown("**To make it fit:**\n" + "\n".join(f"- {plain(fix)}" for fix in rec.failure.fixes))
-    rows = [{"quantity": x.quantity, "logged": format_value(x.logged, x.unit), "predicted": format_value(x.predicted, x.unit),
-             "residual (logged − predicted)": format_value(x.residual, x.unit, signed=True),
-             "within rounding": {True: "yes", False: "no", None: ""}[x.matches], "explanation": x.explanation,
-             } for x in rec.rows]  # fmt: skip
-    st.dataframe(rows, hide_index=True)
+    table(view.reconcile_table(rec))
     for note in rec.notes:
         st.caption(f"note: {plain(note)}")
     if rec.calibration:
         st.markdown("**Calibrate this scenario from the log** (the overrides travel in the link):")
-        st.code(", ".join(f"{k}={v:.0f}" if k.endswith("_bytes") else f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
-                          for k, v in rec.calibration.items()),
-                language=None, wrap_lines=True)  # fmt: skip
+        st.code(view.calibration_text(rec.calibration), language=None, wrap_lines=True)
         st.button("Adopt the logged overheads", on_click=_adopt, args=(rec.calibration,), key="adopt_btn")
 
 

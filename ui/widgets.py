@@ -53,6 +53,7 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
         ("frontend_overhead_s", "Front-end overhead (s)"),
         ("measured_itl_s", "Measured ITL p50 (s)"),
         ("measured_itl_p99_s", "Measured ITL p99 (s)"),
+        ("measured_running_batch", "Measured running batch (avg, may be fractional)"),
         ("measured_prefill_s", "Measured prefill (s)"),
         ("kv_transfer_gb_per_s", "Prefill→decode link (GB/s)"),
     ],
@@ -80,6 +81,23 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
 }
 SLIDERS = {"gpu_memory_utilization": 0.01}
 
+_TOKENS = [128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
+           65536, 98304, 131072]  # fmt: skip
+PAIRED: dict[str, tuple[list, float]] = {
+    # field: (log-like slider grid, number-box step); None in a grid is "unset" / "the spec's value"
+    "input_len": (_TOKENS, 256),
+    "output_len": ([16, 32, 64, 96, *_TOKENS], 64),
+    "concurrency": ([1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024], 1),
+    "request_rate": ([None, 0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 30.0, 50.0, 100.0, 200.0, 500.0, 1000.0], 1.0),
+    "memory_gib": ([None, 8.0, 12.0, 16.0, 24.0, 32.0, 40.0, 48.0, 64.0, 80.0, 96.0, 128.0, 141.0, 192.0, 256.0, 288.0], 8.0),
+    "memory_bandwidth_gb_per_s": ([None, 300.0, 500.0, 750.0, 1000.0, 1500.0, 2000.0, 3000.0, 4000.0, 5000.0, 6000.0,
+                                   8000.0], 100.0),
+    "peak_tflop_per_s": ([None, 50.0, 100.0, 150.0, 200.0, 300.0, 500.0, 750.0, 1000.0, 1500.0, 2000.0, 3000.0,
+                          5000.0], 50.0),
+}  # fmt: skip
+"""Inputs people sweep: a slider with log-like steps and a number box beside it for exact values. The box owns the
+URL field (only one widget may); the slider follows it and writes to it through a session-state callback."""
+
 
 def _is_int(name: str) -> bool:
     ann = F[name].annotation
@@ -100,6 +118,9 @@ def widget(name: str, label: str, *, container=st, placeholder: str | None = Non
         container.selectbox(label, list(choices), index=list(choices).index(default), **common)
         return
     lo, hi = field_bounds(name)
+    if name in PAIRED:
+        paired(name, label, container=container, placeholder=placeholder)
+        return
     if name in SLIDERS:
         container.slider(label, min_value=float(lo), max_value=float(hi), value=default, step=SLIDERS[name], **common)
         return
@@ -114,22 +135,121 @@ def widget(name: str, label: str, *, container=st, placeholder: str | None = Non
                                **common)  # fmt: skip
 
 
+def _slider_label(v, unset: str) -> str:
+    if v is None:
+        return unset
+    if isinstance(v, int) and v >= 1024 and v % 1024 == 0:
+        return f"{v // 1024}k"
+    return f"{v:,g}"
+
+
+def _follow(name: str) -> None:
+    """The slider moved: its value becomes the field's (the number box owns the URL key)."""
+    v = st.session_state[f"{name}__slider"]
+    st.session_state[name] = v if v is None or _is_int(name) else float(v)
+
+
+def paired(name: str, label: str, *, container=st, placeholder: str | None = None) -> None:
+    """A log-step slider and a number box for one field, both on the same URL parameter (the box's)."""
+    info, default = F[name], F[name].default
+    lo, hi = field_bounds(name)
+    grid, step = PAIRED[name]
+    is_int = _is_int(name)
+    unset = placeholder or "unset"
+    left, right = container.columns([3, 2], vertical_alignment="bottom")
+    help_ = (info.description or "").replace("\n", " ") or None
+    with right:  # the owner first: its value (from the URL on a first run) sets the slider's
+        if is_int:
+            value = st.number_input(label, min_value=int(lo), max_value=int(hi) if hi is not None else None,
+                                    value=default, step=int(step), key=name, bind="query-params", help=help_,
+                                    label_visibility="collapsed")  # fmt: skip
+        else:
+            value = st.number_input(label, min_value=float(lo), max_value=float(hi) if hi is not None else None,
+                                    value=default, step=float(step), format="%g", key=name, bind="query-params",
+                                    placeholder=unset, help=help_, label_visibility="collapsed")  # fmt: skip
+    options = sorted({*grid, value} - {None}) if value is not None or None not in grid else sorted(set(grid) - {None})
+    if None in grid:
+        options = [None, *options]
+    st.session_state[f"{name}__slider"] = value
+    with left:
+        st.select_slider(label, options=options, key=f"{name}__slider", on_change=_follow, args=(name,),
+                         format_func=lambda v: _slider_label(v, unset))  # fmt: skip
+
+
 def _index(options: list, default) -> int:
     """The default's position; the first option when its spec file was skipped as broken."""
     return options.index(default) if default in options else 0
 
 
-def sidebar_specs(catalog) -> None:
-    """Model and GPU first: the rest of the sidebar shows their spec values."""
+FAMILIES = {"qwen": "Qwen", "llama4": "Llama", "llama": "Llama", "gemma": "Gemma", "deepseek": "DeepSeek",
+            "kimi": "Kimi", "mistral": "Mistral", "ministral": "Mistral", "mixtral": "Mistral", "phi": "Phi",
+            "gpt_oss": "gpt-oss", "nemotron": "Nemotron", "falcon": "Falcon", "jamba": "Jamba", "glm": "GLM",
+            "minimax": "MiniMax", "olmo": "OLMo", "opt": "OPT", "starcoder": "StarCoder", "internlm": "InternLM",
+            "baichuan": "Baichuan", "exaone": "EXAONE", "lfm": "LFM", "cohere": "Cohere (Aya)"}  # fmt: skip
+VENDORS = {"nvidia": "NVIDIA", "amd": "AMD", "intel": "Intel", "google": "Google"}
+
+
+def family(model_type: str) -> str:
+    return next((v for k, v in FAMILIES.items() if model_type.startswith(k)), "Other")
+
+
+def model_options(catalog, summaries: dict) -> tuple[list[str], dict[str, str]]:
+    """Spec ids grouped by family, smallest first within each; and the label each shows (family, name, size)."""
+    from boundary import fmt
+
+    def key(sid):
+        m = catalog.models[sid]
+        return (family(m.model_type), summaries[sid].params_total)
+
+    ids = sorted(catalog.models, key=key)
+    labels = {}
+    for sid in ids:
+        m, x = catalog.models[sid], summaries[sid]
+        active = f" ({fmt.params(x.params_active)} active)" if x.params_active < 0.9 * x.params_total else ""
+        labels[sid] = (f"{family(m.model_type)} › {m.name} · {fmt.params(x.params_total)} params{active} · "
+                       f"{fmt.gib(x.weights_bytes, 1)} {x.weights_label}")  # fmt: skip
+    labels["custom"] = "Custom › the uploaded config.json"
+    return [*ids, "custom"], labels
+
+
+def gpu_options(catalog) -> tuple[list[str], dict[str, str]]:
+    """Spec ids grouped by vendor, by memory within each; labels with memory, bandwidth and price."""
+    from boundary import fmt
+
+    ids = sorted(catalog.gpus, key=lambda g: (catalog.gpus[g].vendor, catalog.gpus[g].memory_gib, g))
+    labels = {g: (f"{VENDORS.get(x.vendor, x.vendor)} › {x.name} · {fmt.fixed(x.memory_gib, 1)} GiB · "
+                  f"{fmt.count(x.memory_bandwidth_gb_per_s)} GB/s · {fmt.money(x.price_per_gpu_hour, x.price_currency)}/h")
+              for g, x in catalog.gpus.items()}  # fmt: skip
+    return ids, labels
+
+
+def _pick(name: str) -> None:
+    """A picker moved: its spec id becomes the field's (the id box owns the URL key: a bound picker with labels
+    would write its label, not the id, into the link)."""
+    st.session_state[name] = st.session_state[f"{name}__pick"]
+
+
+def _picker(label: str, name: str, options: list[str], labels: dict[str, str], help_: str) -> None:
+    from ui.state import values_now
+
+    current = st.session_state.get(name, values_now().get(name, F[name].default))
+    st.session_state[f"{name}__pick"] = current if current in options else options[_index(options, F[name].default)]
+    st.sidebar.selectbox(label, options, key=f"{name}__pick", format_func=lambda sid: labels.get(sid, sid),
+                         on_change=_pick, args=(name,), help=help_)  # fmt: skip
+
+
+def sidebar_specs(catalog, summaries: dict) -> None:
+    """Model and GPU first, grouped with their size, memory and price. The link carries the spec ids: the id boxes
+    under "Spec overrides" own the URL fields, the pickers follow them."""
     sb = st.sidebar
-    models = [*catalog.models, "custom"]
-    # option strings are what the URL carries, so the options are the spec ids themselves
-    sb.selectbox("Model", models, index=_index(models, F["model"].default), key="model", bind="query-params",
-                 help="'custom' = the config.json uploaded below (it travels in the link as custom_model)")  # fmt: skip
+    models, mlabels = model_options(catalog, summaries)
+    _picker("Model", "model", models, mlabels, "family › name · parameters · weights at the checkpoint's precision. "
+            "'Custom' = the config.json uploaded below (it travels in the link as custom_model). Type to search.")  # fmt: skip
     sb.file_uploader("…or upload a Hugging Face config.json", type=["json"], key="upload", on_change=_on_upload,
                      max_upload_size=1)  # fmt: skip
-    sb.selectbox("GPU", list(catalog.gpus), index=_index(list(catalog.gpus), F["gpu"].default), key="gpu",
-                 bind="query-params")  # fmt: skip
+    gpus, glabels = gpu_options(catalog)
+    _picker("GPU", "gpu", gpus, glabels, "vendor › name · memory the runtime sees · bandwidth · reference price per "
+            "GPU-hour. Type to search.")  # fmt: skip
     if st.session_state.get("upload_error"):
         sb.warning("The uploaded config.json was not used:")
         sb.code(st.session_state["upload_error"], language=None, wrap_lines=True)
@@ -162,6 +282,11 @@ def sidebar_rest(model_spec, gpu_spec) -> None:
             ("head_dim", "head_dim", m.kv_head_dim if m else None),
         ):
             widget(name, label, placeholder=f"spec: {spec_value:g}" if spec_value is not None else "spec: none")
+        a, b = st.columns(2)
+        a.text_input("Model spec id", value=F["model"].default, key="model", bind="query-params",
+                     help="What the link carries; the Model picker above sets it.")  # fmt: skip
+        b.text_input("GPU spec id", value=F["gpu"].default, key="gpu", bind="query-params",
+                     help="What the link carries; the GPU picker above sets it.")  # fmt: skip
         st.text_input("custom_model (encoded config)", key="custom_model", bind="query-params",
                       help="Set by uploading a config.json; travels in the link.")  # fmt: skip
 

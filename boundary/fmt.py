@@ -1,0 +1,166 @@
+"""The one formatting layer: every number the page, the CLI text, the Markdown export and the charts show goes
+through these functions, so a quantity reads the same everywhere.
+
+Rules: thousands separators on every number of four or more digits; significant digits by quantity (times and
+rates 3, memory in GiB 2 decimals, shares 1 decimal of a percent); the unit after every number; every cost with
+its currency; a value that does not exist is "—" followed by the reason, never None, NaN, inf or a negative size.
+"""
+
+from __future__ import annotations
+
+import math
+
+from calc.units import GB, GiB, KiB, MiB
+
+DASH = "—"
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def missing(reason: str = "") -> str:
+    """'—' with the reason it is absent."""
+    return f"{DASH} ({reason})" if reason else DASH
+
+
+def sig(x: float, digits: int = 3) -> str:
+    """`digits` significant digits, thousands separated, no exponent: 15.0776 → '15.1', 8031.2447 → '8,031',
+    0.000123 → '0.000123'. Integers past the significant digits are kept (19,173,961 stays whole)."""
+    if not _finite(x):
+        return missing("not finite")
+    if x == 0:
+        return "0"
+    mag = math.floor(math.log10(abs(x)))
+    decimals = max(0, digits - 1 - mag)
+    text = f"{x:,.{decimals}f}"
+    rounded = abs(float(text.replace(",", "")))
+    if decimals and rounded and math.floor(math.log10(rounded)) > mag:  # 9.996 → '10.0', not '10.00'
+        text = f"{x:,.{decimals - 1}f}"
+    return text
+
+
+def count(n: int | float) -> str:
+    """A whole number with separators: 19173961 → '19,173,961'."""
+    if not _finite(n):
+        return missing("not finite")
+    return f"{round(n):,}"
+
+
+def fixed(x: float, decimals: int) -> str:
+    return f"{x:,.{decimals}f}" if _finite(x) else missing("not finite")
+
+
+def pct(x: float, decimals: int = 1) -> str:
+    """A share: 0.925 → '92.5%'."""
+    return f"{x * 100:,.{decimals}f}%" if _finite(x) else missing("no pool")
+
+
+def signed_pct(x: float, decimals: int = 1) -> str:
+    return f"{x * 100:+,.{decimals}f}%" if _finite(x) else missing("not finite")
+
+
+def ratio(x: float, digits: int = 3) -> str:
+    """5.3 → '5.3×'."""
+    return f"{sig(x, digits)}×" if _finite(x) else missing("not finite")
+
+
+def gib(b: float, decimals: int = 2) -> str:
+    """Memory as vLLM and nvidia-smi print it: 6.41 GiB."""
+    return f"{fixed(b / GiB, decimals)} GiB" if _finite(b) else missing("not finite")
+
+
+def size(b: float) -> str:
+    """Bytes in the largest binary unit that keeps a leading digit: 57,344 B → '56.0 KiB', 7.2e9 → '6.71 GiB'."""
+    if not _finite(b):
+        return missing("not finite")
+    for unit, scale in (("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+        if abs(b) >= scale:
+            return f"{sig(b / scale)} {unit}"
+    return f"{count(b)} B"
+
+
+def bytes_exact(b: float) -> str:
+    """57,344 B."""
+    return f"{count(b)} B"
+
+
+def seconds(t: float) -> str:
+    """A duration in the unit that suits it: 12 µs, 14.4 ms, 5.33 s, 1,234 s."""
+    if not _finite(t):
+        return missing("not finite")
+    a = abs(t)
+    if a == 0:
+        return "0 ms"
+    if a < 1e-3:
+        return f"{sig(t * 1e6)} µs"
+    if a < 1:
+        return f"{sig(t * 1e3)} ms"
+    return f"{sig(t)} s"
+
+
+def ms(t: float, digits: int = 3) -> str:
+    """Always milliseconds (tables of latencies): 0.0144 → '14.4 ms'."""
+    return f"{sig(t * 1e3, digits)} ms" if _finite(t) else missing("not finite")
+
+
+def ms_value(t_ms: float, digits: int = 3) -> str:
+    """A value already in ms (vllm bench serve's keys)."""
+    return f"{sig(t_ms, digits)} ms" if _finite(t_ms) else missing("not finite")
+
+
+def rate(x: float, unit: str, digits: int = 3) -> str:
+    """'1,134 tok/s', '0.33 req/s'."""
+    return f"{sig(x, digits)} {unit}" if _finite(x) else missing("not finite")
+
+
+def tokens(n: float) -> str:
+    return f"{count(n)} tokens"
+
+
+def bandwidth(bytes_per_s: float) -> str:
+    return f"{sig(bytes_per_s / GB)} GB/s" if _finite(bytes_per_s) else missing("not finite")
+
+
+def flops(flop_per_s: float) -> str:
+    return f"{sig(flop_per_s / 1e12)} TFLOP/s" if _finite(flop_per_s) else missing("not finite")
+
+
+def params(n: float) -> str:
+    """Parameter counts, decimal: 7.62e9 → '7.62 B'; 494e6 → '494 M'."""
+    if not _finite(n):
+        return missing("not finite")
+    return f"{sig(n / 1e9)} B" if n >= 1e9 else f"{sig(n / 1e6)} M"
+
+
+def money(x: float | None, currency: str | None, digits: int = 3) -> str:
+    """Every cost with its ISO currency code: '1.31 USD' (no '$': Markdown renderers read a pair as math)."""
+    if x is None or not _finite(x):
+        return missing("no price: set gpu_hour_price")
+    if not currency:
+        return missing("currency unknown")
+    return f"{sig(x, digits)} {currency}"
+
+
+def yes_no(b: bool | None) -> str:
+    return {True: "yes", False: "no", None: DASH}[b]
+
+
+def opt(value, fn, reason: str, *args) -> str:
+    """fn(value) when the value exists and is finite, else '— (reason)'."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return missing(reason)
+    return fn(value, *args)
+
+
+def short_label(v) -> str:
+    """A value of any kind as a table cell: numbers formatted, booleans as yes/no, None as '—'."""
+    if v is None:
+        return DASH
+    if isinstance(v, bool):
+        return yes_no(v)
+    if isinstance(v, int):
+        return count(v)
+    if isinstance(v, float):
+        return sig(v, 4) if _finite(v) else missing("not finite")
+    return str(v)

@@ -1,0 +1,517 @@
+"""The Report as labelled, finished text: every section the page, the CLI text and the Markdown export show, built
+once here (formatting through boundary.fmt; no arithmetic beyond choosing what to say). The page lays these out as
+metrics and tables, the CLI and the export as aligned text — so they cannot disagree.
+
+Strings here may carry user text (a custom model's name) only in `title()`; surfaces that render Markdown escape
+that one with boundary.urlstate.plain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from boundary import fmt
+
+
+@dataclass(frozen=True)
+class Table:
+    columns: list[str]
+    rows: list[list[str]]
+    note: str = ""
+
+    def text(self, indent: str = "  ") -> str:
+        """Aligned columns: the first left-aligned, the others right-aligned."""
+        widths = [max(len(str(c)), *(len(r[i]) for r in self.rows)) if self.rows else len(str(c))
+                  for i, c in enumerate(self.columns)]  # fmt: skip
+
+        def line(cells) -> str:
+            out = [f"{cells[0]:<{widths[0]}}"] + [f"{c:>{w}}" for c, w in zip(cells[1:], widths[1:], strict=True)]
+            return (indent + "  ".join(out)).rstrip()
+
+        return "\n".join([line(self.columns), *(line(r) for r in self.rows)])
+
+
+@dataclass(frozen=True)
+class Metric:
+    label: str
+    value: str
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    rows: list[tuple[str, str]] = field(default_factory=list)
+    """(label, value) pairs: aligned text in the CLI, a two-column table on the page."""
+    extra: list[str] = field(default_factory=list)
+    """Text lines after the rows (the CLI prints them as they are)."""
+
+    @property
+    def lines(self) -> list[str]:
+        return _aligned(self.rows) + self.extra
+
+    def table(self) -> Table:
+        return Table(["quantity", "value"], [[k.strip(), v] for k, v in self.rows])
+
+
+# --- the headline ------------------------------------------------------------------------------------------------
+
+
+def title(r) -> str:
+    s, m = r.scenario, r.memory
+    return (f"{r.model_name} on {r.gpu_name} (TP={s.tensor_parallel_size} PP={s.pipeline_parallel_size}, weights "
+            f"{m.weight_format.label}, KV {s.kv_cache_dtype}, {r.engine.name})")  # fmt: skip
+
+
+def verdict(r) -> str:
+    """The headline sentence, e.g. '16 × 8,448 tokens: does not fit — 16 requests need 8,448 blocks, …'."""
+    s, f, m = r.scenario, r.fit, r.memory
+    head = f"{s.concurrency:,} × {fmt.tokens(f.request_tokens)}"
+    if f.fits:
+        return (f"{head}: fits ({fmt.count(f.blocks_needed)} of {fmt.count(m.num_gpu_blocks)} blocks, "
+                f"{fmt.pct(f.pool_fraction, 0)} of the pool)")  # fmt: skip
+    if not r.shortfall.engine_starts:
+        return f"{head}: cannot run — {_start_problem(r)}"
+    return f"{head}: does not fit — {f.reasons[0]}"
+
+
+def _start_problem(r) -> str:
+    sf, m, s = r.shortfall, r.memory, r.scenario
+    if sf.weights_over_bytes > 0:
+        return (f"the weights alone ({fmt.gib(m.weights_bytes_per_gpu)} per GPU) exceed the "
+                f"{fmt.gib(sf.usable_bytes)} the engine may use")  # fmt: skip
+    if m.num_gpu_blocks == 0:
+        return "no memory is left for the KV cache"
+    return (f"the KV cache holds {fmt.count(m.num_gpu_blocks)} blocks, one request of max_model_len "
+            f"{fmt.count(s.max_model_len)} tokens needs {fmt.count(m.blocks_per_max_len_request)}: vLLM refuses to start")  # fmt: skip
+
+
+def missing_lines(r) -> list[str]:
+    """What is missing and by how much, per GPU; empty when the workload fits."""
+    sf, m, s, f = r.shortfall, r.memory, r.scenario, r.fit
+    out = []
+    if sf.weights_over_bytes > 0:
+        out.append(f"weights: {fmt.gib(m.weights_bytes_per_gpu)} per GPU, the engine may use "
+                   f"{fmt.gib(sf.usable_bytes)} (gpu_memory_utilization {s.gpu_memory_utilization:g} × "
+                   f"{fmt.gib(m.total_memory_bytes)}): {fmt.gib(sf.weights_over_bytes)} short before any KV cache")  # fmt: skip
+    if not sf.engine_starts:
+        out.append(f"KV cache for one max_model_len request ({fmt.tokens(s.max_model_len)}): "
+                   f"{fmt.count(m.blocks_per_max_len_request)} blocks; the pool has {fmt.count(m.num_gpu_blocks)} — "
+                   f"{fmt.gib(sf.start_missing_bytes)} per GPU short")  # fmt: skip
+    if s.request_len > s.max_model_len:
+        out.append(f"request length: {fmt.tokens(s.request_len)} exceeds max_model_len {fmt.count(s.max_model_len)} "
+                   f"by {fmt.tokens(s.request_len - s.max_model_len)}: vLLM rejects it")  # fmt: skip
+    if sf.workload_missing_blocks:
+        out.append(f"KV cache for {s.concurrency:,} requests of {fmt.tokens(f.request_tokens)}: "
+                   f"{fmt.count(f.blocks_needed)} blocks, the pool has {fmt.count(m.num_gpu_blocks)} — "
+                   f"{fmt.count(sf.workload_missing_blocks)} blocks ({fmt.gib(sf.workload_missing_bytes)} per GPU) short"
+                   + (": vLLM preempts" if sf.engine_starts else ""))  # fmt: skip
+    if s.concurrency > s.max_num_seqs:
+        out.append(f"max_num_seqs {s.max_num_seqs:,} < concurrency {s.concurrency:,}: "
+                   f"{s.concurrency - s.max_num_seqs:,} requests wait in the queue")  # fmt: skip
+    return out
+
+
+def no_latency_reason(r) -> str | None:
+    """Why no latency, SLO or cost figure is shown (they cannot happen), or None when they can."""
+    if r.serves:
+        return None
+    if not r.shortfall.engine_starts:
+        return "the engine cannot start with this memory"
+    if r.scenario.request_len > r.scenario.max_model_len:
+        return "vLLM rejects a request longer than max_model_len"
+    return "not one request of this length fits the KV pool"
+
+
+def kv_available(r) -> str:
+    m = r.memory
+    if m.kv_cache_memory_bytes < 0:
+        return fmt.missing(f"{fmt.gib(-m.kv_cache_memory_bytes)} short")
+    return fmt.gib(m.kv_cache_memory_bytes)
+
+
+def memory_metrics(r) -> list[Metric]:
+    s, m, f = r.scenario, r.memory, r.fit
+    out = [
+        Metric("Available KV cache", kv_available(r), "per GPU; vLLM's 'Available KV cache memory'"),
+        Metric("KV cache (tokens)", fmt.count(m.kv_cache_tokens),
+               f"vLLM's 'GPU KV cache size': {fmt.count(m.num_gpu_blocks)} blocks × {m.block_size}"),
+        Metric(f"Max conc. @ {fmt.count(s.max_model_len)}", f"{m.max_concurrency:,.2f}x",
+               "vLLM's 'Maximum concurrency for max_model_len tokens per request'"),
+        Metric("Fit at this length", fmt.count(f.max_concurrency_at_length),
+               "most requests of input_len + output_len held at once (capped by max_num_seqs)"),
+        Metric(f"Longest @ C={s.concurrency:,}", fmt.tokens(f.longest_request_at_concurrency),
+               "longest prompt + output each of the concurrent requests can have"),
+        Metric("Pool used", fmt.pct(f.pool_fraction, 0) if m.num_gpu_blocks else fmt.missing("no KV cache"),
+               "blocks the concurrent requests take / blocks in the pool"),
+    ]  # fmt: skip
+    if m.state_bytes_per_request:
+        out.append(Metric("State per request", fmt.size(m.state_bytes_per_request),
+                          "Mamba / linear-attention state one request holds on each GPU, whatever its length"))  # fmt: skip
+    return out
+
+
+NO_BAND = "no held-out error table (tests/data/benchmarks/errors.json, written by scripts/calibrate.py report)"
+
+
+def band(r, metric: str) -> str:
+    """'± 28% (median |error| on held-out hopper runs, n = 18)', or '' when there is no error table."""
+    b = r.error_bands.get(metric)
+    if b is None:
+        return ""
+    return f"± {fmt.pct(b.median_abs, 0)} (median |error| on {b.scope}, n = {b.n})"
+
+
+def band_short(r, metric: str) -> str:
+    """' ± 28%' to follow a headline number; '' without an error table."""
+    b = r.error_bands.get(metric)
+    return f" ± {fmt.pct(b.median_abs, 0)}" if b else ""
+
+
+MEMORY_FORMULAS = ("KV bytes per token", "Available KV cache memory", "GPU blocks", "Maximum concurrency", "Fits")
+
+
+def formulas(r) -> dict[str, str]:
+    """The formulas to expand: memory only when latency cannot happen (no_latency_reason)."""
+    f = r.formulas
+    return f if r.serves else {k: v for k, v in f.items() if k in MEMORY_FORMULAS}
+
+
+def latency_metrics(r) -> list[Metric]:
+    """TTFT, TPOT, E2E, conformance, replicas or capacity, cost — only when they can happen (see no_latency_reason)."""
+    s, lat, fl = r.scenario, r.latency, r.fleet
+    out = [
+        Metric("TTFT (estimate)", fmt.ms(lat.ttft_s) + band_short(r, "ttft"), f"{band(r, 'ttft') or NO_BAND}; prefill floor {fmt.ms(lat.prefill.floor_s)}"),
+        Metric("TPOT (estimate)", fmt.ms(lat.tpot_s) + band_short(r, "tpot"), f"{band(r, 'tpot') or NO_BAND}; decode-step floor {fmt.ms(lat.decode.floor_s)}"),
+        Metric("End-to-end", fmt.seconds(lat.e2e_s), "TTFT + (output_len − 1) × TPOT"),
+        Metric("Within both SLOs", fmt.pct(r.conformance.conformance),
+               "share of requests meeting the TTFT and TPOT SLOs (goodput / throughput)"),
+    ]  # fmt: skip
+    if fl.replicas is not None:
+        out.append(Metric("Replicas / GPUs", f"{fl.replicas:,} / {fl.gpus:,}", capacity_text(r)))
+    elif s.request_rate:
+        out.append(Metric("Replicas / GPUs", fmt.missing("SLOs not met"), fl.capacity.reason or "no replica count"))
+    else:
+        out.append(Metric("Capacity per replica", fmt.rate(fl.capacity.rps, "req/s"),
+                          capacity_text(r) + "; set a request rate for replicas"))  # fmt: skip
+    out.append(Metric("Cost / M output tokens", fmt.money(fl.cost_per_million_output_tokens, fl.currency),
+                      "price per GPU-hour × GPUs / output tokens per hour" + (f" at {s.request_rate:g} req/s"
+                      if s.request_rate else " at this scenario's own throughput")))  # fmt: skip
+    return out
+
+
+def capacity_text(r) -> str:
+    """Capacity per replica, saying at which concurrency it was found (not necessarily the scenario's)."""
+    s, cap = r.scenario, r.fleet.capacity
+    if cap.rps <= 0:
+        return f"one replica serves nothing within the SLOs: {cap.reason}"
+    at = (f"{cap.concurrency:,} requests in flight per replica — the most that keeps {fmt.pct(s.conformance_quota, 0)} "
+          f"within both SLOs (limited by {cap.limited_by})")  # fmt: skip
+    if cap.concurrency != s.concurrency:
+        at += f", not the scenario's {s.concurrency:,}"
+    return f"{fmt.rate(cap.rps, 'req/s')} per replica at {at}"
+
+
+# --- sections ----------------------------------------------------------------------------------------------------
+
+
+def memory_section(r) -> Section:
+    s, m = r.scenario, r.memory
+    graphs = fmt.gib(m.cudagraph_bytes) if m.cudagraph_subtracted else "not subtracted"
+    rows = [
+        ("total as the runtime sees it", fmt.gib(m.total_memory_bytes)),
+        (f"× gpu_memory_utilization {s.gpu_memory_utilization:g}", fmt.gib(m.requested_memory_bytes)),
+        ("− weights", fmt.gib(m.weights_bytes_per_gpu)),
+        ("− activation peak" + ("" if s.activation_memory_bytes is not None else " (estimate)"), fmt.gib(m.activation_bytes)),
+        ("− non-torch" + ("" if s.non_torch_memory_bytes is not None else " (estimate)"), fmt.gib(m.non_torch_bytes)),
+        ("− CUDA graphs" + ("" if s.cudagraph_memory_bytes is not None else " (estimate)"), graphs),
+        ("= available KV cache memory", kv_available(r) + ("  (from kv_cache_memory_bytes)" if m.kv_cache_memory_from_flag else "")),
+    ]  # fmt: skip
+    return Section("Memory per GPU (vLLM's profile)", rows)
+
+
+def kv_section(r) -> Section:
+    s, m = r.scenario, r.memory
+    rows = [("bytes per token (all layers)", f"{fmt.bytes_exact(m.kv_bytes_per_token)} = {fmt.size(m.kv_bytes_per_token)}"),
+            ("bytes per token per GPU", fmt.bytes_exact(m.kv_bytes_per_token_per_gpu))]  # fmt: skip
+    if m.state_bytes_per_request:
+        rows.append(("state per request per GPU", f"{fmt.bytes_exact(m.state_bytes_per_request)} = "
+                     f"{fmt.size(m.state_bytes_per_request)} (Mamba / linear attention)"))  # fmt: skip
+    rows += [("GPU blocks × block size", f"{fmt.count(m.num_gpu_blocks)} × {m.block_size}"),
+             ("GPU KV cache size", fmt.tokens(m.kv_cache_tokens)),
+             (f"max concurrency at {fmt.count(s.max_model_len)}", f"{m.max_concurrency:,.2f}x")]  # fmt: skip
+    return Section("KV cache", rows)
+
+
+def workload_section(r) -> Section:
+    s, f, m, sf = r.scenario, r.fit, r.memory, r.shortfall
+    rows = [("pool occupancy", fmt.pct(f.pool_fraction) if m.num_gpu_blocks else fmt.missing("no KV cache")),
+            ("pool the requests take", f"{fmt.gib(sf.pool_used_bytes)} per GPU"
+             + (f", of which state {fmt.gib(sf.state_used_bytes)}" if sf.state_used_bytes else "")),
+            ("most requests at this length", fmt.count(f.max_concurrency_at_length)),
+            (f"longest request at C={s.concurrency:,}", f"{fmt.tokens(f.longest_request_at_concurrency)} "
+             f"(prompt ≤ {fmt.count(f.longest_prompt_at_concurrency)})")]  # fmt: skip
+    if s.shared_prefix_len:
+        p = r.prefix
+        rows.append((f"with the shared {fmt.count(s.shared_prefix_len)}-token prompt",
+                     f"{fmt.count(p.max_concurrency_with_sharing)} requests fit (without sharing "
+                     f"{fmt.count(p.max_concurrency_without_sharing)}); {fmt.count(p.blocks_saved)} blocks saved"))  # fmt: skip
+    return Section("Workload", rows)
+
+
+def phases_table(r) -> Table:
+    lat = r.latency
+    rows = []
+    for name, ph in ((f"prefill of {fmt.tokens(r.scenario.input_len)}", lat.prefill),
+                     (f"decode step, {lat.decode_batch:,} sequences", lat.decode)):  # fmt: skip
+        rows.append([name, fmt.ms(ph.floor_s), fmt.ms(ph.estimate_s), "compute" if ph.compute_bound else "bandwidth",
+                     f"{fmt.sig(ph.intensity_flop_per_byte)} FLOP/byte"])  # fmt: skip
+    md = r.measured_decode
+    if md is not None:
+        rows.append([f"decode step at the measured {md.batch:g} running", fmt.ms(md.floor_s), fmt.ms(md.estimate_s),
+                     "compute" if md.compute_bound else "bandwidth", f"{fmt.sig(md.intensity_flop_per_byte)} FLOP/byte"])  # fmt: skip
+    return Table(["quantity", "floor", "estimate", "bound by", "arithmetic intensity"], rows)
+
+
+def latency_section(r) -> Section:
+    s, lat = r.scenario, r.latency
+    head = (f"Latency per GPU ({lat.compute_dtype} peak {fmt.flops(lat.peak_flop_per_s)}, "
+            f"{fmt.bandwidth(lat.bandwidth_bytes_per_s)}, ridge {fmt.sig(lat.ridge_flop_per_byte)} FLOP/byte, "
+            f"{r.engine.name})")  # fmt: skip
+    rows = [
+        ("TTFT (estimate)", f"{fmt.ms(lat.ttft_s)}  {band(r, 'ttft')}".rstrip()),
+        ("  = front-end + queue", f"{fmt.ms(lat.request_overhead_s)} + {fmt.ms(s.queue_s)}"),
+        ("  + prefill + decodes riding its steps", f"{fmt.ms(lat.prefill.estimate_s)} + {fmt.ms(lat.chunk_riding_s)} "
+         f"({lat.prefill_steps:,} step(s) of ≤ {fmt.tokens(lat.chunk_tokens)})"),
+        ("TPOT (estimate)", f"{fmt.ms(lat.tpot_s)}  {band(r, 'tpot')}".rstrip()),
+        ("ITL: plain step / with a prefill chunk", f"{fmt.ms(lat.itl_s)} / {fmt.ms(lat.chunk_step_s)}"),
+        ("end-to-end (estimate)", fmt.seconds(lat.e2e_s)),
+        ("streaming rate", f"{fmt.rate(lat.stream_tokens_per_s, 'tokens/s')} (a reader takes 4.5–10); average over "
+         f"the request {fmt.rate(lat.average_tokens_per_s, 'tokens/s')}, which describes no moment"),
+        ("throughput", f"{fmt.rate(lat.requests_per_s, 'req/s')}, {fmt.rate(lat.output_tokens_per_s, 'output tokens/s')} "
+         f"({fmt.rate(lat.total_tokens_per_s, 'tokens/s')} counting prompts, which flatters long prompts)"),
+        ("prefill → decode KV transfer", f"{fmt.ms(lat.kv_transfer_s)} over {fmt.bandwidth(lat.kv_transfer_link_bytes_per_s)} "
+         f"(vs prefill {fmt.ms(lat.prefill.estimate_s)})"),
+    ]  # fmt: skip
+    if not r.error_bands:
+        rows.append(("held-out error", NO_BAND))
+    extra = [""] + phases_table(r).text().splitlines() + [f"  {x}" for x in calibration_lines(r)]
+    return Section(head, rows, extra)
+
+
+def calibration_lines(r) -> list[str]:
+    s, lat, md = r.scenario, r.latency, r.measured_decode
+    out = []
+    if lat.calibrated_mbu:
+        out.append(f"measured ITL {fmt.ms(s.measured_itl_s)} → achieved MBU {fmt.pct(lat.calibrated_mbu)} at "
+                   f"{lat.decode_batch:,} running")  # fmt: skip
+    if md is not None and md.floor_share_of_measured:
+        out.append(f"at the measured {md.batch:g} running: floor {fmt.ms(md.floor_s)} is "
+                   f"{fmt.pct(md.floor_share_of_measured)} of the measured ITL {fmt.ms(md.measured_itl_s)} "
+                   f"(achieved MBU {fmt.pct(md.achieved_mbu)})")  # fmt: skip
+    elif md is not None:
+        out.append(f"at the measured {md.batch:g} running: floor {fmt.ms(md.floor_s)} (set measured_itl_s to compare)")
+    if lat.calibrated_mfu:
+        out.append(f"measured prefill {fmt.ms(s.measured_prefill_s)} → achieved MFU {fmt.pct(lat.calibrated_mfu)}")
+    if lat.inferred_chunk_tokens:
+        out.append(f"ITL p99 − p50 → a prefill chunk of ≈ {fmt.tokens(lat.inferred_chunk_tokens)} rides the slowest steps")
+    return out
+
+
+def benchmark_table(r) -> Table:
+    """The predicted `vllm bench serve` summary: mean / median / p99 per latency, then throughputs."""
+    d = r.benchmark.bench_summary()
+    rows = [[name, fmt.ms_value(d[f"mean_{k}_ms"]), fmt.ms_value(d[f"median_{k}_ms"]), fmt.ms_value(d[f"p99_{k}_ms"])]
+            for name, k in (("TTFT", "ttft"), ("TPOT", "tpot"), ("ITL", "itl"), ("E2E latency", "e2el"))]  # fmt: skip
+    return Table(["metric", "mean", "median", "p99"], rows)
+
+
+def benchmark_lines(r) -> list[str]:
+    b, s = r.benchmark, r.scenario
+    d = b.bench_summary()
+    out = [f"request throughput {fmt.rate(d['request_throughput'], 'req/s')}, output throughput "
+           f"{fmt.rate(d['output_throughput'], 'tokens/s')} ({fmt.count(b.completed)} of "
+           f"{fmt.count(r.benchmark_prompts)} requests in {fmt.seconds(d['duration'])})"]  # fmt: skip
+    if b.preemptions:
+        out.append(f"{fmt.count(b.preemptions)} preemptions: the KV pool ran out and vLLM recomputed those requests")
+    if s.concurrency > s.max_num_seqs:
+        out.append(f"max_num_seqs {s.max_num_seqs:,} < C = {s.concurrency:,}: the rest queue (TTFT includes it)")
+    return out
+
+
+def benchmark_section(r) -> Section:
+    s = r.scenario
+    head = (f"Predicted `vllm bench serve --max-concurrency {s.concurrency} --num-prompts {r.benchmark_prompts}` "
+            "(scheduler simulation; held-out error in README)")  # fmt: skip
+    return Section(head, [], benchmark_table(r).text().splitlines() + ["", *("  " + x for x in benchmark_lines(r))])
+
+
+def slo_lines(r) -> list[str]:
+    s, c, fl = r.scenario, r.conformance, r.fleet
+    out = [f"P(TTFT ≤ {fmt.seconds(s.slo_ttft_s)}) = {fmt.pct(c.p_ttft)} · P(TPOT ≤ {fmt.seconds(s.slo_tpot_s)}) = "
+           f"{fmt.pct(c.p_tpot)} → conformance {fmt.pct(c.conformance)}; goodput {fmt.rate(r.goodput_rps, 'req/s')} "
+           f"of {fmt.rate(r.latency.requests_per_s, 'req/s')}",
+           f"strict variant (every inter-token gap ≤ SLO): {fmt.pct(c.strict_conformance)}",
+           f"capacity: {capacity_text(r)}"]  # fmt: skip
+    if fl.replicas is not None:
+        out.append(f"{fmt.rate(s.request_rate, 'req/s')} → {fl.replicas:,} replica(s) × {s.gpus_per_replica} GPU(s) = "
+                   f"{fl.gpus:,} GPU(s), capacity {fmt.pct(fl.headroom, 0)} above the rate")  # fmt: skip
+    elif s.request_rate:
+        out.append(f"no replica count for {fmt.rate(s.request_rate, 'req/s')}: {fl.capacity.reason}")
+    if fl.cost_per_hour is not None:
+        out.append(f"cost: {fmt.money(fl.cost_per_hour, fl.currency)} per hour, "
+                   f"{fmt.money(fl.cost_per_million_output_tokens, fl.currency)} per million output tokens "
+                   f"({fmt.money(fl.price_per_gpu_hour, fl.currency)} per GPU-hour)")  # fmt: skip
+    else:
+        out.append("cost: " + fmt.money(None, None))
+    return out
+
+
+def tails_lines(r) -> list[str]:
+    t, s, ex = r.tails, r.scenario, r.itl_example
+    return [
+        f"fan-out to {t.fanout:,} parallel calls: P(at least one beyond its p99) = {fmt.pct(t.p_any_slow)}; each call "
+        f"must meet its {t.per_call_quantile_label} for the answer to meet p99",
+        f"hedging: a duplicate sent when a call passes its p{t.hedge_quantile * 100:g} adds "
+        f"{fmt.pct(t.hedge_extra_load, 0)} load and cuts that tail",
+        f"a chain of {t.chain_calls:,} sequential calls: {fmt.seconds(t.chain_median_s)} at the median end-to-end, "
+        f"{fmt.seconds(t.chain_one_slow_s)} with one step at its p99 (σ = {s.latency_sigma:g})",
+        f"mean vs max ITL over one request: mean {fmt.ms(t.itl_mean_s)}, max {fmt.ms(t.itl_max_s)} (the step that "
+        "carries a prefill chunk)",
+        f"the seed's example: 200 gaps of 20 ms and one of 2 s average {fmt.ms(ex.mean_s, 4)} — a fine-looking TPOT over "
+        f"a {fmt.seconds(ex.max_s)} freeze; report the max ITL too",
+    ]  # fmt: skip
+
+
+def simulation_table(r) -> Table:
+    rows = [[x.name, fmt.rate(x.requests_per_s, "req/s"), fmt.rate(x.goodput_rps, "req/s"), fmt.pct(x.conformance),
+             fmt.pct(x.ttft_over_slo), fmt.ms_value(x.ttft_mean_ms),
+             f"{fmt.sig(x.ttft_p50_ms)} / {fmt.sig(x.ttft_p95_ms)} / {fmt.sig(x.ttft_p99_ms)} ms",
+             f"{fmt.sig(x.tpot_p50_ms)} / {fmt.sig(x.tpot_p95_ms)} / {fmt.sig(x.tpot_p99_ms)} ms"] for x in r.simulation]  # fmt: skip
+    s = r.scenario
+    return Table(["configuration", "requests", "goodput", "conformant", "TTFT > SLO", "TTFT mean", "TTFT p50 / p95 / p99",
+                  "TPOT p50 / p95 / p99"], rows,
+                 note=f"log-normal σ = {s.latency_sigma:g}, window {fmt.seconds(s.sim_window_s)}, seeded; the seed's two "
+                      "configurations, then this scenario")  # fmt: skip
+
+
+def gpu_options_table(r) -> Table:
+    rows = [[r.other_gpus[o.gpu].name, str(o.tensor_parallel_size), fmt.rate(o.capacity_rps, "req/s"),
+             fmt.count(o.replicas) if o.replicas is not None else fmt.missing("set a request rate"),
+             fmt.count(o.gpus) if o.gpus is not None else fmt.missing("set a request rate"),
+             fmt.money(o.cost_per_million_output_tokens, o.currency)] for o in r.gpu_options]  # fmt: skip
+    return Table(["GPU", "TP", "capacity per replica", "replicas", "GPUs", "cost / M output tokens"], rows)
+
+
+def beyond_lines(r) -> list[str]:
+    off, pre, s = r.offload, r.prefix, r.scenario
+    return [
+        f"preempting a {fmt.count(s.request_len)}-token context: recompute {fmt.ms(off.recompute_s)} vs swap "
+        f"{fmt.ms(off.swap_s)} ({'one way' if s.swap_overlap else 'out and back'}) → {off.winner} wins (recompute / swap "
+        f"{fmt.ratio(off.swap_recompute_ratio)} one way, {fmt.ratio(off.swap_recompute_ratio_both_ways)} both ways)",
+        f"closed form valid between the knee ({fmt.tokens(off.knee_tokens)}) and the attention crossover "
+        f"({fmt.tokens(off.attention_crossover_tokens) if off.attention_crossover_tokens != float('inf') else 'none'}): "
+        f"{'yes' if off.closed_form_valid else 'no'}",
+        f"conversation of {s.turns:,} turns × {fmt.tokens(s.tokens_per_turn)}: {fmt.count(pre.conversation_tokens_without_reuse)} "
+        f"prefill tokens without reuse, {fmt.count(pre.conversation_tokens_with_reuse)} with ({fmt.ratio(pre.prefix_reuse_saving)} "
+        f"fewer); last turn TTFT {fmt.ms(pre.last_turn_ttft_without_reuse_s)} → {fmt.ms(pre.last_turn_ttft_with_reuse_s)}",
+        f"shared system prompt of {fmt.tokens(s.shared_prefix_len)}: {fmt.count(pre.max_concurrency_with_sharing)} requests "
+        f"fit ({fmt.count(pre.max_concurrency_without_sharing)} without sharing), {fmt.count(pre.blocks_saved)} blocks saved at "
+        f"C={s.concurrency:,}, TTFT {fmt.ms(pre.ttft_saved_per_request_s)} shorter per request",
+        f"document of {fmt.tokens(s.document_len)} asked {s.document_queries:,}×: {fmt.count(pre.document_tokens_without_reuse)} → "
+        f"{fmt.count(pre.document_tokens_with_reuse)} prefill tokens; repeat TTFT {fmt.ms(pre.document_ttft_repeat_s)} vs "
+        f"{fmt.ms(pre.document_ttft_first_s)} the first time",
+    ]  # fmt: skip
+
+
+def tiers_table(r) -> Table:
+    rows = [[t.name, fmt.bandwidth(t.bandwidth_bytes_per_s), fmt.ms(t.reload_s), fmt.ms(t.recompute_s),
+             "yes" if t.worth_keeping else "no, recompute", fmt.tokens(t.capacity_tokens)] for t in r.offload.tiers]  # fmt: skip
+    return Table(["tier", "bandwidth", "reload the prompt's KV", "recompute it", "keep it there?", "holds"], rows)
+
+
+def suggestions_table(r, links: list[str] | None = None) -> Table:
+    """Each fix with every field it changes named (a fix that also raises max_model_len says so)."""
+    s = r.scenario
+    rows = []
+    for x in r.suggestions:
+        extra = [f"{k}={v}" if v is not None else f"{k} back to the spec" for k, v in x.fields.items()
+                 if k not in x.change and getattr(s, k) != v]  # fmt: skip
+        label = x.change + (f" + {', '.join(extra)}" if extra else "")
+        rows.append([label, fmt.count(x.num_gpu_blocks), fmt.count(x.max_concurrency_at_length), fmt.pct(x.pool_fraction, 0)])
+    return Table(["change", "GPU blocks", "requests at this length", "pool used"], rows)
+
+
+COMPARE = (
+    ("model", "Model", lambda r: r.model_name),
+    ("gpu", "GPU", lambda r: r.gpu_name),
+    ("blocks", "GPU blocks", lambda r: fmt.count(r.memory.num_gpu_blocks)),
+    ("tokens", "KV cache (tokens)", lambda r: fmt.count(r.memory.kv_cache_tokens)),
+    ("conc", "Max concurrency at max_model_len", lambda r: f"{r.memory.max_concurrency:,.2f}x"),
+    ("fits", "Fits", lambda r: fmt.yes_no(r.fit.fits)),
+    ("ttft", "TTFT (estimate)", lambda r: fmt.ms(r.latency.ttft_s)),
+    ("tpot", "TPOT (estimate)", lambda r: fmt.ms(r.latency.tpot_s)),
+    ("e2e", "End-to-end (estimate)", lambda r: fmt.seconds(r.latency.e2e_s)),
+    ("goodput", "Goodput", lambda r: fmt.rate(r.goodput_rps, "req/s")),
+    ("capacity", "Capacity per replica", lambda r: fmt.rate(r.fleet.capacity.rps, "req/s")),
+    ("replicas", "Replicas", lambda r: fmt.opt(r.fleet.replicas, fmt.count, "no request rate")),
+    ("gpus", "GPUs", lambda r: fmt.opt(r.fleet.gpus, fmt.count, "no request rate")),
+    ("cost", "Cost / M output tokens", lambda r: fmt.money(r.fleet.cost_per_million_output_tokens, r.fleet.currency)),
+)
+_MEMORY_ROWS = ("model", "gpu", "blocks", "tokens", "conc", "fits")
+
+
+def compare_table(a, b) -> Table:
+    """A (pinned) beside B (current), human labels with units; figures that cannot happen say so."""
+
+    def cell(r, key, fn) -> str:
+        if key not in _MEMORY_ROWS and not r.serves:
+            return fmt.missing("cannot run")
+        return fn(r)
+
+    rows = []
+    for key, label, fn in COMPARE:
+        va, vb = cell(a, key, fn), cell(b, key, fn)
+        rows.append([label, va, vb, "◀ ▶" if va != vb else ""])
+    return Table(["quantity", "A (pinned)", "B (current)", "differs"], rows)
+
+
+def _log_value(value: float | None, unit: str, signed: bool = False) -> str:
+    if value is None:
+        return fmt.missing("not logged")
+    sign = "+" if signed and value >= 0 else ""
+    if unit == "bytes":
+        return sign + fmt.gib(value, 3)
+    if unit == "x":
+        return f"{sign}{value:,.2f}x"
+    return sign + fmt.count(value) + {"blocks": " blocks", "tokens": " tokens"}.get(unit, "")
+
+
+def reconcile_table(rec) -> Table:
+    """A vLLM log's numbers beside ours (boundary.reconcile), each with its residual and what explains it."""
+    rows = []
+    for x in rec.rows:
+        pred = _log_value(x.predicted, x.unit)
+        if x.low is not None and x.high is not None and x.low != x.high:
+            pred += f" ({_log_value(x.low, x.unit)} – {_log_value(x.high, x.unit)})"
+        resid = _log_value(x.residual, x.unit, signed=True) if x.residual is not None else fmt.missing("not logged")
+        rows.append([x.quantity, _log_value(x.logged, x.unit), pred, resid,
+                     {True: "yes", False: "no", None: fmt.DASH}[x.matches], x.explanation or fmt.DASH])  # fmt: skip
+    return Table(["quantity", "logged", "predicted", "residual (logged − predicted)", "within rounding", "explanation"],
+                 rows)  # fmt: skip
+
+
+def calibration_text(cal: dict) -> str:
+    """The overrides a log gives, as field=value (what the link and the CLI take) with the human figure beside."""
+    out = []
+    for k, v in cal.items():
+        if k.endswith("_bytes"):
+            out.append(f"{k}={v:.0f} ({fmt.gib(v, 3)})")
+        else:
+            out.append(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}")
+    return ", ".join(out)
+
+
+def _aligned(rows: list[tuple[str, str]], width: int = 38) -> list[str]:
+    w = max(width, *(len(k) + 2 for k, _ in rows)) if rows else width
+    return [f"  {k:<{w}}{v}" for k, v in rows]
