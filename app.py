@@ -63,6 +63,7 @@ if plan_error:
     st.warning(f"This scenario cannot be planned — {plain(plan_error, MAX_MESSAGE_SHOWN)}. Showing the last valid one.",
                icon=":material/warning:")  # fmt: skip
 headline_top(report)
+state.let_the_headline_paint()
 # ----------------------------------------------------------------------------- the sidebar
 st.sidebar.title("Scenario")
 sidebar_specs(cat, summaries)

@@ -35,11 +35,12 @@ def _hline(y, text, *, log: bool = False) -> tuple[dict, dict]:
     return shape, note
 
 
-def _vline(x, text, *, color="gray", log: bool = False, dash="dot") -> tuple[dict, dict]:
-    """A vertical line across the plot and its label at the top (log: see _hline)."""
+def _vline(x, text, *, color="gray", log: bool = False, dash="dot", anchor="left") -> tuple[dict, dict]:
+    """A vertical line across the plot and its label at the top, on the `anchor` side of it (log: see _hline)."""
     shape = dict(type="line", yref="paper", y0=0, y1=1, x0=x, x1=x, line=dict(dash=dash, color=color))
-    note = dict(yref="paper", y=1, x=math.log10(x) if log else x, text=text, showarrow=False, xanchor="left",
-                yanchor="bottom", font=dict(size=11, color=color))  # fmt: skip
+    note = dict(yref="paper", y=1, x=math.log10(x) if log else x, text=text, showarrow=False,
+                xanchor="right" if anchor == "left" else "left", yanchor="bottom",
+                font=dict(size=11, color=color))  # fmt: skip
     return shape, note
 
 
@@ -47,6 +48,8 @@ def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **
     for axis in ("xaxis", "yaxis"):  # log axes: label the decades only (plotly's 2/5 minor labels read as data)
         if layout.get(axis, {}).get("type") == "log":
             layout[axis] = {"dtick": 1, **layout[axis]}
+        else:  # linear axes: thousands separated, like every other number on the page
+            layout[axis] = {"tickformat": ",~r", **layout.get(axis, {})}
     lay = dict(
         title=dict(text=title),
         xaxis=dict(title=dict(text=x_title), **layout.pop("xaxis", {})),
@@ -84,7 +87,8 @@ def memory_breakdown(r) -> go.Figure:
     bars.append(dict(type="scatter", y=[load], x=[sf.pool_used_bytes / GiB], mode="markers", marker=CURRENT,
                      name=f"this scenario: {fmt.gib(sf.pool_used_bytes)} of the pool"))  # fmt: skip
     lines = [_vline(sf.usable_bytes / GiB, f"usable {fmt.gib(sf.usable_bytes)}"),
-             _vline(m.total_memory_bytes / GiB, f"GPU {fmt.gib(m.total_memory_bytes)}", color="black", dash="solid")]
+             _vline(m.total_memory_bytes / GiB, f"GPU {fmt.gib(m.total_memory_bytes)}", color="black", dash="solid",
+                    anchor="right")]
     title = f"GPU memory per device, GiB: {fmt.gib(m.total_memory_bytes)} in all"
     if sf.weights_over_bytes > 0:
         title += f" — the weights alone are {fmt.gib(sf.weights_over_bytes)} over the usable memory"
@@ -120,7 +124,7 @@ def concurrency_vs_context(r, pts) -> go.Figure:
         "max concurrency (requests)",
         [_line([p.max_model_len for p in pts], [p.max_concurrency for p in pts], "this pool"),
          _here(s.max_model_len, max(r.memory.max_concurrency, 1e-3))],
-        xaxis=dict(type="log"), yaxis=dict(type="log"),
+        xaxis=dict(type="log"), yaxis=dict(type="log", dtick=None),
     )  # fmt: skip
 
 
@@ -170,7 +174,8 @@ def throughput_vs_concurrency(r, pts) -> go.Figure:
          _here(s.concurrency, r.latency.output_tokens_per_s)],
         shapes=[shape], notes=[note],
         xaxis=dict(type="log", range=[0, math.log10(max(2, limit, s.concurrency) * 1.2)]),
-        yaxis2=dict(title=dict(text="per-user tokens/s"), overlaying="y", side="right"),
+        yaxis2=dict(title=dict(text="per-user tokens/s"), overlaying="y", side="right", tickmode="auto",
+                    tickformat=",~r"),
     )  # fmt: skip
 
 

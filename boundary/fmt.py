@@ -47,6 +47,13 @@ def count(n: int | float) -> str:
     return f"{round(n):,}"
 
 
+def compact(n: float) -> str:
+    """A count for a narrow headline tile: exact below a million, then '2.02 M'."""
+    if not _finite(n):
+        return missing("not finite")
+    return count(n) if abs(n) < 1e6 else f"{sig(n / 1e6)} M"
+
+
 def fixed(x: float, decimals: int) -> str:
     return f"{x:,.{decimals}f}" if _finite(x) else missing("not finite")
 

@@ -41,7 +41,8 @@ def md_text(text: object, limit: int = 400) -> str:
         s = s[:limit] + "…"
     s = s.replace("://", ":" + ZWSP + "//").replace("@", "@" + ZWSP)
     s = re.sub(r"(?i)(w)(ww\.)", "\\1" + ZWSP + "\\2", s)
-    return "".join("\\" + ch if ch in MD_ACTIVE else ch for ch in s)
+    s = "".join("\\" + ch if ch in MD_ACTIVE else ch for ch in s)
+    return re.sub(r"^(\s*)([-+=]|\d+[.)])(?=\s|$)", lambda m: m.group(1) + "\\" + m.group(2), s)  # no list or heading
 
 
 def markdown_report(r, link_base: str = "") -> str:

@@ -36,6 +36,8 @@ class Metric:
     label: str
     value: str
     help: str = ""
+    short: str = ""
+    """How much is missing, shown under the value (a shortfall, in red)."""
 
 
 @dataclass(frozen=True)
@@ -126,29 +128,43 @@ def no_latency_reason(r) -> str | None:
 def kv_available(r) -> str:
     m = r.memory
     if m.kv_cache_memory_bytes < 0:
-        return fmt.missing(f"{fmt.gib(-m.kv_cache_memory_bytes)} short")
+        return f"none ({fmt.gib(-m.kv_cache_memory_bytes)} short)"
     return fmt.gib(m.kv_cache_memory_bytes)
 
 
 def memory_metrics(r) -> list[Metric]:
     s, m, f = r.scenario, r.memory, r.fit
+    short = r.shortfall
+    kv_short = -m.kv_cache_memory_bytes if m.kv_cache_memory_bytes < 0 else short.start_missing_bytes
     out = [
-        Metric("Available KV cache", kv_available(r), "per GPU; vLLM's 'Available KV cache memory'"),
-        Metric("KV cache (tokens)", fmt.count(m.kv_cache_tokens),
-               f"vLLM's 'GPU KV cache size': {fmt.count(m.num_gpu_blocks)} blocks × {m.block_size}"),
+        Metric("Available KV cache", fmt.gib(m.kv_cache_memory_bytes) if m.kv_cache_memory_bytes >= 0 else "none",
+               "per GPU; vLLM's 'Available KV cache memory'" + (f" — {fmt.gib(kv_short)} short" if kv_short else ""),
+               f"-{fmt.gib(kv_short)} short" if kv_short else ""),
+        Metric("KV cache (tokens)", fmt.compact(m.kv_cache_tokens),
+               f"vLLM's 'GPU KV cache size': {fmt.tokens(m.kv_cache_tokens)} = {fmt.count(m.num_gpu_blocks)} blocks × "
+               f"{m.block_size}"),
         Metric(f"Max conc. @ {fmt.count(s.max_model_len)}", f"{m.max_concurrency:,.2f}x",
                "vLLM's 'Maximum concurrency for max_model_len tokens per request'"),
         Metric("Fit at this length", fmt.count(f.max_concurrency_at_length),
                "most requests of input_len + output_len held at once (capped by max_num_seqs)"),
-        Metric(f"Longest @ C={s.concurrency:,}", fmt.tokens(f.longest_request_at_concurrency),
+        Metric(f"Longest @ C={s.concurrency:,} (tokens)", fmt.count(f.longest_request_at_concurrency),
                "longest prompt + output each of the concurrent requests can have"),
-        Metric("Pool used", fmt.pct(f.pool_fraction, 0) if m.num_gpu_blocks else fmt.missing("no KV cache"),
-               "blocks the concurrent requests take / blocks in the pool"),
+        Metric("Pool used", fmt.pct(f.pool_fraction, 0) if m.num_gpu_blocks else "none",
+               "blocks the concurrent requests take / blocks in the pool" + ("" if m.num_gpu_blocks else
+               " — there is no KV cache"), f"-{fmt.count(short.workload_missing_blocks)} blocks short"
+               if short.workload_missing_blocks and m.num_gpu_blocks else ""),
     ]  # fmt: skip
-    if m.state_bytes_per_request:
-        out.append(Metric("State per request", fmt.size(m.state_bytes_per_request),
-                          "Mamba / linear-attention state one request holds on each GPU, whatever its length"))  # fmt: skip
     return out
+
+
+def state_line(r) -> str:
+    """Hybrid models: the per-request state, which no token count shows; '' for pure attention."""
+    m, s = r.memory, r.scenario
+    if not m.state_bytes_per_request:
+        return ""
+    return (f"State per request: {fmt.size(m.state_bytes_per_request)} on each GPU (Mamba / linear-attention layers, "
+            f"whatever the length) — {fmt.gib(r.shortfall.state_used_bytes)} for {s.concurrency:,} requests, beside "
+            f"{fmt.gib(r.shortfall.kv_used_bytes)} of attention KV")  # fmt: skip
 
 
 NO_BAND = "no held-out error table (tests/data/benchmarks/errors.json, written by scripts/calibrate.py report)"
@@ -206,7 +222,7 @@ def capacity_text(r) -> str:
     if cap.rps <= 0:
         return f"one replica serves nothing within the SLOs: {cap.reason}"
     at = (f"{cap.concurrency:,} requests in flight per replica — the most that keeps {fmt.pct(s.conformance_quota, 0)} "
-          f"within both SLOs (limited by {cap.limited_by})")  # fmt: skip
+          f"within both SLOs (limited by {'memory' if cap.limited_by == 'memory' else 'the SLOs'})")  # fmt: skip
     if cap.concurrency != s.concurrency:
         at += f", not the scenario's {s.concurrency:,}"
     return f"{fmt.rate(cap.rps, 'req/s')} per replica at {at}"

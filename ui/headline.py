@@ -11,7 +11,7 @@ from boundary.urlstate import cli_command, plain, query_string
 
 def _metrics(items: list[view.Metric]) -> None:
     for col, x in zip(st.columns(len(items)), items, strict=True):
-        col.metric(x.label, x.value, help=x.help or None)
+        col.metric(x.label, x.value, help=x.help or None, delta=x.short or None, delta_color="normal")
 
 
 def headline_top(r) -> None:
@@ -20,6 +20,8 @@ def headline_top(r) -> None:
     ok = r.fit.fits
     (st.success if ok else st.error)(view.verdict(r), icon=":material/check_circle:" if ok else ":material/block:")
     _metrics(view.memory_metrics(r))
+    if view.state_line(r):
+        st.caption(view.state_line(r))
     why = view.no_latency_reason(r)
     if why:
         st.caption(f"No latency, SLO, cost or benchmark figures: {why}.")

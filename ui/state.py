@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 
 import streamlit as st
 from pydantic import ValidationError
@@ -90,3 +91,20 @@ def pin_current(s: Scenario) -> None:
 def unpin() -> None:
     if "pin" in st.query_params:
         del st.query_params["pin"]
+
+
+FIRST_PAINT_PAUSE_S = 0.25
+RERUN_PAINT_PAUSE_S = 0.06
+
+
+def let_the_headline_paint() -> None:
+    """Hold the rest of the run back for a moment, once the headline's elements are sent.
+
+    The browser applies the elements of a run as they arrive, but a burst is laid out in one commit, and plotly
+    draws synchronously inside it: a headline sent together with the charts is painted only when the last chart
+    is drawn (scripts/benchmark.py: 3.3× a toy page from a link, 1.6× after an input change). A short pause after
+    the headline gives it a commit and a paint of its own: a session's first run (page load from a link, when the
+    browser also compiles the charts' code) waits longer than a rerun. The charts arrive that much later."""
+    first = not st.session_state.get("_painted")
+    st.session_state["_painted"] = True
+    time.sleep(FIRST_PAINT_PAUSE_S if first else RERUN_PAINT_PAUSE_S)

@@ -75,8 +75,8 @@ def latency_tab(r) -> None:
         table(view.benchmark_table(r))
         for line in view.benchmark_lines(r):
             st.caption(line)
-        st.caption("Held-out error of the estimates: TTFT " + (view.band(r, "ttft") or view.NO_BAND) + "; TPOT "
-                   + (view.band(r, "tpot") or "—") + ".")  # fmt: skip
+        st.caption(f"Held-out error of the estimates: TTFT {view.band(r, 'ttft')}; TPOT {view.band(r, 'tpot')}."
+                   if r.error_bands else f"Held-out error of the estimates: {view.NO_BAND}.")  # fmt: skip
     st.plotly_chart(charts.latency_cdf(r), key="chart_cdf")
     a, b = st.columns(2)
     a.plotly_chart(charts.roofline(r), key="chart_roofline")

@@ -156,8 +156,9 @@ def paired(name: str, label: str, *, container=st, placeholder: str | None = Non
     grid, step = PAIRED[name]
     is_int = _is_int(name)
     unset = placeholder or "unset"
-    left, right = container.columns([3, 2], vertical_alignment="bottom")
-    help_ = (info.description or "").replace("\n", " ") or None
+    container.caption(label, help=(info.description or "").replace("\n", " ") or None)
+    left, right = container.columns([3, 2], vertical_alignment="center")
+    help_ = None
     with right:  # the owner first: its value (from the URL on a first run) sets the slider's
         if is_int:
             value = st.number_input(label, min_value=int(lo), max_value=int(hi) if hi is not None else None,
@@ -173,7 +174,7 @@ def paired(name: str, label: str, *, container=st, placeholder: str | None = Non
     st.session_state[f"{name}__slider"] = value
     with left:
         st.select_slider(label, options=options, key=f"{name}__slider", on_change=_follow, args=(name,),
-                         format_func=lambda v: _slider_label(v, unset))  # fmt: skip
+                         format_func=lambda v: _slider_label(v, unset), label_visibility="collapsed")  # fmt: skip
 
 
 def _index(options: list, default) -> int:
