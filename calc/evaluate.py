@@ -58,6 +58,23 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
         notes.append(f"tensor_parallel_size exceeds the {model.kv_heads} KV heads: each GPU keeps a replica of one")
     if model.is_mla:
         notes.append("MLA: one latent per layer is stored on every tensor-parallel rank (not split)")
+    if s.disable_hybrid_kv_cache_manager and not (model.sliding_layer_count or plan.count("chunked_attention")
+                                                  or mem.state_bytes_per_request):  # fmt: skip
+        notes.append("disable_hybrid_kv_cache_manager changes nothing here: every layer of this model keeps the whole "
+                     "context (no sliding-window, chunked or state layers)")  # fmt: skip
+    if s.mamba_ssm_cache_dtype != "auto" and not mem.state_bytes_per_request:
+        notes.append("mamba_ssm_cache_dtype changes nothing here: this model has no Mamba / linear-attention layers")
+    if s.currency != "USD" and s.gpu_hour_price is None:
+        notes.append(f"currency {s.currency} applies to gpu_hour_price, which is not set: costs use the GPU spec's "
+                     "reference price, in its own currency")  # fmt: skip
+    if s.custom_model and s.model != "custom":
+        notes.append("custom_model is set but model is not 'custom': the shipped model is planned")
+    if s.measured_itl_p99_s and not s.measured_itl_s:
+        notes.append("measured_itl_p99_s is not used without measured_itl_s: the chunk riding the slowest steps is "
+                     "inferred from p99 − p50; give the ITL p50 too")  # fmt: skip
+    if s.measured_running_batch and not s.measured_itl_s:
+        notes.append("measured_running_batch gives the decode floor at that batch; with measured_itl_s it also gives "
+                     "the share of the measured ITL the floor explains and the MBU achieved")  # fmt: skip
     return tuple(notes)
 
 
