@@ -167,7 +167,8 @@ def throughput_vs_concurrency(r, pts) -> go.Figure:
     limit = f.max_concurrency_at_length
     shape, note = _vline(max(limit, 1), f"pool holds {limit:,} at this length", log=True)
     return _fig(
-        "Throughput, goodput and per-user rate vs concurrency", "concurrent requests", "output tokens/s (all users)",
+        "Throughput, goodput and per-user rate vs concurrency", "concurrency (requests in flight)",
+        "output tokens/s (all users)",
         [_line(x, [p.output_tokens_per_s for p in pts], "throughput"),
          _line(x, [p.goodput_rps * s.output_len for p in pts], "goodput (within both SLOs)"),
          _line(x, [p.per_user_tokens_per_s for p in pts], "per user (tokens/s, right axis)", yaxis="y2", line=dict(dash="dot")),
@@ -195,7 +196,7 @@ def chunk_spike(r) -> go.Figure:
     steps = ["plain decode step", f"step + {min(lat.chunk_tokens, s.input_len):,}-token chunk"]
     shape, note = _hline(s.slo_tpot_s * 1e3, "TPOT SLO")
     return _fig(
-        f"Chunked prefill: a {s.input_len:,}-token prompt takes {lat.prefill_steps:,} step(s)", "engine step",
+        f"Chunked prefill: a {s.input_len:,}-token prompt takes {lat.prefill_steps:,} step(s)", "engine step (one forward pass)",
         "step time (ms)",
         [dict(type="bar", x=steps, y=[lat.itl_s * 1e3, lat.chunk_step_s * 1e3], name="inter-token latency (ms)"),
          _here(steps[1], lat.chunk_step_s * 1e3)],
@@ -221,7 +222,8 @@ def fanout(r) -> go.Figure:
     ns = list(range(1, 101))
     n = r.scenario.fanout
     return _fig(
-        "Fan-out: P(at least one slow call) vs parallel calls", "parallel calls", "P(any call beyond its p99) (%)",
+        "Fan-out: P(at least one slow call) vs parallel calls", "fan-out (parallel calls per answer)",
+        "P(any call beyond its p99) (%)",
         [_line(ns, [p_any_slow(p_slow=0.01, fanout=k) * 100 for k in ns], "each call slow 1 % of the time"),
          _here(n, p_any_slow(p_slow=0.01, fanout=n) * 100)],
     )  # fmt: skip

@@ -1,10 +1,14 @@
-"""Figure builders without Streamlit: every chart has a title, axis titles and the current-point marker."""
+"""Figure builders without Streamlit: every chart has a title, axis titles and the current-point marker; labels
+sit at their lines, the memory bar stays within the GPU, the throughput sweep within the pool."""
+
+import math
 
 import pytest
 from conftest import scenario
 
 import charts
 from calc.evaluate import evaluate
+from calc.units import GiB
 
 
 @pytest.fixture(scope="module")
@@ -23,19 +27,74 @@ def figures(catalog):
         "chunk": charts.chunk_spike(r),
         "swap": charts.swap_ratio(r),
         "fanout": charts.fanout(r),
+        "cdf": charts.latency_cdf(r),
     }
 
 
 def test_titles_and_axis_units(figures):
     for name, f in figures.items():
         assert f.layout.title.text, name
-        assert f.layout.xaxis.title.text or name in ("chunk",), name
+        assert "(" in f.layout.xaxis.title.text, f"{name}: x axis names its unit"
         if name not in ("memory", "breakdown"):
             assert "(" in f.layout.yaxis.title.text, f"{name}: y axis names its unit"
 
 
 def test_current_point_is_marked(figures):
     for name, f in figures.items():
-        if name in ("memory", "breakdown"):
-            continue  # a single stacked bar is the current scenario
         assert any(getattr(t.marker, "symbol", None) == "star" for t in f.data), name
+
+
+def test_the_parity_label_sits_on_its_line(figures):
+    """Issue 14: on the swap chart's log axis the 'parity' label sat at 10 while its line was at 1."""
+    f = figures["swap"]
+    line = next(sh for sh in f.layout.shapes if sh.y0 == sh.y1)
+    label = next(a for a in f.layout.annotations if a.text.startswith("parity"))
+    assert f.layout.yaxis.type == "log" and line.y0 == 1 and label.y == math.log10(1)
+
+
+def test_the_throughput_sweep_stops_where_the_pool_does(catalog):
+    """Issue 14: the chart ran to C = 256 when the pool held 14–83 requests of this length."""
+    for kw in ({}, {"input_len": 4096}, {"max_num_seqs": 1024}):
+        r = evaluate(scenario(**kw), catalog)
+        f = charts.throughput_vs_concurrency(r, r.curves.concurrency_sweep)
+        held = r.fit.max_concurrency_at_length
+        xs = [x for t in f.data if t.name == "throughput" for x in t.x]
+        assert max(xs) <= max(2, held), (kw, max(xs), held)
+        assert 10 ** f.layout.xaxis.range[1] <= 1.2 * max(2, held, r.scenario.concurrency) + 1e-9
+        assert any(a.text.startswith(f"pool holds {held:,}") for a in f.layout.annotations)
+
+
+def _per_gpu_gib(f) -> float:
+    return sum(t.x[0] for t in f.data if t.type == "bar" and t.y[0] == "per GPU")
+
+
+def test_the_memory_bar_is_the_gpu(catalog):
+    """Issue 14: with a logged pool set, weights + estimates + the pool + headroom ran past the GPU."""
+    for kw in ({}, {"kv_cache_memory_bytes": 6_884_950_016}, {"kv_cache_memory_bytes": 3e9}):
+        r = evaluate(scenario(**kw), catalog)
+        assert _per_gpu_gib(charts.memory_breakdown(r)) == pytest.approx(r.memory.total_memory_bytes / GiB), kw
+
+
+def test_a_pool_or_weights_beyond_the_gpu_say_by_how_much(catalog):
+    r = evaluate(scenario(kv_cache_memory_bytes=30 * GiB), catalog)  # 30 GiB on a 23.68 GiB card
+    assert "over the usable memory" in charts.memory_breakdown(r).layout.title.text
+    r = evaluate(scenario(model="llama-3.1-70b"), catalog)
+    f = charts.memory_breakdown(r)
+    assert "the weights alone are" in f.layout.title.text
+    assert all(t.x[0] >= 0 for t in f.data if t.type == "bar")  # no negative pool drawn
+
+
+def test_a_hybrid_models_state_is_in_the_memory_chart(catalog):
+    """Issue 12: the per-request state of a hybrid model (Nemotron-H) in the memory chart."""
+    r = evaluate(scenario(model="nemotron-h-8b", gpu="h100-sxm"), catalog)
+    f = charts.memory_breakdown(r)
+    state = next(t for t in f.data if t.name.startswith("state of the requests"))
+    assert state.x[0] * GiB == pytest.approx(16 * r.memory.state_bytes_per_request)
+    assert "per request" in f.layout.title.text
+
+
+def test_the_latency_cdf_marks_medians_and_p99s(figures):
+    f = figures["cdf"]
+    assert f.layout.xaxis.type == "log" and "ms" in f.layout.xaxis.title.text
+    names = [t.name for t in f.data]
+    assert any(n.startswith("TTFT median") for n in names) and any(n.startswith("ITL p99") for n in names)

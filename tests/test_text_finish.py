@@ -1,0 +1,160 @@
+"""Issue 14 on the command line and in the exports: one formatting layer, a plan that cannot run said plainly, every
+input visible in the text and the JSON (or a note saying why not), the Markdown title unescaped."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from conftest import scenario
+
+from boundary import fmt
+from boundary.cli import main
+from boundary.markdown import markdown_report
+from boundary.text import render_text
+from calc.evaluate import evaluate, json_safe
+from calc.scenario import Scenario
+
+
+def plan_text(capsys, *args) -> str:
+    assert main(["plan", *args]) == 0
+    return capsys.readouterr().out
+
+
+# --- the formatting layer --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value, text", [
+    (15.0776, "15.1"), (956.0603, "956"), (8031.2447, "8,031"), (0.000123, "0.000123"), (9.996, "10.0"),
+])  # fmt: skip
+def test_significant_digits_with_separators(value, text):
+    assert fmt.sig(value) == text
+
+
+def test_counts_costs_and_absent_values():
+    assert fmt.count(19173961) == "19,173,961" and fmt.count(13336) == "13,336"
+    assert fmt.money(0.1234, "EUR") == "0.123 EUR"
+    assert fmt.money(None, None).startswith("— (") and fmt.pct(float("inf")).startswith("— (")
+    assert fmt.yes_no(True) == "yes" and fmt.short_label(None) == "—"
+    assert fmt.seconds(0.01437) == "14.4 ms" and fmt.seconds(5.325) == "5.33 s" and fmt.size(57_344) == "56.0 KiB"
+
+
+# --- a plan that cannot run ------------------------------------------------------------------------------------------
+
+
+def test_the_cli_says_what_is_missing_and_shows_no_latency(capsys):
+    out = plan_text(capsys, "--model", "llama-3.1-70b")
+    assert "inf%" not in out and "-111" not in out and "−111" not in out  # the issue's 'pool occupancy inf%'
+    assert "cannot run" in out and "What is missing (per GPU)" in out and "short" in out
+    assert "Smallest changes that fit" in out and "tensor_parallel_size=8" in out
+    for absent in ("TTFT", "TPOT", "per million output tokens", "req/s per replica", "Predicted `vllm bench serve"):
+        assert absent not in out, absent
+    assert "No latency, SLO, cost or benchmark figures: the engine cannot start" in out
+
+
+def test_the_markdown_export_of_a_plan_that_cannot_run(catalog):
+    md = markdown_report(evaluate(scenario(model="llama-3.1-70b"), catalog))
+    assert "cannot run" in md and "What is missing" in md and "TTFT" not in md and "Cost per million" not in md
+
+
+def test_the_markdown_title_is_not_backslash_escaped(catalog):
+    md = markdown_report(evaluate(scenario(), catalog), "http://localhost:8501/")
+    assert md.splitlines()[0] == "# Capacity plan: Qwen2.5-7B-Instruct on NVIDIA GeForce RTX 4090"
+    assert "\\," not in md.splitlines()[2] and "\\(" not in md.splitlines()[2]  # the verdict line reads cleanly
+
+
+def test_cli_text_has_no_unfinished_numbers(capsys):
+    out = plan_text(capsys, "--request-rate", "20", "--gpu-hour-price", "2")
+    for line in out.splitlines():
+        if line.startswith("note:"):
+            continue
+        assert not re.search(r"(?<![\w.,=/-])\d{5,}(?![\w,])", line), line
+        assert not re.search(r"\b(None|True|False|nan|inf)\b", line), line
+
+
+# --- every input visible, or a note says why not --------------------------------------------------------------------
+
+# field: (value, baseline) — a value that should change the plan of that baseline
+CHANGES = {
+    "tensor_parallel_size": ("2", {}), "pipeline_parallel_size": ("2", {}), "dtype": ("fp8", {}),
+    "kv_cache_dtype": ("fp8", {}), "gpu_memory_utilization": ("0.85", {}), "block_size": ("32", {}),
+    "max_model_len": ("16384", {}), "max_num_seqs": ("8", {}), "engine": ("sglang", {}),
+    "max_num_batched_tokens": ("4096", {}), "enforce_eager": ("true", {}), "estimate_cudagraphs": ("false", {}),
+    "kv_cache_memory_bytes": ("3000000000", {}), "weights_memory_bytes": ("15000000000", {}),
+    "activation_memory_bytes": ("2000000000", {}), "non_torch_memory_bytes": ("300000000", {}),
+    "cudagraph_memory_bytes": ("900000000", {}), "input_len": ("2048", {}), "output_len": ("512", {}),
+    "concurrency": ("32", {}), "request_rate": ("20", {}), "mfu": ("0.3", {}), "mbu": ("0.5", {}),
+    "queue_s": ("0.05", {}), "frontend_overhead_s": ("0.07", {}), "measured_itl_s": ("0.02", {}),
+    "measured_prefill_s": ("0.1", {}), "measured_itl_p99_s": ("0.06", {"measured_itl_s": "0.02"}),
+    "measured_running_batch": ("15.39", {}), "kv_transfer_gb_per_s": ("50", {}), "slo_ttft_s": ("0.2", {}),
+    "slo_tpot_s": ("0.02", {}), "conformance_quota": ("0.5", {}), "latency_sigma": ("0.5", {}),
+    "sim_ttft_median_s": ("0.3", {}), "sim_tpot_median_s": ("0.03", {}), "sim_window_s": ("20", {}),
+    "gpu_hour_price": ("2.5", {}), "currency": ("EUR", {"gpu_hour_price": "2"}), "fanout": ("10", {}),
+    "chain_calls": ("5", {}), "turns": ("8", {}), "tokens_per_turn": ("300", {}), "shared_prefix_len": ("512", {}),
+    "document_len": ("4096", {}), "document_queries": ("3", {}), "host_link_gb_per_s": ("25", {}),
+    "ssd_gb_per_s": ("5", {}), "network_gb_per_s": ("25", {}), "host_cache_gib": ("32", {}),
+    "ssd_cache_gib": ("512", {}), "remote_cache_gib": ("1024", {}), "swap_overlap": ("false", {}),
+    "memory_gib": ("20", {}), "memory_bandwidth_gb_per_s": ("2000", {}), "peak_tflop_per_s": ("300", {}),
+    "scaleup_link_gb_per_s": ("50", {}), "num_hidden_layers": ("24", {}), "num_key_value_heads": ("2", {}),
+    "head_dim": ("64", {}),
+    "disable_hybrid_kv_cache_manager": ("true", {"model": "gemma-3-27b", "gpu": "h100-sxm"}),
+    "mamba_ssm_cache_dtype": ("float16", {"model": "nemotron-h-8b", "gpu": "h100-sxm"}),
+}  # fmt: skip
+NO_EFFECT_HERE = {"disable_hybrid_kv_cache_manager": "true", "mamba_ssm_cache_dtype": "float32",
+                  "currency": "EUR", "measured_itl_p99_s": "0.06"}  # fmt: skip
+
+
+def _plan(catalog, data: dict):
+    r = evaluate(Scenario.model_validate(data), catalog)
+    d = json_safe(r.to_dict())
+    d.pop("scenario")
+    return render_text(r), json.dumps(d, sort_keys=True, default=str)
+
+
+def test_the_table_names_every_field():
+    assert set(CHANGES) | {"model", "gpu", "custom_model"} == set(Scenario.model_fields)
+
+
+@pytest.mark.parametrize("field", sorted(CHANGES))
+def test_every_input_changes_the_cli_text_and_the_json(catalog, field):
+    """Issue 14: --fanout and --sim-* changed nothing in the CLI; every field must show in the text and the JSON."""
+    value, base = CHANGES[field]
+    base = {"request_rate": "20", **base} if field != "request_rate" else base
+    text0, json0 = _plan(catalog, base)
+    text1, json1 = _plan(catalog, {**base, field: value})
+    assert text1 != text0, f"{field}: the CLI text does not change"
+    assert json1 != json0, f"{field}: the JSON does not change"
+
+
+@pytest.mark.parametrize("field", sorted(NO_EFFECT_HERE))
+def test_an_input_without_effect_here_says_why(catalog, field):
+    r = evaluate(Scenario.model_validate({field: NO_EFFECT_HERE[field]}), catalog)
+    assert any(n.startswith(field) for n in r.notes), r.notes
+    assert any(line.startswith(f"note: {field}") for line in render_text(r).splitlines())
+
+
+def test_the_cli_text_has_the_sections_the_page_has(capsys):
+    out = plan_text(capsys, "--request-rate", "20")
+    for head in ("Predicted `vllm bench serve --max-concurrency 16", "SLOs, replicas and cost", "Tails (what averages hide)",
+                 "Simulation (", "Beyond the GPU"):  # fmt: skip
+        assert head in out, head
+    assert "p99.95" in out and "hedging" in out and "chain of 20 sequential calls" in out and "29.85 ms" in out
+    assert re.search(r"at \d[\d,]* requests in flight per replica", out)
+
+
+def test_a_fractional_measured_batch_reproduces_the_seeds_floor(capsys):
+    # 15.39 running at a 384-token context: floor 14.37 ms, 87.2 % of the measured 16.47 ms ITL p50
+    out = plan_text(capsys, "--input-len", "256", "--measured-running-batch", "15.39", "--measured-itl-s", "0.01647")
+    assert "at the measured 15.39 running: floor 14.4 ms is 87.2% of the measured ITL 16.5 ms" in out
+
+
+def test_the_report_json_carries_the_benchmark_summary(catalog):
+    d = json_safe(evaluate(scenario(concurrency=8), catalog).to_dict())
+    b = d["benchmark"]
+    assert b["num_prompts"] == 200 and b["max_concurrency"] == 8  # max(200, 10 · 8)
+    for key in ("mean_ttft_ms", "median_tpot_ms", "p99_itl_ms", "mean_e2el_ms", "request_throughput",
+                "output_throughput"):  # fmt: skip
+        assert key in b
+    assert b["completed"] == 200
+    assert d["shortfall"]["serves"] is True
