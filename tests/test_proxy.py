@@ -186,13 +186,13 @@ def test_shared_link_slider_and_downloads_through_nginx(proxied, tmp_path):
             expect(
                 page.get_by_role("heading", name=re.compile(r"Llama-3\.1-8B on NVIDIA H100 SXM 80GB"))
             ).to_be_visible()
-            expect(page.get_by_label("Concurrent requests")).to_have_value("32")
+            expect(page.get_by_role("spinbutton", name="Concurrent requests")).to_have_value("32")
             expect(page).to_have_url(re.compile("^" + prefix + r"\?.*model=llama-3\.1-8b"))
 
             # a slider (gpu_memory_utilization, 0.9 → 0.85…0.89 by arrow keys) moves the headline and the address bar,
             # which stays under the sub-path — the app's WebSocket works through the proxy
             page.get_by_text("Engine (vLLM flags)").click()
-            thumb = page.get_by_role("slider").first
+            thumb = page.get_by_role("slider", name="gpu_memory_utilization")
             thumb.focus()
             for _ in range(5):
                 page.keyboard.press("ArrowLeft")
