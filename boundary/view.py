@@ -38,6 +38,8 @@ class Metric:
     help: str = ""
     short: str = ""
     """How much is missing, shown under the value (a shortfall, in red)."""
+    band: str = ""
+    """The held-out error band, shown under the value ('± 29% held-out error')."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,7 @@ def memory_metrics(r) -> list[Metric]:
                "vLLM's 'Maximum concurrency for max_model_len tokens per request'"),
         Metric("Fit at this length", fmt.count(f.max_concurrency_at_length),
                "most requests of input_len + output_len held at once (capped by max_num_seqs)"),
-        Metric(f"Longest @ C={s.concurrency:,} (tokens)", fmt.count(f.longest_request_at_concurrency),
+        Metric(f"Longest @ C={s.concurrency:,}", f"{fmt.count(f.longest_request_at_concurrency)} tok",
                "longest prompt + output each of the concurrent requests can have"),
         Metric("Pool used", fmt.pct(f.pool_fraction, 0) if m.num_gpu_blocks else "none",
                "blocks the concurrent requests take / blocks in the pool" + ("" if m.num_gpu_blocks else
@@ -179,9 +181,9 @@ def band(r, metric: str) -> str:
 
 
 def band_short(r, metric: str) -> str:
-    """' ± 28%' to follow a headline number; '' without an error table."""
+    """'± 28% held-out error' under a headline number; '' without an error table."""
     b = r.error_bands.get(metric)
-    return f" ± {fmt.pct(b.median_abs, 0)}" if b else ""
+    return f"± {fmt.pct(b.median_abs, 0)} held-out error" if b else ""
 
 
 MEMORY_FORMULAS = ("KV bytes per token", "Available KV cache memory", "GPU blocks", "Maximum concurrency", "Fits")
@@ -197,8 +199,10 @@ def latency_metrics(r) -> list[Metric]:
     """TTFT, TPOT, E2E, conformance, replicas or capacity, cost — only when they can happen (see no_latency_reason)."""
     s, lat, fl = r.scenario, r.latency, r.fleet
     out = [
-        Metric("TTFT (estimate)", fmt.ms(lat.ttft_s) + band_short(r, "ttft"), f"{band(r, 'ttft') or NO_BAND}; prefill floor {fmt.ms(lat.prefill.floor_s)}"),
-        Metric("TPOT (estimate)", fmt.ms(lat.tpot_s) + band_short(r, "tpot"), f"{band(r, 'tpot') or NO_BAND}; decode-step floor {fmt.ms(lat.decode.floor_s)}"),
+        Metric("TTFT (estimate)", fmt.ms(lat.ttft_s), f"{band(r, 'ttft') or NO_BAND}; prefill floor {fmt.ms(lat.prefill.floor_s)}",
+               band=band_short(r, "ttft")),
+        Metric("TPOT (estimate)", fmt.ms(lat.tpot_s), f"{band(r, 'tpot') or NO_BAND}; decode-step floor {fmt.ms(lat.decode.floor_s)}",
+               band=band_short(r, "tpot")),
         Metric("End-to-end", fmt.seconds(lat.e2e_s), "TTFT + (output_len − 1) × TPOT"),
         Metric("Within both SLOs", fmt.pct(r.conformance.conformance),
                "share of requests meeting the TTFT and TPOT SLOs (goodput / throughput)"),
@@ -515,6 +519,19 @@ def reconcile_table(rec) -> Table:
                      {True: "yes", False: "no", None: fmt.DASH}[x.matches], x.explanation or fmt.DASH])  # fmt: skip
     return Table(["quantity", "logged", "predicted", "residual (logged − predicted)", "within rounding", "explanation"],
                  rows)  # fmt: skip
+
+
+def input_value(v) -> str:
+    """A Scenario field's value as a reader sees it: 'unset' for None, yes/no, numbers without a trailing '.0'."""
+    if v is None:
+        return "unset"
+    if isinstance(v, bool):
+        return fmt.yes_no(v)
+    if isinstance(v, float):
+        return f"{v:,g}" if abs(v) < 1e6 else fmt.count(v) if v.is_integer() else f"{v:,.6g}"
+    if isinstance(v, int):
+        return fmt.count(v)
+    return str(v)
 
 
 def calibration_text(cal: dict) -> str:

@@ -30,7 +30,7 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
     plan = model.plan
     if model.sliding_layer_count:
         notes.append(
-            f"{model.sliding_layer_count} of {model.num_hidden_layers} layers use a {model.sliding_window}-token "
+            f"{model.sliding_layer_count} of {model.num_hidden_layers} layers use a {model.sliding_window:,}-token "
             "sliding window; their blocks are capped at the window plus max_num_batched_tokens"
             + (" — not with disable_hybrid_kv_cache_manager, which charges them in full" if
                s.disable_hybrid_kv_cache_manager else "")  # fmt: skip

@@ -166,7 +166,7 @@ def stage_layout(m, layers: range, *, tp: int = 1, kv_bytes_per_element: float =
     if shape and len(counts) > 1:  # attention + state: raise the block size until a page holds one state
         need = HYBRID_ALIGN * ceil(state_page / (HYBRID_ALIGN * attn_1tok))
         if block < need:
-            block, note = need, f"attention block size raised to {need} tokens so a page holds one layer's state"
+            block, note = need, f"attention block size raised to {need:,} tokens so a page holds one layer's state"
         state_page_padded = block * attn_1tok
     else:
         state_page_padded = state_page

@@ -11,7 +11,10 @@ from boundary.urlstate import cli_command, plain, query_string
 
 def _metrics(items: list[view.Metric]) -> None:
     for col, x in zip(st.columns(len(items)), items, strict=True):
-        col.metric(x.label, x.value, help=x.help or None, delta=x.short or None, delta_color="normal")
+        if x.band:
+            col.metric(x.label, x.value, help=x.help or None, delta=x.band, delta_color="off", delta_arrow="off")
+        else:
+            col.metric(x.label, x.value, help=x.help or None, delta=x.short or None, delta_color="normal")
 
 
 def headline_top(r) -> None:

@@ -133,7 +133,8 @@ def compare_tab(r, catalog, pinned, link_base) -> None:
     if ra is not None:
         changed = {k: (getattr(pinned, k), getattr(s, k)) for k in type(s).model_fields if getattr(pinned, k) != getattr(s, k)}
         st.caption("Inputs that differ: "
-                   + (", ".join(f"{k}: {plain(va)} → {plain(vb)}" for k, (va, vb) in changed.items()) or "none"))  # fmt: skip
+                   + (", ".join(f"{k}: {plain(view.input_value(va))} → {plain(view.input_value(vb))}"
+                                for k, (va, vb) in changed.items()) or "none"))  # fmt: skip
         styled = frame(view.compare_table(ra, r)).style.apply(
             lambda row: ["background-color: #fff3cd" if row["differs"] else ""] * len(row), axis=1)
         st.table(styled, hide_index=True)
