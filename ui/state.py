@@ -97,7 +97,7 @@ FIRST_PAINT_PAUSE_S = 0.25
 RERUN_PAINT_PAUSE_S = 0.06
 
 
-def let_the_headline_paint() -> None:
+def let_the_headline_paint() -> float:
     """Hold the rest of the run back for a moment, once the headline's elements are sent.
 
     The browser applies the elements of a run as they arrive, but a burst is laid out in one commit, and plotly
@@ -107,4 +107,6 @@ def let_the_headline_paint() -> None:
     browser also compiles the charts' code) waits longer than a rerun. The charts arrive that much later."""
     first = not st.session_state.get("_painted")
     st.session_state["_painted"] = True
-    time.sleep(FIRST_PAINT_PAUSE_S if first else RERUN_PAINT_PAUSE_S)
+    pause = FIRST_PAINT_PAUSE_S if first else RERUN_PAINT_PAUSE_S
+    time.sleep(pause)
+    return pause
