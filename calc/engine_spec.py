@@ -30,9 +30,6 @@ class EngineSpec(BaseModel):
     """Per request, on its TTFT: HTTP, chat template, scheduling it in — served one request at a time."""
     request_token_s: Annotated[float, Field(ge=0, le=1e-3)]
     """Per prompt token, added to the request's front-end time (tokenisation)."""
-    stream_token_s: Annotated[float, Field(ge=0, le=1e-2)]
-    """API-server time per streamed output token (detokenise, SSE); it runs beside the engine, so a step can end
-    no sooner than its decoding sequences' tokens are streamed: step ≥ sequences · stream_token_s."""
     gemm_half_tokens: Annotated[float, Field(gt=0, le=65536)]
     """Tokens per step at which weight GEMMs reach half their achievable throughput (tile occupancy)."""
     gemm_compute_share: Share

@@ -33,7 +33,7 @@ from calc.loader import ENGINE_DIR, load_catalog  # noqa: E402
 
 SHARED = ("gemm_half_tokens", "gemm_compute_share", "attention_bandwidth_share", "attention_compute_share",
           "fp8_weight_share", "int4_weight_share", "moe_weight_share")  # fmt: skip
-OWN = ("step_overhead_s", "layer_overhead_s", "per_sequence_s", "request_overhead_s", "request_token_s", "stream_token_s")
+OWN = ("step_overhead_s", "layer_overhead_s", "per_sequence_s", "request_overhead_s", "request_token_s")
 WEIGHTS = {"tpot": 2.0, "ttft": 1.0, "throughput": 1.0, "latency": 2.0}
 CAP = 1.5
 FIT_PROMPTS = 200
@@ -44,6 +44,10 @@ _state: dict = {}
 def _init() -> None:
     _state["catalog"] = load_catalog()
     _state["runs"] = [r for r in load_runs(_state["catalog"])[0] if r.part == "calibration"]
+    sizes: dict[str, int] = {}
+    for r in _state["runs"]:
+        sizes[r.group] = sizes.get(r.group, 0) + 1
+    _state["weight"] = [1 / math.sqrt(sizes[r.group]) for r in _state["runs"]]  # no one source outweighs the rest
 
 
 def _engines(x: np.ndarray) -> dict:
@@ -73,7 +77,7 @@ def _run_residuals(args) -> list[float]:
         if k in meas:
             p, m = pred.get(k), meas[k]
             r = math.log(p / m) if p and m > 0 else CAP
-            out.append(math.sqrt(WEIGHTS[k]) * max(-CAP * 2, min(CAP * 2, r)))
+            out.append(math.sqrt(WEIGHTS[k] * _state["weight"][i]) * max(-CAP * 2, min(CAP * 2, r)))
     return out
 
 
