@@ -24,6 +24,9 @@ class EngineSpec(BaseModel):
     """Per decoder layer per step with CUDA graphs: kernel boundaries that move no bytes."""
     layer_overhead_eager_s: Seconds
     """The same without CUDA graphs (enforce_eager): a launch per kernel."""
+    cudagraph_max_tokens: Annotated[int, Field(ge=0, le=65536)]
+    """Largest step (tokens) that replays a captured CUDA graph; bigger steps launch kernel by kernel (vLLM's
+    max_cudagraph_capture_size, 512 by default; SGLang's cuda_graph_max_bs, 256 on 80–160 GiB parts)."""
     per_sequence_s: Seconds
     """Per running sequence per step: sampling, detokenisation, output streaming."""
     request_overhead_s: Seconds

@@ -11,6 +11,7 @@ parallel rank, with B the peak bandwidth and P the peak FLOP/s:
               + prefill attention FLOP / (P · a_mm · s_attn_c)  + state read and written / (B · a_bw)
               + 2 · layers · (α + 2 (tp − 1)/tp · tokens · hidden · 2 B / link)
               + step overhead + layers · layer overhead + sequences · per-sequence cost
+The layer overhead is the CUDA-graph one up to the engine's largest captured step, the eager one beyond it.
 
 a_bw, a_mm: what microbenchmarks reach on this GPU (its spec file); s_*: how the engine's kernels use it, and the
 fixed costs (its spec file, fitted on published benchmark runs). n½: tokens at which GEMMs reach half their
@@ -151,7 +152,8 @@ class StepModel:
         moved = self.dense_weight_bytes + expert_bytes + kv_bytes + state_bytes
         floor = max(moved / self.bandwidth_bytes_per_s, flop / self.peak_flop_per_s)
         floor += 2 * self.layers * comm_bytes / self.link_bytes_per_s if self.tp > 1 else 0.0
-        per_layer = e.layer_overhead_eager_s if self.eager else e.layer_overhead_s
+        eager = self.eager or n > e.cudagraph_max_tokens  # no captured graph for a step this large
+        per_layer = e.layer_overhead_eager_s if eager else e.layer_overhead_s
         return StepTerms(
             weights_s=weights_s,
             experts_s=experts_s,
