@@ -62,11 +62,6 @@ def test_cost_of_one_replica_without_a_rate_uses_the_spec_price(catalog):
     assert d["currency"] == "USD"
 
 
-def test_design_md_replica_example():
-    # DESIGN.md: replicas = ⌈request_rate / capacity⌉, GPUs = replicas × tp × pp — 20 req/s at 5.3 per TP-2 replica
-    assert math.ceil(20 / 5.3) == 4 and 4 * 2 * 1 == 8
-
-
 # --- swap vs recompute -----------------------------------------------------------------------------------------
 def test_swap_time_by_hand(catalog):
     # Qwen2.5-7B: 57,344 B per token; a 1,280-token context over a 25 GB/s link, one way: 1,280 · 57,344 / 25e9
