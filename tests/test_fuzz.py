@@ -82,7 +82,7 @@ def test_stricter_slo_never_fewer_replicas(catalog, rate, tpot, shrink):
 def test_cannot_serve_one_request_says_so(catalog):
     r = evaluate(scenario(model="llama-3.1-70b", gpu="rtx-4090", tensor_parallel_size=4, max_model_len=131072), catalog)
     assert not r.fit.fits
-    assert any("estimated maximum model length" in x or "no memory" in x for x in r.fit.reasons)
+    assert any("estimated maximum model length" in x or "exceed the usable memory" in x for x in r.fit.reasons)
 
 
 def test_sparse_looking_flops_warn(catalog):
