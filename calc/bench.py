@@ -8,7 +8,7 @@ import math
 from calc.scheduler import EngineConfig, Workload, batch_latency, simulate
 from calc.sim_stats import BatchLatency, SimResult
 
-MAX_SIM_PROMPTS = 20_000  # a simulation costs ~50 ms per 1,000 requests: bounded per call
+MAX_SIM_PROMPTS = 10_000  # a simulation costs up to ~40 ms per 1,000 requests: bounded per call
 
 
 def engine_config(r) -> EngineConfig:
