@@ -4,6 +4,7 @@ driven by the scenario's step-time model) and `vllm bench latency` (one static b
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from calc.scheduler import EngineConfig, Workload, batch_latency, simulate
 from calc.sim_stats import BatchLatency, SimResult
@@ -37,5 +38,6 @@ def serve(r, *, num_prompts: int, max_concurrency: int | None = None, request_ra
 
 def static_batch(r, *, batch_size: int, input_len: int, output_len: int) -> BatchLatency:
     """`vllm bench latency --batch-size B --input-len I --output-len O`."""
-    return batch_latency(engine_config(r), r.latency.step.step_s, batch_size=batch_size, input_len=input_len,
+    offline = replace(r.latency.step, online=False)  # `vllm bench latency` runs the LLM class: nothing is streamed
+    return batch_latency(engine_config(r), offline.step_s, batch_size=batch_size, input_len=input_len,
                          output_len=output_len)  # fmt: skip

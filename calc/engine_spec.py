@@ -29,6 +29,9 @@ class EngineSpec(BaseModel):
     max_cudagraph_capture_size, 512 by default; SGLang's cuda_graph_max_bs, 256 on 80–160 GiB parts)."""
     per_sequence_s: Seconds
     """Per running sequence per step: sampling, detokenisation, output streaming."""
+    stream_token_s: Annotated[float, Field(ge=0, le=1e-2)]
+    """Per decoding sequence per step when serving over HTTP: the output's way to the client (detokenise, SSE).
+    Offline runs (`vllm bench latency`) do not pay it."""
     request_overhead_s: Seconds
     """Per request, on its TTFT: HTTP, chat template, scheduling it in — served one request at a time."""
     request_token_s: Annotated[float, Field(ge=0, le=1e-3)]

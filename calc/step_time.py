@@ -10,7 +10,7 @@ parallel rank, with B the peak bandwidth and P the peak FLOP/s:
               + KV / (B · a_bw · s_attn)  ⊔  decode attention FLOP / (P · a_mm · s_attn_c)
               + prefill attention FLOP / (P · a_mm · s_attn_c)  + state read and written / (B · a_bw)
               + 2 · layers · (α + 2 (tp − 1)/tp · tokens · hidden · 2 B / link)
-              + step overhead + layers · layer overhead + sequences · per-sequence cost
+              + step overhead + layers · layer overhead + sequences · (per-sequence cost + streaming, when served)
 The layer overhead is the CUDA-graph one up to the engine's largest captured step, the eager one beyond it.
 
 a_bw, a_mm: what microbenchmarks reach on this GPU (its spec file); s_*: how the engine's kernels use it, and the
@@ -113,6 +113,8 @@ class StepModel:
     eager: bool
     mbu_override: bool = False
     mfu_override: bool = False
+    online: bool = True
+    """Served over HTTP (each step also streams its tokens to clients); False for an offline batch."""
 
     def experts_touched(self, tokens: float) -> float:
         """Distinct experts per MoE layer that `tokens` tokens visit: E · (1 − (1 − k/E)^tokens)."""
@@ -163,7 +165,7 @@ class StepModel:
             allreduce_s=allreduce_s,
             step_overhead_s=e.step_overhead_s,
             layer_overhead_s=self.layers * per_layer,
-            sequence_overhead_s=decode_seqs * e.per_sequence_s,
+            sequence_overhead_s=decode_seqs * (e.per_sequence_s + (e.stream_token_s if self.online else 0.0)),
             floor_s=floor,
             flop=flop,
             bytes_moved=moved,
