@@ -86,6 +86,9 @@ class Scenario(BaseModel):
     """A measured ITL p99, to infer the prefill chunk riding on the slowest steps."""
     kv_transfer_gb_per_s: Bandwidth | None = None
     """Link between prefill and decode instances (disaggregation); default: the GPU's scale-up link."""
+    disaggregated: bool = False
+    """Prefill and decode on separate instances of this configuration (vLLM's disaggregated prefill): the prompt's
+    KV crosses kv_transfer_gb_per_s, and no prompt rides on a decode step."""
     # --- SLOs, replicas, cost --------------------------------------------------------------------------------
     slo_ttft_s: PosSeconds = 0.5
     slo_tpot_s: PosSeconds = 0.05

@@ -30,7 +30,7 @@ NON_DEFAULT = {
     "ssd_gb_per_s": "5", "network_gb_per_s": "25", "host_cache_gib": "32", "ssd_cache_gib": "512",
     "remote_cache_gib": "1024", "swap_overlap": "false", "memory_gib": "79", "memory_bandwidth_gb_per_s": "3000",
     "peak_tflop_per_s": "900", "scaleup_link_gb_per_s": "400", "num_hidden_layers": "30", "num_key_value_heads": "8",
-    "head_dim": "128",
+    "head_dim": "128", "disaggregated": "true",
 }  # fmt: skip
 
 
