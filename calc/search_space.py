@@ -17,6 +17,8 @@ from calc.pool import tp_check
 from calc.scenario import Scenario, split_list
 from calc.weights import weight_format
 
+LIST_FIELDS = ("search_gpus", "search_tensor_parallel_size", "search_dtype", "search_kv_cache_dtype",
+               "search_max_num_seqs", "search_max_num_batched_tokens", "search_gpu_memory_utilization")  # fmt: skip
 MAX_CONFIGS = 1_000_000  # ~1.5 s and ~0.5 GB of arrays on one core: a larger space is refused, naming the lists
 
 
@@ -98,6 +100,7 @@ def grid(space: Space, s: Scenario, m) -> Grid:
              len(space.max_num_batched_tokens), len(space.gpu_memory_utilizations))  # fmt: skip
     n = int(np.prod(shape)) * (2 if space.disaggregated else 1)
     if n > MAX_CONFIGS:
-        raise InputError("search_gpus", f"{n:,} configurations; at most {MAX_CONFIGS:,}: shorten the search lists")
+        longest = max(zip(shape, LIST_FIELDS, strict=True))[1]
+        raise InputError(longest, f"{n:,} configurations; at most {MAX_CONFIGS:,}: shorten this list or the others")
     idx = [a.ravel() for a in np.indices(shape, dtype=np.intp)]
     return Grid(space, tuple(parallel), dtypes, *idx, refused=tuple(refused))
