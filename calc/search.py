@@ -147,16 +147,15 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     per_gpu = cat["thr"] * s.output_len / (gpr * cat["share"])
     ok = why == 0
     notes = _currency_notes(currencies, g.gpu, ok)
-    cheap = by_cost(per_m, gpus_used, user, ok)
     gpu_of = np.tile(g.gpu, len(modes))
-    cheap_first = cheap[np.sort(np.unique(gpu_of[cheap], return_index=True)[1])]
+    cheap_first = cheapest_per_group(per_m, gpus_used, user, ok, gpu_of, len(sp.gpus))
     return SearchResult(
         scenario=s, grid=g, model_name=model.name, hf_id=model.hf_id, currencies=currencies, pool=pool,
         disaggregated=np.repeat(np.array(modes), g.size), concurrency=np.maximum(cat["ok"], 1), ttft_s=cat["ttft"],
         tpot_s=cat["tpot"], requests_per_s=cat["thr"], capacity_rps=cat["cap"], tokens_per_s_per_user=user, tokens_per_s_per_gpu=per_gpu,
         replicas=cat["units"], prefill_instances=cat["prefill"], decode_instances=cat["decode"], gpus=gpus_used,
         price_per_gpu_hour=price, cost_per_hour=per_hour, cost_per_million_output_tokens=per_m, why=why,
-        frontier=pareto(user, per_gpu, ok), cheapest=int(cheap[0]) if cheap.size else None,
+        frontier=pareto(user, per_gpu, ok), cheapest=int(cheap_first[0]) if cheap_first.size else None,
         best_per_gpu=dict(zip((sp.gpus[x] for x in gpu_of[cheap_first]), cheap_first.tolist(), strict=True)),
         notes=notes + tuple(g.refused),
     )  # fmt: skip
@@ -167,12 +166,15 @@ def _mode(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, disaggregated
     at = disaggregated_at if disaggregated else aggregated_at
 
     def pred(idx, n):
-        return slo.meets(*at(c, table.take(idx), n))
+        ttft, tpot = at(c, table.take(idx), n)
+        return slo.meets(ttft, tpot), ttft, tpot
 
-    ok = largest_ok(held, pred)
+    ok, ttft, tpot = largest_ok(held, pred)
     b = np.maximum(ok, 1)
     v = table.all()
-    ttft, tpot = at(c, v, b)
+    unprobed = held < 1  # nothing fits: one request's latency, for the table
+    if unprobed.any():
+        ttft[unprobed], tpot[unprobed] = at(c, table.take(np.flatnonzero(unprobed)), 1)
     if not disaggregated:
         thr = b / (ttft + (c.N - 1) * tpot)
         cap = np.where(ok >= 1, thr, 0.0)
@@ -231,10 +233,22 @@ def pareto(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> tuple[int, ...]:
     idx = np.flatnonzero(mask)
     if not idx.size:
         return ()
-    idx = idx[np.lexsort((-y[idx], -x[idx]))]
+    idx = idx[np.argsort(-x[idx] - 1j * y[idx], kind="stable")]  # complex keys sort by x, then y: one pass
     ys = y[idx]
     best_before = np.concatenate(([-np.inf], np.maximum.accumulate(ys)[:-1]))
     return tuple(int(i) for i in idx[ys > best_before])
+
+
+def cheapest_per_group(cost: np.ndarray, gpus: np.ndarray, user: np.ndarray, mask: np.ndarray, group: np.ndarray,
+                       groups: int) -> np.ndarray:
+    """The by_cost-first entry of each group (a GPU), cheapest first: only entries at their group's lowest cost are
+    ordered (the rest cannot come first)."""
+    idx = np.flatnonzero(mask & np.isfinite(cost))
+    low = np.full(groups, np.inf)
+    np.minimum.at(low, group[idx], cost[idx])
+    idx = idx[cost[idx] == low[group[idx]]]
+    idx = idx[np.lexsort((-user[idx], gpus[idx], cost[idx]))]
+    return idx[np.sort(np.unique(group[idx], return_index=True)[1])]
 
 
 def by_cost(cost: np.ndarray, gpus: np.ndarray, user: np.ndarray, mask: np.ndarray) -> np.ndarray:

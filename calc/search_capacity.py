@@ -122,23 +122,27 @@ class Slo:
         return out
 
 
-def largest_ok(hi: np.ndarray, pred) -> np.ndarray:
-    """calc.numeric.largest_true(pred, 1, hi) for every entry at once (0 where hi < 1 or pred(1) fails).
-    pred(idx, n) answers for the entries idx at values n."""
+def largest_ok(hi: np.ndarray, pred) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """calc.numeric.largest_true(pred, 1, hi) for every entry at once (0 where hi < 1 or pred(1) fails), with the
+    (TTFT, TPOT) of the answer (of 1 where it is 0; NaN where hi < 1). pred(idx, n) → (passes, TTFT, TPOT) for
+    the entries idx at values n."""
     ok = np.zeros(len(hi), dtype=np.int64)
+    ttft, tpot = np.full(len(hi), np.nan), np.full(len(hi), np.nan)
     idx = np.flatnonzero(hi >= 1)
     if not idx.size:
-        return ok
-    idx = idx[pred(idx, np.ones(idx.size, dtype=np.int64))]
+        return ok, ttft, tpot
+    yes, ttft[idx], tpot[idx] = pred(idx, np.ones(idx.size, dtype=np.int64))
+    idx = idx[yes]
     top = hi[idx]
-    at_top = pred(idx, top)
-    ok[idx[at_top]] = top[at_top]
-    idx, lo, top = idx[~at_top], np.ones((~at_top).sum(), dtype=np.int64), top[~at_top]
+    yes, a, b = pred(idx, top)
+    ok[idx[yes]], ttft[idx[yes]], tpot[idx[yes]] = top[yes], a[yes], b[yes]
+    idx, lo, top = idx[~yes], np.ones((~yes).sum(), dtype=np.int64), top[~yes]
     while idx.size:
         mid = (lo + top) // 2
-        yes = pred(idx, mid)
+        yes, a, b = pred(idx, mid)
+        ttft[idx[yes]], tpot[idx[yes]] = a[yes], b[yes]
         lo, top = np.where(yes, mid, lo), np.where(yes, top, mid)
         done = top - lo <= 1
         ok[idx[done]] = lo[done]
         idx, lo, top = idx[~done], lo[~done], top[~done]
-    return ok
+    return ok, ttft, tpot

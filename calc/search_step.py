@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import product
 from types import SimpleNamespace
 
 import numpy as np
@@ -84,15 +85,17 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     tpi = np.searchsorted(tps, tp_of)
     # per (tp, dtype, kv) and per (gpu, dtype) tables, gathered per configuration
     shape = (len(tps), len(grid.dtypes), len(sp.kv_cache_dtypes))
-    sm = {name: np.array([getattr(base[key], name) for key in np.ndindex(shape)]).reshape(shape)
+    keys = list(product(*map(range, shape)))
+    sm = {name: np.array([getattr(base[key], name) for key in keys]).reshape(shape)
           for name in ("dense_weight_bytes", "gemm_flop_per_token", "logits_flop_per_token", "expert_bytes",
                        "expert_flop_per_token", "state_bytes_per_seq", "weight_share", "expert_weight_share")}  # fmt: skip
     kinds = len(one.kv_read)
-    kb = np.array([[b for b, _ in base[key].kv_read] for key in np.ndindex(shape)]).reshape(*shape, kinds)
-    af = np.array([[f for f, _ in base[key].attention_flop] for key in np.ndindex(shape)]).reshape(*shape, kinds)
-    fsum = np.array([sum(f for f, _ in base[key].attention_flop) for key in np.ndindex(shape)]).reshape(shape)
+    kb = np.array([[b for b, _ in base[key].kv_read] for key in keys]).reshape(*shape, kinds)
+    af = np.array([[f for f, _ in base[key].attention_flop] for key in keys]).reshape(*shape, kinds)
+    fsum = np.array([sum(f for f, _ in base[key].attention_flop) for key in keys]).reshape(shape)
     rshape = (len(sp.gpus), len(grid.dtypes))
-    rt = {name: np.array([getattr(rates[key], name) for key in np.ndindex(rshape)]).reshape(rshape)
+    rkeys = list(product(*map(range, rshape)))
+    rt = {name: np.array([getattr(rates[key], name) for key in rkeys]).reshape(rshape)
           for name in ("effective_bandwidth_bytes_per_s", "effective_flop_per_s", "allreduce_latency_s", "link_bytes_per_s")}  # fmt: skip
     ix, gx = (tpi, grid.dtype, grid.kv), (grid.gpu, grid.dtype)
     bw, fl = rt["effective_bandwidth_bytes_per_s"][gx], rt["effective_flop_per_s"][gx]
