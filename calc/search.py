@@ -27,7 +27,8 @@ from calc.catalog import Catalog
 from calc.params import count_params
 from calc.resolve import base_model, override_gpu, override_model
 from calc.scenario import Scenario
-from calc.search_capacity import Rows, Slo, aggregated_at, disaggregated_at, largest_ok
+from calc.search_capacity import Rows, Slo
+from calc.search_fleet import serve_mode
 from calc.search_pool import PoolArrays, pool_arrays
 from calc.search_space import Grid, grid, space_of
 from calc.search_step import step_arrays
@@ -125,7 +126,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     table, slo = Rows(rows), Slo(s)
     held = pool.max_concurrency_at_length
     modes = [False, True] if sp.disaggregated else [False]
-    parts = [_mode(s, consts, table, slo, held, dis) for dis in modes]
+    parts = [serve_mode(s, consts, table, slo, held, dis) for dis in modes]
     tp = np.array([t for t, _ in g.parallel])[g.par]
     pp = np.array([p for _, p in g.parallel])[g.par]
     gpr = np.tile(tp * pp, len(modes))
@@ -159,43 +160,6 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
         best_per_gpu=dict(zip((sp.gpus[x] for x in gpu_of[cheap_first]), cheap_first.tolist(), strict=True)),
         notes=notes + tuple(g.refused),
     )  # fmt: skip
-
-
-def _mode(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, disaggregated: bool) -> dict:
-    """Capacity, operating point and replica counts of every configuration, in one serving mode."""
-    at = disaggregated_at if disaggregated else aggregated_at
-
-    def pred(idx, n):
-        ttft, tpot = at(c, table.take(idx), n)
-        return slo.meets(ttft, tpot), ttft, tpot
-
-    ok, ttft, tpot = largest_ok(held, pred)
-    b = np.maximum(ok, 1)
-    v = table.all()
-    unprobed = held < 1  # nothing fits: one request's latency, for the table
-    if unprobed.any():
-        ttft[unprobed], tpot[unprobed] = at(c, table.take(np.flatnonzero(unprobed)), 1)
-    if not disaggregated:
-        thr = b / (ttft + (c.N - 1) * tpot)
-        cap = np.where(ok >= 1, thr, 0.0)
-        rate = np.full(len(b), s.request_rate) if s.request_rate else thr
-        units = _ceil_div(rate, cap) if s.request_rate else np.where(held >= 1, 1, 0)
-        return {"ok": ok, "ttft": ttft, "tpot": tpot, "thr": thr, "cap": cap, "units": units, "rate": rate,
-                "prefill": np.zeros_like(units), "decode": np.zeros_like(units), "share": np.ones(len(b))}  # fmt: skip
-    thr = b / (c.N * tpot)
-    cap = np.where(ok >= 1, thr, 0.0)
-    rate = np.full(len(b), s.request_rate) if s.request_rate else thr
-    decode = _ceil_div(rate, cap) if s.request_rate else np.where(held >= 1, 1, 0)
-    prefill = np.where(decode > 0, _ceil_div(rate * c.L, c.L / v.alone), 0)
-    return {"ok": ok, "ttft": ttft, "tpot": tpot, "thr": thr, "cap": cap, "units": prefill + decode, "rate": rate,
-            "prefill": prefill, "decode": decode, "share": 1 + thr * v.alone}  # fmt: skip
-
-
-def _ceil_div(a: np.ndarray, b) -> np.ndarray:
-    """⌈a / b⌉ where b > 0, else 0 (no deployment)."""
-    b = np.broadcast_to(b, np.shape(a))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(b > 0, np.ceil(a / np.where(b > 0, b, 1.0)), 0).astype(np.int64)
 
 
 def _why(s: Scenario, pool: PoolArrays) -> np.ndarray:
