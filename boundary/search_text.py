@@ -63,12 +63,17 @@ def render_text(out: dict) -> str:
                   f"{money(c['cost_per_hour'], c['currency'], 2)} per hour",
                   f"  TTFT {c['ttft_s'] * 1e3:,.0f} ms, TPOT {c['tpot_s'] * 1e3:,.1f} ms, {c['concurrency']:,} in flight per "
                   f"{'decode instance' if c['disaggregated'] else 'replica'}", ""]  # fmt: skip
+        chk = c.get("check")
+        if chk:
+            lines[-1:-1] = [f"  scheduler simulation at {chk['max_concurrency']:,} in flight ({chk['num_prompts']:,} requests, "
+                            f"lengths ±{chk['range_ratio']:.0%}): median TTFT {chk['simulated_ttft_s'] * 1e3:,.0f} ms, "
+                            f"mean TPOT {chk['simulated_tpot_s'] * 1e3:,.1f} ms"]  # fmt: skip
         lines += ["  " + x for x in c["serve_command"].splitlines()]
     if out["frontier"]:
         lines += ["", "Pareto frontier (tokens/s per user against tokens/s per GPU; simulated: the scheduler simulation "
                       "at the same concurrency, aggregated configurations only)", table(out["frontier"])]  # fmt: skip
     if out["best_per_gpu"]:
-        lines += ["", "Cheapest per GPU", table(list(out["best_per_gpu"].values()))]
+        lines += ["", "Cheapest per GPU", table(list(out["best_per_gpu"].values()), FRONTIER_COLUMNS[:-1])]
     lines += [f"note: {n}" for n in out["notes"]]
     return "\n".join(lines)
 

@@ -127,19 +127,32 @@ def _chosen(r, i: int, names, catalog) -> None:
             st.caption(plain(role))
         st.code(cmd, language="bash", wrap_lines=True)
     st.button("Open this configuration as the page's scenario", on_click=_open, args=(r, i), key="search_open")
-    chk = check(r, i, catalog)
+    chk = _check(r, i, catalog)
     if chk is None:
         st.caption("The scheduler simulation serves one aggregated engine: a disaggregated deployment is not re-checked.")
     else:
-        st.caption(f"Scheduler simulation at {chk.max_concurrency:,} in flight ({chk.num_prompts:,} requests): TTFT "
+        st.caption(f"Scheduler simulation at {chk.max_concurrency:,} in flight ({chk.num_prompts:,} requests, lengths "
+                   f"±{chk.range_ratio:.0%}): median TTFT "
                    f"{chk.simulated_ttft_s * 1e3:,.0f} ms (closed form {chk.ttft_ratio:.2f}×), TPOT "
                    f"{chk.simulated_tpot_s * 1e3:,.1f} ms (closed form {chk.tpot_ratio:.2f}×).")  # fmt: skip
+
+
+def _check(r, i: int, catalog):
+    """The simulation check of configuration i, kept per session by its Scenario (a rerun that does not change
+    the configuration does not simulate it again)."""
+    memo = st.session_state.setdefault("_search_checks", {})
+    key = scenario_of(r, i)
+    if key not in memo:
+        if len(memo) > 64:
+            memo.clear()
+        memo[key] = check(r, i, catalog)
+    return memo[key]
 
 
 def _frontier_checks(r, names, catalog) -> None:
     rows = []
     for i in r.frontier:
-        chk = check(r, i, catalog)
+        chk = _check(r, i, catalog)
         rows.append({"configuration": label(r, i, names), "serving": serving(r, i),
                      "TTFT closed form (ms)": f"{r.ttft_s[i] * 1e3:,.0f}", "TPOT closed form (ms)": f"{r.tpot_s[i] * 1e3:,.1f}",
                      "TTFT simulated (ms)": f"{chk.simulated_ttft_s * 1e3:,.0f}" if chk else "not simulated",
