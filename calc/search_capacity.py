@@ -63,7 +63,7 @@ def disaggregated_at(c: Consts, v, b):
 def _ratio_for(target: float, sigma: float) -> float:
     """The SLO / median ratio r at which P(X ≤ SLO) = target, for X log-normal with spread σ (bisection on ln r)."""
     lo, hi = -60.0 * sigma, 60.0 * sigma
-    for _ in range(200):
+    for _ in range(64):  # 120 σ / 2^64: far below a double's resolution of ln r
         mid = (lo + hi) / 2
         lo, hi = (lo, mid) if p_within(median_s=1.0, slo_s=math.exp(mid), sigma=sigma) >= target else (mid, hi)
     return math.exp(hi)
