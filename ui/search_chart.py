@@ -49,22 +49,21 @@ def _points(r, idx, gpu_names, name: str, marker: dict, **kw) -> dict:
 
 def pareto_figure(r, gpu_names: dict[str, str], chosen: int | None = None) -> go.Figure:
     """Tokens/s per user against tokens/s per GPU: the frontier per serving mode over the cheapest configurations
-    that meet the SLOs, and the chosen one starred."""
+    that meet the SLOs, and the chosen one starred. (No trace may skip hovering: plotly then selects nothing on a
+    click, and a click is how a point opens.)"""
     traces = [_points(r, r.top(MAX_BACKGROUND), gpu_names, "configurations meeting the SLOs", dict(color="#c7c7c7", size=5),
                       mode="markers")]  # fmt: skip
     for dis in (False, True):
         front = [i for i in r.frontier if bool(r.disaggregated[i]) == dis]
         if front:
             traces.append(_points(r, front, gpu_names, f"Pareto frontier, {'disaggregated' if dis else 'aggregated'}",
-                                  dict(size=9, symbol=MODE_SYMBOL[dis]), mode="markers"))  # fmt: skip
-    if r.frontier:
-        traces.append(_points(r, r.frontier, gpu_names, "frontier", dict(size=1), mode="lines",
-                              line=dict(color="#1f77b4", dash="dot"), hoverinfo="skip", showlegend=False))  # fmt: skip
+                                  dict(size=9, symbol=MODE_SYMBOL[dis]), mode="lines+markers",
+                                  line=dict(dash="dot", width=1)))  # fmt: skip
     if chosen is not None:
         traces.append(_points(r, [chosen], gpu_names, "chosen", dict(symbol="star", size=16, color="#d62728",
                                                                      line=dict(width=1, color="black")), mode="markers"))  # fmt: skip
     layout = dict(title=dict(text=f"Pareto frontier: {r.configs_evaluated:,} configurations (click a point to open it)"),
                   xaxis=dict(title=dict(text="tokens/s per user (1 / TPOT)"), type="log"),
                   yaxis=dict(title=dict(text="output tokens/s per GPU")), height=460,
-                  margin=dict(l=60, r=20, t=60, b=50), legend=dict(orientation="h", y=-0.2), clickmode="event+select")  # fmt: skip
+                  margin=dict(l=60, r=20, t=60, b=50), legend=dict(orientation="h", y=-0.2))  # fmt: skip
     return go.Figure(dict(data=traces, layout=layout))
