@@ -2,7 +2,6 @@
 page's scenario (the address bar follows), and the tab updates after an input change."""
 
 import shutil
-import time
 
 import pytest
 
@@ -27,6 +26,7 @@ def page():
             pg.goto(base + LINK)
             pg.get_by_role("tab", name="Find a deployment").click()
             pg.get_by_text("Pareto frontier", exact=False).first.wait_for(timeout=60_000)
+            pg.wait_for_timeout(3000)  # the chart settles (plotly lays it out after the tab's last element arrives)
             yield pg
             browser.close()
     finally:
@@ -37,12 +37,14 @@ def page():
 def test_a_click_on_a_frontier_point_opens_it(page):
     plot = page.locator(".js-plotly-plot").last
     plot.scroll_into_view_if_needed()
+    page.wait_for_timeout(1000)
     point = plot.locator(".scatterlayer .trace").nth(1).locator(".points path").first
     box = point.bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     page.mouse.move(x, y)
+    page.wait_for_timeout(500)  # plotly picks the point on hover; the click then selects it
     page.mouse.click(x, y)
-    deadline = time.time() + 30
-    while "tensor_parallel_size=" not in page.url and time.time() < deadline:
-        time.sleep(0.2)
-    assert "gpu=" in page.url and "tensor_parallel_size=" in page.url and "concurrency=" in page.url
+    page.wait_for_function("() => ['gpu=', 'tensor_parallel_size=', 'concurrency=', 'max_num_seqs=']"
+                           ".every(k => location.search.includes(k))", timeout=30_000)  # fmt: skip
+    page.wait_for_timeout(500)
+    assert "model=llama-3.1-70b" in page.url and "request_rate=10" in page.url
