@@ -169,6 +169,43 @@ def bench_search_tab() -> None:
           f"script median {statistics.median(script_ms):6.1f} ms, whole AppTest rerun median {statistics.median(run_ms):6.1f} ms")  # fmt: skip
 
 
+def bench_search_tab_browser() -> None:
+    """Headless Chromium: from pressing Enter in the request-rate input to the page idle again with the new numbers
+    (the server's rerun, the websocket, and the browser drawing the chart and tables), for the Find a deployment
+    tab and, as the yardstick, the Memory tab."""
+    from playwright.sync_api import sync_playwright
+
+    from scripts.serve import launch_browser, start_server
+
+    done = ("(b) => { const el = [...document.querySelectorAll('[data-testid=\"stCaptionContainer\"]')]"
+            ".find(e => e.innerText.includes('Computed in')); return el && el.innerText !== b"
+            " && !document.querySelector('[data-testid=\"stStatusWidget\"]'); }")  # fmt: skip
+    proc, base = start_server()
+    try:
+        with sync_playwright() as p:
+            browser = launch_browser(p)
+            for tab in ("Find a deployment", "Memory"):
+                page = browser.new_page(viewport={"width": 1600, "height": 1200})
+                page.goto(base + "/?model=llama-3.1-70b&request_rate=10&input_len=2000&output_len=500")
+                page.get_by_role("tab", name=tab).click()
+                page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+                page.wait_for_timeout(2000)
+                box = page.get_by_role("spinbutton", name="Request rate to serve (req/s)")
+                times = []
+                for k in range(12):
+                    before = page.get_by_text("Computed in").first.inner_text()
+                    box.fill(str(11 + k))
+                    t = time.perf_counter()
+                    box.press("Enter")
+                    page.wait_for_function(done, arg=before, timeout=30_000)
+                    times.append((time.perf_counter() - t) * 1e3)
+                print(f"browser: input change to the page idle again, {tab} tab open: median {statistics.median(times):6.0f} ms")
+                page.close()
+            browser.close()
+    finally:
+        proc.terminate()
+
+
 if __name__ == "__main__":
     bench_evaluate()
     bench_search()
@@ -177,3 +214,4 @@ if __name__ == "__main__":
     bench_search_tab()
     if "--skip-browser" not in sys.argv:
         bench_page_load()
+        bench_search_tab_browser()
