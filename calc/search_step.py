@@ -49,6 +49,8 @@ class Consts:
     top_k: int
     moe_layers: int
     caps: tuple[float, ...]
+    state: bool
+    """Some layer keeps a per-request state (Mamba, linear attention): its read and write-back enter each step."""
     mixed: bool
     L: int
     N: int
@@ -57,68 +59,68 @@ class Consts:
     front_queue_s: float
 
 
-ROWS = ("Wt", "fl", "gf", "lf", "bw", "bwa", "flacs", "F", "sps", "latx", "arc", "link", "EB", "bwm", "eft", "budget",
-        "base", "dec1")  # fmt: skip
-
-
 def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, dict[str, np.ndarray]]:
     """The step model of every configuration: shared constants, and one row per per-configuration quantity
     (rows 'kb<i>'/'af<i>' per attention kind: KV bytes and attention FLOP per context token)."""
     sp, engine = grid.space, catalog.engines[s.engine]
     tps = sorted({tp for tp, _ in grid.parallel})
     rep_gpu = catalog.gpus[sp.gpus[0]]
-    base: dict[tuple, object] = {}
-    for ti, tp in enumerate(tps):
-        for d, dt in enumerate(grid.dtypes):
-            for k, kv in enumerate(sp.kv_cache_dtypes):
-                t = s.model_copy(update={"tensor_parallel_size": tp, "dtype": dt, "kv_cache_dtype": kv})
-                stub = _PoolInputs(params, weight_format(m, dt), kv_bytes_per_element(t))
-                base[ti, d, k] = step_model(t, m, rep_gpu, stub, engine)
+
+    def model_at(tp: int, d: int, k: int):
+        t = s.model_copy(update={"tensor_parallel_size": tp, "dtype": grid.dtypes[d], "kv_cache_dtype": sp.kv_cache_dtypes[k]})
+        return step_model(t, m, rep_gpu, _PoolInputs(params, weight_format(m, grid.dtypes[d]), kv_bytes_per_element(t)), engine)
+
+    # the weights' precision does not enter the KV reads, nor the KV dtype the rest: one model per (TP, precision)
+    # at the first KV dtype, and the KV reads of the others from one model per (TP, KV dtype)
+    base = {(ti, d): model_at(tp, d, 0) for ti, tp in enumerate(tps) for d in range(len(grid.dtypes))}
+    kv_read = {(ti, k): (base[ti, 0] if k == 0 else model_at(tp, 0, k)).kv_read
+               for ti, tp in enumerate(tps) for k in range(len(sp.kv_cache_dtypes))}  # fmt: skip
     rates = {}
     for gi, gid in enumerate(sp.gpus):
         for d, dt in enumerate(grid.dtypes):
             cd = weight_format(m, dt).compute_dtype
             g = override_gpu(s, catalog.gpus[gid], cd) if gid == s.gpu else catalog.gpus[gid]
             rates[gi, d] = gpu_rates(s, g, cd)
-    one = next(iter(base.values()))
+    one = base[0, 0]
     tp_of = np.array([tp for tp, _ in grid.parallel])[grid.par]
     tpi = np.searchsorted(tps, tp_of)
-    # per (tp, dtype, kv) and per (gpu, dtype) tables, gathered per configuration
-    shape = (len(tps), len(grid.dtypes), len(sp.kv_cache_dtypes))
+    shape, kinds = (len(tps), len(grid.dtypes)), len(one.kv_read)
     keys = list(product(*map(range, shape)))
     sm = {name: np.array([getattr(base[key], name) for key in keys]).reshape(shape)
           for name in ("dense_weight_bytes", "gemm_flop_per_token", "logits_flop_per_token", "expert_bytes",
                        "expert_flop_per_token", "state_bytes_per_seq", "weight_share", "expert_weight_share")}  # fmt: skip
-    kinds = len(one.kv_read)
-    kb = np.array([[b for b, _ in base[key].kv_read] for key in keys]).reshape(*shape, kinds)
-    af = np.array([[f for f, _ in base[key].attention_flop] for key in keys]).reshape(*shape, kinds)
-    fsum = np.array([sum(f for f, _ in base[key].attention_flop) for key in keys]).reshape(shape)
+    kvshape = (len(tps), len(sp.kv_cache_dtypes))
+    kb = np.array([[b for b, _ in kv_read[key]] for key in product(*map(range, kvshape))]).reshape(*kvshape, kinds)
+    af = np.array([[f for f, _ in base[ti, 0].attention_flop] for ti in range(len(tps))]).reshape(len(tps), kinds)
+    fsum = np.array([sum(f for f, _ in base[ti, 0].attention_flop) for ti in range(len(tps))])
     rshape = (len(sp.gpus), len(grid.dtypes))
     rkeys = list(product(*map(range, rshape)))
     rt = {name: np.array([getattr(rates[key], name) for key in rkeys]).reshape(rshape)
           for name in ("effective_bandwidth_bytes_per_s", "effective_flop_per_s", "allreduce_latency_s", "link_bytes_per_s")}  # fmt: skip
-    ix, gx = (tpi, grid.dtype, grid.kv), (grid.gpu, grid.dtype)
+    ix, gx = (tpi, grid.dtype), (grid.gpu, grid.dtype)
     bw, fl = rt["effective_bandwidth_bytes_per_s"][gx], rt["effective_flop_per_s"][gx]
     mbu_over, mfu_over = s.mbu is not None, s.mfu is not None
     share = 1.0 if mbu_over else sm["weight_share"][ix]
-    moe = 1.0 if mbu_over else sm["expert_weight_share"][ix]
     attn_bw = 1.0 if mbu_over else engine.attention_bandwidth_share
     rows = {"Wt": sm["dense_weight_bytes"][ix] / (bw * share), "fl": fl, "gf": sm["gemm_flop_per_token"][ix],
-            "lf": sm["logits_flop_per_token"][ix], "bw": bw, "bwa": bw * attn_bw, "flacs": fl * engine.attention_compute_share,
-            "F": fsum[ix], "sps": sm["state_bytes_per_seq"][ix],
-            "latx": np.where(tp_of > 1, rt["allreduce_latency_s"][gx], 0.0), "arc": 2 * (tp_of - 1) / tp_of,
-            "link": rt["link_bytes_per_s"][gx], "EB": sm["expert_bytes"][ix], "bwm": bw * moe,
-            "eft": sm["expert_flop_per_token"][ix],
-            "budget": np.array(sp.max_num_batched_tokens, dtype=float)[grid.budget]}  # fmt: skip
+            "lf": sm["logits_flop_per_token"][ix], "bwa": bw * attn_bw, "flacs": fl * engine.attention_compute_share,
+            "F": fsum[tpi], "latx": np.where(tp_of > 1, rt["allreduce_latency_s"][gx], 0.0), "arc": 2 * (tp_of - 1) / tp_of,
+            "link": rt["link_bytes_per_s"][gx], "budget": np.array(sp.max_num_batched_tokens, dtype=float)[grid.budget]}  # fmt: skip
+    if one.experts:  # rows a dense model does not need stay out of every gather
+        moe = 1.0 if mbu_over else sm["expert_weight_share"][ix]
+        rows |= {"EB": sm["expert_bytes"][ix], "bwm": bw * moe, "eft": sm["expert_flop_per_token"][ix]}
+    state = bool(sm["state_bytes_per_seq"].any())
+    if state:
+        rows |= {"sps": sm["state_bytes_per_seq"][ix], "bw": bw}
     for i in range(kinds):
-        rows[f"kb{i}"], rows[f"af{i}"] = kb[(*ix, i)], af[(*ix, i)]
+        rows[f"kb{i}"], rows[f"af{i}"] = kb[tpi, grid.kv, i], af[tpi, i]
     L, N = s.input_len, s.output_len
     c = Consts(h=engine.gemm_half_tokens, gcs=1.0 if mfu_over else engine.gemm_compute_share, layers2=2 * one.layers,
                arb=one.allreduce_bytes_per_token, step_overhead_s=engine.step_overhead_s,
                layer_overhead_s=one.layers * (engine.layer_overhead_eager_s if s.enforce_eager else engine.layer_overhead_s),
                per_seq_s=engine.per_sequence_s, experts=one.experts, top_k=one.top_k, moe_layers=one.moe_layers,
-               caps=tuple(cap for _, cap in one.kv_read), mixed=engine.scheduling == "decode-first", L=L, N=N,
-               ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_queue_s=request_overhead_s(s, engine) + s.queue_s)  # fmt: skip
+               caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first", L=L,
+               N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_queue_s=request_overhead_s(s, engine) + s.queue_s)  # fmt: skip
     v = SimpleNamespace(**rows)
     steps = np.ceil(L / np.maximum(1, v.budget))
     rows["alone"] = step_total(c, v, L / steps, c.pairs / steps, 0, 0.0, scale=steps)
@@ -145,7 +147,8 @@ def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None):
         da = sum(getattr(v, f"af{i}") * (avg if math.isinf(cap) else np.minimum(avg, cap)) for i, cap in enumerate(c.caps))
         out.append(np.maximum(ds * kvb / v.bwa, ds * da / v.flacs))
         out.append(pairs * v.F / v.flacs)
-    out.append(2 * ds * v.sps / v.bw)
+    if c.state:
+        out.append(2 * ds * v.sps / v.bw)
     out.append(c.layers2 * (v.latx + v.arc * n * c.arb / v.link))
     out += [c.step_overhead_s, c.layer_overhead_s, ds * c.per_seq_s]
     if scale is not None:
