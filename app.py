@@ -19,7 +19,7 @@ from calc.evaluate import evaluate
 from calc.loader import load_catalog
 from calc.resolve import resolve
 from calc.scenario import Scenario
-from ui import state, tabs
+from ui import search_tab, state, tabs
 from ui.headline import headline
 from ui.widgets import current_values, sidebar_rest, sidebar_specs
 
@@ -44,6 +44,7 @@ try:
 except (InputError, ValueError):
     model_spec, gpu_spec = None, cat.gpus.get(st.session_state.get("gpu", ""))
 sidebar_rest(model_spec, gpu_spec)
+search_tab.sidebar()
 scenario, kept_because = state.scenario_from_widgets(current_values())
 # -----------------------------------------------------------------------------
 st.title("LLM serving capacity planner")
@@ -74,7 +75,7 @@ if pin_error:
     st.warning(plain(pin_error, MAX_MESSAGE_SHOWN), icon=":material/warning:")
 
 headline(report, link_base)
-t = st.tabs(tabs.TABS, key="tab", on_change="rerun")
+t = st.tabs([*tabs.TABS, search_tab.LABEL], key="tab", on_change="rerun")
 if t[0].open:
     with t[0]:
         tabs.memory_tab(report)
@@ -93,6 +94,9 @@ if t[4].open:
 if t[5].open:
     with t[5]:
         tabs.log_tab(report, cat)
+if t[6].open:
+    with t[6]:
+        search_tab.render(scenario, cat, link_base)
 
 st.session_state["_script_ms"] = (time.perf_counter() - started) * 1e3
 st.caption(f"Computed in {st.session_state['_script_ms']:.0f} ms on the server.")

@@ -10,8 +10,8 @@ in split.yaml; groups that appear later are assigned by the same rule and append
 from __future__ import annotations
 
 import hashlib
-import re
 import json
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 

@@ -76,12 +76,14 @@ def render_text(r) -> str:
               f"  capacity of one replica at the {s.conformance_quota:.0%} quota: {fl.capacity.rps:.2f} req/s "
               f"({fl.capacity.concurrency} in flight, limited by {fl.capacity.limited_by})"]  # fmt: skip
     if fl.replicas is not None:
-        lines.append(f"  {s.request_rate:g} req/s → {fl.replicas} replicas, {fl.gpus} GPUs, headroom {fl.headroom:.0%}")
+        split = f" ({fl.prefill_instances} prefill + {fl.decode_instances} decode instances)" if s.disaggregated else ""
+        lines.append(f"  {s.request_rate:g} req/s → {fl.replicas} replicas{split}, {fl.gpus} GPUs, headroom {fl.headroom:.0%}")
     elif fl.capacity.reason:
         lines.append(f"  no replica count: {fl.capacity.reason}")
     if fl.cost_per_million_output_tokens is not None:
         lines.append(
-            f"  {fl.cost_per_hour:.2f} per hour, {fl.cost_per_million_output_tokens:.3f} per million output tokens"
+            f"  {fl.cost_per_hour:.2f} {fl.currency} per hour, {fl.cost_per_million_output_tokens:.3f} {fl.currency} per "
+            "million output tokens"
         )
     for reason in f.reasons[1:]:
         lines.append(f"  also: {reason}")

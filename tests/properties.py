@@ -116,6 +116,8 @@ def field_value(name: str, *, in_range_only: bool = False):
         base = st.sampled_from(literal)
     elif isinstance(default, bool):
         base = st.booleans()
+    elif isinstance(default, str):  # comma-separated search lists: their default is valid
+        base = st.just(default)
     elif isinstance(default, int) or "int" in str(info.annotation):
         lo, hi = field_bounds(name)
         base = st.integers(int(lo or 0), int(min(hi or 100_000, 100_000)))

@@ -67,7 +67,7 @@ def headline(r, link_base: str) -> None:
     cost = fl.cost_per_million_output_tokens
     c[5].metric(
         "Cost / M output tok",
-        f"{cost:.3f}" if cost is not None else "—",
+        f"{cost:.3f} {fl.currency}" if cost is not None else "—",
         help="price per GPU-hour × GPUs / output tokens per hour; set a price if the GPU spec has none",
     )
     if s.request_rate and fl.replicas is None and fl.capacity.reason:

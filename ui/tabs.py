@@ -113,7 +113,8 @@ def slo_tab(r) -> None:
     st.markdown("**GPU options for this model** (smallest TP that serves; cost where a price is known)")
     opts = r.gpu_options
     st.dataframe([{"GPU": r.other_gpus[o.gpu].name, "TP": o.tensor_parallel_size, "capacity (req/s)": round(o.capacity_rps, 2),
-                   "replicas": o.replicas, "GPUs": o.gpus, "cost / M output tokens": o.cost_per_million_output_tokens}
+                   "replicas": _short(o.replicas), "GPUs": _short(o.gpus),
+                   "cost / M output tokens": _money(o.cost_per_million_output_tokens, o.currency)}
                   for o in opts], hide_index=True)  # fmt: skip
 
 
@@ -137,7 +138,7 @@ def compare_tab(r, catalog, pinned, link_base) -> None:
         da, db = json_safe(ra.to_dict()), json_safe(r.to_dict())
         keys = ["model", "gpu", "num_gpu_blocks", "kv_cache_tokens", "max_concurrency", "fits", "ttft_s", "tpot_s", "e2e_s",
                 "goodput_rps", "capacity_rps_per_replica", "replicas", "gpus", "cost_per_million_output_tokens"]  # fmt: skip
-        rows = [{"quantity": k, "A (pinned)": _short(da.get(k)), "B (current)": _short(db.get(k)),
+        rows = [{"quantity": k, "A (pinned)": _short(da.get(k), k, da), "B (current)": _short(db.get(k), k, db),
                  "differs": "◀ ▶" if da.get(k) != db.get(k) else ""} for k in keys]  # fmt: skip
         changed = {
             k: (getattr(pinned, k), getattr(s, k)) for k in type(s).model_fields if getattr(pinned, k) != getattr(s, k)
@@ -159,8 +160,17 @@ def compare_tab(r, catalog, pinned, link_base) -> None:
     csv_button(r, c3)
 
 
-def _short(v) -> str:
+def _short(v, key: str = "", d: dict | None = None) -> str:
+    """A table cell: '—' for no value (never 'None'); a cost carries its currency."""
+    if v is None:
+        return "—"
+    if key.startswith("cost") and d and d.get("currency"):
+        return f"{v:,.4g} {d['currency']}"
     return f"{v:,.4g}" if isinstance(v, float) else str(v)
+
+
+def _money(v: float | None, currency: str | None) -> str:
+    return "—" if v is None else f"{v:,.3f} {currency or ''}".rstrip()
 
 
 def csv_button(r, container) -> None:

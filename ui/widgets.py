@@ -55,6 +55,7 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
         ("measured_itl_p99_s", "Measured ITL p99 (s)"),
         ("measured_prefill_s", "Measured prefill (s)"),
         ("kv_transfer_gb_per_s", "Prefill→decode link (GB/s)"),
+        ("disaggregated", "Disaggregated prefill / decode instances"),
     ],
     "Beyond the GPU": [
         ("turns", "Conversation turns"),
