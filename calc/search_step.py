@@ -44,6 +44,10 @@ class Consts:
     arb: float
     step_overhead_s: float
     layer_overhead_s: float
+    """layers × the CUDA-graph launch cost (the eager one under enforce_eager)."""
+    layer_overhead_eager_s: float
+    """layers × the eager launch cost: steps of more than cudagraph_max_tokens tokens have no captured graph."""
+    cudagraph_max_tokens: int
     per_seq_s: float
     experts: int
     top_k: int
@@ -118,7 +122,9 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     c = Consts(h=engine.gemm_half_tokens, gcs=1.0 if mfu_over else engine.gemm_compute_share, layers2=2 * one.layers,
                arb=one.allreduce_bytes_per_token, step_overhead_s=engine.step_overhead_s,
                layer_overhead_s=one.layers * (engine.layer_overhead_eager_s if s.enforce_eager else engine.layer_overhead_s),
-               per_seq_s=engine.per_sequence_s, experts=one.experts, top_k=one.top_k, moe_layers=one.moe_layers,
+               layer_overhead_eager_s=one.layers * engine.layer_overhead_eager_s,
+               cudagraph_max_tokens=engine.cudagraph_max_tokens,
+               per_seq_s=engine.per_sequence_s + engine.stream_token_s, experts=one.experts, top_k=one.top_k, moe_layers=one.moe_layers,
                caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first", L=L,
                N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_queue_s=request_overhead_s(s, engine) + s.queue_s)  # fmt: skip
     v = SimpleNamespace(**rows)
@@ -150,7 +156,8 @@ def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None):
     if c.state:
         out.append(2 * ds * v.sps / v.bw)
     out.append(c.layers2 * (v.latx + v.arc * n * c.arb / v.link))
-    out += [c.step_overhead_s, c.layer_overhead_s, ds * c.per_seq_s]
+    layer_s = np.where(np.asarray(n) > c.cudagraph_max_tokens, c.layer_overhead_eager_s, c.layer_overhead_s)
+    out += [c.step_overhead_s, layer_s if np.ndim(layer_s) else float(layer_s), ds * c.per_seq_s]
     if scale is not None:
         out = [t * scale for t in out]
     total = out[0]
