@@ -21,7 +21,7 @@ from calc.evaluate import evaluate
 from calc.loader import load_catalog
 from calc.resolve import resolve
 from calc.scenario import Scenario
-from ui import state, tabs
+from ui import search_tab, state, tabs
 from ui.headline import headline_rest, headline_top
 from ui.widgets import current_values, sidebar_rest, sidebar_specs
 
@@ -73,6 +73,7 @@ try:
 except (InputError, ValueError):
     model_spec, gpu_spec = None, cat.gpus.get(st.session_state.get("gpu", ""))
 sidebar_rest(model_spec, gpu_spec)
+search_tab.sidebar()
 drawn, _ = state.scenario_from_widgets(current_values())
 if drawn != scenario and not plan_error and not st.session_state.get("_redrawn"):
     st.session_state["_redrawn"] = True  # the widgets hold other values than the headline used: once, redraw
@@ -83,7 +84,7 @@ pinned, pin_error = state.decode_pin(st.query_params["pin"]) if "pin" in st.quer
 if pin_error:
     st.warning(plain(pin_error, MAX_MESSAGE_SHOWN), icon=":material/warning:")
 headline_rest(report, link_base)
-t = st.tabs(tabs.TABS, key="tab", on_change="rerun")
+t = st.tabs([*tabs.TABS, search_tab.LABEL], key="tab", on_change="rerun")
 if t[0].open:
     with t[0]:
         tabs.memory_tab(report)
@@ -102,6 +103,9 @@ if t[4].open:
 if t[5].open:
     with t[5]:
         tabs.log_tab(report, cat)
+if t[6].open:
+    with t[6]:
+        search_tab.render(scenario, cat, link_base)
 
 st.session_state["_script_ms"] = (time.perf_counter() - started - paused_s) * 1e3  # the pause is not work
 st.caption(f"Computed in {st.session_state['_script_ms']:,.0f} ms on the server.")

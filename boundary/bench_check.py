@@ -4,6 +4,9 @@ Serve runs are replayed through the scheduler simulation with the run's own load
 every prompt at once); static-batch runs through `calc.bench.static_batch`. Metrics, as the tools print them:
 TPOT (median, else mean, else median ITL), TTFT (median, else mean), output throughput, and `vllm bench latency`'s
 average latency. Error = predicted / measured − 1.
+
+TTFT is kept apart for a burst (every prompt sent at once, more prompts than the engine runs together): its median
+is the time the queue takes to drain, a throughput figure, not the first-token latency a steady load sees.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from calc import bench
 from calc.evaluate import evaluate
 
 FIT_PROMPTS = 400  # enough requests for the steady state of every run; the check replays the run's own count
-METRICS = ("tpot", "ttft", "throughput", "latency")
+METRICS = ("tpot", "ttft", "ttft_burst", "throughput", "latency")
+MIN_TPOT_TOKENS = 16  # a TPOT over fewer gaps measures the front-end's streaming, not decoding
 
 
 @dataclass(frozen=True)
@@ -31,15 +35,22 @@ class RunCheck:
         return None if m is None or p is None or m <= 0 else p / m - 1
 
 
+def is_burst(run: BenchRun) -> bool:
+    """Every prompt at t = 0 with no concurrency cap, and more prompts than the engine's batch."""
+    unpaced = run.request_rate is None or math.isinf(run.request_rate)
+    return run.kind == "serve" and unpaced and run.max_concurrency is None and \
+        run.num_prompts > (run.scenario.max_num_seqs or 256)  # fmt: skip
+
+
 def measured(run: BenchRun) -> dict[str, float]:
     """The metrics a run printed, in seconds and tokens/s."""
     d, out = run.measured, {}
     tpot = d.get("median_tpot_ms") or d.get("mean_tpot_ms") or d.get("median_itl_ms")
     ttft = d.get("median_ttft_ms") or d.get("mean_ttft_ms")
-    if tpot:
+    if tpot and run.scenario.output_len >= MIN_TPOT_TOKENS:
         out["tpot"] = tpot / 1e3
     if ttft:
-        out["ttft"] = ttft / 1e3
+        out["ttft_burst" if is_burst(run) else "ttft"] = ttft / 1e3
     if d.get("output_throughput"):
         out["throughput"] = float(d["output_throughput"])
     lat = d.get("avg_latency_s") or d.get("p50_latency_s") or (d.get("mean_latency_ms") or 0) / 1e3
@@ -64,7 +75,8 @@ def predict(run: BenchRun, catalog, *, engine=None, max_prompts: int | None = No
     uses_median = "median_tpot_ms" in run.measured or "mean_tpot_ms" not in run.measured
     tpot = d["median_tpot_ms"] if uses_median else d["mean_tpot_ms"]
     ttft = d["median_ttft_ms"] if "median_ttft_ms" in run.measured else d["mean_ttft_ms"]
-    return {"tpot": tpot / 1e3, "ttft": ttft / 1e3, "throughput": d["output_throughput"]}
+    return {"tpot": tpot / 1e3, "ttft_burst" if is_burst(run) else "ttft": ttft / 1e3,
+            "throughput": d["output_throughput"]}  # fmt: skip
 
 
 def check(runs: list[BenchRun], catalog, **kw) -> list[RunCheck]:

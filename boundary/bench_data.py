@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -26,6 +27,7 @@ GPU_ALIASES = {"h100 (variant not stated)": "h100-sxm", "a100 (memory variant no
 DTYPES = {"bf16": "auto", "fp16": "fp16", "fp8": "fp8", "awq-int4": "int4", "gptq-int4": "int4", "w4a16-int4": "int4",
           "gptq-int8": "int8", "mxfp4": "auto", None: "auto"}  # fmt: skip
 OLDEST_V1 = (0, 8)  # vLLM runs before V1 became the default engine (0.8) have other fixed costs: not used
+V1_DEFAULT_SINCE = (2025, 3)  # vLLM 0.8.0, when V1 became the default, for runs dated but not versioned
 HELD_OUT_SHARE = 3  # one group in three
 QUANT_WORDS = ("AWQ", "GPTQ", "FP8", "INT4", "W4A16", "KV cache")  # "special" only for its weight format: a stock run
 NOT_STOCK = ("torch-compile", "tuned", "multi-step", "speculative", "EAGLE", "enforce-eager", "bitsandbytes",
@@ -93,8 +95,11 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
         if path.name in ("models.yaml", "split.yaml"):
             continue
         doc = yaml.safe_load(path.read_text())
+        dated = re.search(r"(\d{4})-(\d{2})-\d{2}", str(doc.get("title", "")))
         for r in doc.get("runs", []):
             why = _skip(r, models, catalog)
+            if not why and r["engine"] == "vllm" and dated and (int(dated[1]), int(dated[2])) < V1_DEFAULT_SINCE:
+                why = f"vLLM of {dated[0]}: before the V1 engine the constants describe"
             if why:
                 skipped.append((r["id"], why))
                 continue

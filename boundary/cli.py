@@ -1,4 +1,4 @@
-"""Command line: `python -m calc plan|bench|models|gpus|reconcile`. Flags are the Scenario fields in kebab-case (boundary.args).
+"""Command line: `python -m calc plan|bench|search|models|gpus|reconcile`. Flags are the Scenario fields in kebab-case (boundary.args).
 
 Imports stay light (no Streamlit, no plotly): the whole process answers in well under a second.
 """
@@ -11,6 +11,7 @@ import sys
 
 from boundary.args import Parser, add_scenario_flags, add_spec_flags, scenario_from_args
 from boundary.cli_bench import add_bench_parser, run_bench
+from boundary.cli_search import add_search_parser, run_search
 from calc.errors import InputError
 
 
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--json", action="store_true")
     add_scenario_flags(rec)
     add_bench_parser(sub)
+    add_search_parser(sub)
     return p
 
 
@@ -71,6 +73,8 @@ def _run(args: argparse.Namespace, catalog=None) -> int:
         return 0
     if args.command == "bench":
         return run_bench(args, catalog)
+    if args.command == "search":
+        return run_search(args, catalog)
     if args.command == "reconcile":
         from boundary.cli_reconcile import run_reconcile
 

@@ -23,7 +23,7 @@ from calc.errors import InputError
 SERVE_KEYS = ("completed", "duration", "request_throughput", "output_throughput", "total_token_throughput",
               "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms",
               "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms")  # fmt: skip
-MAX_PROMPTS = 20_000
+MAX_PROMPTS = 10_000
 
 
 def add_bench_parser(sub) -> None:

@@ -374,8 +374,10 @@ def slo_lines(r) -> list[str]:
            f"strict variant (every inter-token gap ≤ SLO): {fmt.pct(c.strict_conformance)}",
            f"capacity: {capacity_text(r)}"]  # fmt: skip
     if fl.replicas is not None:
-        out.append(f"{fmt.rate(s.request_rate, 'req/s')} → {fl.replicas:,} replica(s) × {s.gpus_per_replica} GPU(s) = "
-                   f"{fl.gpus:,} GPU(s), capacity {fmt.pct(fl.headroom, 0)} above the rate")  # fmt: skip
+        split = (f" ({fl.prefill_instances:,} prefill + {fl.decode_instances:,} decode instances)"
+                 if getattr(s, "disaggregated", False) and getattr(fl, "prefill_instances", None) is not None else "")  # fmt: skip
+        out.append(f"{fmt.rate(s.request_rate, 'req/s')} → {fl.replicas:,} replica(s){split} × {s.gpus_per_replica} "
+                   f"GPU(s) = {fl.gpus:,} GPU(s), capacity {fmt.pct(fl.headroom, 0)} above the rate")  # fmt: skip
     elif s.request_rate:
         out.append(f"no replica count for {fmt.rate(s.request_rate, 'req/s')}: {fl.capacity.reason}")
     if fl.cost_per_hour is not None:

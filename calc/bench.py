@@ -4,11 +4,12 @@ driven by the scenario's step-time model) and `vllm bench latency` (one static b
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from calc.scheduler import EngineConfig, Workload, batch_latency, simulate
 from calc.sim_stats import BatchLatency, SimResult
 
-MAX_SIM_PROMPTS = 20_000  # a simulation costs ~50 ms per 1,000 requests: bounded per call
+MAX_SIM_PROMPTS = 10_000  # a simulation costs up to ~40 ms per 1,000 requests: bounded per call
 
 
 def engine_config(r) -> EngineConfig:
@@ -37,5 +38,6 @@ def serve(r, *, num_prompts: int, max_concurrency: int | None = None, request_ra
 
 def static_batch(r, *, batch_size: int, input_len: int, output_len: int) -> BatchLatency:
     """`vllm bench latency --batch-size B --input-len I --output-len O`."""
-    return batch_latency(engine_config(r), r.latency.step.step_s, batch_size=batch_size, input_len=input_len,
+    offline = replace(r.latency.step, online=False)  # `vllm bench latency` runs the LLM class: nothing is streamed
+    return batch_latency(engine_config(r), offline.step_s, batch_size=batch_size, input_len=input_len,
                          output_len=output_len)  # fmt: skip

@@ -24,15 +24,18 @@ class EngineSpec(BaseModel):
     """Per decoder layer per step with CUDA graphs: kernel boundaries that move no bytes."""
     layer_overhead_eager_s: Seconds
     """The same without CUDA graphs (enforce_eager): a launch per kernel."""
+    cudagraph_max_tokens: Annotated[int, Field(ge=0, le=65536)]
+    """Largest step (tokens) that replays a captured CUDA graph; bigger steps launch kernel by kernel (vLLM's
+    max_cudagraph_capture_size, 512 by default; SGLang's cuda_graph_max_bs, 256 on 80–160 GiB parts)."""
     per_sequence_s: Seconds
     """Per running sequence per step: sampling, detokenisation, output streaming."""
+    stream_token_s: Annotated[float, Field(ge=0, le=1e-2)]
+    """Per decoding sequence per step when serving over HTTP: the output's way to the client (detokenise, SSE).
+    Offline runs (`vllm bench latency`) do not pay it."""
     request_overhead_s: Seconds
     """Per request, on its TTFT: HTTP, chat template, scheduling it in — served one request at a time."""
     request_token_s: Annotated[float, Field(ge=0, le=1e-3)]
     """Per prompt token, added to the request's front-end time (tokenisation)."""
-    stream_token_s: Annotated[float, Field(ge=0, le=1e-2)]
-    """API-server time per streamed output token (detokenise, SSE); it runs beside the engine, so a step can end
-    no sooner than its decoding sequences' tokens are streamed: step ≥ sequences · stream_token_s."""
     gemm_half_tokens: Annotated[float, Field(gt=0, le=65536)]
     """Tokens per step at which weight GEMMs reach half their achievable throughput (tile occupancy)."""
     gemm_compute_share: Share

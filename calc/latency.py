@@ -8,6 +8,8 @@
                     SGLang: a decode step + (C / output_len) · one prefill
     E2E           = TTFT + (N_out − 1) · TPOT            0.350 s + 199 × 0.025 s = 5.325 s (DESIGN.md)
     throughput    = C / E2E (Little's law)
+Disaggregated (prefill and decode on separate instances): TTFT = front-end + queue + prefill alone + the prompt's KV
+over the link + one decode step; TPOT = the decode step; a decode instance serves C / (N_out · TPOT) requests/s.
 The scheduler simulation (calc.scheduler) plays the same steps out request by request, with queueing; these closed
 forms are its steady state and the numbers the search evaluates by the million.
 """
@@ -168,10 +170,14 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         tpot = dec.total_s + (b - 1) / N_out * alone.total_s
     chunk = max(1, budget - others)
     spike = model.step_s(min(chunk, L_in), chunk_pairs(min(chunk, L_in), 0), others, others * ctx)
-    total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
-    rps = b / total
-
     link = (s.kv_transfer_gb_per_s * 1e9) if s.kv_transfer_gb_per_s else g.tp_link_bytes_per_s
+    transfer = (L_in * mem.kv_bytes_per_token_per_gpu + mem.state_bytes_per_request) / link
+    if s.disaggregated:  # the prompt alone on a prefill instance, its KV sent over, then decodes with no prompt riding
+        riding = 0.0
+        ttft = front + s.queue_s + alone.total_s + transfer + dec.total_s
+        tpot = dec.total_s
+    total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
+    rps = b / (N_out * tpot) if s.disaggregated else b / total  # a decode instance holds a request N_out steps
     pre_ph, dec_ph = _phase(model, alone), _phase(model, dec)
     cal_mbu = (dec.bytes_moved / (s.measured_itl_s * model.bandwidth_bytes_per_s)) if s.measured_itl_s else None
     cal_mfu = (alone.flop / (s.measured_prefill_s * model.peak_flop_per_s)) if s.measured_prefill_s else None
@@ -180,8 +186,11 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         inferred = chunk_from_itl(itl_p50_s=s.measured_itl_s, itl_p99_s=s.measured_itl_p99_s,
                                   effective_flop_per_s=model.effective_flop_per_s,
                                   flop_per_token=block_flop_per_token(p) / s.tensor_parallel_size)  # fmt: skip
-    ttft_e = (E(front, "front-end", unit="ms") + E(s.queue_s, "queue", unit="ms")
-              + E(alone.total_s, "prefill", unit="ms") + E(riding, "decodes sharing its steps", unit="ms"))  # fmt: skip
+    ttft_e = E(front, "front-end", unit="ms") + E(s.queue_s, "queue", unit="ms") + E(alone.total_s, "prefill", unit="ms")
+    if s.disaggregated:
+        ttft_e = ttft_e + E(transfer, "KV transfer", unit="ms") + E(dec.total_s, "first decode step", unit="ms")
+    else:
+        ttft_e = ttft_e + E(riding, "decodes sharing its steps", unit="ms")
     e2e_e = ttft_e.named("TTFT", "s") + E(N_out - 1, "(output_len − 1)") * E(tpot, "TPOT", unit="ms")
     return LatencyResult(
         compute_dtype=mem.weight_format.compute_dtype,
@@ -212,7 +221,7 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         requests_per_s=rps,
         output_tokens_per_s=rps * N_out,
         total_tokens_per_s=rps * (L_in + N_out),
-        kv_transfer_s=(L_in * mem.kv_bytes_per_token_per_gpu + mem.state_bytes_per_request) / link,
+        kv_transfer_s=transfer,
         kv_transfer_link_bytes_per_s=link,
         calibrated_mbu=cal_mbu,
         calibrated_mfu=cal_mfu,

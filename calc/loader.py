@@ -133,7 +133,10 @@ def read_spec_yaml(path: Path, field: str | None = None) -> tuple[Any, dict[str,
         raise InputError(name, f"line {line}: not UTF-8 (byte {e.start:,})") from None
     if _nesting(text) > MAX_SPEC_NESTING:
         raise InputError(name, f"nested deeper than {MAX_SPEC_NESTING} levels")
-    loader = _SpecLoader(text)
+    try:
+        loader = _SpecLoader(text)  # the reader refuses control characters already here
+    except yaml.YAMLError as e:
+        raise InputError(name, _yaml_error(e)) from None
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None

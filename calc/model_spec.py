@@ -185,6 +185,13 @@ class ModelSpec(BaseModel):
 
         return layer_plan(self)
 
+    @cached_property
+    def params(self):
+        """Parameter counts, computed once (calc.params.count_params)."""
+        from calc.params import count_params
+
+        return count_params(self)
+
     @property
     def kv_heads(self) -> int:
         return self.num_key_value_heads or self.num_attention_heads or 1

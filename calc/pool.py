@@ -18,7 +18,7 @@ from calc.expr import E, efloor
 from calc.kv_cache import StageLayout, blocks_from_bytes, kv_bytes_per_token_expr, pp_layer_ranges, stage_layout
 from calc.numeric import largest_true
 from calc.overheads import EncoderProfile, activation_peak_bytes, cudagraph_bytes, encoder_profile, non_torch_bytes
-from calc.params import ParamCounts, count_params
+from calc.params import ParamCounts
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 from calc.units import DTYPE_BYTES
@@ -114,7 +114,7 @@ def stage_layouts(s: Scenario, m: ModelSpec, g: GPUSpec) -> list[StageLayout]:
 
 def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
     tp, pp = s.tensor_parallel_size, s.pipeline_parallel_size
-    params = count_params(m)
+    params = m.params
     fmt = weight_format(m, s.dtype)
     kv_elem = kv_bytes_per_element(s)
     total = E(g.memory_bytes, "total", unit="GiB")

@@ -27,7 +27,7 @@ from calc.workload import max_requests_at_length
 def conformance_of(s: Scenario, lat: LatencyResult) -> Conformance:
     return conformance(
         ttft_s=lat.ttft_s, tpot_s=lat.tpot_s, itl_s=lat.itl_s, spike_s=lat.chunk_step_s, output_len=s.output_len,
-        others_prefill=lat.decode_batch > 1, slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, sigma=s.latency_sigma,
+        others_prefill=lat.decode_batch > 1 and not s.disaggregated, slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, sigma=s.latency_sigma,
         throughput_rps=lat.requests_per_s,
     )  # fmt: skip
 
@@ -84,12 +84,19 @@ class Fleet:
     cost_per_million_output_tokens: float | None
     currency: str | None
     """Currency of every cost above: the scenario's own price's, else the GPU spec's reference price's."""
+    prefill_instances: int | None = None
+    """Disaggregated: prefill instances (each of tp · pp GPUs) for the rate's prompt tokens."""
+    decode_instances: int | None = None
+    """Disaggregated: decode instances for its output tokens (one when no request_rate is set)."""
 
 
-def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float) -> Fleet:
+def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float, prefill_s: float = 0.0) -> Fleet:
+    """`prefill_s`: one prompt's prefill alone (sizes the prefill instances of a disaggregated deployment)."""
     price = s.gpu_hour_price or g.price_per_gpu_hour
     currency = (s.currency if s.gpu_hour_price else g.price_currency) if price else None
     rate = s.request_rate
+    if s.disaggregated:
+        return _disaggregated(s, cap, price, currency, throughput_rps=throughput_rps, prefill_s=prefill_s)
     if rate is None:  # cost at the scenario's own throughput, one replica
         per_hour = price * s.gpus_per_replica if price else None
         per_m = per_hour / (throughput_rps * s.output_len * HOUR_S) * 1e6 if per_hour and throughput_rps else None
@@ -101,6 +108,25 @@ def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float) -> F
     per_hour = price * gpus if price else None
     per_m = per_hour / (rate * s.output_len * HOUR_S) * 1e6 if per_hour else None
     return Fleet(cap, replicas, gpus, replicas * cap.rps / rate - 1, price, per_hour, per_m, currency)
+
+
+def _disaggregated(s: Scenario, cap: Capacity, price, currency, *, throughput_rps: float, prefill_s: float) -> Fleet:
+    """x prefill instances for the prompt tokens of the rate (one prompt after another: input_len / prefill_s
+    tokens/s each) and y = ⌈rate / capacity⌉ decode instances; without a rate, one decode instance at its own
+    throughput and the prefill it needs. Replicas = x + y instances of tp · pp GPUs."""
+    rate = s.request_rate
+    if rate is not None and cap.rps <= 0:
+        return Fleet(cap, None, None, None, price, None, None, currency)
+    served = rate if rate is not None else throughput_rps
+    decode = ceil(rate / cap.rps) if rate is not None else 1
+    prefill = ceil(served * s.input_len / (s.input_len / prefill_s))
+    per_hour = price * (prefill + decode) * s.gpus_per_replica if price else None
+    per_m = per_hour / (served * s.output_len * HOUR_S) * 1e6 if per_hour and served else None
+    if rate is None:
+        return Fleet(cap, None, None, None, price, per_hour, per_m, currency, prefill, decode)
+    headroom = min(decode * cap.rps, prefill / prefill_s) / rate - 1
+    return Fleet(cap, prefill + decode, (prefill + decode) * s.gpus_per_replica, headroom, price, per_hour, per_m,
+                 currency, prefill, decode)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -115,7 +141,8 @@ class Option:
 
 
 def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSpec], engine: EngineSpec) -> list[Option]:
-    """For the scenario's model, each shipped GPU and TP (1, 2, 4, 8) that holds a request: capacity, GPUs needed
+    """For the scenario's model, each shipped GPU and TP (1, 2, 4, 8) that holds a request, served aggregated
+    (calc.search tries disaggregated serving too): capacity, GPUs needed
     for request_rate (or one replica's capacity when unset) and cost per million output tokens. The scenario's own
     GPU is `g_own` (its overrides applied); the others are priced and sized from their own specs."""
     from calc.pool import size_pool, tp_check
@@ -126,7 +153,8 @@ def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSp
         if gid == s.gpu:
             g = g_own
         for tp in (1, 2, 4, 8):
-            t = s.model_copy(update={"gpu": gid, "tensor_parallel_size": tp, "pipeline_parallel_size": 1})
+            t = s.model_copy(update={"gpu": gid, "tensor_parallel_size": tp, "pipeline_parallel_size": 1,
+                                     "disaggregated": False})  # fmt: skip
             if gid != s.gpu:  # the scenario's price and overrides are for its own GPU
                 t = without_gpu_overrides(t).model_copy(update={"gpu_hour_price": None})
             if tp_check(t, m):

@@ -19,6 +19,17 @@ PosSeconds = Annotated[float, Field(ge=1e-6, le=86_400)]
 Bytes = Annotated[float, Field(ge=0, le=1e15)]
 Bandwidth = Annotated[float, Field(ge=0.001, le=1e6)]  # GB/s (1 MB/s to 1 PB/s)
 SpecId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
+SEARCH_LISTS = {"search_gpus": "gpu", "search_tensor_parallel_size": "tensor_parallel_size",
+                "search_pipeline_parallel_size": "pipeline_parallel_size", "search_dtype": "dtype",
+                "search_kv_cache_dtype": "kv_cache_dtype", "search_max_num_seqs": "max_num_seqs",
+                "search_max_num_batched_tokens": "max_num_batched_tokens",
+                "search_gpu_memory_utilization": "gpu_memory_utilization"}  # fmt: skip
+MAX_LIST_ITEMS = 32
+
+
+def split_list(text: str) -> list[str]:
+    """'1, 2,4' → ['1', '2', '4']: the items of a comma-separated search list."""
+    return [x.strip() for x in text.split(",") if x.strip()]
 
 
 class Scenario(BaseModel):
@@ -89,6 +100,9 @@ class Scenario(BaseModel):
     decode floor and the MBU achieved at that batch rather than at `concurrency`."""
     kv_transfer_gb_per_s: Bandwidth | None = None
     """Link between prefill and decode instances (disaggregation); default: the GPU's scale-up link."""
+    disaggregated: bool = False
+    """Prefill and decode on separate instances of this configuration (vLLM's disaggregated prefill): the prompt's
+    KV crosses kv_transfer_gb_per_s, and no prompt rides on a decode step."""
     # --- SLOs, replicas, cost --------------------------------------------------------------------------------
     slo_ttft_s: PosSeconds = 0.5
     slo_tpot_s: PosSeconds = 0.05
@@ -145,6 +159,29 @@ class Scenario(BaseModel):
     """Override of the model's head dimension."""
     custom_model: Annotated[str, Field(max_length=4000)] | None = None
     """A model that is not shipped: compact encoding of its config.json planning fields (see calc.custom)."""
+    # --- finding a deployment (calc.search): the space searched and its filters --------------------------------
+    search_gpus: Annotated[str, Field(max_length=2000)] = "all"
+    """GPUs the search may use: comma-separated spec ids, or all."""
+    search_tensor_parallel_size: Annotated[str, Field(max_length=200)] = "1,2,4,8"
+    """Tensor-parallel sizes the search tries, comma-separated."""
+    search_pipeline_parallel_size: Annotated[str, Field(max_length=200)] = "1,2"
+    """Pipeline-parallel sizes the search tries, comma-separated."""
+    search_dtype: Annotated[str, Field(max_length=200)] = "auto,fp8,int4"
+    """Weight precisions the search tries, comma-separated (auto, bf16, fp16, fp8, int8, int4)."""
+    search_kv_cache_dtype: Annotated[str, Field(max_length=200)] = "auto,fp8"
+    """KV-cache precisions the search tries, comma-separated (auto, fp8)."""
+    search_max_num_seqs: Annotated[str, Field(max_length=200)] = "8,16,32,64,128,256,512"
+    """Engine caps on running requests (batch sizes) the search tries, comma-separated."""
+    search_max_num_batched_tokens: Annotated[str, Field(max_length=200)] = ""
+    """Token budgets per step the search tries, comma-separated; empty = this scenario's max_num_batched_tokens."""
+    search_gpu_memory_utilization: Annotated[str, Field(max_length=200)] = ""
+    """Memory fractions the search tries, comma-separated; empty = this scenario's gpu_memory_utilization."""
+    search_disaggregated: bool = True
+    """Also try disaggregated serving: prefill and decode on separate instances, the prompt's KV sent between them."""
+    search_max_gpus: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    """Most GPUs a deployment may use (all replicas; one replica's when request_rate is unset)."""
+    search_budget_per_hour: Annotated[float, Field(ge=1e-6, le=1e9)] | None = None
+    """Most a deployment may cost per hour, in the GPU prices' currency."""
 
     @field_validator("custom_model", mode="before")
     @classmethod
@@ -157,6 +194,23 @@ class Scenario(BaseModel):
     def _block_size_from_text(cls, v):
         """URL and CLI values arrive as text; a Literal of ints does not coerce '32' by itself."""
         return int(v) if isinstance(v, str) and v.strip().isdigit() and len(v) < 6 else v
+
+    @field_validator(*SEARCH_LISTS)
+    @classmethod
+    def _search_list(cls, v: str, info):
+        """Each item of a search list must be a value its Scenario field accepts ('1,2,4' for TP sizes)."""
+        items = split_list(v)
+        if not items and info.field_name not in ("search_max_num_batched_tokens", "search_gpu_memory_utilization"):
+            raise ValueError("give at least one value")
+        if len(items) > MAX_LIST_ITEMS:
+            raise ValueError(f"at most {MAX_LIST_ITEMS} values")
+        name = SEARCH_LISTS[info.field_name]
+        for item in items if items != ["all"] else ():
+            try:
+                cls.model_validate({name: item})
+            except ValueError:
+                raise ValueError(f"'{item[:20]}' is not a valid {name}") from None
+        return v
 
     @model_validator(mode="after")
     def _check(self) -> Self:

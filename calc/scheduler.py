@@ -57,10 +57,11 @@ class EngineConfig:
     prefix_cached_tokens: int = 0
     """Prompt tokens every request after the first finds in the prefix cache: no prefill compute, still context."""
     request_overhead_s: float = 0.0
-    """Front-end time per request (HTTP, chat template, tokenisation), served one request at a time before the
-    scheduler sees it: it counts in TTFT and E2E, and a burst of N requests waits up to N of them."""
+    """Front-end latency per request (HTTP, chat template, first-token streaming): it counts in TTFT and E2E, and
+    requests overlap in it (the API server awaits, it does not compute, most of that time)."""
     request_token_s: float = 0.0
-    """Front-end time per prompt token (tokenisation), added to the request's front-end time."""
+    """Front-end CPU time per prompt token (tokenisation), one request at a time: a burst of N prompts queues there
+    before the engine sees the last of them."""
 
 
 class _Sim:
@@ -133,8 +134,8 @@ class _Sim:
         return max(self.ready[self.nxt], self.slots[0]) if self.slots else math.inf
 
     def next_send(self) -> float:
-        """When the next request reaches the scheduler: the front-end (HTTP, tokenisation) serves requests one at
-        a time, request_overhead_s each, so a burst queues there before the engine sees it."""
+        """When the next request reaches the scheduler: after its turn at the tokeniser (one request at a time,
+        request_token_s per prompt token) and the front-end's latency."""
         sent = self.sent_at()
         if sent == math.inf:
             return math.inf
@@ -146,7 +147,7 @@ class _Sim:
             self.nxt += 1
             if self.slots is not None:
                 heapq.heappop(self.slots)
-            self.send[r], self.fe_free = sent, s
+            self.send[r], self.fe_free = sent, s - self.cfg.request_overhead_s  # busy only while tokenising
             if self.fin_blk[r] > self.pool:  # never fits, even alone: not completed (vLLM rejects it)
                 self.close(r, s, completed=False)
             else:

@@ -5,6 +5,7 @@ input embedding is a lookup and the vision tower runs on images only, so neither
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from calc.engine_spec import EngineSpec
 from calc.kv_cache import attention_bytes_per_token_per_layer, kv_bytes_per_token
@@ -49,6 +50,26 @@ def _attention_kinds(m: ModelSpec, kv_elem: float, tp: int) -> tuple[tuple[tuple
     return kv, flop
 
 
+class GpuRates(NamedTuple):
+    """What a StepModel takes from the GPU (the rest depends on the model, TP and precisions only)."""
+
+    peak_flop_per_s: float
+    bandwidth_bytes_per_s: float
+    effective_bandwidth_bytes_per_s: float
+    effective_flop_per_s: float
+    allreduce_latency_s: float
+    link_bytes_per_s: float
+
+
+def gpu_rates(s: Scenario, g: GPUSpec, compute_dtype: str) -> GpuRates:
+    """Peaks and achievable rates for the matmul precision; the scenario's mbu/mfu replace the achievable shares."""
+    peak = g.peak_flop_per_s(compute_dtype)
+    mm = g.achievable_fp8_matmul_fraction if compute_dtype == "fp8" and g.achievable_fp8_matmul_fraction else g.achievable_matmul_fraction
+    bw = g.memory_bandwidth_bytes_per_s
+    return GpuRates(peak, bw, bw * (s.mbu if s.mbu is not None else g.achievable_bandwidth_fraction),
+                    peak * (s.mfu if s.mfu is not None else mm), g.allreduce_latency_us * US, g.tp_link_bytes_per_s)  # fmt: skip
+
+
 def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: EngineSpec) -> StepModel:
     tp, p, fmt = s.tensor_parallel_size, pool.params, pool.weight_format
     dense_params = p.attention + p.state_mixers + p.dense_mlp
@@ -58,10 +79,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
     expert_bytes = p.experts / (moe_layers * experts) * fmt.expert_bytes / tp if experts else 0.0
     kv_read, attn_flop = _attention_kinds(m, pool.kv_bytes_per_element, tp)
     shape = state_shape(m, tp=tp, model_bytes=DTYPE_BYTES["bf16"], ssm_override=s.mamba_ssm_cache_dtype)
-    peak_dtype = fmt.compute_dtype
-    peak = g.peak_flop_per_s(peak_dtype)
-    mm = g.achievable_fp8_matmul_fraction if peak_dtype == "fp8" and g.achievable_fp8_matmul_fraction else g.achievable_matmul_fraction
-    bw = g.memory_bandwidth_bytes_per_s
+    rates = gpu_rates(s, g, fmt.compute_dtype)
     return StepModel(
         dense_weight_bytes=dense_bytes,
         expert_bytes=expert_bytes,
@@ -76,13 +94,13 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         state_bytes_per_seq=(shape.bytes * m.plan.state()) if shape else 0.0,
         layers=m.num_hidden_layers,
         allreduce_bytes_per_token=m.hidden_size * DTYPE_BYTES["bf16"],
-        allreduce_latency_s=g.allreduce_latency_us * US,
-        link_bytes_per_s=g.tp_link_bytes_per_s,
+        allreduce_latency_s=rates.allreduce_latency_s,
+        link_bytes_per_s=rates.link_bytes_per_s,
         tp=tp,
-        bandwidth_bytes_per_s=bw,
-        peak_flop_per_s=peak,
-        effective_bandwidth_bytes_per_s=bw * (s.mbu if s.mbu is not None else g.achievable_bandwidth_fraction),
-        effective_flop_per_s=peak * (s.mfu if s.mfu is not None else mm),
+        bandwidth_bytes_per_s=rates.bandwidth_bytes_per_s,
+        peak_flop_per_s=rates.peak_flop_per_s,
+        effective_bandwidth_bytes_per_s=rates.effective_bandwidth_bytes_per_s,
+        effective_flop_per_s=rates.effective_flop_per_s,
         weight_share=_share(engine, fmt.linear_bytes),
         expert_weight_share=_share(engine, fmt.expert_bytes) * engine.moe_weight_share,
         engine=engine,

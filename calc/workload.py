@@ -15,6 +15,7 @@ from calc.numeric import largest_true
 from calc.pool import PoolResult
 from calc.scenario import Scenario
 from calc.specs import ModelSpec
+from calc.units import GiB
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,24 @@ def fit_workload(s: Scenario, m: ModelSpec, mem: PoolResult) -> WorkloadFit:
     per_req = need(L)
     blocks = mem.num_gpu_blocks
     reasons = []
-    if mem.num_gpu_blocks == 0:
+    if s.max_model_len > m.max_position_embeddings:
+        reasons.append(
+            f"vLLM refuses to start: max_model_len {s.max_model_len:,} exceeds the model's max_position_embeddings "
+            f"{m.max_position_embeddings:,} (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 overrides it, at the model's risk)"
+        )
+    if mem.kv_cache_memory_from_flag and mem.kv_cache_memory_bytes + mem.weights_bytes_per_gpu > mem.total_memory_bytes:
+        reasons.append(
+            f"kv_cache_memory_bytes ({mem.kv_cache_memory_bytes / GiB:,.2f} GiB) and the weights "
+            f"({mem.weights_bytes_per_gpu / GiB:,.2f} GiB) exceed the GPU's {mem.total_memory_bytes / GiB:,.2f} GiB: "
+            "vLLM cannot allocate that pool"
+        )
+    if mem.kv_cache_memory_bytes < 0 and not mem.kv_cache_memory_from_flag:
+        reasons.append(
+            f"the weights ({mem.weights_bytes_per_gpu / GiB:,.2f} GiB per GPU) and overheads exceed the usable memory "
+            f"({mem.requested_memory_bytes / GiB:,.2f} GiB) by {-mem.kv_cache_memory_bytes / GiB:,.2f} GiB: vLLM "
+            "refuses to start"
+        )
+    elif mem.num_gpu_blocks == 0:
         reasons.append("no memory is left for the KV cache")
     elif mem.max_concurrency < 1:
         reasons.append(

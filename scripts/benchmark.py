@@ -1,5 +1,6 @@
-"""Speed benchmark (not a test): evaluate() time, the continuous-batching simulation per 1,000 requests, the app's
-rerun after one input change, and the page's load time in headless Chromium. Prints medians; quote them in the README.
+"""Speed benchmark (not a test): evaluate() time, the search over the default space beside a loop over evaluate(),
+the continuous-batching simulation per 1,000 requests, the app's rerun after one input change (and with the Find a
+deployment tab open), and the page's load time in headless Chromium. Prints medians; quote them in the README.
 
     python scripts/benchmark.py [--skip-browser | --browser-only]
 """
@@ -162,12 +163,111 @@ def bench_page_vs_toy(runs: int = 9) -> dict:
     return out
 
 
+def bench_search() -> None:
+    """calc.search over the default search space (one core: numpy's elementwise arithmetic is single-threaded),
+    beside a loop over evaluate() — and its fleet, which sizes replicas and cost — on the same configurations
+    (a random sample of 1,000 of them, timed one by one and scaled to the whole space)."""
+    import random
+
+    from calc.search import search
+    from calc.search_rows import scenario_of
+
+    cat = load_catalog()
+    done_when = Scenario(model="llama-3.1-70b", request_rate=10, input_len=2000, output_len=500)
+    for label, s in (("default scenario", Scenario()), ("llama-3.1-70b, 10 req/s, 2,000/500", done_when),
+                     ("deepseek-v3 (MLA, MoE), 5 req/s", Scenario(model="deepseek-v3", request_rate=5))):  # fmt: skip
+        r = search(s, cat)
+        n = r.configs_evaluated
+        ms = median_ms(lambda s=s: search(s, cat), 21)
+        cpu = time.process_time()
+        for _ in range(21):
+            search(s, cat)
+        cpu_ms = (time.process_time() - cpu) / 21 * 1e3  # this process's CPU time: what a shared machine's load leaves out
+        sample = random.Random(0).sample(range(n), min(1000, n))
+        scenarios = [scenario_of(r, i) for i in sample]
+        t = time.perf_counter()
+        for x in scenarios:
+            evaluate(x, cat)
+        eval_us = (time.perf_counter() - t) / len(scenarios) * 1e6
+        t = time.perf_counter()
+        for x in scenarios:
+            _ = evaluate(x, cat).fleet
+        fleet_us = (time.perf_counter() - t) / len(scenarios) * 1e6
+        print(f"search() {label:36s} {n:7,} configurations in {ms:6.1f} ms: {ms * 1e3 / n:5.2f} µs each, "
+              f"{n / ms * 1e3 / 1e6:5.2f} M configurations/s (CPU time {cpu_ms * 1e3 / n:5.2f} µs each, "
+              f"{n / cpu_ms * 1e3 / 1e6:5.2f} M/s); a loop over evaluate() on the same points "
+              f"{eval_us * n / 1e6:6.2f} s ({eval_us:4.0f} µs each), with replicas and cost (.fleet) "
+              f"{fleet_us * n / 1e6:6.2f} s ({fleet_us:4.0f} µs each)")  # fmt: skip
+
+
+def bench_search_tab() -> None:
+    """The Find a deployment tab open, one input changed per rerun (concurrency, then request_rate, then an SLO):
+    the script's own time and AppTest's whole rerun (script, protobuf of the chart and tables)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    for k, v in {"model": "llama-3.1-70b", "request_rate": "10", "input_len": "2000", "output_len": "500"}.items():
+        at.query_params[k] = v
+    at.session_state["tab"] = "Find a deployment"
+    at.run()
+    script_ms, run_ms = [], []
+    for c in range(2, 12):
+        for key, value in (("concurrency", c), ("request_rate", 10.0 + c), ("slo_tpot_s", 0.04 + c / 1000)):
+            at.number_input(key=key).set_value(value)
+            t = time.perf_counter()
+            at.run()
+            run_ms.append((time.perf_counter() - t) * 1e3)
+            script_ms.append(at.session_state["_script_ms"])
+    print(f"app rerun after one input change, Find a deployment tab open (default space, {len(run_ms)} changes): "
+          f"script median {statistics.median(script_ms):6.1f} ms, whole AppTest rerun median {statistics.median(run_ms):6.1f} ms")  # fmt: skip
+
+
+def bench_search_tab_browser() -> None:
+    """Headless Chromium: from pressing Enter in the request-rate input to the page idle again with the new numbers
+    (the server's rerun, the websocket, and the browser drawing the chart and tables), for the Find a deployment
+    tab and, as the yardstick, the Memory tab."""
+    from playwright.sync_api import sync_playwright
+
+    from scripts.serve import launch_browser, start_server
+
+    done = ("(b) => { const el = [...document.querySelectorAll('[data-testid=\"stCaptionContainer\"]')]"
+            ".find(e => e.innerText.includes('Computed in')); return el && el.innerText !== b"
+            " && !document.querySelector('[data-testid=\"stStatusWidget\"]'); }")  # fmt: skip
+    proc, base = start_server()
+    try:
+        with sync_playwright() as p:
+            browser = launch_browser(p)
+            for tab in ("Find a deployment", "Memory"):
+                page = browser.new_page(viewport={"width": 1600, "height": 1200})
+                page.goto(base + "/?model=llama-3.1-70b&request_rate=10&input_len=2000&output_len=500")
+                page.get_by_role("tab", name=tab).click()
+                page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+                page.wait_for_timeout(2000)
+                box = page.get_by_role("spinbutton", name="Request rate to serve (req/s)")
+                times = []
+                for k in range(12):
+                    before = page.get_by_text("Computed in").first.inner_text()
+                    box.fill(str(11 + k))
+                    t = time.perf_counter()
+                    box.press("Enter")
+                    page.wait_for_function(done, arg=before, timeout=30_000)
+                    times.append((time.perf_counter() - t) * 1e3)
+                print(f"browser: input change to the page idle again, {tab} tab open: median {statistics.median(times):6.0f} ms")
+                page.close()
+            browser.close()
+    finally:
+        proc.terminate()
+
+
 if __name__ == "__main__":
     if "--browser-only" in sys.argv:
         bench_page_vs_toy()
         sys.exit(0)
     bench_evaluate()
+    bench_search()
     bench_simulate()
     bench_rerun()
+    bench_search_tab()
     if "--skip-browser" not in sys.argv:
         bench_page_vs_toy()
+        bench_search_tab_browser()

@@ -1,5 +1,6 @@
 """The long fuzz run: the boundary properties of tests/properties.py with many examples each (default 10,000),
-reporting examples, rejections and failures per boundary. The default test suite runs the same properties with
+reporting examples, rejections and failures per boundary, and the slowest example of each. Every example must finish
+under the cost bound of tests/properties.py (1 s of CPU, +200 MB peak memory): a slower one is a failure. The default test suite runs the same properties with
 FUZZ_EXAMPLES (40) examples.
 
     python scripts/fuzz.py [EXAMPLES]
@@ -27,7 +28,14 @@ BOUNDARIES = {
     "user text as Markdown": (st.text(max_size=200), P.check_plain),
     "model config.json": (P.config_bytes(), P.check_config),
     "CLI argument lists": (P.cli_args, P.check_cli),
+    "pasted vLLM logs": (P.log_text(), P.check_log),
+    "spec YAML files": (P.spec_yaml(), P.check_spec_yaml),
+    "CLI special files": (P.special_files, P.check_special_file),
 }
+# check name -> its cost-bound key in P.SLOWEST
+SLOW_KEY = {"check_scenario": "scenario", "check_query": "URL query", "check_plain": "Markdown",
+            "check_config": "config.json", "check_cli": "CLI", "check_log": "vLLM log",
+            "check_spec_yaml": "spec YAML file", "check_special_file": "CLI special files"}  # fmt: skip
 
 
 def run(name: str, strategy, check, n: int) -> Counter:
@@ -48,14 +56,19 @@ def run(name: str, strategy, check, n: int) -> Counter:
 
 
 def main(n: int = 10_000) -> int:
-    failed = 0
-    print(f"{'boundary':24s} {'examples':>9s} {'valid':>8s} {'rejected':>9s} {'failures':>9s} {'time':>7s}")
+    failed, slowest = 0, []
+    print(f"{'boundary':24s} {'examples':>9s} {'valid':>8s} {'rejected':>9s} {'failures':>9s} {'time':>7s} {'slowest':>8s}")
     for name, (strategy, check) in BOUNDARIES.items():
         t = time.time()
         c = run(name, strategy, check, n)
         failed += c["failures"]
-        print(f"{name:24s} {c['examples']:9,d} {c['valid']:8,d} {c['rejected']:9,d} {c['failures']:9,d} {time.time() - t:6.0f}s",
-              flush=True)  # fmt: skip
+        slow_s, example = P.SLOWEST.get(SLOW_KEY[check.__name__], (0.0, ""))
+        print(f"{name:24s} {c['examples']:9,d} {c['valid']:8,d} {c['rejected']:9,d} {c['failures']:9,d} {time.time() - t:6.0f}s"
+              f" {slow_s * 1000:6.0f}ms", flush=True)  # fmt: skip
+        slowest.append((name, slow_s, example))
+    print(f"\nSlowest example per boundary (CPU; the bound is {P.CPU_BOUND_S:.0f} s and +{P.RSS_BOUND_BYTES / 1e6:.0f} MB):")
+    for name, slow_s, example in slowest:
+        print(f"  {name:24s} {slow_s * 1000:7.1f} ms  {example[:110]}")
     return 1 if failed else 0
 
 

@@ -10,19 +10,57 @@ import contextlib
 import io
 import json
 import math
-from functools import cache
+import os
+import resource
+import tempfile
+import time
+from functools import cache, wraps
+from pathlib import Path
 from typing import Literal, get_args, get_origin
 
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from boundary.cli import main as cli_main
+from boundary.reconcile import reconcile
 from boundary.urlstate import plain, validate_query
+from boundary.vllm_log import parse_log
 from calc.custom import encode_custom_model
 from calc.errors import InputError, describe
 from calc.evaluate import evaluate, json_safe
-from calc.loader import load_catalog, parse_config_json
+from calc.loader import load_catalog, load_spec_file, parse_config_json
 from calc.scenario import Scenario, field_bounds
+from calc.specs import GPUSpec
+
+# The cost bound of issue 16: no single input may take more than this much CPU or grow the process by this much.
+CPU_BOUND_S = 1.0
+RSS_BOUND_BYTES = 200e6
+SLOWEST: dict[str, tuple[float, str]] = {}  # boundary -> (CPU seconds, the example), for scripts/fuzz.py
+
+
+def _peak_rss_bytes() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux reports KiB
+
+
+def bounded(name: str):
+    """Wrap a check: the example must finish under CPU_BOUND_S of CPU and must not raise the process's peak resident
+    memory by more than RSS_BOUND_BYTES; the slowest example per boundary is kept in SLOWEST."""
+
+    def wrap(check):
+        @wraps(check)
+        def run(x):
+            rss, t = _peak_rss_bytes(), time.process_time()
+            out = check(x)
+            cpu, grew = time.process_time() - t, _peak_rss_bytes() - rss
+            if cpu > SLOWEST.get(name, (-1.0, ""))[0]:
+                SLOWEST[name] = (cpu, repr(x)[:160])
+            assert cpu < CPU_BOUND_S, f"{name}: {cpu:.2f} s of CPU for {repr(x)[:200]}"
+            assert grew < RSS_BOUND_BYTES, f"{name}: +{grew / 1e6:.0f} MB for {repr(x)[:200]}"
+            return out
+
+        return run
+
+    return wrap
 
 FIELDS = sorted(Scenario.model_fields)
 
@@ -37,6 +75,8 @@ NASTY_TEXT = st.sampled_from([
     "", " ", "nan", "NaN", "inf", "-inf", "1e309", "-1", "0", "1.5", "true", "false", "None", "null", "[]", "{}",
     "<script>alert(1)</script>", "![img](http://example.invalid/x.png)", "[link](javascript:alert(1))",
     "**bold**", ":material/home:", "$x^2$", "\u202e\u0000", "9" * 40, "x" * 10_000, "16", "8192", "0.9",
+    "9" * 5_000, "1" + "0" * 400, "1e308", "0." + "0" * 3_000 + "1", "`", "```", "<img src=x onerror=alert(1)>",
+    "[x](https://evil.example)", "https://evil.example", "/dev/zero", "&amp;", "%00", "\n" * 50,
 ])  # fmt: skip
 ANY_VALUE = st.one_of(
     NASTY_TEXT,
@@ -76,6 +116,8 @@ def field_value(name: str, *, in_range_only: bool = False):
         base = st.sampled_from(literal)
     elif isinstance(default, bool):
         base = st.booleans()
+    elif isinstance(default, str):  # comma-separated search lists: their default is valid
+        base = st.just(default)
     elif isinstance(default, int) or "int" in str(info.annotation):
         lo, hi = field_bounds(name)
         base = st.integers(int(lo or 0), int(min(hi or 100_000, 100_000)))
@@ -113,8 +155,11 @@ def valid_scenario_data(draw):
     data["model"] = draw(st.sampled_from(sorted(catalog().models)))
     data["gpu"] = draw(st.sampled_from(sorted(catalog().gpus)))
     m = catalog().models[data["model"]]
-    tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if m.num_attention_heads % t == 0 and (m.is_mla or
-           (t % m.kv_heads == 0 if t >= m.kv_heads else m.kv_heads % t == 0))]  # fmt: skip
+    from calc.pool import tp_check
+    from calc.scenario import Scenario
+
+    # vLLM's own divisibility rules (pure Mamba models have no attention heads to divide)
+    tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if tp_check(Scenario(tensor_parallel_size=t), m) is None]
     data["tensor_parallel_size"] = draw(st.sampled_from(tps))
     data["pipeline_parallel_size"] = draw(st.sampled_from([p for p in (1, 2, 3, 4) if p <= m.num_hidden_layers]))
     for k in ("custom_model", "num_hidden_layers", "num_key_value_heads", "head_dim", "dtype", "kv_cache_dtype"):
@@ -137,6 +182,7 @@ def _finite(x) -> None:
             _finite(v)
 
 
+@bounded("scenario")
 def check_scenario(data: dict) -> str:
     try:
         s = Scenario.model_validate(data)
@@ -155,6 +201,7 @@ def check_scenario(data: dict) -> str:
     return "valid"
 
 
+@bounded("URL query")
 def check_query(params: dict[str, list[str]]) -> str:
     values, warnings = validate_query(params, known_models=catalog().models, known_gpus=catalog().gpus)
     s = Scenario.model_validate(values)  # what survives always forms a Scenario
@@ -167,6 +214,7 @@ def check_query(params: dict[str, list[str]]) -> str:
     return "rejected" if warnings else "valid"
 
 
+@bounded("Markdown")
 def check_plain(text: str) -> str:
     out = plain(text)
     assert "://" not in out.replace("\\", "") and "www." not in out.replace("\\", "")  # no autolink can form
@@ -176,6 +224,7 @@ def check_plain(text: str) -> str:
     return "valid"
 
 
+@bounded("config.json")
 def check_config(raw: bytes) -> str:
     try:
         m = parse_config_json(raw)
@@ -192,6 +241,7 @@ def check_config(raw: bytes) -> str:
     return "valid"
 
 
+@bounded("CLI")
 def check_cli(argv: list[str]) -> str:
     err = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
@@ -255,3 +305,118 @@ def config_bytes(draw):
 
 FLAGS = ["--" + f.replace("_", "-") for f in FIELDS] + ["--json", "--bogus", "-x", "--no-enforce-eager", "--model"]
 cli_args = st.lists(st.one_of(st.sampled_from(FLAGS), NASTY_TEXT, st.text(max_size=12)), max_size=8)
+
+
+# --- the hostile classes of issue 16: pasted logs, spec files, special files ------------------------------------
+LOG_DIR = Path(__file__).resolve().parent / "data" / "vllm_logs"
+LOG_LINES = [
+    "Loading model weights took 14.9888 GB", "Available KV cache memory: 5.98 GiB", "# GPU blocks: 1478",
+    "PyTorch activation peak memory takes 1.40GiB", "non_torch_memory takes 0.20GiB", "GPU KV cache size: 567,978 tokens",
+    "Graph capturing finished in 3 secs, took 0.22 GiB", "Maximum concurrency for 131,072 tokens per request: 4.33x",
+    "Initializing a V1 LLM engine (v0.10.1) with config: model='Qwen/Qwen3-14B', max_seq_len=8192, "
+    "tensor_parallel_size=1, gpu_memory_utilization=0.9", "Available KV cache memory: -3.21 GiB",
+]  # fmt: skip
+
+
+@st.composite
+def log_text(draw):
+    """A real-looking log with hostile edits: digit runs where numbers go, giant lines, Markdown, many lines."""
+    lines = draw(st.lists(st.sampled_from(LOG_LINES), min_size=1, max_size=12))
+    out = []
+    for line in lines:
+        edit = draw(st.integers(0, 5))
+        if edit == 0:
+            run = "9" * draw(st.sampled_from([50, 4_400, 20_000]))
+            line = line.replace("1", run, 1) if "1" in line else run + line
+        elif edit == 1:
+            line = line + draw(NASTY_TEXT)
+        elif edit == 2:
+            line = line * draw(st.sampled_from([2, 100, 3_000]))
+        out.append(line)
+    repeat = draw(st.sampled_from([1, 1, 1, 50, 5_000]))
+    return "\n".join(out * repeat)
+
+
+@bounded("vLLM log")
+def check_log(text: str) -> str:
+    try:
+        log = parse_log(text)
+    except InputError as e:
+        assert e.field and "\n" not in str(e), e
+        return "rejected"
+    try:
+        r = reconcile(log, catalog())
+    except InputError as e:
+        assert e.field and "\n" not in str(e), e
+        return "rejected"
+    json.dumps(r.to_dict(), default=str)
+    return "valid"
+
+
+GOOD_GPU_YAML = (LOG_DIR.parent.parent.parent / "hardware_specs" / "l4.yaml").read_text()
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+)
+
+
+@st.composite
+def spec_yaml(draw):
+    """A shipped GPU spec edited the ways people and attackers edit: a field to junk, duplicate keys, alias bombs,
+    deep nesting, Markdown in the name, huge numbers, bytes that are not UTF-8."""
+    kind = draw(st.integers(0, 5))
+    if kind == 0:
+        return BOMB.encode()
+    if kind == 1:
+        return ("x: " + "[" * draw(st.sampled_from([10, 100, 10_000])) + "]" * 10).encode()
+    if kind == 2:
+        return (GOOD_GPU_YAML + "\n" + GOOD_GPU_YAML.splitlines()[0] + "\n").encode()  # a duplicate key
+    if kind == 3:
+        return draw(st.binary(max_size=300))
+    lines = GOOD_GPU_YAML.splitlines()
+    i = draw(st.integers(0, len(lines) - 1))
+    if ":" in lines[i] and not lines[i].lstrip().startswith("#"):
+        key = lines[i].split(":", 1)[0]
+        value = draw(st.one_of(NASTY_TEXT, st.text(max_size=20))).replace("\n", " ")
+        lines[i] = f"{key}: {json.dumps(value)}"
+    return "\n".join(lines).encode()
+
+
+@bounded("spec YAML file")
+def check_spec_yaml(raw: bytes) -> str:
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "gpu.yaml"
+        path.write_bytes(raw)
+        try:
+            load_spec_file(path, GPUSpec)
+        except InputError as e:
+            assert e.field == "gpu.yaml" and "\n" not in str(e) and len(str(e)) < 1_000, e
+            return "rejected"
+    return "valid"
+
+
+SPECIAL = ["/dev/zero", "/dev/urandom", "/dev/null", "/", "/proc/self/mem", "/nonexistent/x.json", "{fifo}", "{dir}"]
+special_files = st.tuples(st.sampled_from(["plan --model", "plan --gpu", "reconcile", "bench --model"]),
+                          st.sampled_from(SPECIAL))  # fmt: skip
+
+
+@bounded("CLI special files")
+def check_special_file(case: tuple[str, str]) -> str:
+    """A device, a FIFO, a directory or a missing path where the CLI wants a file: exit 2, one line, no blocking."""
+    cmd, target = case
+    with tempfile.TemporaryDirectory() as d:
+        fifo = os.path.join(d, "fifo")
+        os.mkfifo(fifo)
+        path = target.format(fifo=fifo, dir=d)
+        return check_cli_argv([*cmd.split(), path])
+
+
+def check_cli_argv(argv: list[str]) -> str:
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        try:
+            code = cli_main(argv, catalog=catalog())
+        except SystemExit as e:
+            code = e.code
+    text = err.getvalue()
+    assert code == 2 and len(text.strip().splitlines()) == 1 and "Traceback" not in text, (argv, code, text)
+    return "rejected"

@@ -30,7 +30,11 @@ NON_DEFAULT = {
     "ssd_gb_per_s": "5", "network_gb_per_s": "25", "host_cache_gib": "32", "ssd_cache_gib": "512",
     "remote_cache_gib": "1024", "swap_overlap": "false", "memory_gib": "79", "memory_bandwidth_gb_per_s": "3000",
     "peak_tflop_per_s": "900", "scaleup_link_gb_per_s": "400", "num_hidden_layers": "30", "num_key_value_heads": "8",
-    "head_dim": "128",
+    "head_dim": "128", "disaggregated": "true", "search_gpus": "h100-sxm,l40s", "search_tensor_parallel_size": "1,2",
+    "search_pipeline_parallel_size": "1", "search_dtype": "auto,fp8", "search_kv_cache_dtype": "fp8",
+    "search_max_num_seqs": "16,64", "search_max_num_batched_tokens": "2048,8192",
+    "search_gpu_memory_utilization": "0.9,0.95", "search_disaggregated": "false", "search_max_gpus": "16",
+    "search_budget_per_hour": "100",
 }  # fmt: skip
 
 

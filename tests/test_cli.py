@@ -1,4 +1,5 @@
-"""The command line, run as a user would: a whole process, its stdout, its exit status."""
+"""The command line: in-process through `boundary.cli.main` (exit status, stdout, stderr), and once as a whole
+process to check the entry point itself."""
 
 import json
 import subprocess
@@ -7,18 +8,32 @@ from pathlib import Path
 
 import pytest
 
+from boundary.cli import main
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "calc", *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+def run(capsys, *args) -> tuple[int, str, str]:
+    try:
+        code = main(list(args))
+    except SystemExit as e:  # argparse's own exits (usage errors, --help)
+        code = e.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
 
 
-def test_plan_json_reproduces_the_seed_pool():
-    p = run("plan", "--model", "qwen2.5-7b-instruct", "--gpu", "rtx-4090", "--kv-cache-memory-bytes", "6884950016",
-            "--max-model-len", "8192", "--json")  # fmt: skip
+def test_the_entry_point_runs_as_a_process():
+    p = subprocess.run([sys.executable, "-m", "calc", "plan", "--json"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=60)  # fmt: skip
     assert p.returncode == 0, p.stderr
-    d = json.loads(p.stdout)
+    assert json.loads(p.stdout)["kv_bytes_per_token"] == 57_344
+
+
+def test_plan_json_reproduces_the_seed_pool(capsys):
+    code, out, err = run(capsys, "plan", "--model", "qwen2.5-7b-instruct", "--gpu", "rtx-4090",
+                         "--kv-cache-memory-bytes", "6884950016", "--max-model-len", "8192", "--json")  # fmt: skip
+    assert code == 0, err
+    d = json.loads(out)
     for key in ("kv_bytes_per_token", "kv_bytes_per_token_per_gpu", "weights_bytes_per_gpu", "kv_cache_memory_bytes",
                 "num_gpu_blocks", "kv_cache_tokens", "max_concurrency", "fits"):  # fmt: skip
         assert key in d
@@ -26,24 +41,24 @@ def test_plan_json_reproduces_the_seed_pool():
     assert (d["num_gpu_blocks"], d["kv_cache_tokens"], round(d["max_concurrency"], 2)) == (7504, 120_064, 14.66)
 
 
-def test_plan_text_shows_the_verdict():
-    p = run("plan")
-    assert p.returncode == 0 and "fits" in p.stdout and "Available KV cache memory".lower() in p.stdout.lower()
+def test_plan_text_shows_the_verdict(capsys):
+    code, out, _ = run(capsys, "plan")
+    assert code == 0 and "fits" in out and "available kv cache memory" in out.lower()
 
 
-def test_plan_from_a_config_json(tmp_path):
+def test_plan_from_a_config_json(capsys, tmp_path):
     cfg = {"model_type": "qwen2", "num_hidden_layers": 28, "hidden_size": 3584, "intermediate_size": 18944,
            "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064,
            "max_position_embeddings": 32768, "torch_dtype": "bfloat16"}  # fmt: skip
     (tmp_path / "config.json").write_text(json.dumps(cfg))
-    p = run("plan", "--model", str(tmp_path / "config.json"), "--json")
-    assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["kv_bytes_per_token"] == 57_344
+    code, out, err = run(capsys, "plan", "--model", str(tmp_path / "config.json"), "--json")
+    assert code == 0, err
+    assert json.loads(out)["kv_bytes_per_token"] == 57_344
 
 
-def test_models_and_gpus_list():
-    assert "qwen2.5-7b-instruct" in run("models").stdout
-    assert "h100-sxm" in run("gpus").stdout
+def test_models_and_gpus_list(capsys):
+    assert "qwen2.5-7b-instruct" in run(capsys, "models")[1]
+    assert "h100-sxm" in run(capsys, "gpus")[1]
 
 
 @pytest.mark.parametrize(
@@ -59,8 +74,40 @@ def test_models_and_gpus_list():
         (["--model", "/nonexistent/config.json"], "config.json"),
     ],
 )
-def test_bad_input_exits_2_with_one_line(args, field):
-    p = run("plan", *args)
-    assert p.returncode == 2
-    lines = p.stderr.strip().splitlines()
-    assert len(lines) == 1 and field in lines[0] and "Traceback" not in p.stderr
+def test_bad_input_exits_2_with_one_line(capsys, args, field):
+    code, _, err = run(capsys, "plan", *args)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and field in lines[0] and "Traceback" not in err
+
+
+def test_bench_prints_the_tools_keys(capsys):
+    code, out, err = run(capsys, "bench", "--model", "qwen3-8b", "--gpu", "h100-sxm", "--max-concurrency", "4",
+                         "--random-input-len", "512", "--random-output-len", "64", "--num-prompts", "40", "--json")  # fmt: skip
+    assert code == 0, err
+    d = json.loads(out)
+    for key in ("mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms",
+                "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "request_throughput",
+                "output_throughput", "total_token_throughput"):  # fmt: skip
+        assert d[key] > 0, key
+    assert d["completed"] == 40
+    # Little's law on the closed loop: 4 requests in flight, each taking the mean end-to-end time
+    assert d["request_throughput"] == pytest.approx(4 / (d["mean_e2el_ms"] / 1e3), rel=0.15)
+    code, out, _ = run(capsys, "bench", "--model", "qwen3-8b", "--gpu", "h100-sxm", "--batch-size", "8",
+                       "--input-len", "512", "--output-len", "64", "--json")  # fmt: skip
+    assert code == 0 and json.loads(out)["avg_latency"] > 0
+
+
+def test_bench_text_is_laid_out_like_the_tool(capsys):
+    code, out, _ = run(capsys, "bench", "--max-concurrency", "2", "--num-prompts", "10")
+    assert code == 0
+    for line in ("Serving Benchmark Result", "Successful requests:", "Median TTFT (ms):", "P99 ITL (ms):"):
+        assert line in out
+
+
+@pytest.mark.parametrize("args, flag", [(["--max-concurrency", "0"], "--max-concurrency"),
+                                        (["--num-prompts", "x"], "--num-prompts"),
+                                        (["--engine", "trt"], "--engine")])  # fmt: skip
+def test_bench_bad_input_names_the_flag(capsys, args, flag):
+    code, _, err = run(capsys, "bench", *args)
+    assert code == 2 and flag in err and len(err.strip().splitlines()) == 1

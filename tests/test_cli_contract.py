@@ -13,7 +13,7 @@ from boundary.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
 LOG = ROOT / "tests" / "data" / "vllm_logs" / "lmcache-1739-qwen3-14b.log"
-SUBCOMMANDS = ("plan", "bench", "models", "gpus", "reconcile")
+SUBCOMMANDS = ("plan", "bench", "search", "models", "gpus", "reconcile")
 
 
 def one_error_line(capsys, argv) -> str:

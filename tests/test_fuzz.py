@@ -51,6 +51,31 @@ def test_cli_boundary(argv):
     P.check_cli(argv)
 
 
+@FUZZ
+@given(P.log_text())
+def test_pasted_log_boundary(text):
+    P.check_log(text)
+
+
+@FUZZ
+@given(P.spec_yaml())
+def test_spec_file_boundary(raw):
+    P.check_spec_yaml(raw)
+
+
+@settings(max_examples=min(N, 16), deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(P.special_files)
+def test_special_files_boundary(case):
+    P.check_special_file(case)
+
+
+def test_the_cost_bound_itself_fails_a_slow_example(monkeypatch):
+    monkeypatch.setattr(P, "CPU_BOUND_S", 0.01)  # the bound is read at each call; 10⁷ additions take ≈ 0.1 s
+    slow = P.bounded("test")(lambda x: sum(range(x)))
+    with pytest.raises(AssertionError, match="s of CPU"):
+        slow(10**7)
+
+
 # --- numerical properties ----------------------------------------------------------------------------------------
 @settings(max_examples=N, deadline=None, derandomize=True)
 @given(st.sampled_from(["qwen2.5-7b-instruct", "llama-3.1-8b", "gemma-3-27b", "deepseek-v2-lite", "gpt-oss-20b"]),
@@ -82,7 +107,7 @@ def test_stricter_slo_never_fewer_replicas(catalog, rate, tpot, shrink):
 def test_cannot_serve_one_request_says_so(catalog):
     r = evaluate(scenario(model="llama-3.1-70b", gpu="rtx-4090", tensor_parallel_size=4, max_model_len=131072), catalog)
     assert not r.fit.fits
-    assert any("estimated maximum model length" in x or "no memory" in x for x in r.fit.reasons)
+    assert any("estimated maximum model length" in x or "exceed the usable memory" in x for x in r.fit.reasons)
 
 
 def test_sparse_looking_flops_warn(catalog):

@@ -65,6 +65,7 @@ BROKEN: dict[str, tuple[str | bytes, tuple[str, ...], int | None]] = {
     "ten-mb": (b"# padding\n" * 1_048_576, ("bytes", "limit"), None),
     "H100 SXM": (GOOD_GPU, ("spec id",), None),
     "non-utf8": (GOOD_GPU.encode() + b"notes: caf\xe9\n", ("UTF-8",), LAST_LINE),
+    "nul-byte": (b"\x00" + GOOD_GPU.encode(), ("YAML", "#x0000"), None),  # found by the fuzzer: crashed the loader
     "deep-nesting": ("a: " + "[" * 30_000 + "]" * 30_000 + "\n", ("nested",), None),
 }  # fmt: skip
 

@@ -56,6 +56,7 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
         ("measured_running_batch", "Measured running batch (avg, may be fractional)"),
         ("measured_prefill_s", "Measured prefill (s)"),
         ("kv_transfer_gb_per_s", "Prefill→decode link (GB/s)"),
+        ("disaggregated", "Disaggregated prefill / decode instances"),
     ],
     "Beyond the GPU": [
         ("turns", "Conversation turns"),

@@ -1,0 +1,117 @@
+"""`python -m calc search`: every configuration of a search space under the SLOs; the Pareto frontier, the cheapest
+deployment and its serve command.
+
+    python -m calc search --model llama-3.1-70b --request-rate 10 --input-len 2000 --output-len 500 \
+        --slo-ttft-s 0.5 --slo-tpot-s 0.05 [--gpus h100-sxm,l40s|all] [--tensor-parallel-size 1,2,4,8] [--json|--csv]
+
+Workload, SLO and engine flags are the Scenario's; each search dimension takes a comma-separated list under the
+name of the Scenario field it varies (`--tensor-parallel-size 1,2,4,8`). Without one, the default space: every
+shipped GPU, TP 1/2/4/8, PP 1/2, weights auto/fp8/int4, KV auto/fp8, max_num_seqs 8–512, aggregated and
+disaggregated. Configurations print as objects with the Scenario's and the Report's field names.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import asdict
+
+from boundary.args import add_scenario_flags, add_spec_flags, scenario_data, validate_scenario
+from calc.errors import InputError
+
+# search-space flag → the Scenario field it sets (the field a single configuration would set, as a list)
+DIMENSIONS = {"--gpus": "search_gpus", "--tensor-parallel-size": "search_tensor_parallel_size",
+              "--pipeline-parallel-size": "search_pipeline_parallel_size", "--dtype": "search_dtype",
+              "--kv-cache-dtype": "search_kv_cache_dtype", "--max-num-seqs": "search_max_num_seqs",
+              "--max-num-batched-tokens": "search_max_num_batched_tokens",
+              "--gpu-memory-utilization": "search_gpu_memory_utilization", "--max-gpus": "search_max_gpus",
+              "--budget-per-hour": "search_budget_per_hour"}  # fmt: skip
+VARIED = ("tensor_parallel_size", "pipeline_parallel_size", "dtype", "kv_cache_dtype", "max_num_seqs",
+          "max_num_batched_tokens", "gpu_memory_utilization", "disaggregated", "concurrency")  # fmt: skip
+
+
+def add_search_parser(sub) -> None:
+    p = sub.add_parser("search", help="find the deployment: search every configuration under the SLOs",
+                       description=__doc__.split("\n")[0])  # fmt: skip
+    add_spec_flags(p)
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="configs_evaluated, frontier, cheapest, best_per_gpu")
+    out.add_argument("--csv", action="store_true", help="one configuration per line, for spreadsheets")
+    p.add_argument("--all", action="store_true", help="with --json or --csv: every configuration, not only the frontier")
+    g = p.add_argument_group("search space (comma-separated lists) and filters")
+    for flag, field in DIMENSIONS.items():
+        g.add_argument(flag, dest=field, default=None, metavar="N" if flag in ("--max-gpus", "--budget-per-hour") else "LIST",
+                       help=_help(field))  # fmt: skip
+    g.add_argument("--disaggregated", dest="search_disaggregated", action=argparse.BooleanOptionalAction, default=None,
+                   help="also try disaggregated serving (default), or not")  # fmt: skip
+    skip = tuple(DIMENSIONS.values()) + VARIED + ("search_disaggregated",)
+    add_scenario_flags(p, skip=skip)
+
+
+def _help(field: str) -> str:
+    from calc.scenario import Scenario
+
+    return (Scenario.model_fields[field].description or "").split("\n")[0].replace("%", "%%")
+
+
+def _flag(field: str) -> str:
+    """The search flag a Scenario field is set by (`search_gpus` → `--gpus`)."""
+    back = {v: k for k, v in DIMENSIONS.items()} | {"search_disaggregated": "--disaggregated"}
+    name = field.removeprefix("--").replace("-", "_")
+    return back.get(name, field)
+
+
+def run_search(args, catalog) -> int:
+    from calc.search import search
+    from calc.search_rows import check, row
+
+    try:
+        s = validate_scenario(scenario_data(args))
+        started = time.perf_counter()
+        r = search(s, catalog)
+        seconds = time.perf_counter() - started
+    except InputError as e:
+        raise InputError(_flag(e.field), e.message) from None
+
+    def obj(i: int) -> dict:
+        d = row(r, i)
+        chk = check(r, i, catalog)
+        return d | {"check": asdict(chk) | {"ttft_ratio": chk.ttft_ratio, "tpot_ratio": chk.tpot_ratio} if chk else None}
+
+    frontier = [obj(i) for i in r.frontier]
+    out = {"model": s.model, "model_name": r.model_name, "configs_evaluated": r.configs_evaluated, "seconds": seconds,
+           "configs_meeting_slo": int(r.eligible.sum()), "frontier": frontier,
+           "cheapest": obj(r.cheapest) if r.cheapest is not None else None,
+           "best_per_gpu": {g: row(r, i) for g, i in r.best_per_gpu.items()}, "notes": list(r.notes),
+           "scenario": s.model_dump()}  # fmt: skip
+    if args.all:
+        out["configurations"] = [row(r, i) for i in range(r.configs_evaluated)]
+    if args.json:
+        from calc.report import json_safe
+
+        print(json.dumps(json_safe(out), indent=2))
+    elif args.csv:
+        from boundary.search_text import render_csv
+
+        print(render_csv(out["configurations"] if args.all else _listed(out)), end="")
+    else:
+        from boundary.search_text import render_text
+
+        print(render_text(out))
+    return 0
+
+
+def _listed(out: dict) -> list[dict]:
+    """The cheapest, the frontier and the cheapest per GPU, once each, with why each is listed."""
+    rows: dict[tuple, dict] = {}
+    named = [("cheapest", out["cheapest"])] if out["cheapest"] else []
+    named += [("frontier", d) for d in out["frontier"]] + [(f"cheapest on {g}", d) for g, d in out["best_per_gpu"].items()]
+    for why, d in named:
+        key = tuple(d[k] for k in ("gpu", "tensor_parallel_size", "pipeline_parallel_size", "dtype", "kv_cache_dtype",
+                                   "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization", "disaggregated"))  # fmt: skip
+        if key in rows:
+            rows[key]["listed_as"] += f"; {why}"
+        else:
+            rows[key] = {"listed_as": why} | d
+    return list(rows.values())

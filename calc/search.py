@@ -1,0 +1,222 @@
+"""Find the deployment: every configuration of the search space (GPU × TP × PP × weight and KV precisions ×
+max_num_seqs × max_num_batched_tokens × gpu_memory_utilization × aggregated | disaggregated) evaluated at once over
+numpy arrays, then the Pareto frontier of tokens/s per user against tokens/s per GPU, the best configuration per
+GPU and the cheapest that meets the SLOs.
+
+Each aggregated configuration is what `evaluate()` gives for its Scenario (`SearchResult.scenario_of(i)`: the
+configuration with `concurrency` at its operating point), entry for entry: the pool (calc.search_pool), the
+latency closed forms (calc.search_step, calc.search_capacity), capacity, replicas and cost (this module, as
+calc.replicas.fleet). The operating point is the capacity concurrency: the most requests in flight that keep the
+conformance quota (1 when none does). Disaggregated: x prefill and y decode instances of the configuration,
+prefill sized for the rate's prompt tokens (one prompt after another: L_in / prefill time tokens/s per instance),
+decode for its output tokens (b / (output_len · TPOT) requests/s per instance, at its capacity b).
+
+    tokens/s per user = 1 / TPOT     tokens/s per GPU = output tokens/s of one replica (or x:y unit) / its GPUs
+    replicas = ⌈rate / capacity⌉     cost per million output tokens = price · GPUs / (rate · output_len · 3600) · 1e6
+Without request_rate: one replica (one decode instance and its share of prefill), costed at its own throughput.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from calc.catalog import Catalog
+from calc.params import count_params
+from calc.resolve import base_model, override_gpu, override_model
+from calc.scenario import Scenario
+from calc.search_capacity import Rows, Slo
+from calc.search_fleet import serve_mode
+from calc.search_pool import PoolArrays, pool_arrays
+from calc.search_space import Grid, grid, space_of
+from calc.search_step import step_arrays
+from calc.units import GB, HOUR_S
+
+WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: one max_model_len request does not fit",
+       "a request is longer than max_model_len", "not even one request at a time meets the SLOs at the quota",
+       "uses more GPUs than search_max_gpus", "costs more per hour than search_budget_per_hour")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Arrays over the configurations (the grid's, aggregated; then the same again disaggregated when searched)."""
+
+    scenario: Scenario
+    grid: Grid
+    model_name: str
+    hf_id: str | None
+    currencies: tuple[str, ...]
+    """Currency of each GPU of the space (the scenario's own for its GPU when it sets gpu_hour_price)."""
+    pool: PoolArrays
+    disaggregated: np.ndarray
+    concurrency: np.ndarray
+    """Operating point: requests in flight per replica (per decode instance), the capacity concurrency (1 if 0)."""
+    ttft_s: np.ndarray
+    tpot_s: np.ndarray
+    requests_per_s: np.ndarray
+    """Throughput of one replica (one decode instance) at the operating point."""
+    capacity_rps: np.ndarray
+    """Requests/s one replica (one decode instance) serves within the SLOs at the quota; 0 when none."""
+    tokens_per_s_per_user: np.ndarray
+    tokens_per_s_per_gpu: np.ndarray
+    replicas: np.ndarray
+    """Replicas (prefill + decode instances when disaggregated) for request_rate; 0 where there is no deployment."""
+    prefill_instances: np.ndarray
+    decode_instances: np.ndarray
+    gpus: np.ndarray
+    price_per_gpu_hour: np.ndarray
+    cost_per_hour: np.ndarray
+    cost_per_million_output_tokens: np.ndarray
+    why: np.ndarray
+    """Index into WHY: 0 when the configuration fits, meets the SLOs and passes the filters."""
+    frontier: tuple[int, ...]
+    """Pareto-optimal configurations (tokens/s per user, tokens/s per GPU), fastest per user first."""
+    cheapest: int | None
+    best_per_gpu: dict[str, int]
+    notes: tuple[str, ...] = field(default=())
+
+    @cached_property
+    def conformance(self) -> np.ndarray:
+        """P(TTFT ≤ slo_ttft_s) · P(TPOT ≤ slo_tpot_s) at the operating point (computed on first access)."""
+        return Slo(self.scenario).conformance(self.ttft_s, self.tpot_s)
+
+    @property
+    def goodput_rps(self) -> np.ndarray:
+        """Requests/s of one replica served within both SLOs: throughput × conformance."""
+        return self.requests_per_s * self.conformance
+
+    def why_not(self, i: int) -> str:
+        return WHY[self.why[i]]
+
+    @property
+    def configs_evaluated(self) -> int:
+        return len(self.ttft_s)
+
+    @property
+    def eligible(self) -> np.ndarray:
+        return self.why == 0
+
+    def base(self, i: int) -> int:
+        """The grid entry of configuration i (the same for its aggregated and disaggregated forms)."""
+        return int(i) % self.grid.size
+
+    def currency(self, i: int) -> str:
+        return self.currencies[self.grid.gpu[self.base(i)]]
+
+    def top(self, n: int = 10, *, disaggregated: bool | None = None) -> list[int]:
+        """The n cheapest eligible configurations (ties: fewer GPUs, then more tokens/s per user), of one serving
+        mode when `disaggregated` is given."""
+        mask = self.eligible if disaggregated is None else self.eligible & (self.disaggregated == disaggregated)
+        return by_cost(self.cost_per_million_output_tokens, self.gpus, self.tokens_per_s_per_user, mask)[:n].tolist()
+
+
+def search(s: Scenario, catalog: Catalog) -> SearchResult:
+    """Every configuration of the scenario's search space; InputError names the search field that is wrong."""
+    model = override_model(s, base_model(s, catalog))
+    sp = space_of(s, catalog.gpus)
+    g = grid(sp, s, model)
+    gpus = {gid: _planned_gpu(s, catalog, gid) for gid in sp.gpus}
+    pool = pool_arrays(s, model, gpus, g)
+    consts, rows = step_arrays(s, model, catalog, g, count_params(model))
+    link = np.array([s.kv_transfer_gb_per_s * GB if s.kv_transfer_gb_per_s else gpus[x].tp_link_bytes_per_s
+                     for x in sp.gpus])[g.gpu]  # fmt: skip
+    rows["transfer"] = (s.input_len * pool.kv_bytes_per_token_per_gpu + pool.state_bytes_per_request) / link
+    table, slo = Rows(rows), Slo(s)
+    held = pool.max_concurrency_at_length
+    modes = [False, True] if sp.disaggregated else [False]
+    parts = [serve_mode(s, consts, table, slo, held, dis) for dis in modes]
+    tp = np.array([t for t, _ in g.parallel])[g.par]
+    pp = np.array([p for _, p in g.parallel])[g.par]
+    gpr = np.tile(tp * pp, len(modes))
+    price_g, currencies = _prices(s, catalog, sp.gpus)
+    price = np.tile(price_g[g.gpu], len(modes))
+    cat = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    gpus_used = np.where(cat["units"] > 0, cat["units"] * gpr, 0)
+    per_hour = price * gpus_used
+    rate = cat["rate"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_m = np.where(gpus_used > 0, per_hour / (rate * s.output_len * HOUR_S) * 1e6, np.nan)
+    why = np.tile(_why(s, pool), len(modes))
+    why = np.where((why == 0) & (cat["ok"] < 1), 4, why)
+    if s.search_max_gpus is not None:
+        why = np.where((why == 0) & (gpus_used > s.search_max_gpus), 5, why)
+    if s.search_budget_per_hour is not None:
+        why = np.where((why == 0) & (per_hour > s.search_budget_per_hour), 6, why)
+    user = 1 / cat["tpot"]
+    per_gpu = cat["thr"] * s.output_len / (gpr * cat["share"])
+    ok = why == 0
+    notes = _currency_notes(currencies, g.gpu, ok)
+    gpu_of = np.tile(g.gpu, len(modes))
+    cheap_first = cheapest_per_group(per_m, gpus_used, user, ok, gpu_of, len(sp.gpus))
+    return SearchResult(
+        scenario=s, grid=g, model_name=model.name, hf_id=model.hf_id, currencies=currencies, pool=pool,
+        disaggregated=np.repeat(np.array(modes), g.size), concurrency=np.maximum(cat["ok"], 1), ttft_s=cat["ttft"],
+        tpot_s=cat["tpot"], requests_per_s=cat["thr"], capacity_rps=cat["cap"], tokens_per_s_per_user=user, tokens_per_s_per_gpu=per_gpu,
+        replicas=cat["units"], prefill_instances=cat["prefill"], decode_instances=cat["decode"], gpus=gpus_used,
+        price_per_gpu_hour=price, cost_per_hour=per_hour, cost_per_million_output_tokens=per_m, why=why,
+        frontier=pareto(user, per_gpu, ok), cheapest=int(cheap_first[0]) if cheap_first.size else None,
+        best_per_gpu=dict(zip((sp.gpus[x] for x in gpu_of[cheap_first]), cheap_first.tolist(), strict=True)),
+        notes=notes + tuple(g.refused),
+    )  # fmt: skip
+
+
+def _why(s: Scenario, pool: PoolArrays) -> np.ndarray:
+    why = np.zeros(len(pool.num_gpu_blocks), dtype=np.int8)
+    if s.request_len > s.max_model_len:
+        why[:] = 3
+    why[pool.max_concurrency < 1] = 2
+    why[pool.num_gpu_blocks == 0] = 1
+    return why
+
+
+def _planned_gpu(s: Scenario, catalog: Catalog, gid: str):
+    """The GPU's memory and links as the scenario plans them: its own GPU with its overrides, the others from their
+    specs (the peak, which follows the matmul precision, is calc.search_step's)."""
+    return override_gpu(s, catalog.gpus[gid], "bf16") if gid == s.gpu else catalog.gpus[gid]
+
+
+def _prices(s: Scenario, catalog: Catalog, gpu_ids) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Price per GPU-hour and its currency: the scenario's own price for its own GPU, the spec's for the others."""
+    own = s.gpu_hour_price
+    prices = [own if gid == s.gpu and own else catalog.gpus[gid].price_per_gpu_hour for gid in gpu_ids]
+    currencies = tuple(s.currency if gid == s.gpu and own else catalog.gpus[gid].price_currency for gid in gpu_ids)
+    return np.array(prices, dtype=float), currencies
+
+
+def _currency_notes(currencies: tuple[str, ...], gpu: np.ndarray, ok: np.ndarray) -> tuple[str, ...]:
+    used = {currencies[x] for x in np.unique(np.tile(gpu, len(ok) // len(gpu))[ok])}
+    if len(used) > 1:
+        return (f"costs are in {', '.join(sorted(used))} and are not converted: compare within one currency",)
+    return ()
+
+
+def pareto(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> tuple[int, ...]:
+    """Indices (where mask) that no other point beats on both x and y, by descending x (ties: higher y first)."""
+    idx = np.flatnonzero(mask)
+    if not idx.size:
+        return ()
+    idx = idx[np.argsort(-x[idx] - 1j * y[idx], kind="stable")]  # complex keys sort by x, then y: one pass
+    ys = y[idx]
+    best_before = np.concatenate(([-np.inf], np.maximum.accumulate(ys)[:-1]))
+    return tuple(int(i) for i in idx[ys > best_before])
+
+
+def cheapest_per_group(cost: np.ndarray, gpus: np.ndarray, user: np.ndarray, mask: np.ndarray, group: np.ndarray,
+                       groups: int) -> np.ndarray:
+    """The by_cost-first entry of each group (a GPU), cheapest first: only entries at their group's lowest cost are
+    ordered (the rest cannot come first)."""
+    idx = np.flatnonzero(mask & np.isfinite(cost))
+    low = np.full(groups, np.inf)
+    np.minimum.at(low, group[idx], cost[idx])
+    idx = idx[cost[idx] == low[group[idx]]]
+    idx = idx[np.lexsort((-user[idx], gpus[idx], cost[idx]))]
+    return idx[np.sort(np.unique(group[idx], return_index=True)[1])]
+
+
+def by_cost(cost: np.ndarray, gpus: np.ndarray, user: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Indices (where mask and priced) from the cheapest per million output tokens; ties: fewer GPUs, then more
+    tokens/s per user."""
+    idx = np.flatnonzero(mask & np.isfinite(cost))
+    return idx[np.lexsort((-user[idx], gpus[idx], cost[idx]))]

@@ -1,0 +1,148 @@
+"""Latency at a concurrency, the SLO test and each configuration's capacity, over arrays (calc.latency,
+calc.goodput and calc.replicas.capacity, vectorised).
+
+Aggregated (calc.latency.latency at concurrency b, b ≤ max_num_seqs):
+    vLLM   TTFT = front-end + queue + prefill + what the b − 1 running decodes add to its chunk steps
+           TPOT = one step of b decodes and the prompt tokens of the b / output_len requests admitted per step
+    SGLang TTFT = … + half a decode step (b > 1);  TPOT = decode step + (b − 1) / output_len · prefill
+Disaggregated (prefill and decode on separate instances of the same configuration):
+    TTFT = front-end + queue + prefill alone + KV transfer of the prompt + one decode step of b
+    TPOT = one decode step of b (no prefill rides on a decode instance)
+Capacity: the largest b in [1, requests the pool holds] whose conformance P(TTFT ≤ τ_f) · P(TPOT ≤ τ_p) meets the
+quota, by the same bisection as calc.numeric.largest_true (so the same probes, in the same order).
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+
+from calc.goodput import p_within
+from calc.search_step import Consts, step_total
+
+
+class Rows:
+    """The per-configuration rows of the step model as one matrix, so a subset is one gather."""
+
+    def __init__(self, rows: dict[str, np.ndarray]):
+        self.names = list(rows)
+        self.matrix = np.vstack([np.broadcast_to(np.asarray(r, dtype=float), np.shape(rows["Wt"])) for r in rows.values()])
+
+    def take(self, idx) -> SimpleNamespace:
+        return SimpleNamespace(**dict(zip(self.names, self.matrix[:, idx], strict=True)))
+
+    def all(self) -> SimpleNamespace:
+        return SimpleNamespace(**dict(zip(self.names, self.matrix, strict=True)))
+
+
+def aggregated_at(c: Consts, v, b):
+    """(TTFT, TPOT) at b requests in flight, as calc.latency.latency."""
+    if c.mixed:
+        others = b - 1
+        steps = np.ceil(c.L / np.maximum(1, v.budget - others))
+        shared = step_total(c, v, c.L / steps, c.pairs / steps, others, others * c.ctx, scale=steps)
+        ttft = v.base + (shared - v.alone)
+        if c.N <= 1:
+            return ttft, step_total(c, v, 0, 0, b, b * c.ctx)
+        arriving = np.minimum(b * c.L / c.N, np.maximum(0, v.budget - b))
+        mixed = step_total(c, v, arriving, arriving * c.L / 2, b, b * c.ctx)
+        return ttft, np.where(b > 1, mixed, v.dec1)
+    dec = step_total(c, v, 0, 0, b, b * c.ctx)
+    ttft = v.base + np.where(b > 1, dec / 2, 0.0)
+    return ttft, dec if c.N <= 1 else dec + (b - 1) / c.N * v.alone
+
+
+def disaggregated_at(c: Consts, v, b):
+    """(TTFT, TPOT) of a decode instance holding b requests (v.transfer: the prompt's KV over the link)."""
+    dec = step_total(c, v, 0, 0, b, b * c.ctx)
+    return v.base + v.transfer + dec, dec
+
+
+def _ratio_for(target: float, sigma: float) -> float:
+    """The SLO / median ratio r at which P(X ≤ SLO) = target, for X log-normal with spread σ (bisection on ln r)."""
+    lo, hi = -60.0 * sigma, 60.0 * sigma
+    for _ in range(64):  # 120 σ / 2^64: far below a double's resolution of ln r
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if p_within(median_s=1.0, slo_s=math.exp(mid), sigma=sigma) >= target else (mid, hi)
+    return math.exp(hi)
+
+
+# Abramowitz & Stegun 7.1.26: erfc(x) ≈ t·(a1 + t·(a2 + … + t·a5))·e^(−x²), t = 1 / (1 + p·x), x ≥ 0;
+# |error| ≤ 1.5e-7 (7e-8 measured against math.erfc over ±10 σ)
+AS_P = 0.3275911
+AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+AS_MARGIN = 1e-6  # conformance this close to the quota is decided by the exact p_within instead
+
+
+def phi_approx(z: np.ndarray) -> np.ndarray:
+    """Φ(z) to 1.5e-7 (A&S 7.1.26): only ever used to decide what is far from the quota."""
+    x = np.abs(z) / math.sqrt(2)
+    t = 1 / (1 + AS_P * x)
+    a1, a2, a3, a4, a5 = AS_A
+    tail = 0.5 * t * (a1 + t * (a2 + t * (a3 + t * (a4 + t * a5)))) * np.exp(-x * x)
+    return np.where(z >= 0, 1 - tail, tail)
+
+
+class Slo:
+    """The SLO test of calc.replicas.capacity: conformance P(TTFT ≤ τ_f) · P(TPOT ≤ τ_p) ≥ quota.
+
+    Decided in three passes, each exact where it decides: bounds on SLO / latency (a factor below the quota fails,
+    both factors above √quota pass); then Φ to 1.5e-7 where the conformance is more than 1e-6 from the quota; the
+    few left get the scalar p_within itself, so every decision is the scalar's."""
+
+    def __init__(self, s):
+        self.ttft_s, self.tpot_s, self.sigma, self.quota = s.slo_ttft_s, s.slo_tpot_s, s.latency_sigma, s.conformance_quota
+        if self.sigma > 0:
+            self.r_fail = _ratio_for(self.quota, self.sigma) * (1 - 1e-9)
+            self.r_pass = _ratio_for(math.sqrt(self.quota), self.sigma) * (1 + 1e-9)
+
+    def p(self, median, slo: float) -> np.ndarray:
+        f = np.frompyfunc(lambda x: p_within(median_s=x, slo_s=slo, sigma=self.sigma), 1, 1)
+        return np.asarray(f(np.asarray(median, dtype=float)), dtype=float)
+
+    def conformance(self, ttft, tpot) -> np.ndarray:
+        return self.p(ttft, self.ttft_s) * self.p(tpot, self.tpot_s)
+
+    def meets(self, ttft, tpot) -> np.ndarray:
+        if self.sigma == 0:
+            return (ttft <= self.ttft_s) & (tpot <= self.tpot_s)
+        rf, rp = self.ttft_s / ttft, self.tpot_s / tpot
+        out = (rf >= self.r_pass) & (rp >= self.r_pass)
+        unsure = ~out & (rf >= self.r_fail) & (rp >= self.r_fail)
+        if not unsure.any():
+            return out
+        i = np.flatnonzero(unsure)
+        near = phi_approx(np.log(rf[i]) / self.sigma) * phi_approx(np.log(rp[i]) / self.sigma) - self.quota
+        out[i] = near > 0
+        j = i[np.abs(near) <= AS_MARGIN]
+        if j.size:
+            out[j] = self.conformance(ttft[j], tpot[j]) >= self.quota
+        return out
+
+
+def largest_ok(hi: np.ndarray, pred) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """calc.numeric.largest_true(pred, 1, hi) for every entry at once (0 where hi < 1 or pred(1) fails), with the
+    (TTFT, TPOT) of the answer (of 1 where it is 0; NaN where hi < 1). pred(idx, n) → (passes, TTFT, TPOT) for
+    the entries idx at values n."""
+    ok = np.zeros(len(hi), dtype=np.int64)
+    ttft, tpot = np.full(len(hi), np.nan), np.full(len(hi), np.nan)
+    idx = np.flatnonzero(hi >= 1)
+    if not idx.size:
+        return ok, ttft, tpot
+    yes, ttft[idx], tpot[idx] = pred(idx, np.ones(idx.size, dtype=np.int64))
+    idx = idx[yes]
+    top = hi[idx]
+    yes, a, b = pred(idx, top)
+    ok[idx[yes]], ttft[idx[yes]], tpot[idx[yes]] = top[yes], a[yes], b[yes]
+    idx, lo, top = idx[~yes], np.ones((~yes).sum(), dtype=np.int64), top[~yes]
+    while idx.size:
+        mid = (lo + top) // 2
+        yes, a, b = pred(idx, mid)
+        ttft[idx[yes]], tpot[idx[yes]] = a[yes], b[yes]
+        lo, top = np.where(yes, mid, lo), np.where(yes, top, mid)
+        done = top - lo <= 1
+        ok[idx[done]] = lo[done]
+        idx, lo, top = idx[~done], lo[~done], top[~done]
+    return ok, ttft, tpot

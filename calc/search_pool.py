@@ -1,0 +1,137 @@
+"""calc.pool over a whole grid of configurations at once: blocks, vLLM's maximum concurrency, and the requests of
+the scenario's lengths each configuration holds.
+
+What does not depend on the GPU's memory — each stage's layer layout and bytes per block, weights per stage, the
+activation peak — comes from the scalar code (calc.kv_cache, calc.weights, calc.overheads) once per distinct
+(TP, PP, precision, KV dtype, block size the GPU's attention backend forces); the memory arithmetic is the same as
+size_pool's, operation for operation, over arrays:
+
+    available_k = memory · utilization − weights_k − activation peak − non-torch [− CUDA graphs]   (stage k)
+    blocks      = min_k ⌊available_k / block bytes_k⌋        (0 where nothing is left)
+    max_concurrency = blocks / blocks per max_model_len request (of the stage with the fewest blocks)
+    requests at length = min(⌊blocks / blocks per (input_len + output_len) request⌋, max_num_seqs)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from calc.kv_cache import forced_block_size, kv_bytes_per_token_expr, pp_layer_ranges
+from calc.overheads import activation_peak_bytes, cudagraph_bytes, non_torch_bytes
+from calc.params import count_params
+from calc.pool import kv_bytes_per_element, stage_layouts
+from calc.scenario import Scenario
+from calc.search_space import Grid
+from calc.weights import weight_format, weights_bytes_per_stage
+
+NO_STAGE = np.iinfo(np.int64).max  # blocks of a stage a shallower pipeline does not have: never the minimum
+
+
+@dataclass(frozen=True)
+class PoolArrays:
+    """One entry per configuration of the grid."""
+
+    num_gpu_blocks: np.ndarray
+    max_concurrency: np.ndarray
+    """vLLM's 'Maximum concurrency for max_model_len tokens per request'."""
+    max_concurrency_at_length: np.ndarray
+    """Requests of input_len + output_len tokens held at once, capped by max_num_seqs (0: the engine would not
+    start, or a request exceeds max_model_len)."""
+    kv_cache_memory_bytes: np.ndarray
+    weights_bytes_per_gpu: np.ndarray
+    kv_bytes_per_token_per_gpu: np.ndarray
+    state_bytes_per_request: np.ndarray
+    block_size: np.ndarray
+
+
+def _blockings(m, s: Scenario, grid: Grid, gpus) -> tuple[np.ndarray, list]:
+    """Per GPU of the space, an index into the distinct block sizes its attention backend forces; a representative
+    GPU for each (the layout depends on the GPU through that block size only)."""
+    sizes: dict[int, object] = {}
+    which = []
+    for gid in grid.space.gpus:
+        size = forced_block_size(m, requested=s.block_size, arch=gpus[gid].arch)[0]
+        sizes.setdefault(size, gpus[gid])
+        which.append(list(sizes).index(size))
+    return np.array(which, dtype=np.intp), list(sizes.values())
+
+
+def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
+    """`gpus`: spec id → GPUSpec as planned (the scenario's own GPU with its overrides)."""
+    sp = grid.space
+    params = count_params(m)
+    pps = [pp for _, pp in grid.parallel]
+    depth = max(pps)
+    # --- scalar tables, one entry per distinct combination ----------------------------------------------------
+    weights = np.zeros((len(grid.parallel), len(grid.dtypes), depth))
+    for j, (tp, pp) in enumerate(grid.parallel):
+        for d, dt in enumerate(grid.dtypes):
+            per_stage = weights_bytes_per_stage(m, params, weight_format(m, dt), tp=tp, pp=pp)
+            if s.weights_memory_bytes is not None:
+                per_stage = [s.weights_memory_bytes] * pp
+            weights[j, d, :pp] = per_stage
+    act = np.zeros((len(grid.parallel), len(sp.max_num_seqs), len(sp.max_num_batched_tokens)))
+    for j, (tp, _) in enumerate(grid.parallel):
+        for i, seqs in enumerate(sp.max_num_seqs):
+            for b, budget in enumerate(sp.max_num_batched_tokens):
+                act[j, i, b] = s.activation_memory_bytes if s.activation_memory_bytes is not None else \
+                    activation_peak_bytes(m, max_num_batched_tokens=budget, max_num_seqs=seqs, tp=tp,
+                                          max_model_len=s.max_model_len)  # fmt: skip
+    non_torch = np.array([s.non_torch_memory_bytes if s.non_torch_memory_bytes is not None else
+                          non_torch_bytes(gpus_per_replica=tp * pp) for tp, pp in grid.parallel])  # fmt: skip
+    graphs = np.array([s.cudagraph_memory_bytes if s.cudagraph_memory_bytes is not None else
+                       cudagraph_bytes(tp=tp, enforce_eager=s.enforce_eager) for tp, _ in grid.parallel])  # fmt: skip
+    blocking, reps = _blockings(m, s, grid, gpus)
+    shape = (len(grid.parallel), len(sp.kv_cache_dtypes), len(reps), depth)
+    block_bytes, block_size, state = np.ones(shape), np.zeros(shape, dtype=np.int64), np.zeros(shape)
+    per_max_len = np.zeros((*shape, len(sp.max_num_batched_tokens)), dtype=np.int64)
+    per_request = np.ones_like(per_max_len)
+    kv_gpu = np.zeros(shape[:2])
+    for j, (tp, pp) in enumerate(grid.parallel):
+        busiest = max(pp_layer_ranges(m.num_hidden_layers, pp), key=lambda r: m.plan.attention(r) + m.plan.state(r))
+        for k, kv in enumerate(sp.kv_cache_dtypes):
+            t = s.model_copy(update={"tensor_parallel_size": tp, "pipeline_parallel_size": pp, "kv_cache_dtype": kv})
+            kv_gpu[j, k] = kv_bytes_per_token_expr(m, busiest, kv_bytes_per_element=kv_bytes_per_element(t), tp=tp).value
+            for f, rep in enumerate(reps):
+                for q, lay in enumerate(stage_layouts(t, m, rep)):
+                    block_bytes[j, k, f, q], block_size[j, k, f, q] = lay.block_bytes, lay.block_size
+                    state[j, k, f, q] = lay.state_bytes_per_request
+                    for b, budget in enumerate(sp.max_num_batched_tokens):
+                        per_max_len[j, k, f, q, b] = lay.blocks_per_request(s.max_model_len, max_num_batched_tokens=budget)
+                        per_request[j, k, f, q, b] = lay.blocks_per_request(s.request_len, max_num_batched_tokens=budget)
+    memory = np.array([gpus[g].memory_bytes for g in sp.gpus])
+    utils = np.array(sp.gpu_memory_utilizations)
+    seqs_values = np.array(sp.max_num_seqs, dtype=np.int64)
+    # --- per configuration ------------------------------------------------------------------------------------
+    par, dt, kvi, bi, si, f = grid.par, grid.dtype, grid.kv, grid.budget, grid.seqs, blocking[grid.gpu]
+    requested = memory[grid.gpu] * utils[grid.util]
+    a, nt, cg = act[par, si, bi], non_torch[par], graphs[par]
+    stages_pp = np.array(pps)[par]
+    blocks_k, avail_k = np.empty((depth, grid.size), dtype=np.int64), np.empty((depth, grid.size))
+    for q in range(depth):
+        if s.kv_cache_memory_bytes is not None:
+            avail = np.full(grid.size, s.kv_cache_memory_bytes)
+        else:
+            avail = requested - weights[par, dt, q] - a - nt
+            if s.estimate_cudagraphs and not s.enforce_eager:
+                avail = avail - cg
+        bb = block_bytes[par, kvi, f, q]
+        ok = (avail > 0) & (bb > 0)
+        blocks = np.where(ok, np.floor_divide(avail, bb, where=ok, out=np.zeros_like(avail)), 0).astype(np.int64)
+        blocks_k[q] = np.where(q < stages_pp, blocks, NO_STAGE)
+        avail_k[q] = avail
+    low = np.argmin(blocks_k, axis=0)
+    cols = np.arange(grid.size)
+    blocks = blocks_k[low, cols]
+    per_max = per_max_len[par, kvi, f, low, bi]
+    conc = np.divide(blocks, per_max, out=np.zeros(grid.size), where=per_max > 0)
+    held = np.minimum(blocks // per_request[par, kvi, f, low, bi], seqs_values[si])
+    if s.request_len > s.max_model_len:
+        held[:] = 0
+    held[conc < 1] = 0
+    return PoolArrays(num_gpu_blocks=blocks, max_concurrency=conc, max_concurrency_at_length=held,
+                      kv_cache_memory_bytes=avail_k[low, cols], weights_bytes_per_gpu=weights[par, dt, low],
+                      kv_bytes_per_token_per_gpu=kv_gpu[par, kvi], state_bytes_per_request=state[par, kvi, f, low],
+                      block_size=block_size[par, kvi, f, low])  # fmt: skip

@@ -1,0 +1,143 @@
+"""One configuration of a SearchResult as the rest of the planner speaks of it: its Scenario (what the page opens),
+an object with the Scenario's and the Report's field names (what `python -m calc search --json` prints), the
+commands that serve it, and its check against the scheduler simulation."""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+from dataclasses import dataclass
+
+from calc.resolve import without_gpu_overrides
+from calc.scenario import Scenario
+
+MAX_CHECK_PROMPTS = 1_000  # 8 requests per client, 400 at least: the first wave, which starts together, weighs little
+# Lengths drawn ±30 % around the scenario's (`--random-range-ratio 0.3`): with every length equal, a closed loop's
+# clients stay in lockstep and their prompts queue behind each other in waves — the benchmark's artefact, not the
+# steady state the closed forms describe (Qwen2.5-7B, RTX 4090 default space, 76 in flight: median TTFT 381 ms in
+# lockstep, 106 ms with 0.3, closed form 89 ms; TPOT 31.6 / 33.4 / 31.6 ms).
+CHECK_RANGE_RATIO = 0.3
+# weight precision → the vLLM flag that serves it; int8/int4 need a checkpoint quantized that way
+VLLM_DTYPE = {"auto": [], "bf16": ["--dtype", "bfloat16"], "fp16": ["--dtype", "float16"], "fp8": ["--quantization", "fp8"],
+              "int8": [], "int4": []}  # fmt: skip
+SGLANG_DTYPE = {"auto": [], "bf16": ["--dtype", "bfloat16"], "fp16": ["--dtype", "float16"],
+                "fp8": ["--quantization", "fp8"], "int8": [], "int4": []}  # fmt: skip
+CHECKPOINT = {"int8": "an INT8 (W8A8) checkpoint of {}", "int4": "an INT4 (AWQ or GPTQ) checkpoint of {}"}
+NIXL = json.dumps({"kv_connector": "NixlConnector", "kv_role": "kv_both"}, separators=(",", ":"))
+
+
+def fields_of(r, i: int) -> dict:
+    """The Scenario fields that make configuration i."""
+    g, b = r.grid, r.base(i)
+    tp, pp = g.parallel[g.par[b]]
+    sp = g.space
+    return {"gpu": sp.gpus[g.gpu[b]], "tensor_parallel_size": int(tp), "pipeline_parallel_size": int(pp),
+            "dtype": g.dtypes[g.dtype[b]], "kv_cache_dtype": sp.kv_cache_dtypes[g.kv[b]],
+            "max_num_seqs": int(sp.max_num_seqs[g.seqs[b]]), "max_num_batched_tokens": int(sp.max_num_batched_tokens[g.budget[b]]),
+            "gpu_memory_utilization": float(sp.gpu_memory_utilizations[g.util[b]]),
+            "concurrency": int(r.concurrency[i]), "disaggregated": bool(r.disaggregated[i])}  # fmt: skip
+
+
+def scenario_of(r, i: int) -> Scenario:
+    """Configuration i as a Scenario at its operating point: `evaluate()` of it shows this configuration's numbers.
+    On another GPU than the scenario's, the scenario's GPU overrides and own price do not travel."""
+    f = fields_of(r, i)
+    s = r.scenario
+    if f["gpu"] != s.gpu:
+        s = without_gpu_overrides(s).model_copy(update={"gpu_hour_price": None})
+    return Scenario.model_validate(s.model_dump() | f)
+
+
+def _num(x):
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def row(r, i: int) -> dict:
+    """Configuration i with the Scenario's field names, then the Report's, the currency and the serve command."""
+    s, p, b = r.scenario, r.pool, r.base(i)
+    deployed = r.gpus[i] > 0
+    out = fields_of(r, i) | {"max_model_len": s.max_model_len, "engine": s.engine}
+    out |= {"fits": bool(r.why[i] not in (1, 2, 3)), "meets_slo": bool(r.capacity_rps[i] > 0), "why_not": r.why_not(i),
+            "num_gpu_blocks": int(p.num_gpu_blocks[b]), "max_concurrency": float(p.max_concurrency[b]),
+            "max_concurrency_at_length": int(p.max_concurrency_at_length[b]), "ttft_s": _num(r.ttft_s[i]),
+            "tpot_s": _num(r.tpot_s[i]), "tokens_per_s_per_user": _num(r.tokens_per_s_per_user[i]),
+            "tokens_per_s_per_gpu": _num(r.tokens_per_s_per_gpu[i]), "requests_per_s": _num(r.requests_per_s[i]),
+            "capacity_rps_per_replica": _num(r.capacity_rps[i]), "conformance": _num(r.conformance[i]),
+            "goodput_rps": _num(r.goodput_rps[i]),
+            "replicas": int(r.replicas[i]) if deployed and s.request_rate else None,
+            "prefill_instances": int(r.prefill_instances[i]) if deployed and r.disaggregated[i] else None,
+            "decode_instances": int(r.decode_instances[i]) if deployed and r.disaggregated[i] else None,
+            "gpus": int(r.gpus[i]) if deployed else None, "price_per_gpu_hour": float(r.price_per_gpu_hour[i]),
+            "cost_per_hour": _num(r.cost_per_hour[i]) if deployed else None,
+            "cost_per_million_output_tokens": _num(r.cost_per_million_output_tokens[i]) if deployed else None,
+            "currency": r.currency(i)}  # fmt: skip
+    cmds = serve_commands(r, i)
+    out["serve_command"] = "\n".join(f"# {role}\n{cmd}" if role else cmd for role, cmd in cmds)
+    return out
+
+
+def serve_commands(r, i: int) -> list[tuple[str, str]]:
+    """(role, command) for configuration i: one `vllm serve` (or SGLang launch) line, or a prefill and a decode one."""
+    f, s = fields_of(r, i), r.scenario
+    name = r.hf_id or r.model_name
+    model = CHECKPOINT[f["dtype"]].format(name) if f["dtype"] in CHECKPOINT else name
+    if s.engine == "sglang":
+        kv = ["--kv-cache-dtype", "fp8_e4m3"] if f["kv_cache_dtype"] == "fp8" else []
+        base = ["python", "-m", "sglang.launch_server", "--model-path", model, "--tp-size", f["tensor_parallel_size"],
+                "--pp-size", f["pipeline_parallel_size"], "--context-length", s.max_model_len, "--max-running-requests",
+                f["max_num_seqs"], "--chunked-prefill-size", f["max_num_batched_tokens"], "--mem-fraction-static",
+                f"{f['gpu_memory_utilization']:g}", *kv, *SGLANG_DTYPE[f["dtype"]]]  # fmt: skip
+        roles = (("prefill", ["--disaggregation-mode", "prefill"]), ("decode", ["--disaggregation-mode", "decode"]))
+    else:
+        base = ["vllm", "serve", model, "--tensor-parallel-size", f["tensor_parallel_size"], "--pipeline-parallel-size",
+                f["pipeline_parallel_size"], "--max-model-len", s.max_model_len, "--max-num-seqs", f["max_num_seqs"],
+                "--max-num-batched-tokens", f["max_num_batched_tokens"], "--gpu-memory-utilization",
+                f"{f['gpu_memory_utilization']:g}", "--kv-cache-dtype", f["kv_cache_dtype"], *VLLM_DTYPE[f["dtype"]]]  # fmt: skip
+        roles = (("prefill", ["--kv-transfer-config", NIXL]), ("decode", ["--kv-transfer-config", NIXL]))
+    line = " ".join(shlex.quote(str(x)) for x in base)
+    if not r.disaggregated[i]:
+        return [("", line)]
+    counts = {"prefill": r.prefill_instances[i], "decode": r.decode_instances[i]}
+    return [(f"{role}: {int(counts[role]):,} instance(s)" if r.gpus[i] else role,
+             line + " " + " ".join(shlex.quote(x) for x in extra)) for role, extra in roles]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Check:
+    """A configuration's closed-form latency against the scheduler simulation at its operating point
+    (`vllm bench serve --max-concurrency C --random-range-ratio 0.3`, calc.bench.serve)."""
+
+    ttft_s: float
+    tpot_s: float
+    simulated_ttft_s: float
+    """Median TTFT of the simulated run."""
+    simulated_tpot_s: float
+    """Mean TPOT of the simulated run."""
+    num_prompts: int
+    max_concurrency: int
+    range_ratio: float
+
+    @property
+    def ttft_ratio(self) -> float:
+        return self.ttft_s / self.simulated_ttft_s
+
+    @property
+    def tpot_ratio(self) -> float:
+        return self.tpot_s / self.simulated_tpot_s
+
+
+def check(r, i: int, catalog) -> Check | None:
+    """None for a disaggregated configuration: the simulation serves one aggregated engine."""
+    from calc import bench
+    from calc.evaluate import evaluate
+
+    if r.disaggregated[i]:
+        return None
+    report = evaluate(scenario_of(r, i), catalog)
+    c = int(r.concurrency[i])
+    n = min(MAX_CHECK_PROMPTS, max(400, 8 * c))
+    d = bench.serve(report, num_prompts=n, max_concurrency=c, range_ratio=CHECK_RANGE_RATIO).bench_summary()
+    return Check(float(r.ttft_s[i]), float(r.tpot_s[i]), d["median_ttft_ms"] / 1e3, d["mean_tpot_ms"] / 1e3, n, c,
+                 CHECK_RANGE_RATIO)  # fmt: skip

@@ -1,0 +1,170 @@
+"""calc.step_time.StepModel.terms and calc.latency's closed forms over arrays of configurations.
+
+The per-rank quantities come from the scalar code: calc.step_inputs.step_model once per distinct (TP, weight
+precision, KV dtype) for what does not depend on the GPU, and calc.step_inputs.gpu_rates once per (GPU, matmul
+precision) for what does. The arithmetic below repeats StepModel.terms and calc.latency.latency operation for
+operation and in the same order, so an entry equals the scalar result (tests/test_search_parity.py holds them to
+1e-9 on random configurations; exact zeros the scalar adds are skipped, which changes no bit).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from itertools import product
+from types import SimpleNamespace
+
+import numpy as np
+
+from calc.latency import request_overhead_s
+from calc.pool import kv_bytes_per_element
+from calc.resolve import override_gpu
+from calc.scenario import Scenario
+from calc.search_space import Grid
+from calc.step_inputs import gpu_rates, step_model
+from calc.weights import weight_format
+
+
+@dataclass(frozen=True)
+class _PoolInputs:
+    """What step_model reads from a PoolResult (the rest of the pool does not enter the step time)."""
+
+    params: object
+    weight_format: object
+    kv_bytes_per_element: float
+
+
+@dataclass(frozen=True)
+class Consts:
+    """What every configuration shares: the model, the engine and the scenario's lengths."""
+
+    h: float
+    gcs: float
+    layers2: int
+    arb: float
+    step_overhead_s: float
+    layer_overhead_s: float
+    """layers × the CUDA-graph launch cost (the eager one under enforce_eager)."""
+    layer_overhead_eager_s: float
+    """layers × the eager launch cost: steps of more than cudagraph_max_tokens tokens have no captured graph."""
+    cudagraph_max_tokens: int
+    per_seq_s: float
+    stream_s: float
+    """The API server's time per streamed token: a served step lasts at least sequences × this (StepTerms)."""
+    experts: int
+    top_k: int
+    moe_layers: int
+    caps: tuple[float, ...]
+    state: bool
+    """Some layer keeps a per-request state (Mamba, linear attention): its read and write-back enter each step."""
+    mixed: bool
+    L: int
+    N: int
+    ctx: float
+    pairs: float
+    front_queue_s: float
+
+
+def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, dict[str, np.ndarray]]:
+    """The step model of every configuration: shared constants, and one row per per-configuration quantity
+    (rows 'kb<i>'/'af<i>' per attention kind: KV bytes and attention FLOP per context token)."""
+    sp, engine = grid.space, catalog.engines[s.engine]
+    tps = sorted({tp for tp, _ in grid.parallel})
+    rep_gpu = catalog.gpus[sp.gpus[0]]
+
+    def model_at(tp: int, d: int, k: int):
+        t = s.model_copy(update={"tensor_parallel_size": tp, "dtype": grid.dtypes[d], "kv_cache_dtype": sp.kv_cache_dtypes[k]})
+        return step_model(t, m, rep_gpu, _PoolInputs(params, weight_format(m, grid.dtypes[d]), kv_bytes_per_element(t)), engine)
+
+    # the weights' precision does not enter the KV reads, nor the KV dtype the rest: one model per (TP, precision)
+    # at the first KV dtype, and the KV reads of the others from one model per (TP, KV dtype)
+    base = {(ti, d): model_at(tp, d, 0) for ti, tp in enumerate(tps) for d in range(len(grid.dtypes))}
+    kv_read = {(ti, k): (base[ti, 0] if k == 0 else model_at(tp, 0, k)).kv_read
+               for ti, tp in enumerate(tps) for k in range(len(sp.kv_cache_dtypes))}  # fmt: skip
+    rates = {}
+    for gi, gid in enumerate(sp.gpus):
+        for d, dt in enumerate(grid.dtypes):
+            cd = weight_format(m, dt).compute_dtype
+            g = override_gpu(s, catalog.gpus[gid], cd) if gid == s.gpu else catalog.gpus[gid]
+            rates[gi, d] = gpu_rates(s, g, cd)
+    one = base[0, 0]
+    tp_of = np.array([tp for tp, _ in grid.parallel])[grid.par]
+    tpi = np.searchsorted(tps, tp_of)
+    shape, kinds = (len(tps), len(grid.dtypes)), len(one.kv_read)
+    keys = list(product(*map(range, shape)))
+    sm = {name: np.array([getattr(base[key], name) for key in keys]).reshape(shape)
+          for name in ("dense_weight_bytes", "gemm_flop_per_token", "logits_flop_per_token", "expert_bytes",
+                       "expert_flop_per_token", "state_bytes_per_seq", "weight_share", "expert_weight_share")}  # fmt: skip
+    kvshape = (len(tps), len(sp.kv_cache_dtypes))
+    kb = np.array([[b for b, _ in kv_read[key]] for key in product(*map(range, kvshape))]).reshape(*kvshape, kinds)
+    af = np.array([[f for f, _ in base[ti, 0].attention_flop] for ti in range(len(tps))]).reshape(len(tps), kinds)
+    fsum = np.array([sum(f for f, _ in base[ti, 0].attention_flop) for ti in range(len(tps))])
+    rshape = (len(sp.gpus), len(grid.dtypes))
+    rkeys = list(product(*map(range, rshape)))
+    rt = {name: np.array([getattr(rates[key], name) for key in rkeys]).reshape(rshape)
+          for name in ("effective_bandwidth_bytes_per_s", "effective_flop_per_s", "allreduce_latency_s", "link_bytes_per_s")}  # fmt: skip
+    ix, gx = (tpi, grid.dtype), (grid.gpu, grid.dtype)
+    bw, fl = rt["effective_bandwidth_bytes_per_s"][gx], rt["effective_flop_per_s"][gx]
+    mbu_over, mfu_over = s.mbu is not None, s.mfu is not None
+    share = 1.0 if mbu_over else sm["weight_share"][ix]
+    attn_bw = 1.0 if mbu_over else engine.attention_bandwidth_share
+    rows = {"Wt": sm["dense_weight_bytes"][ix] / (bw * share), "fl": fl, "gf": sm["gemm_flop_per_token"][ix],
+            "lf": sm["logits_flop_per_token"][ix], "bwa": bw * attn_bw, "flacs": fl * engine.attention_compute_share,
+            "F": fsum[tpi], "latx": np.where(tp_of > 1, rt["allreduce_latency_s"][gx], 0.0), "arc": 2 * (tp_of - 1) / tp_of,
+            "link": rt["link_bytes_per_s"][gx], "budget": np.array(sp.max_num_batched_tokens, dtype=float)[grid.budget]}  # fmt: skip
+    if one.experts:  # rows a dense model does not need stay out of every gather
+        moe = 1.0 if mbu_over else sm["expert_weight_share"][ix]
+        rows |= {"EB": sm["expert_bytes"][ix], "bwm": bw * moe, "eft": sm["expert_flop_per_token"][ix]}
+    state = bool(sm["state_bytes_per_seq"].any())
+    if state:
+        rows |= {"sps": sm["state_bytes_per_seq"][ix], "bw": bw}
+    for i in range(kinds):
+        rows[f"kb{i}"], rows[f"af{i}"] = kb[tpi, grid.kv, i], af[tpi, i]
+    L, N = s.input_len, s.output_len
+    c = Consts(h=engine.gemm_half_tokens, gcs=1.0 if mfu_over else engine.gemm_compute_share, layers2=2 * one.layers,
+               arb=one.allreduce_bytes_per_token, step_overhead_s=engine.step_overhead_s,
+               layer_overhead_s=one.layers * (engine.layer_overhead_eager_s if s.enforce_eager else engine.layer_overhead_s),
+               layer_overhead_eager_s=one.layers * engine.layer_overhead_eager_s,
+               cudagraph_max_tokens=engine.cudagraph_max_tokens,
+               per_seq_s=engine.per_sequence_s, stream_s=engine.stream_token_s, experts=one.experts, top_k=one.top_k, moe_layers=one.moe_layers,
+               caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first", L=L,
+               N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_queue_s=request_overhead_s(s, engine) + s.queue_s)  # fmt: skip
+    v = SimpleNamespace(**rows)
+    steps = np.ceil(L / np.maximum(1, v.budget))
+    rows["alone"] = step_total(c, v, L / steps, c.pairs / steps, 0, 0.0, scale=steps)
+    rows["base"] = c.front_queue_s + rows["alone"]
+    rows["dec1"] = step_total(c, v, 0, 0, 1, 1 * c.ctx)
+    return c, rows
+
+
+def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None):
+    """StepModel.terms(pt, pairs, ds, dctx).total_s (each term × `scale` first when given, as latency.scaled)."""
+    n = ds + pt
+    ramp = n / (n + c.h) * c.gcs
+    gemm = n * v.gf + (ds + (np.asarray(pt) > 0)) * v.lf
+    out = [np.maximum(v.Wt, gemm / (v.fl * ramp))]
+    if c.experts:
+        touched = c.experts * (1.0 - (1.0 - c.top_k / c.experts) ** n) * c.moe_layers
+        per_expert = n * c.top_k * c.moe_layers / touched
+        out.append(np.maximum(touched * v.EB / v.bwm, n * v.eft / (v.fl * per_expert / (per_expert + c.h) * c.gcs)))
+    if c.caps:
+        dsa = np.asarray(ds)
+        avg = np.divide(dctx, ds, out=np.zeros(np.broadcast(dctx, dsa).shape), where=dsa > 0) if np.ndim(ds) else \
+            (dctx / ds if ds else 0.0)  # fmt: skip
+        kvb = sum(getattr(v, f"kb{i}") * (avg if math.isinf(cap) else np.minimum(avg, cap)) for i, cap in enumerate(c.caps))
+        da = sum(getattr(v, f"af{i}") * (avg if math.isinf(cap) else np.minimum(avg, cap)) for i, cap in enumerate(c.caps))
+        out.append(np.maximum(ds * kvb / v.bwa, ds * da / v.flacs))
+        out.append(pairs * v.F / v.flacs)
+    if c.state:
+        out.append(2 * ds * v.sps / v.bw)
+    out.append(c.layers2 * (v.latx + v.arc * n * c.arb / v.link))
+    layer_s = np.where(np.asarray(n) > c.cudagraph_max_tokens, c.layer_overhead_eager_s, c.layer_overhead_s)
+    out += [c.step_overhead_s, layer_s if np.ndim(layer_s) else float(layer_s), ds * c.per_seq_s]
+    if scale is not None:
+        out = [t * scale for t in out]
+    total = out[0]
+    for t in out[1:]:
+        total = total + t
+    if c.stream_s:
+        total = np.maximum(total, ds * c.stream_s * (1.0 if scale is None else scale))
+    return total

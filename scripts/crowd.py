@@ -1,0 +1,135 @@
+"""A crowd on one Streamlit process: N sessions open a shared link and move an input, over the loopback only.
+
+Each session is a websocket client speaking Streamlit's own protocol (what the browser sends after it has loaded the
+page's static files): it asks for a run with the link's query string, waits for `script_finished`, then changes the
+concurrency input RERUNS times with a think time between changes, timing each round trip (sent → script finished).
+Reports, per crowd size: first-load and rerun round trips (p50/p90), reruns per second served, and the server's
+resident memory idle, at peak and after the crowd leaves.
+
+    python scripts/crowd.py [SESSIONS ...]        # default: 1 10 40
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
+from websockets.asyncio.client import connect  # noqa: E402
+
+from scripts.serve import start_server  # noqa: E402
+
+LINK = "model=qwen2.5-7b-instruct&gpu=rtx-4090&concurrency=16"
+RERUNS = 5
+THINK_S = (1.0, 3.0)  # a person moves an input, then reads the page
+TIMEOUT_S = 120.0  # no session may run longer than this: the client is bounded in count and time
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def rerun_msg(query: str, widget_id: str | None = None, value: int | None = None) -> bytes:
+    msg = BackMsg()
+    msg.rerun_script.query_string = query
+    msg.rerun_script.page_script_hash = ""
+    if widget_id is not None:
+        w = msg.rerun_script.widget_states.widgets.add()
+        w.id = widget_id
+        w.int_value = value
+    return msg.SerializeToString()
+
+
+async def until_finished(ws, widgets: dict[str, str]) -> None:
+    """Read ForwardMsgs until the run finishes, noting each widget's id by its user key."""
+    while True:
+        fm = ForwardMsg()
+        fm.ParseFromString(await ws.recv())
+        if fm.HasField("delta") and fm.delta.HasField("new_element"):
+            el = fm.delta.new_element
+            kind = el.WhichOneof("type")
+            wid = getattr(getattr(el, kind), "id", "") if kind else ""
+            if isinstance(wid, str) and wid:
+                widgets[wid.rsplit("-", 1)[-1]] = wid
+        if fm.HasField("script_finished"):
+            return
+
+
+async def session(url: str, rng: random.Random, out: dict[str, list[float]]) -> None:
+    widgets: dict[str, str] = {}
+    async with connect(url, max_size=None, open_timeout=TIMEOUT_S) as ws:
+        t = time.perf_counter()
+        await ws.send(rerun_msg(LINK))
+        await until_finished(ws, widgets)
+        out["first"].append(time.perf_counter() - t)
+        wid = widgets.get("concurrency")
+        for i in range(RERUNS):
+            await asyncio.sleep(rng.uniform(*THINK_S))
+            t = time.perf_counter()
+            await ws.send(rerun_msg(LINK, wid, 17 + i))
+            await until_finished(ws, widgets)
+            out["rerun"].append(time.perf_counter() - t)
+
+
+def pct(xs: list[float], q: float) -> float:
+    return statistics.quantiles(xs, n=100)[q - 1] if len(xs) > 1 else (xs[0] if xs else float("nan"))
+
+
+async def crowd(url: str, n: int, seed: int = 0) -> dict:
+    out: dict[str, list[float]] = {"first": [], "rerun": []}
+    rng = random.Random(seed)
+    t = time.perf_counter()
+    await asyncio.wait_for(asyncio.gather(*(session(url, random.Random(rng.random()), out) for _ in range(n))),
+                           TIMEOUT_S)  # fmt: skip
+    wall = time.perf_counter() - t
+    return {"wall_s": wall, **out, "runs_per_s": (len(out["first"]) + len(out["rerun"])) / wall}
+
+
+def main(sizes: list[int]) -> None:
+    proc, base = start_server()
+    url = base.replace("http", "ws") + "/_stcore/stream"
+    try:
+        asyncio.run(crowd(url, 1))  # warm the imports and caches once, as a running server would be
+        time.sleep(2)
+        idle = rss_mb(proc.pid)
+        print(f"server idle after one warm-up session: {idle:.0f} MB resident")
+        print(f"{'sessions':>8s} {'first load p50/p90':>20s} {'rerun p50/p90':>16s} {'runs/s':>7s} {'peak MB':>8s} {'after MB':>9s}")
+        for n in sizes:
+            peak = [idle]
+
+            async def watch(stop: asyncio.Event, peak: list = peak) -> None:
+                while not stop.is_set():
+                    peak.append(rss_mb(proc.pid))
+                    await asyncio.sleep(0.2)
+
+            async def measured(n: int = n) -> dict:
+                stop = asyncio.Event()
+                w = asyncio.create_task(watch(stop))
+                try:
+                    return await crowd(url, n)
+                finally:
+                    stop.set()
+                    await w
+
+            r = asyncio.run(measured())
+            time.sleep(5)  # sessions are dropped when their websocket closes
+            after = rss_mb(proc.pid)
+            print(f"{n:8d} {pct(r['first'], 50):9.2f}/{pct(r['first'], 90):5.2f} s {pct(r['rerun'], 50):8.2f}/{pct(r['rerun'], 90):5.2f} s"
+                  f" {r['runs_per_s']:7.1f} {max(peak):8.0f} {after:9.0f}", flush=True)  # fmt: skip
+    finally:
+        proc.terminate()
+
+
+if __name__ == "__main__":
+    main([int(a) for a in sys.argv[1:]] or [1, 10, 40])

@@ -1,0 +1,118 @@
+"""`python -m calc search`, run as a user would, and the issue's done-when: Llama-3.1-70B at 10 req/s, 2,000 in /
+500 out, TTFT ≤ 0.5 s, TPOT ≤ 50 ms — the CLI names the cheapest deployment with its serve command, and that
+configuration opened as a Scenario shows the same TTFT, TPOT, replicas and cost."""
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from boundary.cli import main
+from calc.evaluate import evaluate
+from calc.scenario import Scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+DONE_WHEN = ["--model", "llama-3.1-70b", "--request-rate", "10", "--input-len", "2000", "--output-len", "500",
+             "--slo-ttft-s", "0.5", "--slo-tpot-s", "0.05"]  # fmt: skip
+SCENARIO_KEYS = ("gpu", "tensor_parallel_size", "pipeline_parallel_size", "dtype", "kv_cache_dtype", "max_num_seqs",
+                 "max_num_batched_tokens", "gpu_memory_utilization", "concurrency", "disaggregated")  # fmt: skip
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "calc", "search", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def done_when():
+    p = run(*DONE_WHEN, "--json")
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def test_the_cheapest_deployment_reopens_with_the_same_numbers(done_when, catalog):
+    d = done_when
+    assert d["configs_evaluated"] > 10_000 and d["frontier"]
+    c = d["cheapest"]
+    assert c["gpu"] in catalog.gpus and c["currency"] == "USD" and c["replicas"] >= 1
+    cmd = c["serve_command"]
+    assert "vllm serve meta-llama/Llama-3.1-70B" in cmd
+    for flag, key in (("--tensor-parallel-size", "tensor_parallel_size"), ("--pipeline-parallel-size", "pipeline_parallel_size"),
+                      ("--max-num-seqs", "max_num_seqs"), ("--max-num-batched-tokens", "max_num_batched_tokens"),
+                      ("--kv-cache-dtype", "kv_cache_dtype"), ("--max-model-len", "max_model_len")):  # fmt: skip
+        assert f"{flag} {c[key]}" in cmd
+    # opened as a scenario: the search's own scenario with the configuration's Scenario fields
+    s = Scenario.model_validate(d["scenario"] | {k: c[k] for k in SCENARIO_KEYS})
+    r = evaluate(s, catalog)
+    assert r.latency.ttft_s == pytest.approx(c["ttft_s"], rel=1e-9)
+    assert r.latency.tpot_s == pytest.approx(c["tpot_s"], rel=1e-9)
+    assert (r.fleet.replicas, r.fleet.gpus) == (c["replicas"], c["gpus"])
+    assert r.fleet.cost_per_million_output_tokens == pytest.approx(c["cost_per_million_output_tokens"], rel=1e-9)
+    assert r.fleet.currency == c["currency"]
+    # the SLOs hold at the quota for that deployment
+    assert c["ttft_s"] <= 0.5 and c["tpot_s"] <= 0.05 and r.conformance.conformance >= 0.9
+
+
+def test_no_cheaper_configuration_meets_the_slos(done_when):
+    d = done_when
+    cheapest = d["cheapest"]["cost_per_million_output_tokens"]
+    for other in [*d["frontier"], *d["best_per_gpu"].values()]:
+        assert other["cost_per_million_output_tokens"] >= cheapest
+
+
+def test_frontier_entries_carry_their_simulation_check(done_when):
+    checked = [x for x in done_when["frontier"] if x["check"]]
+    assert all(x["disaggregated"] for x in done_when["frontier"] if not x["check"])
+    for x in checked:
+        chk = x["check"]
+        assert chk["max_concurrency"] == x["concurrency"] and chk["simulated_tpot_s"] > 0
+        assert chk["tpot_ratio"] == pytest.approx(x["tpot_s"] / chk["simulated_tpot_s"])
+
+
+def test_text_names_the_cheapest_with_its_command(done_when):
+    p = run(*DONE_WHEN)
+    assert p.returncode == 0, p.stderr
+    c = done_when["cheapest"]
+    assert f"Cheapest: {c['gpu']}, TP {c['tensor_parallel_size']}" in p.stdout
+    assert "vllm serve meta-llama/Llama-3.1-70B" in p.stdout and "Pareto frontier" in p.stdout
+    assert "None" not in p.stdout and " USD" in p.stdout
+
+
+def test_csv_for_spreadsheets():
+    p = run("--gpus", "h100-sxm,l40s", "--tensor-parallel-size", "1,2", "--csv")
+    assert p.returncode == 0, p.stderr
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    assert rows and {"gpu", "tensor_parallel_size", "ttft_s", "cost_per_million_output_tokens", "currency",
+                     "serve_command", "listed_as"} <= set(rows[0])  # fmt: skip
+    assert rows[0]["listed_as"].startswith("cheapest") and {r["gpu"] for r in rows} <= {"h100-sxm", "l40s"}
+    assert all("\n" not in r["serve_command"] for r in rows)
+
+
+def test_all_lists_every_configuration(catalog):
+    p = run("--gpus", "l40s", "--tensor-parallel-size", "1", "--pipeline-parallel-size", "1", "--dtype", "auto",
+            "--kv-cache-dtype", "auto,fp8", "--max-num-seqs", "16,32", "--json", "--all")  # fmt: skip
+    d = json.loads(p.stdout)
+    assert d["configs_evaluated"] == len(d["configurations"]) == 1 * 2 * 2 * 2  # KV × seqs × modes
+
+
+def test_help():
+    p = run("--help")
+    assert p.returncode == 0 and "--tensor-parallel-size LIST" in p.stdout and "--max-gpus N" in p.stdout
+
+
+@pytest.mark.parametrize("args, flag", [(["--gpus", "h900"], "--gpus"), (["--tensor-parallel-size", "2,x"], "--tensor-parallel-size"),
+                                        (["--dtype", "fp4"], "--dtype"), (["--max-gpus", "0"], "--max-gpus"),
+                                        (["--budget-per-hour", "abc"], "--budget-per-hour"),
+                                        (["--max-num-seqs", ",".join(["9"] * 40)], "--max-num-seqs"),
+                                        (["--slo-ttft-s", "-1"], "--slo-ttft-s"), (["--request-rate", "inf"], "--request-rate"),
+                                        (["--max-num-seqs", ",".join(str(n) for n in range(1, 33)),
+                                          "--max-num-batched-tokens", ",".join(str(n) for n in range(512, 512 + 16)),
+                                          "--pipeline-parallel-size", "1,2,3,4"], "--max-num-seqs")])  # fmt: skip
+def test_bad_input_is_one_line_naming_the_flag(capsys, args, flag):
+    assert main(["search", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: {flag}:"), err

@@ -1,0 +1,68 @@
+"""No input costs one rerun more than about a second of CPU or 200 MB: the worst known inputs, each timed."""
+
+import time
+import tracemalloc
+
+import pytest
+
+from calc.custom import encode_custom_model
+from calc.errors import InputError
+from calc.evaluate import evaluate
+from calc.hf_config import model_from_hf_config
+from calc.scenario import Scenario
+
+CPU_S, PEAK_BYTES = 1.0, 200e6
+
+
+def bounded(fn):
+    """Run twice: timed (CPU seconds), then traced (peak Python memory; tracing slows a run several-fold)."""
+    t = time.process_time()
+    out = fn()
+    cpu = time.process_time() - t
+    tracemalloc.start()
+    try:
+        fn()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert cpu < CPU_S and peak < PEAK_BYTES, (cpu, peak)
+    return out
+
+
+def deep_model(layers: int):
+    cfg = {"model_type": "llama", "num_hidden_layers": layers, "hidden_size": 512, "num_attention_heads": 8,
+           "num_key_value_heads": 8, "intermediate_size": 1024, "vocab_size": 32000, "max_position_embeddings": 4096}  # fmt: skip
+    return model_from_hf_config(cfg)
+
+
+def test_ten_million_layers_are_refused_at_once():
+    with pytest.raises(InputError, match="num_hidden_layers"):
+        bounded(lambda: deep_model(10**7))
+
+
+def test_the_deepest_allowed_model_plans_within_the_bound(catalog):
+    # 1,024 layers (the cap; the deepest published decoder has 126): the whole Report, every lazy section
+    s = Scenario(model="custom", custom_model=encode_custom_model(deep_model(1024)), request_rate=10)
+    bounded(lambda: evaluate(s, catalog).to_dict())
+
+
+def test_a_huge_slo_simulation_is_sampled(catalog):
+    # request_rate × sim_window_s requests would be 10⁷ × 3,600: the simulation draws at most 20,000
+    s = Scenario(model="llama-3.2-1b", gpu="b200", request_rate=1e7, sim_window_s=3600)
+    rows = bounded(lambda: evaluate(s, catalog).simulation)
+    assert "sampled" in rows[-1].name
+
+
+def test_the_largest_benchmark_simulation_is_bounded(catalog):
+    from calc import bench
+
+    r = evaluate(Scenario(model="llama-3.2-1b", gpu="h100-sxm", input_len=128, output_len=64), catalog)
+    res = bounded(lambda: bench.serve(r, num_prompts=10**9, max_concurrency=64))
+    assert res.completed == bench.MAX_SIM_PROMPTS  # capped, whatever was asked
+
+
+def test_a_long_link_value_is_refused_quickly():
+    from boundary.urlstate import validate_query
+
+    values, warnings = bounded(lambda: validate_query({"custom_model": ["A" * 400_000], "concurrency": ["9" * 5000]}))
+    assert "custom_model" not in values and "concurrency" not in values and len(warnings) == 2

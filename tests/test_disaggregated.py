@@ -1,0 +1,63 @@
+"""Disaggregated serving (Scenario.disaggregated): prefill and decode on separate instances of one configuration."""
+
+from math import ceil
+
+import pytest
+from conftest import scenario
+
+from calc.evaluate import evaluate
+from calc.units import HOUR_S
+
+BASE = dict(model="llama-3.1-8b", gpu="h100-sxm", input_len=2000, output_len=500, concurrency=32)
+
+
+def test_ttft_is_prefill_alone_plus_the_kv_transfer_plus_one_decode_step(catalog):
+    lat = evaluate(scenario(**BASE, disaggregated=True, queue_s=0.01), catalog).latency
+    parts = lat.request_overhead_s + 0.01 + lat.prefill_s + lat.kv_transfer_s + lat.itl_s
+    assert lat.ttft_s == pytest.approx(parts, rel=1e-12)
+    assert "KV transfer" in lat.formulas["ttft_s"].symbolic() and lat.formulas["ttft_s"].value == lat.ttft_s
+
+
+def test_the_transfer_is_the_prompts_kv_over_the_link(catalog):
+    r = evaluate(scenario(**BASE, disaggregated=True, kv_transfer_gb_per_s=50), catalog)
+    # Llama-3.1-8B: 2 (K,V) × 32 layers × 8 KV heads × 128 × 2 B = 131,072 B per token, on one GPU
+    assert r.latency.kv_transfer_s == pytest.approx(2000 * 131_072 / 50e9)
+
+
+def test_tpot_is_a_plain_decode_step_and_beats_the_mixed_one(catalog):
+    dis = evaluate(scenario(**BASE, disaggregated=True), catalog).latency
+    agg = evaluate(scenario(**BASE), catalog).latency
+    assert dis.tpot_s == dis.itl_s  # no prompt rides on a decode instance's steps
+    assert agg.tpot_s > agg.itl_s  # vLLM mixes the arriving prompts into the decode steps
+    assert dis.tpot_s < agg.tpot_s
+
+
+def test_a_decode_instance_holds_each_request_for_its_output_steps(catalog):
+    lat = evaluate(scenario(**BASE, disaggregated=True), catalog).latency
+    assert lat.requests_per_s == pytest.approx(32 / (500 * lat.tpot_s))
+
+
+def test_prefill_and_decode_instances_for_the_rate(catalog):
+    r = evaluate(scenario(**BASE, disaggregated=True, request_rate=20, tensor_parallel_size=2), catalog)
+    fl, lat = r.fleet, r.latency
+    prefill = ceil(20 * 2000 / (2000 / lat.prefill_s))  # prompt tokens of the rate over one instance's tokens/s
+    decode = ceil(20 / fl.capacity.rps)
+    assert (fl.prefill_instances, fl.decode_instances) == (prefill, decode)
+    assert fl.replicas == prefill + decode and fl.gpus == (prefill + decode) * 2
+    price = catalog.gpus["h100-sxm"].price_per_gpu_hour
+    assert fl.cost_per_million_output_tokens == pytest.approx(price * fl.gpus / (20 * 500 * HOUR_S) * 1e6)
+    assert fl.currency == "USD"
+
+
+def test_without_a_rate_one_decode_instance_and_its_prefill(catalog):
+    r = evaluate(scenario(**BASE, disaggregated=True), catalog)
+    fl = r.fleet
+    assert fl.replicas is None and fl.decode_instances == 1
+    assert fl.prefill_instances == ceil(r.latency.requests_per_s * r.latency.prefill_s)
+    assert fl.cost_per_hour == pytest.approx(fl.price_per_gpu_hour * (fl.prefill_instances + 1))
+
+
+def test_aggregated_scenarios_are_unchanged(catalog):
+    r = evaluate(scenario(**BASE, request_rate=20), catalog)
+    assert r.fleet.prefill_instances is None and r.fleet.decode_instances is None
+    assert r.latency.requests_per_s == pytest.approx(32 / r.latency.e2e_s)

@@ -1,0 +1,50 @@
+"""An override describes the scenario's own hypothetical part: it changes that GPU or model and nothing else."""
+
+import pytest
+from conftest import scenario
+
+from calc.evaluate import evaluate
+from calc.resolve import GPU_OVERRIDES, MODEL_OVERRIDES
+
+EXTREME = {"memory_gib": 200.0, "memory_bandwidth_gb_per_s": 100.0, "peak_tflop_per_s": 50.0,
+           "scaleup_link_gb_per_s": 1.0, "host_link_gb_per_s": 1.0}  # fmt: skip
+
+
+def options(r) -> dict:
+    return {o.gpu: (o.tensor_parallel_size, round(o.capacity_rps, 9), o.cost_per_million_output_tokens)
+            for o in r.gpu_options}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def base(catalog):
+    return evaluate(scenario(gpu="rtx-4090", request_rate=5), catalog)
+
+
+@pytest.mark.parametrize("field", GPU_OVERRIDES)
+def test_a_gpu_override_leaves_every_other_gpu_alone(catalog, base, field):
+    r = evaluate(scenario(gpu="rtx-4090", request_rate=5, **{field: EXTREME[field]}), catalog)
+    mine, theirs = options(r), options(base)
+    others = set(theirs) - {"rtx-4090"}
+    assert {g: mine.get(g) for g in others} == {g: theirs[g] for g in others}
+    assert r.gpu != base.gpu  # …while the scenario's own GPU did change
+
+
+def test_every_override_field_is_covered():
+    assert set(EXTREME) == set(GPU_OVERRIDES)
+
+
+def test_the_bigger_gpu_suggestion_survives_an_own_memory_override(catalog):
+    # issue 15: with memory_gib set to the 4090's own value, the "bigger GPU" suggestion disappeared
+    s = dict(gpu="rtx-4090", input_len=8192, max_model_len=8448)
+    plain = evaluate(scenario(**s), catalog).suggestions
+    same = evaluate(scenario(**s, memory_gib=catalog.gpus["rtx-4090"].memory_gib), catalog).suggestions
+    assert [x.change for x in plain if x.change.startswith("gpu=")] == [x.change for x in same if x.change.startswith("gpu=")]
+    bigger = next(x for x in same if x.change.startswith("gpu="))
+    assert "memory_gib" not in bigger.fields or bigger.fields["memory_gib"] is None
+
+
+@pytest.mark.parametrize("field, value", [("num_hidden_layers", 14), ("num_key_value_heads", 28), ("head_dim", 64)])
+def test_a_model_override_changes_the_model_everywhere_but_no_gpu(catalog, base, field, value):
+    assert field in MODEL_OVERRIDES
+    r = evaluate(scenario(gpu="rtx-4090", request_rate=5, **{field: value}), catalog)
+    assert getattr(r.model, field) == value and r.gpu == base.gpu

@@ -1,0 +1,148 @@
+"""calc.search: the space, the grid, the frontier, the filters, prices and the serve commands."""
+
+import numpy as np
+import pytest
+from conftest import scenario
+from pydantic import ValidationError
+
+from calc.errors import InputError
+from calc.search import pareto, search
+from calc.search_rows import check, row, serve_commands
+from calc.search_space import grid, space_of
+
+SMALL = dict(model="llama-3.1-8b", request_rate=8, input_len=1000, output_len=300, search_gpus="h100-sxm,l40s,a10",
+             search_max_num_seqs="16,64,256")  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def small(catalog):
+    return search(scenario(**SMALL), catalog)
+
+
+def test_all_means_every_shipped_gpu_and_unknown_ones_are_named(catalog):
+    assert space_of(scenario(), catalog.gpus).gpus == tuple(catalog.gpus)
+    with pytest.raises(InputError) as e:
+        space_of(scenario(search_gpus="h100-sxm,h900"), catalog.gpus)
+    assert e.value.field == "search_gpus" and "h900" in str(e.value)
+
+
+@pytest.mark.parametrize("field, text", [("search_tensor_parallel_size", "1,3.5"), ("search_dtype", "auto,fp4"),
+                                         ("search_kv_cache_dtype", "int8"), ("search_max_num_seqs", ""),
+                                         ("search_gpu_memory_utilization", "0.9,1.5"), ("search_gpus", "H100!"),
+                                         ("search_max_num_seqs", ",".join(["8"] * 33))])  # fmt: skip
+def test_a_bad_search_list_names_its_field(field, text):
+    with pytest.raises(ValidationError) as e:
+        scenario(**{field: text})
+    assert e.value.errors()[0]["loc"] == (field,)
+
+
+def test_tp_sizes_vllm_refuses_are_left_out_with_the_reason(catalog):
+    m = catalog.models["qwen2.5-7b-instruct"]  # 28 heads, 4 KV heads
+    s = scenario(search_tensor_parallel_size="1,2,3,8")
+    g = grid(space_of(s, catalog.gpus), s, m)
+    assert [tp for tp, _ in g.parallel] == [1, 1, 2, 2]  # pipeline sizes 1 and 2 each
+    assert len(g.refused) == 4 and all("TP 3" in x or "TP 8" in x for x in g.refused)
+
+
+def test_the_checkpoints_own_precision_is_tried_once(catalog):
+    s = scenario(search_dtype="auto,bf16,fp8")  # Qwen2.5-7B ships in bf16: auto is bf16
+    assert grid(space_of(s, catalog.gpus), s, catalog.models["qwen2.5-7b-instruct"]).dtypes == ("auto", "fp8")
+
+
+def test_grid_size_is_the_product_of_the_lists(catalog, small):
+    # 3 GPUs × TP {1,2,4,8} × PP {1,2} × weights {auto, fp8, int4} × KV {auto, fp8} × 3 max_num_seqs, twice (modes)
+    assert small.configs_evaluated == 3 * 4 * 2 * 3 * 2 * 3 * 2
+
+
+def test_pareto_on_hand_made_points():
+    x = np.array([1.0, 2.0, 3.0, 2.0, 3.0, 1.0, 0.5])
+    y = np.array([5.0, 4.0, 3.0, 2.0, 1.0, 5.0, 9.0])
+    mask = np.array([True, True, True, True, True, True, False])
+    # (3, 3) beats (3, 1); (2, 4) beats (2, 2); (1, 5) twice: the first kept; (0.5, 9) is masked out
+    assert pareto(x, y, mask) == (2, 1, 0)
+
+
+def test_no_eligible_configuration_dominates_a_frontier_point(small):
+    ok = small.eligible
+    x, y = small.tokens_per_s_per_user, small.tokens_per_s_per_gpu
+    for i in small.frontier:
+        assert ok[i]
+        assert not np.any(ok & (x >= x[i]) & (y >= y[i]) & ((x > x[i]) | (y > y[i])))
+
+
+def test_the_cheapest_is_the_lowest_cost_that_meets_the_slos(small):
+    i = small.cheapest
+    cost = small.cost_per_million_output_tokens
+    assert small.eligible[i] and small.capacity_rps[i] > 0
+    assert cost[i] == np.nanmin(np.where(small.eligible, cost, np.nan))
+    for gid, j in small.best_per_gpu.items():
+        on = small.eligible & (np.tile(small.grid.gpu, 2) == small.grid.space.gpus.index(gid))
+        assert row(small, j)["gpu"] == gid and cost[j] == np.nanmin(np.where(on, cost, np.nan))
+
+
+def test_max_gpus_and_budget_filter(catalog):
+    r = search(scenario(**SMALL, search_max_gpus=4, search_budget_per_hour=12.0), catalog)
+    ok = r.eligible
+    assert ok.any() and r.gpus[ok].max() <= 4 and r.cost_per_hour[ok].max() <= 12.0
+    assert {r.why_not(i) for i in np.flatnonzero(~ok)} >= {"uses more GPUs than search_max_gpus"}
+
+
+def test_a_users_price_applies_to_its_own_gpu_only(catalog):
+    r = search(scenario(**SMALL, gpu="h100-sxm", gpu_hour_price=1.0, currency="EUR"), catalog)
+    on = {row(r, i)["gpu"]: (row(r, i)["price_per_gpu_hour"], row(r, i)["currency"]) for i in range(0, r.configs_evaluated, 97)}
+    assert on["h100-sxm"] == (1.0, "EUR")
+    assert on["l40s"] == (catalog.gpus["l40s"].price_per_gpu_hour, "USD")
+    assert any("not converted" in n for n in r.notes)
+
+
+def test_cost_is_price_times_gpus_over_output_tokens(small):
+    i = small.cheapest
+    d = row(small, i)
+    assert d["cost_per_million_output_tokens"] == pytest.approx(d["price_per_gpu_hour"] * d["gpus"] / (8 * 300 * 3600) * 1e6)
+    assert d["currency"] == "USD" and d["tokens_per_s_per_user"] == pytest.approx(1 / d["tpot_s"])
+
+
+def test_serve_commands_carry_every_flag(small):
+    agg = small.top(1, disaggregated=False)[0]
+    (role, cmd), = serve_commands(small, agg)
+    d = row(small, agg)
+    assert role == "" and cmd.startswith("vllm serve meta-llama/Llama-3.1-8B")
+    for flag, key in (("--tensor-parallel-size", "tensor_parallel_size"), ("--pipeline-parallel-size", "pipeline_parallel_size"),
+                      ("--max-model-len", "max_model_len"), ("--max-num-seqs", "max_num_seqs"),
+                      ("--max-num-batched-tokens", "max_num_batched_tokens"), ("--kv-cache-dtype", "kv_cache_dtype")):  # fmt: skip
+        assert f"{flag} {d[key]}" in cmd
+    assert f"--gpu-memory-utilization {d['gpu_memory_utilization']:g}" in cmd
+    assert ("--quantization fp8" in cmd) == (d["dtype"] == "fp8")
+    dis = small.top(1, disaggregated=True)[0]
+    (p_role, p_cmd), (d_role, d_cmd) = serve_commands(small, dis)
+    assert p_role.startswith("prefill") and d_role.startswith("decode") and "NixlConnector" in p_cmd
+
+
+def test_sglang_gets_its_own_launch_command(catalog):
+    r = search(scenario(**SMALL, engine="sglang"), catalog)
+    cmd = serve_commands(r, r.top(1, disaggregated=False)[0])[0][1]
+    # the cheapest may be a quantized checkpoint, named as "an INT4 (AWQ or GPTQ) checkpoint of meta-llama/…"
+    assert cmd.startswith("python -m sglang.launch_server --model-path ") and "--tp-size" in cmd
+    assert "meta-llama/Llama-3.1-8B" in cmd
+
+
+def test_the_simulation_rechecks_aggregated_configurations_only(catalog, small):
+    agg, dis = small.top(1, disaggregated=False)[0], small.top(1, disaggregated=True)[0]
+    c = check(small, agg, catalog)
+    assert c.max_concurrency == small.concurrency[agg] and c.simulated_tpot_s > 0 and c.simulated_ttft_s > 0
+    assert c.tpot_ratio == pytest.approx(small.tpot_s[agg] / c.simulated_tpot_s)
+    assert check(small, dis, catalog) is None
+
+
+def test_a_space_too_large_is_refused_by_name(catalog):
+    big = ",".join(str(x) for x in range(1, 33))
+    with pytest.raises(InputError) as e:
+        search(scenario(search_max_num_seqs=big, search_max_num_batched_tokens=big, search_pipeline_parallel_size="1,2,3,4"), catalog)
+    assert "configurations" in str(e.value)
+
+
+def test_nothing_fits_is_an_answer_not_an_error(catalog):
+    r = search(scenario(model="llama-3.1-405b", search_gpus="rtx-4090", search_tensor_parallel_size="1",
+                        search_pipeline_parallel_size="1"), catalog)  # fmt: skip
+    assert r.cheapest is None and r.frontier == () and set(r.why) == {1}
+    assert row(r, 0)["why_not"] == "no memory is left for the KV cache" and row(r, 0)["cost_per_million_output_tokens"] is None

@@ -1,0 +1,109 @@
+"""The vectorised search against the scalar evaluate(): each configuration, opened as its Scenario, must show the
+same pool, latency, replicas and cost. The expected numbers are evaluate()'s on the same points — that is the test."""
+
+import math
+
+import numpy as np
+import pytest
+
+from calc.evaluate import evaluate
+from calc.scenario import Scenario
+from calc.search import search
+from calc.search_rows import row, scenario_of
+
+# dense, MoE, MLA, sliding-window, Mamba hybrids, a pure state model, a multimodal model
+MODELS = ["llama-3.1-8b", "qwen2.5-7b-instruct", "qwen3-30b-a3b", "mixtral-8x7b-v0.1", "deepseek-v2-lite",
+          "gemma-3-27b", "gemma-2-9b", "gpt-oss-20b", "nemotron-h-8b", "jamba-1.5-mini", "falcon-mamba-7b",
+          "qwen2.5-vl-7b-instruct"]  # fmt: skip
+REL = 1e-9
+
+
+def _pick(rng, options, k) -> str:
+    return ",".join(str(x) for x in rng.choice(options, size=k, replace=False))
+
+
+def random_scenario(rng, model: str, catalog) -> Scenario:
+    gpus = sorted(catalog.gpus)
+    return Scenario(
+        model=model, gpu=str(rng.choice(gpus)), engine=str(rng.choice(["vllm", "sglang"])),
+        input_len=int(rng.integers(64, 4000)), output_len=int(rng.integers(1, 1000)),
+        max_model_len=int(rng.choice([8192, 32768])),
+        request_rate=float(rng.uniform(0.5, 40)) if rng.random() < 0.7 else None,
+        slo_ttft_s=float(rng.uniform(0.3, 3)), slo_tpot_s=float(rng.uniform(0.02, 0.15)),
+        latency_sigma=float(rng.choice([0.0, 0.2, 0.35, 0.6])), conformance_quota=float(rng.uniform(0.5, 0.99)),
+        gpu_hour_price=float(rng.uniform(0.5, 5)) if rng.random() < 0.3 else None,
+        memory_gib=float(rng.uniform(20, 200)) if rng.random() < 0.2 else None,
+        kv_transfer_gb_per_s=float(rng.uniform(5, 400)) if rng.random() < 0.3 else None,
+        memory_bandwidth_gb_per_s=float(rng.uniform(500, 5000)) if rng.random() < 0.15 else None,
+        peak_tflop_per_s=float(rng.uniform(100, 2000)) if rng.random() < 0.15 else None,
+        scaleup_link_gb_per_s=float(rng.uniform(20, 900)) if rng.random() < 0.15 else None,
+        mbu=float(rng.uniform(0.5, 0.95)) if rng.random() < 0.15 else None,
+        mfu=float(rng.uniform(0.3, 0.8)) if rng.random() < 0.15 else None,
+        enforce_eager=bool(rng.random() < 0.15), estimate_cudagraphs=bool(rng.random() < 0.85),
+        block_size=int(rng.choice([16, 16, 32, 64])), queue_s=float(rng.choice([0.0, 0.0, 0.05])),
+        disable_hybrid_kv_cache_manager=bool(rng.random() < 0.15),
+        mamba_ssm_cache_dtype=str(rng.choice(["auto", "auto", "float32", "bfloat16"])),
+        weights_memory_bytes=float(rng.uniform(5e9, 60e9)) if rng.random() < 0.08 else None,
+        activation_memory_bytes=float(rng.uniform(1e8, 3e9)) if rng.random() < 0.08 else None,
+        kv_cache_memory_bytes=float(rng.uniform(1e9, 60e9)) if rng.random() < 0.08 else None,
+        frontend_overhead_s=float(rng.uniform(0, 0.05)) if rng.random() < 0.15 else None,
+        search_gpus=_pick(rng, gpus, 5), search_tensor_parallel_size=_pick(rng, [1, 2, 4, 8], 3),
+        search_pipeline_parallel_size=_pick(rng, [1, 2, 3, 4], 2), search_dtype=_pick(rng, ["auto", "bf16", "fp8", "int8", "int4"], 3),
+        search_kv_cache_dtype=_pick(rng, ["auto", "fp8"], int(rng.integers(1, 3))),
+        search_max_num_seqs=_pick(rng, [1, 4, 16, 48, 128, 256, 1024], 3),
+        search_max_num_batched_tokens=_pick(rng, [512, 2048, 8192, 16384], 2),
+        search_gpu_memory_utilization=_pick(rng, [0.5, 0.8, 0.9, 0.95], 2),
+    )  # fmt: skip
+
+
+def close(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return a == pytest.approx(b, rel=REL, abs=0)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_search_equals_evaluate_on_random_configurations(catalog, model):
+    rng = np.random.default_rng(MODELS.index(model))
+    points = deployed = 0
+    for _ in range(2):
+        s = random_scenario(rng, model, catalog)
+        r = search(s, catalog)
+        # every configuration that a replica can serve, and a sample of the rest
+        served = np.flatnonzero(r.gpus > 0)
+        k = min(8, served.size)
+        picks = np.concatenate([rng.choice(served, size=k, replace=False),
+                                rng.choice(r.configs_evaluated, size=12 - k, replace=False)])  # fmt: skip
+        for i in picks:
+            d, rep = row(r, int(i)), evaluate(scenario_of(r, int(i)), catalog)
+            m, lat, fl = rep.memory, rep.latency, rep.fleet
+            where = f"{model} config {i}: {scenario_of(r, int(i)).changed()}"
+            points += 1
+            assert d["num_gpu_blocks"] == m.num_gpu_blocks, where
+            assert close(d["max_concurrency"], m.max_concurrency), where
+            assert d["max_concurrency_at_length"] == rep.fit.max_concurrency_at_length, where
+            assert close(d["ttft_s"], lat.ttft_s) and close(d["tpot_s"], lat.tpot_s), where
+            if d["gpus"] is None:  # no deployment: the Report has no replica count either
+                assert fl.replicas is None, where
+                continue
+            assert d["replicas"] == fl.replicas, where
+            assert d["prefill_instances"] == fl.prefill_instances and d["decode_instances"] == fl.decode_instances
+            assert close(d["cost_per_million_output_tokens"], fl.cost_per_million_output_tokens), where
+            assert d["currency"] == fl.currency, where
+            assert close(d["capacity_rps_per_replica"], fl.capacity.rps), where
+            assert close(d["conformance"], rep.conformance.conformance), where
+            deployed += 1
+    assert points == 2 * 12 and deployed >= 4
+
+
+def test_two_hundred_points_at_least():
+    assert len(MODELS) * 2 * (8 + 4) >= 200
+
+
+def test_no_rate_costs_one_replica_at_its_own_throughput(catalog):
+    s = Scenario(model="llama-3.1-8b", search_gpus="h100-sxm,l40s", search_max_num_seqs="64")
+    r = search(s, catalog)
+    i = r.cheapest
+    rep = evaluate(scenario_of(r, i), catalog)
+    assert row(r, i)["replicas"] is None and rep.fleet.replicas is None
+    assert math.isclose(row(r, i)["cost_per_million_output_tokens"], rep.fleet.cost_per_million_output_tokens, rel_tol=REL)

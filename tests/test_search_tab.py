@@ -1,0 +1,86 @@
+"""The "Find a deployment" tab with Streamlit's AppTest: it renders, names the cheapest deployment with its serve
+command, and opening that configuration makes the page show the same TTFT, TPOT, replicas and cost."""
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from calc.scenario import Scenario
+from calc.search import search
+from calc.search_rows import row
+from ui.search_chart import money, pareto_figure
+from ui.search_tab import LABEL
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+DONE_WHEN = {"model": "llama-3.1-70b", "request_rate": "10", "input_len": "2000", "output_len": "500",
+             "slo_ttft_s": "0.5", "slo_tpot_s": "0.05"}  # fmt: skip
+
+
+def run(query: dict) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for k, v in query.items():
+        at.query_params[k] = v
+    at.session_state["tab"] = LABEL
+    at.run()
+    return at
+
+
+def metrics(at) -> dict:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_the_tab_names_the_cheapest_and_opening_it_shows_the_same_numbers(catalog):
+    at = run(DONE_WHEN)
+    assert not at.exception
+    best = row(r := search(Scenario.model_validate(DONE_WHEN), catalog), r.cheapest)
+    shown = metrics(at)
+    assert shown["Cost / M output tokens"] == money(best["cost_per_million_output_tokens"], best["currency"])
+    assert shown["TTFT"] == f"{best['ttft_s'] * 1e3:,.0f} ms" and shown["TPOT"] == f"{best['tpot_s'] * 1e3:,.1f} ms"
+    assert any(c.value.startswith("vllm serve meta-llama/Llama-3.1-70B") for c in at.code)
+    next(b for b in at.button if b.key == "search_open").click()
+    at.run()
+    assert not at.exception
+    for name in ("gpu", "tensor_parallel_size", "pipeline_parallel_size", "dtype", "kv_cache_dtype", "max_num_seqs",
+                 "concurrency", "disaggregated"):  # fmt: skip
+        assert at.session_state[name] == best[name], name
+    page = metrics(at)  # the page's own headline, from evaluate() of the opened scenario
+    assert page["TTFT (estimate)"] == shown["TTFT"] and page["TPOT (estimate)"] == shown["TPOT"]
+    assert page["Replicas / GPUs"] == f"{best['replicas']} / {best['gpus']}"
+    assert page["Cost / M output tokens"] == shown["Cost / M output tokens"]
+
+
+def test_tables_link_each_configuration_and_show_no_none():
+    at = run(DONE_WHEN)
+    top, modes = at.dataframe[-2].value, at.dataframe[-1].value
+    assert all(link.startswith("?") and "model=llama-3.1-70b" in link for link in top["open"])
+    assert list(modes["configuration"].str.contains("disaggregated")) == [False, True]
+    for table in (top, modes):
+        assert not table.isin(["None", "nan"]).any().any() and table.notna().all().all()
+        assert all(c.endswith(" USD") for c in table["cost / M output tokens"])
+
+
+def test_a_bad_search_list_in_the_link_warns_and_keeps_the_default():
+    at = run({"search_tensor_parallel_size": "1,<b>2</b>"})
+    assert not at.exception
+    assert any("search\\_tensor\\_parallel\\_size" in w.value for w in at.warning)
+    assert at.session_state["search_tensor_parallel_size"] == "1,2,4,8"
+
+
+def test_a_search_space_with_an_unknown_gpu_warns_in_the_tab():
+    at = run({"search_gpus": "h100-sxm,h900"})
+    assert not at.exception
+    assert any("h900" in w.value for w in at.warning)
+
+
+def test_nothing_meeting_the_slos_says_so():
+    at = run({"model": "llama-3.1-405b", "search_gpus": "rtx-4090", "search_tensor_parallel_size": "1"})
+    assert not at.exception and any("No configuration" in e.value for e in at.error)
+
+
+def test_the_chart_has_a_point_per_configuration_shown(catalog):
+    r = search(Scenario.model_validate(DONE_WHEN), catalog)
+    fig = pareto_figure(r, {g: s.name for g, s in catalog.gpus.items()}, r.cheapest)
+    ids = [i for t in fig.data for i in t.customdata]
+    assert set(r.frontier) <= set(ids) and r.cheapest in ids
+    assert fig.layout.xaxis.title.text == "tokens/s per user (1 / TPOT)"
+    assert all("per M output tokens" in t for tr in fig.data for t in tr.text)

@@ -1,0 +1,72 @@
+"""The 'Find a deployment' figure and labels: pure functions from a SearchResult (no Streamlit), so they are tested
+on their own. Each point's customdata is its configuration's index in the result (a click opens it)."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+MAX_BACKGROUND = 200  # the cheapest eligible configurations behind the frontier: 800 cost the browser ~250 ms a rerun
+MODE_SYMBOL = {False: "circle", True: "diamond"}
+
+
+def money(x: float | None, currency: str, digits: int = 3) -> str:
+    """'0.889 USD'; '—' when there is no cost (never 'None'): boundary.fmt.money, the one cost format."""
+    from boundary.fmt import DASH
+    from boundary.fmt import money as fmt_money
+
+    return DASH if x is None or not np.isfinite(x) else fmt_money(x, currency, digits)
+
+
+def serving(r, i: int) -> str:
+    if not r.disaggregated[i]:
+        return "aggregated"
+    if r.gpus[i] > 0:
+        return f"disaggregated {int(r.prefill_instances[i]):,} P : {int(r.decode_instances[i]):,} D"
+    return "disaggregated"
+
+
+def label(r, i: int, gpu_names: dict[str, str]) -> str:
+    """'NVIDIA H100 SXM 80GB · TP 2 × PP 1 · fp8 / KV fp8 · max_num_seqs 64 · aggregated'."""
+    g, b = r.grid, r.base(i)
+    tp, pp = g.parallel[g.par[b]]
+    gid = g.space.gpus[g.gpu[b]]
+    return (f"{gpu_names.get(gid, gid)} · TP {tp} × PP {pp} · {g.dtypes[g.dtype[b]]} / KV {g.space.kv_cache_dtypes[g.kv[b]]}"
+            f" · max_num_seqs {g.space.max_num_seqs[g.seqs[b]]:,} · {serving(r, i)}")  # fmt: skip
+
+
+def hover(r, i: int, gpu_names: dict[str, str]) -> str:
+    reps = f"{int(r.gpus[i]):,} GPUs" if r.gpus[i] > 0 else "no deployment"
+    return (f"{label(r, i, gpu_names)}<br>TTFT {r.ttft_s[i] * 1e3:,.0f} ms · TPOT {r.tpot_s[i] * 1e3:,.1f} ms · "
+            f"{int(r.concurrency[i]):,} in flight<br>{reps} · {money(r.cost_per_million_output_tokens[i], r.currency(i))}"
+            " per M output tokens")  # fmt: skip
+
+
+def _points(r, idx, gpu_names, name: str, marker: dict, **kw) -> dict:
+    idx = list(idx)
+    return dict(type="scatter", x=[float(r.tokens_per_s_per_user[i]) for i in idx],
+                y=[float(r.tokens_per_s_per_gpu[i]) for i in idx], customdata=idx,
+                text=[hover(r, i, gpu_names) for i in idx], hovertemplate="%{text}<extra></extra>", name=name,
+                marker=marker, **kw)  # fmt: skip
+
+
+def pareto_figure(r, gpu_names: dict[str, str], chosen: int | None = None) -> go.Figure:
+    """Tokens/s per user against tokens/s per GPU: the frontier per serving mode over the cheapest configurations
+    that meet the SLOs, and the chosen one starred. (No trace may skip hovering: plotly then selects nothing on a
+    click, and a click is how a point opens.)"""
+    traces = [_points(r, r.top(MAX_BACKGROUND), gpu_names, "configurations meeting the SLOs", dict(color="#c7c7c7", size=5),
+                      mode="markers")]  # fmt: skip
+    for dis in (False, True):
+        front = [i for i in r.frontier if bool(r.disaggregated[i]) == dis]
+        if front:
+            traces.append(_points(r, front, gpu_names, f"Pareto frontier, {'disaggregated' if dis else 'aggregated'}",
+                                  dict(size=9, symbol=MODE_SYMBOL[dis]), mode="lines+markers",
+                                  line=dict(dash="dot", width=1)))  # fmt: skip
+    if chosen is not None:
+        traces.append(_points(r, [chosen], gpu_names, "chosen", dict(symbol="star", size=16, color="#d62728",
+                                                                     line=dict(width=1, color="black")), mode="markers"))  # fmt: skip
+    layout = dict(title=dict(text=f"Pareto frontier: {r.configs_evaluated:,} configurations (click a point to open it)"),
+                  xaxis=dict(title=dict(text="tokens/s per user (1 / TPOT)"), type="log"),
+                  yaxis=dict(title=dict(text="output tokens/s per GPU")), height=460,
+                  margin=dict(l=60, r=20, t=60, b=50), legend=dict(orientation="h", y=-0.2))  # fmt: skip
+    return go.Figure(dict(data=traces, layout=layout))

@@ -1,0 +1,160 @@
+"""The "Find a deployment" tab: the search space's inputs (sidebar, URL-bound like every input), the Pareto chart, the
+cheapest configurations, aggregated against disaggregated at the same SLOs, and the commands that serve the chosen
+one. A click on a point, or a row's link, opens that configuration as the page's scenario.
+
+Hooks (app.py): `search_tab.sidebar()` after the other inputs; `search_tab.LABEL` as a tab; `search_tab.render(…)`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from boundary.urlstate import MAX_MESSAGE_SHOWN, plain, query_string
+from calc.errors import InputError
+from calc.scenario import SEARCH_LISTS, Scenario
+from calc.search import search
+from calc.search_rows import check, row, scenario_of, serve_commands
+from ui.search_chart import label, money, pareto_figure, serving
+from ui.widgets import widget
+
+LABEL = "Find a deployment"
+TOP_ROWS = 15
+LIST_LABELS = {"search_gpus": "GPUs (spec ids, or all)", "search_tensor_parallel_size": "TP sizes",
+               "search_pipeline_parallel_size": "PP sizes", "search_dtype": "Weight precisions",
+               "search_kv_cache_dtype": "KV-cache precisions", "search_max_num_seqs": "max_num_seqs values",
+               "search_max_num_batched_tokens": "max_num_batched_tokens values (empty: this scenario's)",
+               "search_gpu_memory_utilization": "gpu_memory_utilization values (empty: this scenario's)"}  # fmt: skip
+
+
+def sidebar() -> None:
+    """The search space and its filters, in the sidebar so they stay bound to the URL whichever tab is open."""
+    F = Scenario.model_fields
+    with st.sidebar.expander(LABEL + ": search space"):
+        for name in SEARCH_LISTS:
+            st.text_input(LIST_LABELS[name], value=F[name].default, key=name, bind="query-params",
+                          help=(F[name].description or "").replace("\n", " "))  # fmt: skip
+        widget("search_disaggregated", "Also try disaggregated serving")
+        widget("search_max_gpus", "Max GPUs")
+        widget("search_budget_per_hour", "Budget per hour (GPU prices' currency)")
+
+
+def _open(r, i: int) -> None:
+    """Make configuration i the page's scenario (every bound input, hence the URL, follows)."""
+    s = scenario_of(r, i)
+    for name in Scenario.model_fields:
+        value = getattr(s, name)
+        st.session_state[name] = "" if value is None and name == "custom_model" else value
+
+
+def _on_click() -> None:
+    state, r = st.session_state.get("search_chart"), st.session_state.get("_search_result")
+    points = (state or {}).get("selection", {}).get("points", []) if state else []
+    if r is not None and points and points[0].get("customdata") is not None:
+        _open(r, int(points[0]["customdata"]))
+
+
+def _table(r, idx, gpu_names, link_base: str) -> list[dict]:
+    rows = []
+    for i in idx:
+        d = row(r, i)
+        cur = d["currency"]
+        rows.append({"configuration": label(r, i, gpu_names), "in flight": f"{d['concurrency']:,}",
+                     "TTFT (ms)": f"{d['ttft_s'] * 1e3:,.0f}", "TPOT (ms)": f"{d['tpot_s'] * 1e3:,.1f}",
+                     "tokens/s per user": f"{d['tokens_per_s_per_user']:,.1f}",
+                     "tokens/s per GPU": f"{d['tokens_per_s_per_gpu']:,.0f}",
+                     "replicas": f"{d['replicas']:,}" if d["replicas"] is not None else "— (no request_rate)",
+                     "GPUs": f"{d['gpus']:,}" if d["gpus"] is not None else "—",
+                     "cost / M output tokens": money(d["cost_per_million_output_tokens"], cur),
+                     "cost / hour": money(d["cost_per_hour"], cur, 2),
+                     "open": f"{link_base}?{query_string(scenario_of(r, i))}"})  # fmt: skip
+    return rows
+
+
+def render(s: Scenario, catalog, link_base: str) -> None:
+    started = time.perf_counter()
+    try:
+        r = search(s, catalog)
+    except InputError as e:
+        st.warning(f"The search space cannot be searched — {plain(e, MAX_MESSAGE_SHOWN)}", icon=":material/warning:")
+        return
+    ms = (time.perf_counter() - started) * 1e3
+    st.session_state["_search_result"] = r
+    names = {gid: g.name for gid, g in catalog.gpus.items()}
+    rate = f"{s.request_rate:g} req/s" if s.request_rate else "one replica (set a request rate to size a fleet)"
+    st.caption(f"{r.configs_evaluated:,} configurations of {plain(r.model_name)} evaluated in {ms:,.0f} ms for {rate}, "
+               f"{s.input_len:,} in / {s.output_len:,} out, TTFT ≤ {s.slo_ttft_s:g} s and TPOT ≤ {s.slo_tpot_s:g} s "
+               f"for {s.conformance_quota:.0%} of requests; {int(r.eligible.sum()):,} meet them.")  # fmt: skip
+    for note in r.notes:
+        st.caption(f"note: {plain(note, MAX_MESSAGE_SHOWN)}")
+    if r.cheapest is None:
+        st.error("No configuration of the search space meets the SLOs within the filters: widen the space, relax "
+                 "the SLOs or raise the limits.", icon=":material/block:")  # fmt: skip
+        return
+    top = r.top(TOP_ROWS)
+    chosen = st.selectbox("Chosen configuration", top, format_func=lambda i: label(r, i, names), key="search_choice")
+    _chosen(r, chosen, names, catalog)
+    st.plotly_chart(pareto_figure(r, names, chosen), key="search_chart", on_select=_on_click,
+                    selection_mode="points")  # fmt: skip
+    st.markdown("**The cheapest configurations that meet the SLOs**")
+    st.dataframe(_table(r, top, names, link_base), hide_index=True,
+                 column_config={"open": st.column_config.LinkColumn("open", display_text="open")})  # fmt: skip
+    st.markdown("**Aggregated against disaggregated serving, at the same SLOs** (the cheapest of each)")
+    best = [i for dis in (False, True) for i in r.top(1, disaggregated=dis)]
+    st.dataframe(_table(r, best, names, link_base), hide_index=True,
+                 column_config={"open": st.column_config.LinkColumn("open", display_text="open")})  # fmt: skip
+    if st.toggle("Re-check the frontier with the scheduler simulation", key="search_check_frontier"):
+        _frontier_checks(r, names, catalog)
+
+
+def _chosen(r, i: int, names, catalog) -> None:
+    d = row(r, i)
+    c = st.columns(5)
+    c[0].metric("Cost / M output tokens", money(d["cost_per_million_output_tokens"], d["currency"]))
+    c[1].metric("GPUs", f"{d['gpus']:,}" if d["gpus"] is not None else "—",
+                help=f"{d['price_per_gpu_hour']:,.2f} {d['currency']} per GPU-hour")  # fmt: skip
+    if r.disaggregated[i] and d["prefill_instances"] is not None:
+        c[2].metric("Prefill : decode instances", f"{d['prefill_instances']:,} : {d['decode_instances']:,}")
+    else:
+        c[2].metric("Replicas", f"{d['replicas']:,}" if d["replicas"] is not None else "—")
+    c[3].metric("TTFT", f"{d['ttft_s'] * 1e3:,.0f} ms")
+    c[4].metric("TPOT", f"{d['tpot_s'] * 1e3:,.1f} ms")
+    st.caption(f"{plain(label(r, i, names))}; {d['concurrency']:,} requests in flight per "
+               f"{'decode instance' if r.disaggregated[i] else 'replica'}. Serve it with:")  # fmt: skip
+    for role, cmd in serve_commands(r, i):
+        if role:
+            st.caption(plain(role))
+        st.code(cmd, language="bash", wrap_lines=True)
+    st.button("Open this configuration as the page's scenario", on_click=_open, args=(r, i), key="search_open")
+    chk = _check(r, i, catalog)
+    if chk is None:
+        st.caption("The scheduler simulation serves one aggregated engine: a disaggregated deployment is not re-checked.")
+    else:
+        st.caption(f"Scheduler simulation at {chk.max_concurrency:,} in flight ({chk.num_prompts:,} requests, lengths "
+                   f"±{chk.range_ratio:.0%}): median TTFT "
+                   f"{chk.simulated_ttft_s * 1e3:,.0f} ms (closed form {chk.ttft_ratio:.2f}×), TPOT "
+                   f"{chk.simulated_tpot_s * 1e3:,.1f} ms (closed form {chk.tpot_ratio:.2f}×).")  # fmt: skip
+
+
+def _check(r, i: int, catalog):
+    """The simulation check of configuration i, kept per session by its Scenario (a rerun that does not change
+    the configuration does not simulate it again)."""
+    memo = st.session_state.setdefault("_search_checks", {})
+    key = scenario_of(r, i)
+    if key not in memo:
+        if len(memo) > 64:
+            memo.clear()
+        memo[key] = check(r, i, catalog)
+    return memo[key]
+
+
+def _frontier_checks(r, names, catalog) -> None:
+    rows = []
+    for i in r.frontier:
+        chk = _check(r, i, catalog)
+        rows.append({"configuration": label(r, i, names), "serving": serving(r, i),
+                     "TTFT closed form (ms)": f"{r.ttft_s[i] * 1e3:,.0f}", "TPOT closed form (ms)": f"{r.tpot_s[i] * 1e3:,.1f}",
+                     "TTFT simulated (ms)": f"{chk.simulated_ttft_s * 1e3:,.0f}" if chk else "not simulated",
+                     "TPOT simulated (ms)": f"{chk.simulated_tpot_s * 1e3:,.1f}" if chk else "not simulated"})  # fmt: skip
+    st.dataframe(rows, hide_index=True)
