@@ -141,7 +141,7 @@ def memory_metrics(r) -> list[Metric]:
     out = [
         Metric("Available KV cache", fmt.gib(m.kv_cache_memory_bytes) if m.kv_cache_memory_bytes >= 0 else "none",
                "per GPU; vLLM's 'Available KV cache memory'" + (f" — {fmt.gib(kv_short)} short" if kv_short else ""),
-               f"-{fmt.gib(kv_short)} short" if kv_short else ""),
+               f"{fmt.gib(kv_short)} short" if kv_short else ""),
         Metric("KV cache (tokens)", fmt.compact(m.kv_cache_tokens),
                f"vLLM's 'GPU KV cache size': {fmt.tokens(m.kv_cache_tokens)} = {fmt.count(m.num_gpu_blocks)} blocks × "
                f"{m.block_size}"),
@@ -153,7 +153,7 @@ def memory_metrics(r) -> list[Metric]:
                "longest prompt + output each of the concurrent requests can have"),
         Metric("Pool used", fmt.pct(f.pool_fraction, 0) if m.num_gpu_blocks else "none",
                "blocks the concurrent requests take / blocks in the pool" + ("" if m.num_gpu_blocks else
-               " — there is no KV cache"), f"-{fmt.count(short.workload_missing_blocks)} blocks short"
+               " — there is no KV cache"), f"{fmt.count(short.workload_missing_blocks)} blocks short"
                if short.workload_missing_blocks and m.num_gpu_blocks else ""),
     ]  # fmt: skip
     return out

@@ -15,7 +15,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 from scripts.serve import launch_browser, start_server  # noqa: E402
 
-TABS = ["Memory", "Latency", "Beyond the GPU", "SLOs & replicas", "Compare & export", "Check a vLLM log"]
+TABS = ["Memory", "Latency", "Beyond the GPU", "SLOs & replicas", "Compare & export", "Check a vLLM log", "Find a deployment"]
 QUERIES = {
     "seed": "model=qwen2.5-7b-instruct&gpu=rtx-4090&max_model_len=8192&concurrency=16&request_rate=20",
     "nofit": "model=llama-3.1-70b&gpu=rtx-4090",

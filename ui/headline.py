@@ -14,7 +14,8 @@ def _metrics(items: list[view.Metric]) -> None:
         if x.band:
             col.metric(x.label, x.value, help=x.help or None, delta=x.band, delta_color="off", delta_arrow="off")
         else:
-            col.metric(x.label, x.value, help=x.help or None, delta=x.short or None, delta_color="normal")
+            col.metric(x.label, x.value, help=x.help or None, delta=x.short or None, delta_color="red",
+                       delta_arrow="off")
 
 
 def headline_top(r) -> None:
