@@ -41,20 +41,18 @@ def run_reconcile(args: argparse.Namespace, catalog: Catalog) -> int:
 
 
 def format_value(value: float | None, unit: str, signed: bool = False) -> str:
-    if value is None:
-        return "–"
-    sign = "+" if signed else ""
-    if unit == "bytes":
-        return f"{value / GiB:{sign},.3f} GiB"
-    if unit == "x":
-        return f"{value:{sign}.3f}x"
-    return f"{value:{sign},.0f}"
+    """The page's format for a logged or predicted figure (boundary.view.log_value): one formatting layer."""
+    from boundary.view import log_value
+
+    return log_value(value, unit, signed)
 
 
 def _predicted(r: Row) -> str:
+    from boundary.view import log_range
+
     text = format_value(r.predicted, r.unit)
     if r.low is not None and r.high is not None and r.low != r.high:
-        text += f" ({format_value(r.low, r.unit)}–{format_value(r.high, r.unit)})"
+        text += " " + log_range(r.low, r.high, r.unit)
     return text
 
 

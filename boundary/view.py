@@ -191,7 +191,10 @@ MEMORY_FORMULAS = ("KV bytes per token", "Available KV cache memory", "GPU block
 
 def formulas(r) -> dict[str, str]:
     """The formulas to expand: memory only when latency cannot happen (no_latency_reason)."""
-    f = r.formulas
+    f = dict(r.formulas)
+    avail = r.memory.kv_cache_memory_bytes
+    if avail < 0 and "Available KV cache memory" in f:  # the arithmetic stays; what it means is said
+        f["Available KV cache memory"] += f"\n→ no KV cache: {fmt.gib(-avail)} short"
     return f if r.serves else {k: v for k, v in f.items() if k in MEMORY_FORMULAS}
 
 
@@ -498,9 +501,13 @@ def compare_table(a, b) -> Table:
     return Table(["quantity", "A (pinned)", "B (current)", "differs"], rows)
 
 
-def _log_value(value: float | None, unit: str, signed: bool = False) -> str:
+def log_value(value: float | None, unit: str, signed: bool = False) -> str:
+    """A figure of a vLLM log or its prediction: GiB to three decimals (the log prints two), counts with their unit,
+    concurrency as vLLM prints it ('14.66x')."""
     if value is None:
         return fmt.missing("not logged")
+    if unit == "x":
+        value = round(value, 2) + 0.0  # no '-0.00x'
     sign = "+" if signed and value >= 0 else ""
     if unit == "bytes":
         return sign + fmt.gib(value, 3)
@@ -509,15 +516,24 @@ def _log_value(value: float | None, unit: str, signed: bool = False) -> str:
     return sign + fmt.count(value) + {"blocks": " blocks", "tokens": " tokens"}.get(unit, "")
 
 
+def log_range(low: float, high: float, unit: str) -> str:
+    """'(2,664–2,668 blocks)', '(6.505–6.515 GiB)': a prediction at both ends of the logged figure's rounding."""
+    a, b = log_value(low, unit), log_value(high, unit)
+    for suffix in (" GiB", " blocks", " tokens", "x"):
+        if a.endswith(suffix) and b.endswith(suffix):
+            return f"({a.removesuffix(suffix)}–{b})"
+    return f"({a}–{b})"
+
+
 def reconcile_table(rec) -> Table:
     """A vLLM log's numbers beside ours (boundary.reconcile), each with its residual and what explains it."""
     rows = []
     for x in rec.rows:
-        pred = _log_value(x.predicted, x.unit)
+        pred = log_value(x.predicted, x.unit)
         if x.low is not None and x.high is not None and x.low != x.high:
-            pred += f" ({_log_value(x.low, x.unit)} – {_log_value(x.high, x.unit)})"
-        resid = _log_value(x.residual, x.unit, signed=True) if x.residual is not None else fmt.missing("not logged")
-        rows.append([x.quantity, _log_value(x.logged, x.unit), pred, resid,
+            pred += " " + log_range(x.low, x.high, x.unit)
+        resid = log_value(x.residual, x.unit, signed=True) if x.residual is not None else fmt.missing("not logged")
+        rows.append([x.quantity, log_value(x.logged, x.unit), pred, resid,
                      {True: "yes", False: "no", None: fmt.DASH}[x.matches], x.explanation or fmt.DASH])  # fmt: skip
     return Table(["quantity", "logged", "predicted", "residual (logged − predicted)", "within rounding", "explanation"],
                  rows)  # fmt: skip
