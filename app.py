@@ -107,5 +107,6 @@ if t[6].open:
     with t[6]:
         search_tab.render(scenario, cat, link_base)
 
+state.warn_if_link_dropped()
 st.session_state["_script_ms"] = (time.perf_counter() - started - paused_s) * 1e3  # the pause is not work
 st.caption(f"Computed in {st.session_state['_script_ms']:,.0f} ms on the server.")

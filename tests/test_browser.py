@@ -246,3 +246,20 @@ def test_the_headline_number_a_link_names_is_the_one_on_screen(page):
     expect(page.get_by_text("What is missing (per GPU)")).to_be_visible()
     assert page.get_by_text("TTFT (estimate)").count() == 0
     assert json.dumps(page.url).count("llama-3.1-70b") == 1
+
+
+def test_a_link_streamlit_drops_says_so(server):
+    """Streamlit ignores a query string of more than 1,000 parameters: the page opens with defaults, and says why."""
+    browser, base = server
+    pg = browser.new_page()
+    try:
+        pg.goto(base + "/?" + "&".join(f"p{i}=1" for i in range(1_001)))
+        alert = pg.locator('div[role="alert"]', has_text="Streamlit reads at most 1,000 parameters")
+        expect(alert).to_be_visible(timeout=30_000)
+        assert "1,001 parameters" in alert.inner_text()
+        pg.goto(base + "/?concurrency=8")  # an ordinary link: no such message
+        verdict(pg)
+        pg.wait_for_timeout(1_000)
+        assert pg.locator('div[role="alert"]', has_text="Streamlit reads at most").count() == 0
+    finally:
+        pg.close()

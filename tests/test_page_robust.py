@@ -48,3 +48,17 @@ def test_numpy_pandas_and_plotly_are_imported_before_any_session_code():
     imported = {alias.name.split(".")[0] for node in body[:first_call] if isinstance(node, ast.Import)
                 for alias in node.names}  # fmt: skip
     assert {"numpy", "pandas", "plotly"} <= imported
+
+
+def test_a_paste_cut_at_the_box_limit_says_so():
+    from streamlit.testing.v1 import AppTest
+
+    from ui.tabs import PASTE_CHARS
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
+    at.session_state["tab"] = "Check a vLLM log"
+    at.run()
+    log = "INFO Available KV cache memory: 6.41 GiB\n"
+    at.text_area(key="vllm_log_text").set_value((log * (PASTE_CHARS // len(log) + 1))[:PASTE_CHARS]).run()
+    assert not at.exception
+    assert any("400,000 characters" in w.value and "cut" in w.value for w in at.warning), [w.value for w in at.warning]

@@ -50,6 +50,40 @@ def _reseed_from_current_url() -> None:
         qp.set_initial_query_params_from_current()
 
 
+# Streamlit drops a whole query string longer than this or with more parameters (sanitize_query_string in
+# streamlit/runtime/state/query_params.py, 1.67) before the script sees it: only the browser still has the link.
+DROPPED_LINK_CHARS, DROPPED_LINK_PARAMS = 512 * 1024, 1000
+_DROPPED_LINK_JS = """<script>
+const q = window.parent.location.search;
+if (q.length > MAX_CHARS || q.split("&").length > MAX_PARAMS) {
+  const box = window.parent.document.createElement("div");
+  box.setAttribute("role", "alert");
+  box.style.cssText = "position:fixed;top:3.5rem;left:50%;transform:translateX(-50%);z-index:1000;max-width:44rem;"
+    + "padding:.75rem 1rem;border-radius:.5rem;background:#fff8e1;color:#5d4037;border:1px solid #ffb300;"
+    + "font:14px sans-serif";
+  box.textContent = "This link has " + q.split("&").length.toLocaleString() + " parameters and "
+    + q.length.toLocaleString() + " characters; Streamlit reads at most SHOWN_PARAMS parameters and SHOWN_CHARS characters, so the "
+    + "page opened with the defaults instead. A planner link needs a few dozen parameters at most.";
+  window.parent.document.body.appendChild(box);
+}
+</script>"""
+for _name, _value in (("SHOWN_PARAMS", f"{DROPPED_LINK_PARAMS:,}"), ("SHOWN_CHARS", f"{DROPPED_LINK_CHARS:,}"),
+                      ("MAX_CHARS", str(DROPPED_LINK_CHARS)), ("MAX_PARAMS", str(DROPPED_LINK_PARAMS))):  # fmt: skip
+    _DROPPED_LINK_JS = _DROPPED_LINK_JS.replace(_name, _value)
+
+
+def warn_if_link_dropped() -> None:
+    """On a session's first run with no parameters: let the browser say so if it holds a link Streamlit dropped
+    (the server never sees it). Constant text only; the script reads the link's size, never its content."""
+    if st.session_state.get("_link_size_checked") or len(st.query_params):
+        return
+    st.session_state["_link_size_checked"] = True
+    from streamlit.components.v1 import html  # the public components API
+
+    with st.sidebar:
+        html(_DROPPED_LINK_JS, height=0)
+
+
 def link_warnings() -> list[str]:
     return st.session_state.get("_link_warnings", [])
 

@@ -12,8 +12,10 @@ import charts
 from boundary import fmt, view
 from boundary.markdown import curves_csv, markdown_report, md_text
 from boundary.urlstate import MAX_MESSAGE_SHOWN, plain
+from boundary.vllm_log import MAX_LOG_CHARS
 from calc.evaluate import evaluate, json_safe
 
+PASTE_CHARS = 400_000  # the log box's limit: a parse of this much stays well under the cost bound
 TABS = ["Memory", "Latency", "Beyond the GPU", "SLOs & replicas", "Compare & export", "Check a vLLM log"]
 
 
@@ -163,9 +165,13 @@ def log_tab(r, catalog) -> None:
     st.caption("Paste the engine's startup lines (from 'Initializing … engine' to 'Maximum concurrency'). The "
                "log's own settings win; the GPU and, if the log does not name a shipped model, the model come "
                "from this scenario.")  # fmt: skip
-    text = st.text_area("vLLM startup log", key="vllm_log_text", height=220, max_chars=400_000)
+    text = st.text_area("vLLM startup log", key="vllm_log_text", height=220, max_chars=PASTE_CHARS)
     if not text.strip():
         return
+    if len(text) >= PASTE_CHARS:  # the browser cuts a longer paste at the box's limit without a word
+        st.warning(f"The box holds {PASTE_CHARS:,} characters: a longer paste was cut there. The startup lines come "
+                   "first, so what is left usually reconciles; for a whole log, `python -m calc reconcile LOGFILE` "
+                   f"reads up to {MAX_LOG_CHARS:,} characters.", icon=":material/content_cut:")  # fmt: skip
     flags = {"gpu": s.gpu} | ({"model": s.model, "custom_model": s.custom_model} if s.model == "custom" else {})
     try:
         rec = reconcile(parse_log(text), catalog, flags)
