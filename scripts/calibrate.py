@@ -105,12 +105,12 @@ def robust_cost(r: np.ndarray, f: float = 0.3) -> float:
 
 
 def pattern_search(cost, x0: np.ndarray, lo: np.ndarray, hi: np.ndarray, step: float = math.log(2),
-                   min_step: float = math.log(1.02)) -> tuple[np.ndarray, float]:  # fmt: skip
+                   min_step: float = math.log(1.02), rel_tol: float = 2e-4) -> tuple[np.ndarray, float]:  # fmt: skip
     """Derivative-free coordinate search in log space (the simulation is piecewise, finite differences mislead):
-    try each constant up and down by `step`, keep improvements, halve the step when a sweep finds none."""
+    try each constant up and down by `step`, keep improvements, halve the step when a sweep gains (almost) none."""
     x, best = x0.copy(), cost(x0)
     while step >= min_step:
-        improved = False
+        improved, before = False, best
         for i in range(len(x)):
             for d in (step, -step):
                 y = x.copy()
@@ -122,7 +122,7 @@ def pattern_search(cost, x0: np.ndarray, lo: np.ndarray, hi: np.ndarray, step: f
                     x, best, improved = y, c, True
                     break
         print(f"  step ×{math.exp(step):.3f}: cost {best:.3f}", flush=True)
-        if not improved:
+        if not improved or before - best < rel_tol * before:  # a sweep that gains < rel_tol: the next, finer step
             step /= 2
     return x, best
 

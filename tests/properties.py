@@ -242,14 +242,19 @@ def check_config(raw: bytes) -> str:
 
 
 @bounded("CLI")
-def check_cli(argv: list[str]) -> str:
+def _cli(argv: list[str]) -> tuple[int, str]:
+    """(exit status, stderr) of the CLI in-process."""
     err = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         try:
-            code = cli_main(["plan", *argv], catalog=catalog())
+            code = cli_main(argv, catalog=catalog())
         except SystemExit as e:
             code = e.code
-    text = err.getvalue()
+    return code, err.getvalue()
+
+
+def check_cli(argv: list[str]) -> str:
+    code, text = _cli(["plan", *argv])
     assert code in (0, 2), (argv, code, text)
     assert "Traceback" not in text, text
     if code == 2:
@@ -411,12 +416,6 @@ def check_special_file(case: tuple[str, str]) -> str:
 
 
 def check_cli_argv(argv: list[str]) -> str:
-    err = io.StringIO()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
-        try:
-            code = cli_main(argv, catalog=catalog())
-        except SystemExit as e:
-            code = e.code
-    text = err.getvalue()
+    code, text = _cli(argv)
     assert code == 2 and len(text.strip().splitlines()) == 1 and "Traceback" not in text, (argv, code, text)
     return "rejected"

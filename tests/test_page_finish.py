@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
+from test_app import run as app_run
 
 from ui.tabs import TABS
 
@@ -19,12 +20,7 @@ CURRENCIES = r"(USD|EUR|GBP|CHF|JPY|CNY|INR|KRW|CAD|AUD|SGD)"
 
 
 def run(query: dict | None = None, tab: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in (query or {}).items():
-        at.query_params[k] = v
-    if tab:
-        at.session_state["tab"] = tab
-    at.run()
+    at = app_run(query, tab)
     assert not at.exception, at.exception
     return at
 

@@ -151,24 +151,10 @@ def proxied(tmp_path):
         stop(app)
 
 
-def verdict(page) -> str:
-    box = page.locator('[data-testid="stAlertContentSuccess"], [data-testid="stAlertContentError"]').first
-    box.wait_for(timeout=30_000)
-    return box.inner_text().split("\n")[-1]  # drop the icon's ligature name
-
-
-def wait_for_change(page, old: str) -> str:
-    for _ in range(100):
-        page.wait_for_timeout(200)
-        now = verdict(page)
-        if now != old:
-            return now
-    raise AssertionError("the headline did not change")
-
-
 @pytest.mark.browser
 def test_shared_link_slider_and_downloads_through_nginx(proxied, tmp_path):
     from playwright.sync_api import expect, sync_playwright
+    from test_browser import verdict, wait_for_change
 
     base, nginx_dir = proxied
     prefix = re.escape(f"{base}/{SUBPATH}/")
