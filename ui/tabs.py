@@ -142,9 +142,11 @@ def compare_tab(r, catalog, pinned, link_base) -> None:
         st.table(styled, hide_index=True)
     st.markdown("**Export**")
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Markdown report", markdown_report(r, link_base), file_name="capacity-plan.md", mime="text/markdown")
+    c1.download_button("Markdown report", markdown_report(r, link_base), file_name="capacity-plan.md", mime="text/markdown",
+                       on_click="ignore")  # fmt: skip  # a download changes nothing: no rerun (which would also
+    # replace the other buttons' files while the browser may still be fetching one)
     c2.download_button("JSON report", json.dumps(json_safe(r.to_dict()), indent=2, default=str), file_name="capacity-plan.json",
-                       mime="application/json")  # fmt: skip
+                       mime="application/json", on_click="ignore")  # fmt: skip
     csv_button(r, c3)
 
 
@@ -152,7 +154,8 @@ def csv_button(r, container) -> None:
     c = r.curves
     data = curves_csv({"decode_vs_context": c.decode_vs_context, "concurrency_sweep": c.concurrency_sweep,
                        "occupancy_vs_length": c.occupancy_vs_length, "swap_vs_context": r.offload.curve})  # fmt: skip
-    container.download_button("CSV of the curves", data, file_name="capacity-curves.csv", mime="text/csv")
+    container.download_button("CSV of the curves", data, file_name="capacity-curves.csv", mime="text/csv",
+                              on_click="ignore")  # fmt: skip
 
 
 def log_tab(r, catalog) -> None:
