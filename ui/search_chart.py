@@ -10,6 +10,11 @@ MAX_BACKGROUND = 200  # the cheapest eligible configurations behind the frontier
 MODE_SYMBOL = {False: "circle", True: "diamond"}
 
 
+# 1-2-5 ticks with whole labels: a frontier often spans less than a decade, where plotly's log ticks label the
+# minor digits alone ("2", "5"), which read as data
+TICKS = [m * 10**e for e in range(0, 5) for m in (1, 2, 5)]
+
+
 def money(x: float | None, currency: str, digits: int = 3) -> str:
     """'0.889 USD'; '—' when there is no cost (never 'None'): boundary.fmt.money, the one cost format."""
     from boundary.fmt import DASH
@@ -66,7 +71,8 @@ def pareto_figure(r, gpu_names: dict[str, str], chosen: int | None = None) -> go
         traces.append(_points(r, [chosen], gpu_names, "chosen", dict(symbol="star", size=16, color="#d62728",
                                                                      line=dict(width=1, color="black")), mode="markers"))  # fmt: skip
     layout = dict(title=dict(text=f"Pareto frontier: {r.configs_evaluated:,} configurations (click a point to open it)"),
-                  xaxis=dict(title=dict(text="tokens/s per user (1 / TPOT)"), type="log"),
-                  yaxis=dict(title=dict(text="output tokens/s per GPU")), height=460,
+                  xaxis=dict(title=dict(text="tokens/s per user (1 / TPOT)"), type="log", tickvals=TICKS,
+                             ticktext=[f"{t:,}" for t in TICKS]),
+                  yaxis=dict(title=dict(text="output tokens/s per GPU"), tickformat=",~r"), height=460,
                   margin=dict(l=60, r=20, t=60, b=50), legend=dict(orientation="h", y=-0.2))  # fmt: skip
     return go.Figure(dict(data=traces, layout=layout))
