@@ -49,8 +49,6 @@ class Consts:
     """layers × the eager launch cost: steps of more than cudagraph_max_tokens tokens have no captured graph."""
     cudagraph_max_tokens: int
     per_seq_s: float
-    stream_s: float
-    """The API server's time per streamed token: a served step lasts at least sequences × this (StepTerms)."""
     experts: int
     top_k: int
     moe_layers: int
@@ -126,7 +124,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                layer_overhead_s=one.layers * (engine.layer_overhead_eager_s if s.enforce_eager else engine.layer_overhead_s),
                layer_overhead_eager_s=one.layers * engine.layer_overhead_eager_s,
                cudagraph_max_tokens=engine.cudagraph_max_tokens,
-               per_seq_s=engine.per_sequence_s, stream_s=engine.stream_token_s, experts=one.experts, top_k=one.top_k, moe_layers=one.moe_layers,
+               per_seq_s=engine.per_sequence_s + engine.stream_token_s, experts=one.experts, top_k=one.top_k, moe_layers=one.moe_layers,
                caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first", L=L,
                N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_queue_s=request_overhead_s(s, engine) + s.queue_s)  # fmt: skip
     v = SimpleNamespace(**rows)
@@ -165,6 +163,4 @@ def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None):
     total = out[0]
     for t in out[1:]:
         total = total + t
-    if c.stream_s:
-        total = np.maximum(total, ds * c.stream_s * (1.0 if scale is None else scale))
     return total

@@ -10,8 +10,7 @@ parallel rank, with B the peak bandwidth and P the peak FLOP/s:
               + KV / (B · a_bw · s_attn)  ⊔  decode attention FLOP / (P · a_mm · s_attn_c)
               + prefill attention FLOP / (P · a_mm · s_attn_c)  + state read and written / (B · a_bw)
               + 2 · layers · (α + 2 (tp − 1)/tp · tokens · hidden · 2 B / link)
-              + step overhead + layers · layer overhead + sequences · per-sequence cost
-    when served, at least sequences · stream_token_s (the API server streams one step while the GPU runs the next)
+              + step overhead + layers · layer overhead + sequences · (per-sequence cost + streaming, when served)
 The layer overhead is the CUDA-graph one up to the engine's largest captured step, the eager one beyond it.
 
 a_bw, a_mm: what microbenchmarks reach on this GPU (its spec file); s_*: how the engine's kernels use it, and the
@@ -31,7 +30,7 @@ TERM_LABELS = (
     ("weights_s", "weights"), ("experts_s", "experts"), ("kv_s", "KV reads"),
     ("prefill_attention_s", "prefill attention"), ("state_s", "SSM state"), ("allreduce_s", "all-reduces"),
     ("step_overhead_s", "step overhead"), ("layer_overhead_s", "layer overhead"),
-    ("sequence_overhead_s", "per-sequence cost"), ("front_end_wait_s", "waiting for the API server"),
+    ("sequence_overhead_s", "per-sequence cost"),
 )  # fmt: skip
 
 
@@ -51,15 +50,11 @@ class StepTerms:
     floor_s: float
     flop: float
     bytes_moved: float
-    front_end_wait_s: float = 0.0
-    """When served, the API server (its own process in vLLM V1) detokenises and streams each step's tokens while
-    the GPU runs the next step: a step lasts max(engine step, sequences × stream_token_s); this is the excess."""
 
     @property
     def total_s(self) -> float:
         return (self.weights_s + self.experts_s + self.kv_s + self.prefill_attention_s + self.state_s
-                + self.allreduce_s + self.step_overhead_s + self.layer_overhead_s + self.sequence_overhead_s
-                + self.front_end_wait_s)  # fmt: skip
+                + self.allreduce_s + self.step_overhead_s + self.layer_overhead_s + self.sequence_overhead_s)  # fmt: skip
 
     def expr(self) -> E:
         """The estimate as its sum of named terms (the formula shown beside the number)."""
@@ -161,9 +156,6 @@ class StepModel:
         floor += 2 * self.layers * comm_bytes / self.link_bytes_per_s if self.tp > 1 else 0.0
         eager = self.eager or n > e.cudagraph_max_tokens  # no captured graph for a step this large
         per_layer = e.layer_overhead_eager_s if eager else e.layer_overhead_s
-        engine_s = (weights_s + experts_s + kv_s + prefill_attention_s + state_s + allreduce_s + e.step_overhead_s
-                    + self.layers * per_layer + decode_seqs * e.per_sequence_s)  # fmt: skip
-        streaming_s = decode_seqs * e.stream_token_s if self.online else 0.0
         return StepTerms(
             weights_s=weights_s,
             experts_s=experts_s,
@@ -173,8 +165,7 @@ class StepModel:
             allreduce_s=allreduce_s,
             step_overhead_s=e.step_overhead_s,
             layer_overhead_s=self.layers * per_layer,
-            sequence_overhead_s=decode_seqs * e.per_sequence_s,
-            front_end_wait_s=max(0.0, streaming_s - engine_s),
+            sequence_overhead_s=decode_seqs * (e.per_sequence_s + (e.stream_token_s if self.online else 0.0)),
             floor_s=floor,
             flop=flop,
             bytes_moved=moved,
