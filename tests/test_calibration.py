@@ -1,0 +1,94 @@
+"""The calibration data and the held-out error it yields.
+
+The published runs (tests/data/benchmarks) are the reference: each keeps its source URL and the verbatim lines its
+numbers came from. errors.json is what `python scripts/calibrate.py report` wrote for the committed engine
+constants; replaying the held-out runs here must give the same errors within a margin, so a change to the step
+model or the scheduler that makes predictions worse fails here until the table (and README) is regenerated.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from boundary.bench_check import check, summary
+from boundary.bench_data import DATA, load_runs
+
+MARGIN = 0.02  # two percentage points of relative error, per run and per median
+
+
+@pytest.fixture(scope="module")
+def runs(catalog):
+    return load_runs(catalog)[0]
+
+
+@pytest.fixture(scope="module")
+def held_out(runs, catalog):
+    return check([r for r in runs if r.part == "held-out"], catalog)
+
+
+def test_every_run_keeps_its_source_and_verbatim_lines():
+    files = sorted(p for p in DATA.glob("*.yaml") if p.name not in ("models.yaml", "split.yaml"))
+    rows = 0
+    for path in files:
+        doc = yaml.safe_load(path.read_text())
+        assert str(doc["source"]).startswith("https://"), path.name
+        for run in doc["runs"]:
+            rows += 1
+            assert run.get("verbatim", "").strip(), (path.name, run["id"])
+    assert rows >= 60
+
+
+def test_the_data_cover_what_the_issue_asks(runs, catalog):
+    usable = [r for r in runs if r.part]
+    assert len(usable) >= 60
+    assert len({r.scenario.gpu for r in usable}) >= 5
+    assert {r.scenario.engine for r in usable} == {"vllm", "sglang"}
+    models = [catalog.models.get(r.scenario.model) for r in usable]
+    assert any(m is not None and m.is_moe for m in models) and any(m is not None and not m.is_moe for m in models)
+    assert {r.scenario.dtype for r in usable} & {"fp8", "int4"}
+    concurrencies = [r.max_concurrency for r in usable if r.max_concurrency]
+    assert min(concurrencies) == 1 and max(concurrencies) >= 256
+    lengths = [r.scenario.input_len for r in usable]
+    assert min(lengths) <= 128 and max(lengths) >= 8000
+
+
+def test_the_split_is_by_group_and_fixed(runs):
+    split = yaml.safe_load((DATA / "split.yaml").read_text())
+    assert set(split.values()) == {"calibration", "held-out"}
+    for r in runs:
+        if r.part:
+            assert split[r.group] == r.part, r.id  # a source × checkpoint × GPU is wholly on one side
+    held = sum(r.part == "held-out" for r in runs)
+    assert 0.25 <= held / sum(bool(r.part) for r in runs) <= 0.5
+
+
+def test_held_out_errors_are_the_committed_ones(held_out):
+    recorded = json.loads((DATA / "errors.json").read_text())
+    assert {c.run.id for c in held_out} == set(recorded["per_run"])
+    for c in held_out:
+        for metric, err in recorded["per_run"][c.run.id].items():
+            assert c.error(metric) == pytest.approx(err, abs=MARGIN), (c.run.id, metric)
+
+
+def test_held_out_medians_do_not_regress(held_out):
+    recorded = json.loads((DATA / "errors.json").read_text())["metrics"]
+    now = summary(held_out)["metrics"]
+    for metric, st in recorded.items():
+        assert now[metric]["median_abs"] <= st["median_abs"] + MARGIN, metric
+        assert now[metric]["p90_abs"] <= st["p90_abs"] + MARGIN, metric
+
+
+def test_the_readme_shows_the_committed_table():
+    recorded = json.loads((DATA / "errors.json").read_text())["metrics"]
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    table = readme[readme.index("<!-- calibration:start -->"): readme.index("<!-- calibration:end -->")]
+    assert f"| TPOT | {recorded['tpot']['n']} | {recorded['tpot']['median_abs']:.1%} |" in table
+    assert f"| TTFT | {recorded['ttft']['n']} | {recorded['ttft']['median_abs']:.1%} |" in table
+
+
+def test_an_error_is_predicted_over_measured_minus_one(held_out):
+    # the metric's definition, on one run with its numbers written out
+    c = next(c for c in held_out if "tpot" in c.measured)
+    assert c.error("tpot") == pytest.approx(c.predicted["tpot"] / c.measured["tpot"] - 1)
