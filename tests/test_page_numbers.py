@@ -21,7 +21,6 @@ SCALE = {"ms": 1e-3, "µs": 1e-6, "s": 1.0, "GiB": 2**30, "MiB": 2**20, "KiB": 2
 SCENARIOS = [
     {},
     {"request_rate": "20", "gpu_hour_price": "2.5"},
-    {"model": "deepseek-v2-lite", "gpu": "h100-sxm", "concurrency": "64"},
     {"model": "nemotron-h-8b", "gpu": "h100-sxm", "input_len": "8192"},
 ]
 
