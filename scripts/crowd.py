@@ -4,7 +4,8 @@ Each session is a websocket client speaking Streamlit's own protocol (what the b
 page's static files): it asks for a run with the link's query string, waits for `script_finished`, then changes the
 concurrency input RERUNS times with a think time between changes, timing each round trip (sent → script finished).
 Reports, per crowd size: first-load and rerun round trips (p50/p90), reruns per second served, and the server's
-resident memory idle, at peak and after the crowd leaves.
+resident memory idle, at peak and after the crowd leaves (SETTLE_S later: Streamlit drops a closed session only after
+server.disconnectedSessionTTL).
 
     python scripts/crowd.py [SESSIONS ...]        # default: 1 10 40
 """
@@ -31,6 +32,7 @@ LINK = "model=qwen2.5-7b-instruct&gpu=rtx-4090&concurrency=16"
 RERUNS = 5
 THINK_S = (1.0, 3.0)  # a person moves an input, then reads the page
 TIMEOUT_S = 120.0  # no session may run longer than this: the client is bounded in count and time
+SETTLE_S = 40.0  # .streamlit/config.toml drops a closed session 30 s after its WebSocket closes
 
 
 def rss_mb(pid: int) -> float:
@@ -123,7 +125,7 @@ def main(sizes: list[int]) -> None:
                     await w
 
             r = asyncio.run(measured())
-            time.sleep(5)  # sessions are dropped when their websocket closes
+            time.sleep(SETTLE_S)  # closed sessions are dropped after server.disconnectedSessionTTL
             after = rss_mb(proc.pid)
             print(f"{n:8d} {pct(r['first'], 50):9.2f}/{pct(r['first'], 90):5.2f} s {pct(r['rerun'], 50):8.2f}/{pct(r['rerun'], 90):5.2f} s"
                   f" {r['runs_per_s']:7.1f} {max(peak):8.0f} {after:9.0f}", flush=True)  # fmt: skip

@@ -78,10 +78,8 @@ def warn_if_link_dropped() -> None:
     if st.session_state.get("_link_size_checked") or len(st.query_params):
         return
     st.session_state["_link_size_checked"] = True
-    from streamlit.components.v1 import html  # the public components API
-
     with st.sidebar:
-        html(_DROPPED_LINK_JS, height=0)
+        st.iframe(_DROPPED_LINK_JS, height=1)  # an HTML string: embedded as-is, same origin (our constant text only)
 
 
 def link_warnings() -> list[str]:
