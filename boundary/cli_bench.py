@@ -119,7 +119,10 @@ def _serve_text(d: dict, r, res) -> str:
     lines.append("=" * 50)
     if res.preemptions:
         lines.append(f"note: {res.preemptions} preemptions (the KV pool ran out; vLLM recomputed those requests)")
-    if done < len(res.e2e_s):
+    if res.stopped_early:
+        lines.append(f"note: the simulation stopped at its work cap after {done} requests (tiny chunks or very long "
+                     "prompts take a step each); the figures are over those")  # fmt: skip
+    elif done < len(res.e2e_s):
         lines.append(f"note: {len(res.e2e_s) - done} requests can never fit the KV pool and were not completed")
     return "\n".join(lines)
 

@@ -41,14 +41,14 @@ def run_reconcile(args: argparse.Namespace, catalog: Catalog) -> int:
 
 
 def format_value(value: float | None, unit: str, signed: bool = False) -> str:
-    """The page's format for a logged or predicted figure (boundary.view.log_value): one formatting layer."""
-    from boundary.view import log_value
+    """The page's format for a logged or predicted figure (boundary.view_compare.log_value): one formatting layer."""
+    from boundary.view_compare import log_value
 
     return log_value(value, unit, signed)
 
 
 def _predicted(r: Row) -> str:
-    from boundary.view import log_range
+    from boundary.view_compare import log_range
 
     text = format_value(r.predicted, r.unit)
     if r.low is not None and r.high is not None and r.low != r.high:

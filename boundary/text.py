@@ -3,7 +3,7 @@ out as aligned text (formatting only: every number comes from the Report)."""
 
 from __future__ import annotations
 
-from boundary import view
+from boundary import view, view_fleet
 from boundary.view import verdict
 
 __all__ = ["render_text", "verdict"]
@@ -19,7 +19,7 @@ def render_text(r, *, gpu_options: bool = False) -> str:
     if view.missing_lines(r):
         lines += _block("What is missing (per GPU)", [f"  {x}" for x in view.missing_lines(r)])
     if r.suggestions:
-        lines += _block("Smallest changes that fit", view.suggestions_table(r).text().splitlines())
+        lines += _block("Smallest changes that fit", view_fleet.suggestions_table(r).text().splitlines())
     for sec in (view.memory_section(r), view.kv_section(r), view.workload_section(r)):
         lines += _block(sec.title, sec.lines)
     why = view.no_latency_reason(r)
@@ -33,13 +33,13 @@ def render_text(r, *, gpu_options: bool = False) -> str:
         lines += _block(sec.title, sec.lines)
         sec = view.benchmark_section(r)
         lines += _block(sec.title, sec.lines)
-        lines += _block("SLOs, replicas and cost", [f"  {x}" for x in view.slo_lines(r)])
-        lines += _block("Tails (what averages hide)", [f"  {x}" for x in view.tails_lines(r)])
-        sim = view.simulation_table(r)
+        lines += _block("SLOs, replicas and cost", [f"  {x}" for x in view_fleet.slo_lines(r)])
+        lines += _block("Tails (what averages hide)", [f"  {x}" for x in view_fleet.tails_lines(r)])
+        sim = view_fleet.simulation_table(r)
         lines += _block(f"Simulation ({sim.note})", sim.text().splitlines())
-        lines += _block("Beyond the GPU", [f"  {x}" for x in view.beyond_lines(r)] + [""] + view.tiers_table(r).text().splitlines())
+        lines += _block("Beyond the GPU", [f"  {x}" for x in view_fleet.beyond_lines(r)] + [""] + view_fleet.tiers_table(r).text().splitlines())
         if gpu_options:
-            lines += _block("GPU options for this model", view.gpu_options_table(r).text().splitlines())
+            lines += _block("GPU options for this model", view_fleet.gpu_options_table(r).text().splitlines())
     if r.notes:
         lines += ["", *[f"note: {n}" for n in r.notes]]
     return "\n".join(lines)

@@ -147,6 +147,9 @@ class SimResult:
     mean_running: float
     """Time average of running requests (decoding plus in prefill) over duration_s: vLLM's num_requests_running."""
     num_steps: int
+    stopped_early: bool = False
+    """The simulation hit its work cap (scheduler.MAX_SIM_ITERATIONS) before every request finished: the figures are
+    over the `completed` requests, which a closed loop reaches in its steady state."""
 
     def bench_summary(self) -> dict[str, float]:
         """The keys `vllm bench serve --save-result` writes, with its units (s, req/s, tok/s, ms)."""

@@ -5,6 +5,7 @@ import tracemalloc
 
 import pytest
 
+from boundary.view import benchmark_lines
 from calc.custom import encode_custom_model
 from calc.errors import InputError
 from calc.evaluate import evaluate
@@ -66,3 +67,13 @@ def test_a_long_link_value_is_refused_quickly():
 
     values, warnings = bounded(lambda: validate_query({"custom_model": ["A" * 400_000], "concurrency": ["9" * 5000]}))
     assert "custom_model" not in values and "concurrency" not in values and len(warnings) == 2
+
+
+def test_a_one_token_budget_is_simulated_within_the_bound(catalog):
+    # found by scripts/fuzz.py: 200 prompts of 1,024 tokens under a 1-token budget are 205,000 scheduling steps
+    # (9 s of CPU); the simulation stops at its work cap and says so
+    s = Scenario(model="aya-23-8b", gpu="a10", max_num_batched_tokens=1, max_num_seqs=1)
+    r = evaluate(s, catalog)
+    res = bounded(lambda: r.benchmark)
+    assert res.stopped_early and 0 < res.completed < r.benchmark_prompts
+    assert "work cap" in " ".join(benchmark_lines(r))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from boundary import view
+from boundary import view, view_fleet
 from boundary.urlstate import cli_command, plain, query_string
 
 
@@ -42,7 +42,7 @@ def headline_rest(r, link_base: str) -> None:
         st.markdown("**Smallest changes that fit** (each link opens that scenario)")
         from ui.tabs import frame
 
-        t = frame(view.suggestions_table(r))
+        t = frame(view_fleet.suggestions_table(r))
         t["link"] = [f"[open]({link_base}?{query_string(s.model_copy(update=x.fields))})" for x in r.suggestions]
         st.table(t, hide_index=True)
     if r.serves and not r.fit.fits:

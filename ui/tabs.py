@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 import charts
-from boundary import fmt, view
+from boundary import fmt, view, view_compare, view_fleet
 from boundary.markdown import curves_csv, markdown_report, md_text
 from boundary.urlstate import MAX_MESSAGE_SHOWN, plain
 from boundary.vllm_log import MAX_LOG_CHARS
@@ -96,10 +96,10 @@ def beyond_tab(r) -> None:
     if _cannot(r):
         return
     st.plotly_chart(charts.swap_ratio(r), key="chart_swap")
-    lines = view.beyond_lines(r)
+    lines = view_fleet.beyond_lines(r)
     st.markdown("\n".join(f"- {x}" for x in lines[:2]))
     st.markdown("**Where a spilled prefix cache is worth keeping** (reload the prompt's KV vs recompute it)")
-    table(view.tiers_table(r))
+    table(view_fleet.tiers_table(r))
     st.markdown("**Prefix reuse**\n" + "\n".join(f"- {x}" for x in lines[2:]))
     st.warning(r.prefix.tenant_note, icon="🔒")
 
@@ -110,13 +110,13 @@ def slo_tab(r) -> None:
     a, b = st.columns(2)
     a.plotly_chart(charts.throughput_vs_concurrency(r, r.curves.concurrency_sweep), key="goodput")
     b.plotly_chart(charts.fanout(r), key="chart_fanout")
-    st.markdown("**SLOs, replicas and cost**\n" + "\n".join(f"- {x}" for x in view.slo_lines(r)))
-    st.markdown("**Tails: what averages hide**\n" + "\n".join(f"- {x}" for x in view.tails_lines(r)))
+    st.markdown("**SLOs, replicas and cost**\n" + "\n".join(f"- {x}" for x in view_fleet.slo_lines(r)))
+    st.markdown("**Tails: what averages hide**\n" + "\n".join(f"- {x}" for x in view_fleet.tails_lines(r)))
     st.markdown("**Simulation** (the seed's log-normal model, seeded)")
-    table(view.simulation_table(r))
+    table(view_fleet.simulation_table(r))
     st.caption("A larger batch raises throughput while goodput falls: +60 % requests served, −15 % served well.")
     st.markdown("**GPU options for this model** (smallest TP that serves; cost where a price is known)")
-    table(view.gpu_options_table(r))
+    table(view_fleet.gpu_options_table(r))
 
 
 def compare_tab(r, catalog, pinned, link_base) -> None:
@@ -135,9 +135,9 @@ def compare_tab(r, catalog, pinned, link_base) -> None:
     if ra is not None:
         changed = {k: (getattr(pinned, k), getattr(s, k)) for k in type(s).model_fields if getattr(pinned, k) != getattr(s, k)}
         st.caption("Inputs that differ: "
-                   + (", ".join(f"{k}: {plain(view.input_value(va))} → {plain(view.input_value(vb))}"
+                   + (", ".join(f"{k}: {plain(view_compare.input_value(va))} → {plain(view_compare.input_value(vb))}"
                                 for k, (va, vb) in changed.items()) or "none"))  # fmt: skip
-        styled = frame(view.compare_table(ra, r)).style.apply(
+        styled = frame(view_compare.compare_table(ra, r)).style.apply(
             lambda row: ["background-color: #fff3cd" if row["differs"] else ""] * len(row), axis=1)
         st.table(styled, hide_index=True)
     st.markdown("**Export**")
@@ -198,12 +198,12 @@ def log_tab(r, catalog) -> None:
     if rec.failure:
         st.error(plain(rec.failure.message[0].upper() + rec.failure.message[1:]), icon=":material/block:")
         st.markdown("**To make it fit:**\n" + "\n".join(f"- {plain(fix)}" for fix in rec.failure.fixes))
-    table(view.reconcile_table(rec))
+    table(view_compare.reconcile_table(rec))
     for note in rec.notes:
         st.caption(f"note: {plain(note)}")
     if rec.calibration:
         st.markdown("**Calibrate this scenario from the log** (the overrides travel in the link):")
-        st.code(view.calibration_text(rec.calibration), language=None, wrap_lines=True)
+        st.code(view_compare.calibration_text(rec.calibration), language=None, wrap_lines=True)
         st.button("Adopt the logged overheads", on_click=_adopt, args=(rec.calibration,), key="adopt_btn")
 
 

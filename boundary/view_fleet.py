@@ -1,0 +1,105 @@
+"""SLOs, tails, the seed's simulation, GPU options, KV beyond the GPU and the smallest changes that fit, as finished
+text (split from boundary.view, which holds the headline and the memory and latency sections)."""
+
+from __future__ import annotations
+
+from boundary import fmt
+from boundary.view import Table, capacity_text
+
+
+def slo_lines(r) -> list[str]:
+    s, c, fl = r.scenario, r.conformance, r.fleet
+    out = [f"P(TTFT ≤ {fmt.seconds(s.slo_ttft_s)}) = {fmt.pct(c.p_ttft)} · P(TPOT ≤ {fmt.seconds(s.slo_tpot_s)}) = "
+           f"{fmt.pct(c.p_tpot)} → conformance {fmt.pct(c.conformance)}; goodput {fmt.rate(r.goodput_rps, 'req/s')} "
+           f"of {fmt.rate(r.latency.requests_per_s, 'req/s')}",
+           f"strict variant (every inter-token gap ≤ SLO): {fmt.pct(c.strict_conformance)}",
+           f"capacity: {capacity_text(r)}"]  # fmt: skip
+    if fl.replicas is not None:
+        split = (f" ({fl.prefill_instances:,} prefill + {fl.decode_instances:,} decode instances)"
+                 if getattr(s, "disaggregated", False) and getattr(fl, "prefill_instances", None) is not None else "")  # fmt: skip
+        out.append(f"{fmt.rate(s.request_rate, 'req/s')} → {fl.replicas:,} replica(s){split} × {s.gpus_per_replica} "
+                   f"GPU(s) = {fl.gpus:,} GPU(s), capacity {fmt.pct(fl.headroom, 0)} above the rate")  # fmt: skip
+    elif s.request_rate:
+        out.append(f"no replica count for {fmt.rate(s.request_rate, 'req/s')}: {fl.capacity.reason}")
+    if fl.cost_per_hour is not None:
+        out.append(f"cost: {fmt.money(fl.cost_per_hour, fl.currency)} per hour, "
+                   f"{fmt.money(fl.cost_per_million_output_tokens, fl.currency)} per million output tokens "
+                   f"({fmt.money(fl.price_per_gpu_hour, fl.currency)} per GPU-hour)")  # fmt: skip
+    else:
+        out.append("cost: " + fmt.money(None, None))
+    return out
+
+
+def tails_lines(r) -> list[str]:
+    t, s, ex = r.tails, r.scenario, r.itl_example
+    return [
+        f"fan-out to {t.fanout:,} parallel calls: P(at least one beyond its p99) = {fmt.pct(t.p_any_slow)}; each call "
+        f"must meet its {t.per_call_quantile_label} for the answer to meet p99",
+        f"hedging: a duplicate sent when a call passes its p{t.hedge_quantile * 100:g} adds "
+        f"{fmt.pct(t.hedge_extra_load, 0)} load and cuts that tail",
+        f"a chain of {t.chain_calls:,} sequential calls: {fmt.seconds(t.chain_median_s)} at the median end-to-end, "
+        f"{fmt.seconds(t.chain_one_slow_s)} with one step at its p99 (σ = {s.latency_sigma:g})",
+        f"mean vs max ITL over one request: mean {fmt.ms(t.itl_mean_s)}, max {fmt.ms(t.itl_max_s)} (the step that "
+        "carries a prefill chunk)",
+        f"the seed's example: 200 gaps of 20 ms and one of 2 s average {fmt.ms(ex.mean_s, 4)} — a fine-looking TPOT over "
+        f"a {fmt.seconds(ex.max_s)} freeze; report the max ITL too",
+    ]  # fmt: skip
+
+
+def simulation_table(r) -> Table:
+    rows = [[x.name, fmt.rate(x.requests_per_s, "req/s"), fmt.rate(x.goodput_rps, "req/s"), fmt.pct(x.conformance),
+             fmt.pct(x.ttft_over_slo), fmt.ms_value(x.ttft_mean_ms),
+             f"{fmt.sig(x.ttft_p50_ms)} / {fmt.sig(x.ttft_p95_ms)} / {fmt.sig(x.ttft_p99_ms)} ms",
+             f"{fmt.sig(x.tpot_p50_ms)} / {fmt.sig(x.tpot_p95_ms)} / {fmt.sig(x.tpot_p99_ms)} ms"] for x in r.simulation]  # fmt: skip
+    s = r.scenario
+    return Table(["configuration", "requests", "goodput", "conformant", "TTFT > SLO", "TTFT mean", "TTFT p50 / p95 / p99",
+                  "TPOT p50 / p95 / p99"], rows,
+                 note=f"log-normal σ = {s.latency_sigma:g}, window {fmt.seconds(s.sim_window_s)}, seeded; the seed's two "
+                      "configurations, then this scenario")  # fmt: skip
+
+
+def gpu_options_table(r) -> Table:
+    rows = [[r.other_gpus[o.gpu].name, str(o.tensor_parallel_size), fmt.rate(o.capacity_rps, "req/s"),
+             fmt.count(o.replicas) if o.replicas is not None else fmt.missing("set a request rate"),
+             fmt.count(o.gpus) if o.gpus is not None else fmt.missing("set a request rate"),
+             fmt.money(o.cost_per_million_output_tokens, o.currency)] for o in r.gpu_options]  # fmt: skip
+    return Table(["GPU", "TP", "capacity per replica", "replicas", "GPUs", "cost / M output tokens"], rows)
+
+
+def beyond_lines(r) -> list[str]:
+    off, pre, s = r.offload, r.prefix, r.scenario
+    return [
+        f"preempting a {fmt.count(s.request_len)}-token context: recompute {fmt.ms(off.recompute_s)} vs swap "
+        f"{fmt.ms(off.swap_s)} ({'one way' if s.swap_overlap else 'out and back'}) → {off.winner} wins (recompute / swap "
+        f"{fmt.ratio(off.swap_recompute_ratio)} one way, {fmt.ratio(off.swap_recompute_ratio_both_ways)} both ways)",
+        f"closed form valid between the knee ({fmt.tokens(off.knee_tokens)}) and the attention crossover "
+        f"({fmt.tokens(off.attention_crossover_tokens) if off.attention_crossover_tokens != float('inf') else 'none'}): "
+        f"{'yes' if off.closed_form_valid else 'no'}",
+        f"conversation of {s.turns:,} turns × {fmt.tokens(s.tokens_per_turn)}: {fmt.count(pre.conversation_tokens_without_reuse)} "
+        f"prefill tokens without reuse, {fmt.count(pre.conversation_tokens_with_reuse)} with ({fmt.ratio(pre.prefix_reuse_saving)} "
+        f"fewer); last turn TTFT {fmt.ms(pre.last_turn_ttft_without_reuse_s)} → {fmt.ms(pre.last_turn_ttft_with_reuse_s)}",
+        f"shared system prompt of {fmt.tokens(s.shared_prefix_len)}: {fmt.count(pre.max_concurrency_with_sharing)} requests "
+        f"fit ({fmt.count(pre.max_concurrency_without_sharing)} without sharing), {fmt.count(pre.blocks_saved)} blocks saved at "
+        f"C={s.concurrency:,}, TTFT {fmt.ms(pre.ttft_saved_per_request_s)} shorter per request",
+        f"document of {fmt.tokens(s.document_len)} asked {s.document_queries:,}×: {fmt.count(pre.document_tokens_without_reuse)} → "
+        f"{fmt.count(pre.document_tokens_with_reuse)} prefill tokens; repeat TTFT {fmt.ms(pre.document_ttft_repeat_s)} vs "
+        f"{fmt.ms(pre.document_ttft_first_s)} the first time",
+    ]  # fmt: skip
+
+
+def tiers_table(r) -> Table:
+    rows = [[t.name, fmt.bandwidth(t.bandwidth_bytes_per_s), fmt.ms(t.reload_s), fmt.ms(t.recompute_s),
+             "yes" if t.worth_keeping else "no, recompute", fmt.tokens(t.capacity_tokens)] for t in r.offload.tiers]  # fmt: skip
+    return Table(["tier", "bandwidth", "reload the prompt's KV", "recompute it", "keep it there?", "holds"], rows)
+
+
+def suggestions_table(r, links: list[str] | None = None) -> Table:
+    """Each fix with every field it changes named (a fix that also raises max_model_len says so)."""
+    s = r.scenario
+    rows = []
+    for x in r.suggestions:
+        extra = [f"{k}={v}" if v is not None else f"{k} back to the spec" for k, v in x.fields.items()
+                 if k not in x.change and getattr(s, k) != v]  # fmt: skip
+        label = x.change + (f" + {', '.join(extra)}" if extra else "")
+        rows.append([label, fmt.count(x.num_gpu_blocks), fmt.count(x.max_concurrency_at_length), fmt.pct(x.pool_fraction, 0)])
+    return Table(["change", "GPU blocks", "requests at this length", "pool used"], rows)
