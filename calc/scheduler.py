@@ -1,6 +1,7 @@
 """Continuous batching, simulated: what `vllm bench serve` prints for a given step-time model (issue 11, item 2).
 
-An event-compressed discrete-event simulation of one engine (notes/vllm_hybrid.md §8.3):
+An event-compressed discrete-event simulation of one engine (notes/vllm_hybrid.md §8.3); each engine's scheduling
+decision is in calc.sched_policies:
 - vllm (V1): decode-first. Each step every decoding request gets 1 token, running chunked prefills continue, then
   waiting requests are admitted FCFS while running < max_num_seqs, the step's token budget max_num_batched_tokens
   has room (the last prompt is chunked) and the pool has the blocks it will hold after its chunk. A decode that finds
@@ -34,14 +35,17 @@ from typing import Literal
 
 import numpy as np
 
+from calc.sched_policies import (
+    SGLANG_INIT_NEW_TOKEN_RATIO,
+    SGLANG_MIN_NEW_TOKEN_RATIO,
+    SGLANG_RATIO_DECAY_STEPS,
+    sglang_step,
+    vllm_step,
+)
 from calc.sim_stats import BatchLatency, ItlSegments, SimResult, Workload, workload_arrays
 
 StepFn = Callable[[float, float, int, float], float]
 """step_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context) → seconds for one engine step."""
-
-SGLANG_INIT_NEW_TOKEN_RATIO = 0.7
-SGLANG_MIN_NEW_TOKEN_RATIO = 0.7 * 0.14  # 0.098 (sglang global_config.py)
-SGLANG_RATIO_DECAY_STEPS = 600
 
 
 MAX_SIM_ITERATIONS = 40_000
@@ -332,91 +336,6 @@ class _Sim:
                 budget -= c
         return chunks, budget
 
-    def vllm_step(self) -> None:
-        cfg, pool = self.cfg, self.pool
-        preempted = False
-        while True:
-            chunks, budget = self.running_chunks(cfg.max_num_batched_tokens - self.n_dec)
-            if self.b_final <= pool or self.b_dec(self.D) + self.b_partial(chunks) <= pool:
-                break
-            self.preempt(self.running[-1])
-            preempted = True
-        held = None
-        while not preempted and self.waiting and len(self.running) < cfg.max_num_seqs and budget > 0:
-            r = self.waiting[0]
-            c = min(self.tgt[r] - self.hit[r], budget)
-            if self.b_final + self.fin_blk[r] > pool:  # it may not fit: count the blocks held after this step
-                if held is None:
-                    held = self.b_dec(self.D) + self.b_partial(chunks)
-                if held + self.blk(self.hit[r] + c) > pool:
-                    break
-            if held is not None:
-                held += self.blk(self.hit[r] + c)
-            self.admit(r)
-            chunks[r] = c
-            budget -= c
-        if chunks:
-            self.prefill_step(chunks)
-        else:  # nothing to admit until an event; a step that preempted admits nobody, so the next one may
-            blocked = bool(self.waiting) or len(self.running) >= cfg.max_num_seqs or budget <= 0
-            self.decode(1 if preempted else None, arrivals_matter=not blocked)
-
-    def sglang_step(self) -> None:
-        cfg, pool = self.cfg, self.pool
-        chunks, budget = self.running_chunks(cfg.max_num_batched_tokens)
-        slack = None
-        mem_blocked = False
-        while self.waiting and len(self.running) < cfg.max_num_seqs and budget > 0:
-            r = self.waiting[0]
-            if self.fin_blk[r] > pool - self.b_final:
-                # rem = pool − held − ratio·(decoders' growth) − prefills' full size
-                #     = pool − b_final + (1 − ratio)·(b_final_dec − decoders' blocks now)
-                if slack is None:
-                    slack = (1 - self.ratio) * (self.b_final_dec - self.b_dec(self.D - 1))
-                if self.fin_blk[r] > pool - self.b_final + slack:
-                    mem_blocked = True
-                    break
-            c = min(self.tgt[r] - self.hit[r], budget)
-            self.admit(r)
-            chunks[r] = c
-            budget -= c
-        if chunks:
-            self.prefill_step(chunks)
-            return
-        retracted = False
-        while self.n_dec > 1 and self.b_final > pool and self.b_dec(self.D) + self.b_partial() > pool:
-            self.preempt(next(r for r in reversed(self.running) if r in self.dec))
-            self.ratio = SGLANG_INIT_NEW_TOKEN_RATIO
-            retracted = True
-        full = len(self.running) >= cfg.max_num_seqs
-        k_cap = None
-        if retracted:
-            k_cap = 1
-        elif mem_blocked and not full:
-            k_cap = self.sglang_blocked_steps(self.fin_blk[self.waiting[0]])
-        self.decode(k_cap, arrivals_matter=not full and not self.waiting)
-
-    def sglang_blocked_steps(self, need: int, window: int = 64) -> int:
-        """Decode steps before the queue's head (needing `need` blocks) can be admitted, as the ratio decays:
-        the first j ≥ 1 with need ≤ pool − b_final + (1 − ratio_j)·(b_final_dec − decoders' blocks after j steps),
-        ratio_j = max(0.098, ratio − j·decay). The growth left only shrinks, so (1 − ratio_j)·growth now < need −
-        (pool − b_final) rules steps out cheaply; the rest are checked exactly over a window (one numpy gather)."""
-        k = self.steps_to_finish()
-        excess = need - (self.pool - self.b_final)
-        growth = self.b_final_dec - self.b_dec(self.D - 1)
-        decay = (SGLANG_INIT_NEW_TOKEN_RATIO - SGLANG_MIN_NEW_TOKEN_RATIO) / SGLANG_RATIO_DECAY_STEPS
-        if growth <= 0 or (1 - SGLANG_MIN_NEW_TOKEN_RATIO) * growth < excess:
-            return k
-        j0 = max(1, math.ceil((self.ratio - 1 + excess / growth) / decay))
-        if j0 >= k:
-            return k
-        js = np.arange(j0, min(k, j0 + window))
-        a, table = self._decoder_arrays()
-        held = table[(a[:, None] + (self.D - 1 + self.bs - 1) + js[None, :]) // self.bs].sum(axis=0)
-        ratio = np.maximum(SGLANG_MIN_NEW_TOKEN_RATIO, self.ratio - js * decay)
-        ok = np.nonzero(need <= self.pool - self.b_final + (1 - ratio) * (self.b_final_dec - held))[0]
-        return int(js[ok[0]]) if ok.size else int(js[-1]) + 1
-
     def steps_to_finish(self) -> int:
         """Decode steps until the first decoder emits its last token."""
         heap = self.heap
@@ -434,7 +353,7 @@ class _Sim:
             if not self.running and not self.waiting:
                 self.t = self.next_send()
                 continue
-            self.vllm_step() if self.vllm else self.sglang_step()
+            vllm_step(self) if self.vllm else sglang_step(self)
         return self.result()
 
     def result(self) -> SimResult:
