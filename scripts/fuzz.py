@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import properties as P  # noqa: E402
+import properties_hostile as H  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -28,9 +29,9 @@ BOUNDARIES = {
     "user text as Markdown": (st.text(max_size=200), P.check_plain),
     "model config.json": (P.config_bytes(), P.check_config),
     "CLI argument lists": (P.cli_args, P.check_cli),
-    "pasted vLLM logs": (P.log_text(), P.check_log),
-    "spec YAML files": (P.spec_yaml(), P.check_spec_yaml),
-    "CLI special files": (P.special_files, P.check_special_file),
+    "pasted vLLM logs": (H.log_text(), H.check_log),
+    "spec YAML files": (H.spec_yaml(), H.check_spec_yaml),
+    "CLI special files": (H.special_files, H.check_special_file),
 }
 # check name -> its cost-bound key in P.SLOWEST
 SLOW_KEY = {"check_scenario": "scenario", "check_query": "URL query", "check_plain": "Markdown",

@@ -4,6 +4,7 @@ plus the numerical properties: monotone where they should be, and honest when no
 import os
 
 import properties as P
+import properties_hostile as H
 import pytest
 from conftest import scenario
 from hypothesis import HealthCheck, given, settings
@@ -52,21 +53,21 @@ def test_cli_boundary(argv):
 
 
 @FUZZ
-@given(P.log_text())
+@given(H.log_text())
 def test_pasted_log_boundary(text):
-    P.check_log(text)
+    H.check_log(text)
 
 
 @FUZZ
-@given(P.spec_yaml())
+@given(H.spec_yaml())
 def test_spec_file_boundary(raw):
-    P.check_spec_yaml(raw)
+    H.check_spec_yaml(raw)
 
 
 @settings(max_examples=min(N, 16), deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-@given(P.special_files)
+@given(H.special_files)
 def test_special_files_boundary(case):
-    P.check_special_file(case)
+    H.check_special_file(case)
 
 
 def test_the_cost_bound_itself_fails_a_slow_example(monkeypatch):
