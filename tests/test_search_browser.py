@@ -1,37 +1,25 @@
 """The Find a deployment tab in real headless Chromium: a click on a frontier point opens that configuration as the
 page's scenario (the address bar follows), and the tab updates after an input change."""
 
-import shutil
-
 import pytest
 
 pytest.importorskip("playwright")
-from playwright.sync_api import sync_playwright  # noqa: E402
-
-from scripts.serve import launch_browser, start_server  # noqa: E402
+from test_browser import server  # noqa: E402,F401  (the module's live server and browser)
 
 pytestmark = pytest.mark.browser
 LINK = "/?model=llama-3.1-70b&request_rate=10&input_len=2000&output_len=500"
 
 
 @pytest.fixture(scope="module")
-def page():
-    if shutil.which("chromium") is None:
-        pytest.fail("Debian's chromium is required for the browser tests: apt-get install -y chromium")
-    proc, base = start_server()
-    try:
-        with sync_playwright() as p:
-            browser = launch_browser(p)
-            pg = browser.new_page(viewport={"width": 1600, "height": 1400})
-            pg.goto(base + LINK)
-            pg.get_by_role("tab", name="Find a deployment").click()
-            pg.get_by_text("Pareto frontier", exact=False).first.wait_for(timeout=60_000)
-            pg.wait_for_timeout(3000)  # the chart settles (plotly lays it out after the tab's last element arrives)
-            yield pg
-            browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+def page(server):  # noqa: F811
+    browser, base = server
+    pg = browser.new_page(viewport={"width": 1600, "height": 1400})
+    pg.goto(base + LINK)
+    pg.get_by_role("tab", name="Find a deployment").click()
+    pg.get_by_text("Pareto frontier", exact=False).first.wait_for(timeout=60_000)
+    pg.wait_for_timeout(3000)  # the chart settles (plotly lays it out after the tab's last element arrives)
+    yield pg
+    pg.close()
 
 
 def test_a_click_on_a_frontier_point_opens_it(page):
