@@ -181,10 +181,9 @@ def throughput_vs_concurrency(r, pts) -> go.Figure:
 
 
 def latency_breakdown(r) -> go.Figure:
-    s, lat = r.scenario, r.latency
-    parts = [("queue", s.queue_s), ("prefill", lat.prefill.estimate_s), ("decode steps the chunks ride on", lat.chunk_riding_s),
-             ("front-end", lat.request_overhead_s), (f"{s.output_len - 1} × TPOT", (s.output_len - 1) * lat.tpot_s)]  # fmt: skip
-    bars = [dict(type="bar", y=["request"], x=[v], name=f"{n}: {fmt.seconds(v)}", orientation="h") for n, v in parts]
+    lat = r.latency
+    bars = [dict(type="bar", y=["request"], x=[v], name=f"{n}: {fmt.seconds(v)}", orientation="h")
+            for n, v in lat.e2e_parts if v]  # fmt: skip
     bars.append(dict(type="scatter", y=["request"], x=[lat.e2e_s], mode="markers", marker=CURRENT,
                      name=f"this scenario: {fmt.seconds(lat.e2e_s)} end to end"))  # fmt: skip
     return _fig(f"End-to-end {fmt.seconds(lat.e2e_s)} = TTFT {fmt.ms(lat.ttft_s)} + (N − 1) × TPOT {fmt.ms(lat.tpot_s)}",

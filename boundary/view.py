@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from boundary import fmt
+from calc.latency import READER_TOKENS_PER_S
 
 
 @dataclass(frozen=True)
@@ -304,12 +305,13 @@ def latency_section(r) -> Section:
     rows = [
         ("TTFT (estimate)", f"{fmt.ms(lat.ttft_s)}  {band(r, 'ttft')}".rstrip()),
         ("  = front-end + queue", f"{fmt.ms(lat.request_overhead_s)} + {fmt.ms(s.queue_s)}"),
-        ("  + prefill + decodes riding its steps", f"{fmt.ms(lat.prefill.estimate_s)} + {fmt.ms(lat.chunk_riding_s)} "
-         f"({lat.prefill_steps:,} step(s) of ≤ {fmt.tokens(lat.chunk_tokens)})"),
+        ("  + " + " + ".join(name for name, _ in lat.e2e_parts[2:-1]),
+         " + ".join(fmt.ms(v) for _, v in lat.e2e_parts[2:-1])
+         + f" ({lat.prefill_steps:,} step(s) of ≤ {fmt.tokens(lat.chunk_tokens)})"),
         ("TPOT (estimate)", f"{fmt.ms(lat.tpot_s)}  {band(r, 'tpot')}".rstrip()),
         ("ITL: plain step / with a prefill chunk", f"{fmt.ms(lat.itl_s)} / {fmt.ms(lat.chunk_step_s)}"),
         ("end-to-end (estimate)", fmt.seconds(lat.e2e_s)),
-        ("streaming rate", f"{fmt.rate(lat.stream_tokens_per_s, 'tokens/s')} (a reader takes 4.5–10); average over "
+        ("streaming rate", f"{fmt.rate(lat.stream_tokens_per_s, 'tokens/s')} (a reader takes {READER_TOKENS_PER_S[0]:g}–{READER_TOKENS_PER_S[1]:g}); average over "
          f"the request {fmt.rate(lat.average_tokens_per_s, 'tokens/s')}, which describes no moment"),
         ("throughput", f"{fmt.rate(lat.requests_per_s, 'req/s')}, {fmt.rate(lat.output_tokens_per_s, 'output tokens/s')} "
          f"({fmt.rate(lat.total_tokens_per_s, 'tokens/s')} counting prompts, which flatters long prompts)"),

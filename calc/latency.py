@@ -92,6 +92,8 @@ class LatencyResult:
     tpot_s: float
     """Mean time per output token: the decode step plus the prefill work of the requests that arrive meanwhile."""
     e2e_s: float
+    e2e_parts: tuple[tuple[str, float], ...]
+    """E2E's named parts in the order a request meets them [s]; they sum to e2e_s (the breakdown chart)."""
     stream_tokens_per_s: float
     average_tokens_per_s: float
     requests_per_s: float
@@ -191,6 +193,10 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         ttft_e = ttft_e + E(transfer, "KV transfer", unit="ms") + E(dec.total_s, "first decode step", unit="ms")
     else:
         ttft_e = ttft_e + E(riding, "decodes sharing its steps", unit="ms")
+    ttft_parts = (("transfer of its KV", transfer), ("first decode step", dec.total_s)) if s.disaggregated \
+        else (("decode steps its chunks ride on", riding),)
+    parts = (("front-end", front), ("queue", s.queue_s), ("prefill", alone.total_s), *ttft_parts,
+             (f"{N_out - 1:,} × TPOT", (N_out - 1) * tpot))  # fmt: skip
     e2e_e = ttft_e.named("TTFT", "s") + E(N_out - 1, "(output_len − 1)") * E(tpot, "TPOT", unit="ms")
     return LatencyResult(
         compute_dtype=mem.weight_format.compute_dtype,
@@ -216,6 +222,7 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         itl_s=dec.total_s,
         tpot_s=tpot,
         e2e_s=total,
+        e2e_parts=parts,
         stream_tokens_per_s=1 / tpot,
         average_tokens_per_s=N_out / total,
         requests_per_s=rps,

@@ -61,3 +61,17 @@ def test_aggregated_scenarios_are_unchanged(catalog):
     r = evaluate(scenario(**BASE, request_rate=20), catalog)
     assert r.fleet.prefill_instances is None and r.fleet.decode_instances is None
     assert r.latency.requests_per_s == pytest.approx(32 / r.latency.e2e_s)
+
+
+@pytest.mark.parametrize("disaggregated", [False, True])
+def test_the_breakdown_shown_is_the_end_to_end_latency(catalog, disaggregated):
+    # the chart's stacked bars and the text's TTFT rows read LatencyResult.e2e_parts: they must add up to E2E
+    import charts
+
+    r = evaluate(scenario(**BASE, disaggregated=disaggregated, queue_s=0.01), catalog)
+    lat = r.latency
+    assert sum(v for _, v in lat.e2e_parts) == pytest.approx(lat.e2e_s, rel=1e-12)
+    assert sum(v for _, v in lat.e2e_parts[:-1]) == pytest.approx(lat.ttft_s, rel=1e-12)
+    bars = [t for t in charts.latency_breakdown(r).data if t.type == "bar"]
+    assert sum(b.x[0] for b in bars) == pytest.approx(lat.e2e_s, rel=1e-12)
+    assert any("KV" in b.name for b in bars) == disaggregated
