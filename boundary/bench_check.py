@@ -19,7 +19,6 @@ from boundary.bench_data import BenchRun
 from calc import bench
 from calc.evaluate import evaluate
 
-FIT_PROMPTS = 400  # enough requests for the steady state of every run; the check replays the run's own count
 METRICS = ("tpot", "ttft", "ttft_burst", "throughput", "latency")
 MIN_TPOT_TOKENS = 16  # a TPOT over fewer gaps measures the front-end's streaming, not decoding
 

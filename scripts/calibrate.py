@@ -48,7 +48,7 @@ PRIORS = {"gemm_compute_share": (0.75, 0.25), "attention_bandwidth_share": (0.95
           "attention_compute_share": (0.6, 0.3), "fp8_weight_share": (0.8, 0.2), "int4_weight_share": (0.6, 0.3),
           "moe_weight_share": (0.85, 0.2), "gemm_half_tokens": (64, 0.7)}  # fmt: skip
 CAP = 1.5
-FIT_PROMPTS = 200
+FIT_PROMPTS = 200  # the fit replays at most this many prompts per run (speed); the report replays each run's own count
 
 _state: dict = {}
 
@@ -91,6 +91,18 @@ def _run_residuals(args) -> list[float]:
             r = math.log(p / m) if p and m > 0 else CAP
             out.append(math.sqrt(WEIGHTS[k] * _state["weight"][i]) * max(-CAP * 2, min(CAP * 2, r)))
     return out
+
+
+def _calibration_runs(catalog) -> list:
+    return [r for r in load_runs(catalog)[0] if r.part == "calibration"]
+
+
+def _fails(run, catalog) -> bool:
+    try:
+        predict(run, catalog, max_prompts=FIT_PROMPTS)
+    except (ValueError, ZeroDivisionError):
+        return True
+    return False
 
 
 def _x0(catalog) -> np.ndarray:
@@ -143,6 +155,9 @@ def fit(first_step: float = 2.0) -> None:
         hi = x0 + 4.0
         hi[[SHARED.index(k) for k in SHARED if k.endswith("share")]] = math.log(1.5)  # a share above 1.5 is no share
         x0 = np.minimum(x0, hi)
+        failed = [r.id for r in _calibration_runs(catalog) if _fails(r, catalog)]
+        if failed:  # each counts as a capped residual in the fit: say which
+            print(f"{len(failed)} calibration run(s) the planner cannot predict: {', '.join(failed)}")
         print(f"fitting on {n} calibration runs; initial cost {robust_cost(residuals(x0)):.2f}")
         x, cost = pattern_search(lambda y: robust_cost(residuals(y)), x0, x0 - 4.0, hi, step=math.log(first_step))
         print(f"final cost {cost:.2f}")

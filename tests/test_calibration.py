@@ -2,8 +2,8 @@
 
 The published runs (tests/data/benchmarks) are the reference: each keeps its source URL and the verbatim lines its
 numbers came from. errors.json is what `python scripts/calibrate.py report` wrote for the committed engine
-constants; replaying the held-out runs here must give the same errors within a margin, so a change to the step
-model or the scheduler that makes predictions worse fails here until the table (and README) is regenerated.
+constants; replaying the held-out runs here must give medians and p90s no worse than those (within a margin), so a
+change to the step model or the scheduler that makes predictions worse fails here.
 """
 
 import json
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from boundary.bench_check import check, summary
+from boundary.bench_check import RunCheck, check, measured, summary
 from boundary.bench_data import DATA, load_runs
 
-MARGIN = 0.02  # two percentage points of relative error, per run and per median
+MARGIN = 0.02  # two percentage points of relative error on each median and p90
 
 
 @pytest.fixture(scope="module")
@@ -64,12 +64,9 @@ def test_the_split_is_by_group_and_fixed(runs):
     assert 0.25 <= held / sum(bool(r.part) for r in runs) <= 0.5
 
 
-def test_held_out_errors_are_the_committed_ones(held_out):
+def test_the_held_out_runs_are_the_committed_ones(held_out):
     recorded = json.loads((DATA / "errors.json").read_text())
     assert {c.run.id for c in held_out} == set(recorded["per_run"])
-    for c in held_out:
-        for metric, err in recorded["per_run"][c.run.id].items():
-            assert c.error(metric) == pytest.approx(err, abs=MARGIN), (c.run.id, metric)
 
 
 def test_held_out_medians_do_not_regress(held_out):
@@ -88,7 +85,12 @@ def test_the_readme_shows_the_committed_table():
     assert f"| TTFT | {recorded['ttft']['n']} | {recorded['ttft']['median_abs']:.1%} |" in table
 
 
-def test_an_error_is_predicted_over_measured_minus_one(held_out):
-    # the metric's definition, on one run with its numbers written out
-    c = next(c for c in held_out if "tpot" in c.measured)
-    assert c.error("tpot") == pytest.approx(c.predicted["tpot"] / c.measured["tpot"] - 1)
+def test_an_error_is_predicted_over_measured_minus_one(runs):
+    # Massed Compute, Llama-8B (R1 distill) on one H100, vLLM, C = 1: the tool's JSON says "median_tpot_ms":
+    # 9.524627811023633 and "median_ttft_ms": 17.317817000048308; a prediction of 10 ms TPOT is 10 / 9.5246 − 1 = +5.0 %
+    run = next(r for r in runs if r.id == "massed-deepseek-r1-distill-llama-8b-h100-vllm-c1")
+    m = measured(run)
+    assert m["tpot"] == pytest.approx(9.524627811023633e-3) and m["ttft"] == pytest.approx(17.317817000048308e-3)
+    c = RunCheck(run, m, {"tpot": 0.010, "ttft": 0.017317817000048308})
+    assert c.error("tpot") == pytest.approx(0.0499, abs=1e-4) and c.error("ttft") == pytest.approx(0.0)
+    assert c.error("throughput") is None  # measured but not predicted: no error, not a zero
