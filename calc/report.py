@@ -270,5 +270,7 @@ def json_safe(x):
 
 
 def _plain(obj) -> dict:
-    """A dataclass's own fields, nested dataclasses skipped (they get sections of their own)."""
-    return {f.name: getattr(obj, f.name) for f in fields(obj) if not is_dataclass(getattr(obj, f.name))}
+    """A dataclass's own fields, nested dataclasses skipped (they get sections of their own), and its formula trees
+    (their text is the report's `formulas`; the trees themselves would be dumped as Python reprs)."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj)
+            if f.name != "formulas" and not is_dataclass(getattr(obj, f.name))}  # fmt: skip
