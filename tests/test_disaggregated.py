@@ -61,3 +61,25 @@ def test_aggregated_scenarios_are_unchanged(catalog):
     r = evaluate(scenario(**BASE, request_rate=20), catalog)
     assert r.fleet.prefill_instances is None and r.fleet.decode_instances is None
     assert r.latency.requests_per_s == pytest.approx(32 / r.latency.e2e_s)
+
+
+@pytest.mark.parametrize("disaggregated", [False, True])
+@pytest.mark.parametrize("tp", [1, 2])
+def test_the_replicas_formula_ends_on_the_fleets_numbers(catalog, disaggregated, tp):
+    r = evaluate(scenario(**BASE, request_rate=20, disaggregated=disaggregated, tensor_parallel_size=tp), catalog)
+    fl = r.fleet
+    replicas, gpus = r.formulas["Replicas"].split("\nGPUs = ")
+    assert replicas.endswith(f"\n= {fl.replicas:,}") and gpus.endswith(f"\n= {fl.gpus:,}")
+    assert gpus.endswith(f"= {fl.replicas:,} × {tp} × 1\n= {fl.gpus:,}")
+    if disaggregated:  # the headline's instances: x prefill + y decode, not ⌈rate / capacity⌉ alone
+        assert f"\n= {fl.prefill_instances} + {fl.decode_instances}\n" in replicas
+    cost = r.formulas["Cost per million output tokens"]
+    assert cost.endswith(f"= {fl.cost_per_million_output_tokens:.4g} USD")
+    assert f"= {fl.cost_per_hour:,.4g} / (20 × 500 × 3,600)" in cost
+
+
+def test_the_disaggregated_replicas_formula_of_the_review_case(catalog):
+    """Llama-3.1-8B on an H100 at 20 req/s: the text said ⌈20 / capacity⌉ = 5 replicas beside a headline of 7."""
+    r = evaluate(scenario(**BASE, request_rate=20, disaggregated=True), catalog)
+    assert (r.fleet.prefill_instances, r.fleet.decode_instances, r.fleet.replicas) == (2, 5, 7)
+    assert r.formulas["Replicas"].endswith("GPUs = replicas × tp × pp\n= 7 × 1 × 1\n= 7")
