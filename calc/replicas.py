@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from calc.cost import cost_per_million_output_tokens
 from calc.engine_spec import EngineSpec
 from calc.expr import E, eceil
 from calc.goodput import Conformance, conformance
@@ -20,7 +21,6 @@ from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 from calc.step_inputs import step_model
 from calc.step_time import StepModel
-from calc.units import HOUR_S
 from calc.workload import max_requests_at_length
 
 
@@ -154,8 +154,8 @@ def _cost(s: Scenario, per_hour: float | None, served_rps: float, currency: str 
     """The cost per million output tokens as a formula, when there is a price and a rate served."""
     if not per_hour or not served_rps:
         return {}
-    cost = (E(per_hour, f"cost per hour ({currency})") / (E(served_rps, "requests/s") * E(s.output_len, "output_len")
-            * E(HOUR_S, "s/h")) * E(1e6, "tokens per million"))  # fmt: skip
+    cost = cost_per_million_output_tokens(E(per_hour, f"cost per hour ({currency})"), E(served_rps, "requests/s"),
+                                          E(s.output_len, "output_len"))  # fmt: skip
     return {"cost_per_million_output_tokens": cost}
 
 

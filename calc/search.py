@@ -24,6 +24,7 @@ from functools import cached_property
 import numpy as np
 
 from calc.catalog import Catalog
+from calc.cost import cost_per_million_output_tokens
 from calc.params import count_params
 from calc.resolve import base_model, override_gpu, override_model
 from calc.scenario import Scenario
@@ -32,7 +33,7 @@ from calc.search_fleet import serve_mode
 from calc.search_pool import PoolArrays, pool_arrays
 from calc.search_space import Grid, grid, space_of
 from calc.search_step import step_arrays
-from calc.units import GB, HOUR_S
+from calc.units import GB
 
 WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: one max_model_len request does not fit",
        "a request is longer than max_model_len", "not even one request at a time meets the SLOs at the quota",
@@ -136,8 +137,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     gpus_used = np.where(cat["units"] > 0, cat["units"] * gpr, 0)
     per_hour = price * gpus_used
     rate = cat["rate"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_m = np.where(gpus_used > 0, per_hour / (rate * s.output_len * HOUR_S) * 1e6, np.nan)
+    per_m = np.where(gpus_used > 0, cost_per_million_output_tokens(per_hour, rate, s.output_len), np.nan)
     why = np.tile(_why(s, pool), len(modes))
     why = np.where((why == 0) & (cat["ok"] < 1), 4, why)
     if s.search_max_gpus is not None:

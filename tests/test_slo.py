@@ -1,9 +1,14 @@
 """Goodput, the seed's simulation to the digit, capacity, replicas and tails."""
 
+import warnings
+
+import numpy as np
 import pytest
 from conftest import scenario
 
+from calc.cost import cost_per_million_output_tokens
 from calc.evaluate import evaluate
+from calc.expr import E
 from calc.goodput import p_within, sim_table, simulate
 from calc.tails import chain_total_s, hedge_extra_load, itl_summary, p_any_slow, per_call_quantile
 
@@ -53,6 +58,18 @@ def test_request_rate_gives_the_fleet_keys(catalog):
     assert d["replicas"] * d["capacity_rps_per_replica"] >= 20
     per_m = d["gpus"] * 2.0 / (20 * 256 * 3600) * 1e6  # GPU-hours per million output tokens × price
     assert d["cost_per_million_output_tokens"] == pytest.approx(per_m)
+
+
+def test_one_cost_expression_for_floats_arrays_and_formulas():
+    # 8 GPUs at 2.0/h = 16.0 per hour; 20 req/s × 256 tokens × 3,600 s = 18,432,000 tokens per hour
+    assert cost_per_million_output_tokens(16.0, 20, 256) == pytest.approx(16.0 / 18.432)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the search's idle configurations divide by a zero rate
+        arr = cost_per_million_output_tokens(np.array([16.0, 16.0]), np.array([20.0, 0.0]), 256)
+    assert arr[0] == pytest.approx(16.0 / 18.432) and np.isinf(arr[1])
+    e = cost_per_million_output_tokens(E(16.0, "cost per hour"), E(20, "requests/s"), E(256, "output_len"))
+    assert e.value == pytest.approx(16.0 / 18.432)
+    assert e.symbolic() == "cost per hour / (requests/s × output_len × s/h) × tokens per million"
 
 
 def test_replicas_grow_with_rate(catalog):
