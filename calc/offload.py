@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calc.latency import LatencyResult, prefill_terms
-from calc.pool import PoolResult
+from calc.pool import PoolResult, request_cache_bytes, transfer_s
 from calc.roofline import attention_crossover_tokens
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
@@ -32,12 +32,6 @@ def recompute_s(s: Scenario, m: ModelSpec, mem: PoolResult, lat: LatencyResult, 
     if tokens <= 0:
         return 0.0
     return prefill_terms(lat.step, tokens, budget=s.max_num_batched_tokens)[0].total_s
-
-
-def transfer_s(mem: PoolResult, tokens: int, bytes_per_s: float) -> float:
-    """Move one request's cache of `tokens` tokens on one GPU over a link [s]: its KV plus, for hybrid models, its
-    Mamba/linear-attention state (each rank moves its own shard in parallel)."""
-    return (tokens * mem.kv_bytes_per_token_per_gpu + mem.state_bytes_per_request) / bytes_per_s
 
 
 @dataclass(frozen=True)
@@ -108,7 +102,7 @@ def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, lat: Latency
         ("remote memory over the network", min(s.network_gb_per_s * GB, host), s.remote_cache_gib * GiB),
     )
     prefix_rec = recompute_s(s, m, mem, lat, s.input_len)
-    prefix_bytes = s.input_len * mem.kv_bytes_per_token_per_gpu + mem.state_bytes_per_request  # one prompt's cache
+    prefix_bytes = request_cache_bytes(mem, s.input_len)
     for name, bw, cap_bytes in links:
         reload = transfer_s(mem, s.input_len, bw)
         tiers.append(Tier(name, bw, reload, prefix_rec, reload < prefix_rec, prefix_bytes / prefix_rec,

@@ -26,6 +26,7 @@ import numpy as np
 from calc.catalog import Catalog
 from calc.cost import cost_per_million_output_tokens
 from calc.params import count_params
+from calc.pool import kv_link_bytes_per_s, transfer_s
 from calc.resolve import base_model, override_gpu, override_model
 from calc.scenario import Scenario
 from calc.search_capacity import Rows, Slo
@@ -33,7 +34,6 @@ from calc.search_fleet import serve_mode
 from calc.search_pool import PoolArrays, pool_arrays
 from calc.search_space import Grid, grid, space_of
 from calc.search_step import step_arrays
-from calc.units import GB
 
 WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: one max_model_len request does not fit",
        "a request is longer than max_model_len", "not even one request at a time meets the SLOs at the quota",
@@ -121,9 +121,8 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     gpus = {gid: _planned_gpu(s, catalog, gid) for gid in sp.gpus}
     pool = pool_arrays(s, model, gpus, g)
     consts, rows = step_arrays(s, model, catalog, g, count_params(model))
-    link = np.array([s.kv_transfer_gb_per_s * GB if s.kv_transfer_gb_per_s else gpus[x].tp_link_bytes_per_s
-                     for x in sp.gpus])[g.gpu]  # fmt: skip
-    rows["transfer"] = (s.input_len * pool.kv_bytes_per_token_per_gpu + pool.state_bytes_per_request) / link
+    link = np.array([kv_link_bytes_per_s(s, gpus[x]) for x in sp.gpus])[g.gpu]
+    rows["transfer"] = transfer_s(pool, s.input_len, link)
     table, slo = Rows(rows), Slo(s)
     held = pool.max_concurrency_at_length
     modes = [False, True] if sp.disaggregated else [False]
