@@ -180,17 +180,15 @@ def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSp
     for request_rate (or one replica's capacity when unset) and cost per million output tokens. The scenario's own
     GPU is `g_own` (its overrides applied); the others are priced and sized from their own specs."""
     from calc.pool import size_pool, tp_check
-    from calc.resolve import without_gpu_overrides
+    from calc.resolve import for_other_gpu
 
     out = []
     for gid, g in gpus.items():
         if gid == s.gpu:
             g = g_own
         for tp in (1, 2, 4, 8):
-            t = s.model_copy(update={"gpu": gid, "tensor_parallel_size": tp, "pipeline_parallel_size": 1,
-                                     "disaggregated": False})  # fmt: skip
-            if gid != s.gpu:  # the scenario's price and overrides are for its own GPU
-                t = without_gpu_overrides(t).model_copy(update={"gpu_hour_price": None})
+            t = for_other_gpu(s, gid).model_copy(update={"tensor_parallel_size": tp, "pipeline_parallel_size": 1,
+                                                         "disaggregated": False})  # fmt: skip
             if tp_check(t, m):
                 continue
             mem = size_pool(t, m, g)

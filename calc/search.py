@@ -27,7 +27,7 @@ from calc.catalog import Catalog
 from calc.cost import cost_per_million_output_tokens
 from calc.params import count_params
 from calc.pool import kv_link_bytes_per_s, transfer_s
-from calc.resolve import base_model, override_gpu, override_model
+from calc.resolve import base_model, for_other_gpu, override_gpu, override_model
 from calc.scenario import Scenario
 from calc.search_capacity import Rows, Slo
 from calc.search_fleet import serve_mode
@@ -173,14 +173,14 @@ def _why(s: Scenario, pool: PoolArrays) -> np.ndarray:
 def _planned_gpu(s: Scenario, catalog: Catalog, gid: str):
     """The GPU's memory and links as the scenario plans them: its own GPU with its overrides, the others from their
     specs (the peak, which follows the matmul precision, is calc.search_step's)."""
-    return override_gpu(s, catalog.gpus[gid], "bf16") if gid == s.gpu else catalog.gpus[gid]
+    return override_gpu(for_other_gpu(s, gid), catalog.gpus[gid], "bf16")
 
 
 def _prices(s: Scenario, catalog: Catalog, gpu_ids) -> tuple[np.ndarray, tuple[str, ...]]:
     """Price per GPU-hour and its currency: the scenario's own price for its own GPU, the spec's for the others."""
-    own = s.gpu_hour_price
-    prices = [own if gid == s.gpu and own else catalog.gpus[gid].price_per_gpu_hour for gid in gpu_ids]
-    currencies = tuple(s.currency if gid == s.gpu and own else catalog.gpus[gid].price_currency for gid in gpu_ids)
+    moved = [for_other_gpu(s, gid) for gid in gpu_ids]
+    prices = [t.gpu_hour_price or catalog.gpus[t.gpu].price_per_gpu_hour for t in moved]
+    currencies = tuple(t.currency if t.gpu_hour_price else catalog.gpus[t.gpu].price_currency for t in moved)
     return np.array(prices, dtype=float), currencies
 
 

@@ -9,7 +9,7 @@ import math
 import shlex
 from dataclasses import dataclass
 
-from calc.resolve import without_gpu_overrides
+from calc.resolve import for_other_gpu
 from calc.scenario import Scenario
 
 MAX_CHECK_PROMPTS = 1_000  # 8 requests per client, 400 at least: the first wave, which starts together, weighs little
@@ -43,10 +43,7 @@ def scenario_of(r, i: int) -> Scenario:
     """Configuration i as a Scenario at its operating point: `evaluate()` of it shows this configuration's numbers.
     On another GPU than the scenario's, the scenario's GPU overrides and own price do not travel."""
     f = fields_of(r, i)
-    s = r.scenario
-    if f["gpu"] != s.gpu:
-        s = without_gpu_overrides(s).model_copy(update={"gpu_hour_price": None})
-    return Scenario.model_validate(s.model_dump() | f)
+    return Scenario.model_validate(for_other_gpu(r.scenario, f["gpu"]).model_dump() | f)
 
 
 def _num(x):
