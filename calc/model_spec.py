@@ -34,7 +34,6 @@ Layers = Annotated[int, Field(gt=0, le=MAX_LAYERS, strict=True)]  # a whole numb
 Mixer = Literal["full_attention", "sliding_attention", "chunked_attention", "mamba", "linear_attention", "conv",
                 "hybrid", "none"]  # fmt: skip
 Ffn = Literal["dense", "moe", "none"]
-ATTENTION_MIXERS = ("full_attention", "sliding_attention", "chunked_attention", "hybrid")
 
 
 class QuantizationConfig(BaseModel):
@@ -235,10 +234,6 @@ class ModelSpec(BaseModel):
         """Weight precision vLLM's dtype=auto picks: bf16 for bfloat16 (and unstated) configs, fp16 for float16;
         float32 checkpoints are served in 16 bits."""
         return "fp16" if self.torch_dtype == "float16" else "bf16"
-
-    def is_sliding_layer(self, i: int) -> bool:
-        """Whether layer i holds at most `sliding_window` tokens (vLLM's SlidingWindowSpec)."""
-        return self.layer_types[i] == "sliding_attention"  # type: ignore[index]
 
     @property
     def sliding_layer_count(self) -> int:
