@@ -93,7 +93,7 @@ def tiers_table(r) -> Table:
     return Table(["tier", "bandwidth", "reload the prompt's KV", "recompute it", "keep it there?", "holds"], rows)
 
 
-def suggestions_table(r, links: list[str] | None = None) -> Table:
+def suggestions_table(r) -> Table:
     """Each fix with every field it changes named (a fix that also raises max_model_len says so)."""
     s = r.scenario
     rows = []

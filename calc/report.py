@@ -77,7 +77,7 @@ class Report:
 
     @cached_property
     def prefix(self) -> PrefixResult:
-        return prefix(self.scenario, self.model, self.memory, self.latency)
+        return prefix(self.scenario, self.memory, self.latency)
 
     @cached_property
     def suggestions(self):
@@ -89,8 +89,8 @@ class Report:
     def curves(self) -> Curves:
         s, m, g, mem = self.scenario, self.model, self.gpu, self.memory
         return Curves(
-            occupancy_vs_length=tuple(curves.occupancy_vs_length(s, m, mem)),
-            concurrency_vs_context=tuple(curves.concurrency_vs_context(s, m, mem)),
+            occupancy_vs_length=tuple(curves.occupancy_vs_length(s, mem)),
+            concurrency_vs_context=tuple(curves.concurrency_vs_context(m, mem)),
             decode_vs_context=tuple(curves.decode_vs_context(s, self.latency)),
             concurrency_sweep=tuple(curves.concurrency_sweep(s, m, g, mem, self.engine)),
         )
