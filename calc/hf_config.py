@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from calc.errors import InputError, describe
-from calc.model_spec import ModelSpec, VisionConfig
+from calc.model_spec import MAX_LAYERS, ModelSpec, VisionConfig
 
 WRAPPERS = ("text_config", "llm_config", "language_config")
 ALIASES = {  # family spelling → the name ModelSpec uses
@@ -115,7 +115,7 @@ def _nas(cfg: dict) -> None:
         return
     H, heads = cfg.get("hidden_size"), cfg.get("num_attention_heads")
     kv, ffn = [], []
-    for b in blocks[:1024]:
+    for b in blocks[:MAX_LAYERS]:
         att, mlp = _block_part(b, "attention"), _block_part(b, "ffn")
         no_attn = att.get("no_op") or att.get("replace_with_linear")
         group = att.get("n_heads_in_group") or 1
@@ -152,7 +152,7 @@ def _layers_from_indices(cfg: dict, mt: str) -> None:
     """Families that list their attention layers by index: Bamba (attn_layer_indices), LFM2 (full_attn_idxs),
     MiniMax-Text-01 (attn_type_list: 1 softmax, 0 lightning)."""
     n = cfg.get("num_hidden_layers")
-    if not isinstance(n, int) or cfg.get("layer_types") is not None or not 0 < n <= 1024:
+    if not isinstance(n, int) or cfg.get("layer_types") is not None or not 0 < n <= MAX_LAYERS:
         return
     if isinstance(cfg.get("attn_type_list"), list):
         t = cfg["attn_type_list"]

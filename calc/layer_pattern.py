@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from calc.model_spec import MAX_LAYERS
+
 MIXER_ALIASES = {
     "attention": "full_attention", "full": "full_attention", "global": "full_attention", "sliding": "sliding_attention",
     "local": "sliding_attention", "chunked": "chunked_attention", "mamba2": "mamba", "ssm": "mamba",
@@ -51,7 +53,7 @@ def _numbers(d: dict, key: str) -> list:
 def expand(data: dict[str, Any]) -> dict[str, Any]:
     """Fill `layer_types` and `mlp_layer_types` from the family fields, when the data does not state them."""
     n = data.get("num_hidden_layers")
-    if not _ints(n) or not 0 < n <= 1024:
+    if not _ints(n) or not 0 < n <= MAX_LAYERS:
         return data  # the field's own validation names the problem
     data = dict(data)
     lt = data.get("layer_types")

@@ -103,7 +103,7 @@ class ModelSpec(BaseModel):
     max_window_layers: NonNegInt | None = None
     attention_chunk_size: PosInt | None = None
     no_rope_layers: tuple[Literal[0, 1], ...] | None = Field(default=None, max_length=MAX_LAYERS)
-    hybrid_override_pattern: Annotated[str, Field(pattern=r"^[M*\-E]{1,1024}$")] | None = None
+    hybrid_override_pattern: Annotated[str, Field(pattern=rf"^[M*\-E]{{1,{MAX_LAYERS}}}$")] | None = None
     full_attention_interval: PosInt | None = None
     attn_layer_period: PosInt | None = None
     attn_layer_offset: NonNegInt | None = None
