@@ -1,9 +1,7 @@
 """The "Find a deployment" tab with Streamlit's AppTest: it renders, names the cheapest deployment with its serve
 command, and opening that configuration makes the page show the same TTFT, TPOT, replicas and cost."""
 
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
+from test_app import run as app_run
 
 from boundary import fmt
 from calc.scenario import Scenario
@@ -12,18 +10,12 @@ from calc.search_rows import row
 from ui.search_chart import pareto_figure
 from ui.search_tab import LABEL
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 DONE_WHEN = {"model": "llama-3.1-70b", "request_rate": "10", "input_len": "2000", "output_len": "500",
              "slo_ttft_s": "0.5", "slo_tpot_s": "0.05"}  # fmt: skip
 
 
-def run(query: dict) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.session_state["tab"] = LABEL
-    at.run()
-    return at
+def run(query: dict):
+    return app_run(query, LABEL)
 
 
 def metrics(at) -> dict:
