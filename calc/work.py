@@ -34,13 +34,16 @@ def attention_flop_per_context_token(m: ModelSpec) -> float:
     return 2.0 * (m.num_attention_heads or 0) * (qk + v) * m.plan.attention()
 
 
-def experts_touched(m: ModelSpec, tokens: float) -> float:
+def distinct_experts(*, experts, top_k, tokens):
     """Expected distinct experts per MoE layer visited by `tokens` tokens choosing top-k of E at random:
-    E · (1 − (1 − k/E)^tokens)."""
+    E · (1 − (1 − k/E)^tokens). Floats or numpy arrays (calc.step_time and calc.search_step write it out today)."""
+    return experts * (1.0 - (1.0 - top_k / experts) ** tokens)
+
+
+def experts_touched(m: ModelSpec, tokens: float) -> float:
     if not m.is_moe:
         return 0.0
-    E, k = m.routed_experts, m.num_experts_per_tok or 1
-    return E * (1.0 - (1.0 - k / E) ** tokens)
+    return distinct_experts(experts=m.routed_experts, top_k=m.num_experts_per_tok or 1, tokens=tokens)
 
 
 def streamed_weight_bytes(m: ModelSpec, p: ParamCounts, f: WeightFormat, *, tokens: float) -> float:
