@@ -12,7 +12,7 @@ import math
 import plotly.graph_objects as go
 
 from boundary import fmt
-from calc.tails import p_any_slow
+from calc.tails import P_SLOW, p_any_slow
 from calc.units import GiB
 
 CURRENT = dict(symbol="star", size=16, color="#d62728", line=dict(width=1, color="black"))
@@ -223,8 +223,8 @@ def fanout(r) -> go.Figure:
     return _fig(
         "Fan-out: P(at least one slow call) vs parallel calls", "fan-out (parallel calls per answer)",
         "P(any call beyond its p99) (%)",
-        [_line(ns, [p_any_slow(p_slow=0.01, fanout=k) * 100 for k in ns], "each call slow 1 % of the time"),
-         _here(n, p_any_slow(p_slow=0.01, fanout=n) * 100)],
+        [_line(ns, [p_any_slow(p_slow=P_SLOW, fanout=k) * 100 for k in ns], f"each call slow {P_SLOW * 100:g} % of the time"),
+         _here(n, p_any_slow(p_slow=P_SLOW, fanout=n) * 100)],
     )  # fmt: skip
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from calc.errors import InputError, first_field
-from calc.scenario import Scenario
+from calc.scenario import Scenario, field_constraints
 
 
 def flag(field: str) -> str:
@@ -99,14 +99,18 @@ def scenario_from_args(ns: argparse.Namespace) -> Scenario:
     return validate_scenario(scenario_data(ns))
 
 
+def _bound(v: float) -> str:
+    """1000000 → '1,000,000', 0.01 → '0.01', 1e-06 → '1e-06'."""
+    return f"{v:,.0f}" if float(v).is_integer() else f"{v:g}"
+
+
 def allowed_text(name: str, err: dict) -> str:
     msg = err["msg"].removeprefix("Value error, ")
-    info = Scenario.model_fields.get(name)
     bounds = []
-    for meta in getattr(info, "metadata", []) if info else []:
+    for meta in field_constraints(name) if name in Scenario.model_fields else []:  # optional fields' too
         for attr, sym in (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<")):
             if getattr(meta, attr, None) is not None:
-                bounds.append(f"{sym} {getattr(meta, attr)}")
+                bounds.append(f"{sym} {_bound(getattr(meta, attr))}")
     got = err.get("input")
     got_txt = f" (got {str(got)[:40]!r})" if got is not None and not isinstance(got, dict) else ""
     allowed = f"; allowed: {', '.join(bounds)}" if bounds and "allowed" not in msg else ""

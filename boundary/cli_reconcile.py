@@ -10,12 +10,13 @@ from __future__ import annotations
 import argparse
 import json
 
+from boundary import fmt
 from boundary.args import flag, scenario_from_args
-from boundary.reconcile import Reconciliation, Row, reconcile
+from boundary.reconcile import Reconciliation, reconcile
+from boundary.view_compare import log_value, reconcile_table
 from boundary.vllm_log import MAX_LOG_CHARS, parse_log
 from calc.catalog import Catalog
 from calc.loader import read_capped
-from calc.units import GiB
 
 
 def read_log(path: str) -> str:
@@ -40,22 +41,6 @@ def run_reconcile(args: argparse.Namespace, catalog: Catalog) -> int:
     return 0
 
 
-def format_value(value: float | None, unit: str, signed: bool = False) -> str:
-    """The page's format for a logged or predicted figure (boundary.view_compare.log_value): one formatting layer."""
-    from boundary.view_compare import log_value
-
-    return log_value(value, unit, signed)
-
-
-def _predicted(r: Row) -> str:
-    from boundary.view_compare import log_range
-
-    text = format_value(r.predicted, r.unit)
-    if r.low is not None and r.high is not None and r.low != r.high:
-        text += " " + log_range(r.low, r.high, r.unit)
-    return text
-
-
 def render(rec: Reconciliation, path: str) -> str:
     log, s = rec.log, rec.scenario
     version = f"vLLM {log.version}" if log.version else "version not printed"
@@ -67,21 +52,14 @@ def render(rec: Reconciliation, path: str) -> str:
     if rec.failure:
         out += [rec.failure.message[0].upper() + rec.failure.message[1:] + ".", "To make it fit:"]
         out += [f"  - {fix}" for fix in rec.failure.fixes] + [""]
-    table = [("quantity", "logged", "predicted (rounding range)", "residual", "match", "explanation")]
-    for r in rec.rows:
-        match = "–" if r.matches is None else ("yes" if r.matches else "NO")
-        table.append((r.quantity, format_value(r.logged, r.unit), _predicted(r), format_value(r.residual, r.unit, signed=True), match,
-                      r.explanation))  # fmt: skip
-    widths = [max(len(row[i]) for row in table) for i in range(5)]
-    for row in table:
-        out.append("  ".join(c.ljust(w) for c, w in zip(row[:5], widths, strict=True)) + "  " + row[5])
+    out.append(reconcile_table(rec).text(indent=""))
     out.append("")
     if rec.calibration:
         args = " ".join(f"{flag(k)} {round(v) if k.endswith('_bytes') else v}" for k, v in rec.calibration.items())
         out.append(f"calibration (apply to `python -m calc plan`): {args}")
         cal = rec.calibrated
-        out.append(f"  → {cal['kv_cache_memory_bytes'] / GiB:.2f} GiB, {cal['num_gpu_blocks']:,} blocks, "
-                   f"{cal['max_concurrency']:.2f}x at {s.max_model_len:,} tokens")  # fmt: skip
+        out.append(f"  → {fmt.gib(cal['kv_cache_memory_bytes'])}, {fmt.count(cal['num_gpu_blocks'])} blocks, "
+                   f"{log_value(cal['max_concurrency'], 'x')} at {fmt.tokens(s.max_model_len)}")  # fmt: skip
     if rec.notes:
         out.append("notes:")
         out += [f"  - {n}" for n in rec.notes]

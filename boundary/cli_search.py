@@ -17,8 +17,9 @@ import json
 import time
 from dataclasses import asdict
 
-from boundary.args import add_scenario_flags, add_spec_flags, scenario_data, validate_scenario
+from boundary.args import add_scenario_flags, add_spec_flags, help_text, scenario_data, validate_scenario
 from calc.errors import InputError
+from calc.scenario import Scenario
 
 # search-space flag → the Scenario field it sets (the field a single configuration would set, as a list)
 DIMENSIONS = {"--gpus": "search_gpus", "--tensor-parallel-size": "search_tensor_parallel_size",
@@ -42,17 +43,11 @@ def add_search_parser(sub) -> None:
     g = p.add_argument_group("search space (comma-separated lists) and filters")
     for flag, field in DIMENSIONS.items():
         g.add_argument(flag, dest=field, default=None, metavar="N" if flag in ("--max-gpus", "--budget-per-hour") else "LIST",
-                       help=_help(field))  # fmt: skip
+                       help=help_text(Scenario.model_fields[field]))  # fmt: skip
     g.add_argument("--disaggregated", dest="search_disaggregated", action=argparse.BooleanOptionalAction, default=None,
                    help="also try disaggregated serving (default), or not")  # fmt: skip
     skip = tuple(DIMENSIONS.values()) + VARIED + ("search_disaggregated",)
     add_scenario_flags(p, skip=skip)
-
-
-def _help(field: str) -> str:
-    from calc.scenario import Scenario
-
-    return (Scenario.model_fields[field].description or "").split("\n")[0].replace("%", "%%")
 
 
 def _flag(field: str) -> str:

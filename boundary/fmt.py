@@ -63,10 +63,6 @@ def pct(x: float, decimals: int = 1) -> str:
     return f"{x * 100:,.{decimals}f}%" if _finite(x) else missing("no pool")
 
 
-def signed_pct(x: float, decimals: int = 1) -> str:
-    return f"{x * 100:+,.{decimals}f}%" if _finite(x) else missing("not finite")
-
-
 def ratio(x: float, digits: int = 3) -> str:
     """5.3 → '5.3×'."""
     return f"{sig(x, digits)}×" if _finite(x) else missing("not finite")
@@ -158,16 +154,3 @@ def opt(value, fn, reason: str, *args) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return missing(reason)
     return fn(value, *args)
-
-
-def short_label(v) -> str:
-    """A value of any kind as a table cell: numbers formatted, booleans as yes/no, None as '—'."""
-    if v is None:
-        return DASH
-    if isinstance(v, bool):
-        return yes_no(v)
-    if isinstance(v, int):
-        return count(v)
-    if isinstance(v, float):
-        return sig(v, 4) if _finite(v) else missing("not finite")
-    return str(v)

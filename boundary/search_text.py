@@ -5,43 +5,23 @@ from __future__ import annotations
 import csv
 import io
 
+from boundary import fmt
+from boundary.search_cells import cells, simulated
+
 FRONTIER_COLUMNS = (("gpu", "GPU", "<"), ("tp_pp", "TP×PP", ">"), ("precision", "weights/KV", "<"),
                     ("max_num_seqs", "seqs", ">"), ("serving", "serving", "<"), ("concurrency", "in flight", ">"),
-                    ("ttft_ms", "TTFT ms", ">"), ("tpot_ms", "TPOT ms", ">"), ("user", "tok/s/user", ">"),
+                    ("ttft", "TTFT", ">"), ("tpot", "TPOT", ">"), ("user", "tok/s/user", ">"),
                     ("per_gpu", "tok/s/GPU", ">"), ("gpus", "GPUs", ">"), ("cost", "cost/M out", ">"),
-                    ("sim", "simulated TTFT/TPOT ms", ">"))  # fmt: skip
+                    ("sim", "simulated TTFT / TPOT", ">"))  # fmt: skip
 
 
-def money(x, currency: str, digits: int = 3) -> str:
-    """The one cost format (boundary.fmt.money): significant digits, the currency code, '—' without a cost."""
-    from boundary.fmt import DASH
-    from boundary.fmt import money as fmt_money
-
-    return DASH if x is None else fmt_money(x, currency, digits)
-
-
-def serving(d: dict) -> str:
-    if not d["disaggregated"]:
-        return "aggregated"
-    if d["prefill_instances"] is None:
-        return "disaggregated"
-    return f"disagg {d['prefill_instances']:,}P:{d['decode_instances']:,}D"
-
-
-def cells(d: dict) -> dict:
-    """One configuration's table cells, formatted with units, thousands separators and currency."""
+def _cells(d: dict) -> dict:
     chk = d.get("check")
-    return {"gpu": d["gpu"], "tp_pp": f"{d['tensor_parallel_size']}×{d['pipeline_parallel_size']}",
-            "precision": f"{d['dtype']}/{d['kv_cache_dtype']}", "max_num_seqs": f"{d['max_num_seqs']:,}",
-            "serving": serving(d), "concurrency": f"{d['concurrency']:,}", "ttft_ms": f"{d['ttft_s'] * 1e3:,.0f}",
-            "tpot_ms": f"{d['tpot_s'] * 1e3:,.1f}", "user": f"{d['tokens_per_s_per_user']:,.1f}",
-            "per_gpu": f"{d['tokens_per_s_per_gpu']:,.0f}", "gpus": f"{d['gpus']:,}" if d["gpus"] is not None else "—",
-            "cost": money(d["cost_per_million_output_tokens"], d["currency"]),
-            "sim": f"{chk['simulated_ttft_s'] * 1e3:,.0f} / {chk['simulated_tpot_s'] * 1e3:,.1f}" if chk else "—"}  # fmt: skip
+    return cells(d) | {"sim": simulated(chk["simulated_ttft_s"], chk["simulated_tpot_s"]) if chk else fmt.DASH}
 
 
 def table(rows: list[dict], columns=FRONTIER_COLUMNS) -> str:
-    shown = [cells(d) for d in rows]
+    shown = [_cells(d) for d in rows]
     widths = {k: max([len(title)] + [len(c[k]) for c in shown]) for k, title, _ in columns}
     line = lambda c: "  ".join(f"{c[k]:{a}{widths[k]}}" for k, _, a in columns).rstrip()  # noqa: E731
     return "\n".join([line({k: t for k, t, _ in columns})] + [line(c) for c in shown])
@@ -50,28 +30,28 @@ def table(rows: list[dict], columns=FRONTIER_COLUMNS) -> str:
 def render_text(out: dict) -> str:
     s = out["scenario"]
     rate = f"{s['request_rate']:g} req/s" if s["request_rate"] else "one replica (no request_rate)"
-    lines = [f"{out['model_name']}: {out['configs_evaluated']:,} configurations evaluated in {out['seconds'] * 1e3:,.1f} ms; "
+    lines = [f"{out['model_name']}: {out['configs_evaluated']:,} configurations evaluated in {fmt.ms(out['seconds'])}; "
              f"{out['configs_meeting_slo']:,} meet TTFT ≤ {s['slo_ttft_s']:g} s and TPOT ≤ {s['slo_tpot_s']:g} s for "
              f"{s['conformance_quota']:.0%} of requests at {rate}, {s['input_len']:,} in / {s['output_len']:,} out"]  # fmt: skip
     c = out["cheapest"]
     if c is None:
         lines += ["", "No configuration meets the SLOs within the filters: widen the space, relax the SLOs or raise the limits."]
     else:
+        x = cells(c)
         what = (f"{c['prefill_instances']:,} prefill + {c['decode_instances']:,} decode instances"
                 if c["disaggregated"] and c["prefill_instances"] is not None else
                 f"{c['replicas']:,} replica(s)" if c["replicas"] is not None else "one replica")  # fmt: skip
         lines += ["", f"Cheapest: {c['gpu']}, TP {c['tensor_parallel_size']} × PP {c['pipeline_parallel_size']}, weights "
-                      f"{c['dtype']}, KV {c['kv_cache_dtype']}, max_num_seqs {c['max_num_seqs']:,}, {serving(c)}",
-                  f"  {what} of {c['tensor_parallel_size'] * c['pipeline_parallel_size']} GPU(s): {c['gpus']:,} GPUs, "
-                  f"{money(c['cost_per_million_output_tokens'], c['currency'])} per million output tokens, "
-                  f"{money(c['cost_per_hour'], c['currency'], 2)} per hour",
-                  f"  TTFT {c['ttft_s'] * 1e3:,.0f} ms, TPOT {c['tpot_s'] * 1e3:,.1f} ms, {c['concurrency']:,} in flight per "
+                      f"{c['dtype']}, KV {c['kv_cache_dtype']}, max_num_seqs {x['max_num_seqs']}, {x['serving']}",
+                  f"  {what} of {c['tensor_parallel_size'] * c['pipeline_parallel_size']} GPU(s): {x['gpus']} GPUs, "
+                  f"{x['cost']} per million output tokens, {x['cost_per_hour']} per hour",
+                  f"  TTFT {x['ttft']}, TPOT {x['tpot']}, {x['concurrency']} in flight per "
                   f"{'decode instance' if c['disaggregated'] else 'replica'}", ""]  # fmt: skip
         chk = c.get("check")
         if chk:
             lines[-1:-1] = [f"  scheduler simulation at {chk['max_concurrency']:,} in flight ({chk['num_prompts']:,} requests, "
-                            f"lengths ±{chk['range_ratio']:.0%}): median TTFT {chk['simulated_ttft_s'] * 1e3:,.0f} ms, "
-                            f"mean TPOT {chk['simulated_tpot_s'] * 1e3:,.1f} ms"]  # fmt: skip
+                            f"lengths ±{chk['range_ratio']:.0%}): median TTFT {fmt.ms(chk['simulated_ttft_s'])}, "
+                            f"mean TPOT {fmt.ms(chk['simulated_tpot_s'])}"]  # fmt: skip
         lines += ["  " + x for x in c["serve_command"].splitlines()]
     if out["frontier"]:
         lines += ["", "Pareto frontier (tokens/s per user against tokens/s per GPU; simulated: the scheduler simulation "

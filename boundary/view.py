@@ -19,14 +19,17 @@ class Table:
     columns: list[str]
     rows: list[list[str]]
     note: str = ""
+    align: str = ""
+    """As text, 'l' or 'r' per column (default: the first left-aligned, the others right-aligned)."""
 
     def text(self, indent: str = "  ") -> str:
-        """Aligned columns: the first left-aligned, the others right-aligned."""
+        """Aligned columns (a last left-aligned column, such as an explanation, is not padded)."""
         widths = [max(len(str(c)), *(len(r[i]) for r in self.rows)) if self.rows else len(str(c))
                   for i, c in enumerate(self.columns)]  # fmt: skip
+        align = self.align or "l" + "r" * (len(self.columns) - 1)
 
         def line(cells) -> str:
-            out = [f"{cells[0]:<{widths[0]}}"] + [f"{c:>{w}}" for c, w in zip(cells[1:], widths[1:], strict=True)]
+            out = [f"{c:{'<' if a == 'l' else '>'}{w}}" for c, w, a in zip(cells, widths, align, strict=True)]
             return (indent + "  ".join(out)).rstrip()
 
         return "\n".join([line(self.columns), *(line(r) for r in self.rows)])

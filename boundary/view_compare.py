@@ -72,10 +72,10 @@ def reconcile_table(rec) -> Table:
         if x.low is not None and x.high is not None and x.low != x.high:
             pred += " " + log_range(x.low, x.high, x.unit)
         resid = log_value(x.residual, x.unit, signed=True) if x.residual is not None else fmt.missing("not logged")
-        rows.append([x.quantity, log_value(x.logged, x.unit), pred, resid,
-                     {True: "yes", False: "no", None: fmt.DASH}[x.matches], x.explanation or fmt.DASH])  # fmt: skip
-    return Table(["quantity", "logged", "predicted", "residual (logged − predicted)", "within rounding", "explanation"],
-                 rows)  # fmt: skip
+        rows.append([x.quantity, log_value(x.logged, x.unit), pred, resid, fmt.yes_no(x.matches),
+                     x.explanation or fmt.DASH])  # fmt: skip
+    return Table(["quantity", "logged", "predicted (rounding range)", "residual (logged − predicted)", "within rounding",
+                  "explanation"], rows, align="llllll")  # fmt: skip
 
 
 def input_value(v) -> str:

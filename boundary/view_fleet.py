@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from boundary import fmt
 from boundary.view import Table, capacity_text
+from calc.tails import quantile_label
 
 
 def slo_lines(r) -> list[str]:
@@ -35,7 +36,7 @@ def tails_lines(r) -> list[str]:
     return [
         f"fan-out to {t.fanout:,} parallel calls: P(at least one beyond its p99) = {fmt.pct(t.p_any_slow)}; each call "
         f"must meet its {t.per_call_quantile_label} for the answer to meet p99",
-        f"hedging: a duplicate sent when a call passes its p{t.hedge_quantile * 100:g} adds "
+        f"hedging: a duplicate sent when a call passes its {quantile_label(t.hedge_quantile)} adds "
         f"{fmt.pct(t.hedge_extra_load, 0)} load and cuts that tail",
         f"a chain of {t.chain_calls:,} sequential calls: {fmt.seconds(t.chain_median_s)} at the median end-to-end, "
         f"{fmt.seconds(t.chain_one_slow_s)} with one step at its p99 (σ = {s.latency_sigma:g})",
@@ -73,8 +74,8 @@ def beyond_lines(r) -> list[str]:
         f"{fmt.ms(off.swap_s)} ({'one way' if s.swap_overlap else 'out and back'}) → {off.winner} wins (recompute / swap "
         f"{fmt.ratio(off.swap_recompute_ratio)} one way, {fmt.ratio(off.swap_recompute_ratio_both_ways)} both ways)",
         f"closed form valid between the knee ({fmt.tokens(off.knee_tokens)}) and the attention crossover "
-        f"({fmt.tokens(off.attention_crossover_tokens) if off.attention_crossover_tokens != float('inf') else 'none'}): "
-        f"{'yes' if off.closed_form_valid else 'no'}",
+        f"({fmt.opt(off.attention_crossover_tokens, fmt.tokens, '')}): "
+        f"{fmt.yes_no(off.closed_form_valid)}",
         f"conversation of {s.turns:,} turns × {fmt.tokens(s.tokens_per_turn)}: {fmt.count(pre.conversation_tokens_without_reuse)} "
         f"prefill tokens without reuse, {fmt.count(pre.conversation_tokens_with_reuse)} with ({fmt.ratio(pre.prefix_reuse_saving)} "
         f"fewer); last turn TTFT {fmt.ms(pre.last_turn_ttft_without_reuse_s)} → {fmt.ms(pre.last_turn_ttft_with_reuse_s)}",
@@ -93,7 +94,7 @@ def tiers_table(r) -> Table:
     return Table(["tier", "bandwidth", "reload the prompt's KV", "recompute it", "keep it there?", "holds"], rows)
 
 
-def suggestions_table(r, links: list[str] | None = None) -> Table:
+def suggestions_table(r) -> Table:
     """Each fix with every field it changes named (a fix that also raises max_model_len says so)."""
     s = r.scenario
     rows = []

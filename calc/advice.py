@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calc.pool import size_pool, tp_check
-from calc.resolve import GPU_OVERRIDES
+from calc.resolve import other_gpu_fields
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 from calc.workload import fit_workload
@@ -51,8 +51,7 @@ def suggest(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> 
                 break
     bigger = sorted((gg.memory_gib, gid) for gid, gg in gpus.items() if gg.memory_gib > g.memory_gib)
     for _, gid in bigger:  # another GPU keeps none of the overrides meant for this one
-        drop = {k: None for k in (*GPU_OVERRIDES, "gpu_hour_price") if getattr(s, k) is not None}
-        sug = _try(s, m, gpus[gid], f"gpu={gid} ({gpus[gid].memory_gib:g} GiB)", gpu=gid, **drop)
+        sug = _try(s, m, gpus[gid], f"gpu={gid} ({gpus[gid].memory_gib:g} GiB)", **other_gpu_fields(s, gid))
         if sug and sug.fits:
             out.append(sug)
             break

@@ -76,7 +76,7 @@ def concurrency_sweep(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, en
     return out
 
 
-def occupancy_vs_length(s: Scenario, m: ModelSpec, mem: PoolResult) -> list[OccupancyPoint]:
+def occupancy_vs_length(s: Scenario, mem: PoolResult) -> list[OccupancyPoint]:
     """The seed report's straight lines: C · blocks(L) / pool, for prompt lengths up to max_model_len."""
     need = mem.blocks_per_request
     lengths = geometric(max(2, s.output_len + 1), max(s.output_len + 2, s.max_model_len), 24)
@@ -90,7 +90,7 @@ class ContextPoint:
     max_concurrency: float
 
 
-def concurrency_vs_context(s: Scenario, m: ModelSpec, mem: PoolResult) -> list[ContextPoint]:
+def concurrency_vs_context(m: ModelSpec, mem: PoolResult) -> list[ContextPoint]:
     """vLLM's 'Maximum concurrency for L tokens per request' as L varies (same pool)."""
     need = mem.blocks_per_request
     return [

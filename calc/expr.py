@@ -73,7 +73,7 @@ class E:
             return leaf(self)
         if self.op == "=":
             return self.args[0]._render(leaf, True)
-        if self.op in ("max", "min", "floor", "ceil"):
+        if self.op in ("floor", "ceil"):
             return f"{self.op}({', '.join(a._render(leaf, True) for a in self.args)})"
         a, b = self.args
         return f"{a._side(leaf, self.op, False)} {self.op} {b._side(leaf, self.op, True)}"
@@ -111,16 +111,6 @@ _PREC = {"+": 1, "−": 1, "×": 2, "/": 2, "": 3}
 
 def lift(x) -> E:
     return x if isinstance(x, E) else E(float(x))
-
-
-def emax(*xs) -> E:
-    es = tuple(lift(x) for x in xs)
-    return E(max(e.value for e in es), "", "max", es)
-
-
-def emin(*xs) -> E:
-    es = tuple(lift(x) for x in xs)
-    return E(min(e.value for e in es), "", "min", es)
 
 
 def efloor(x) -> E:

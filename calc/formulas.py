@@ -6,7 +6,7 @@ state included."""
 
 from __future__ import annotations
 
-from calc.expr import E, eceil
+INSTANCES = ("prefill_instances", "decode_instances")  # disaggregated: the replicas' two parts
 
 
 def formulas(r) -> dict[str, str]:
@@ -32,13 +32,11 @@ def formulas(r) -> dict[str, str]:
         f"\nplain decode step = " + lat.decode_terms.expr().text("ms"),
         "End-to-end": lat.formulas["e2e_s"].text("s"),
     }
-    if fl.replicas is not None and s.request_rate:
-        reps = eceil(E(s.request_rate, "request_rate") / E(fl.capacity.rps, "capacity per replica"))
-        gpus = reps.named("replicas") * E(s.tensor_parallel_size, "tp") * E(s.pipeline_parallel_size, "pp")
-        out["Replicas"] = reps.text() + "\nGPUs = " + gpus.text()
-    if fl.cost_per_million_output_tokens is not None and fl.cost_per_hour is not None:
-        rate = s.request_rate or lat.requests_per_s
-        cost = (E(fl.cost_per_hour, f"cost per hour ({fl.currency})") / (E(rate, "requests/s") * E(s.output_len, "output_len")
-                * E(3600, "s/h")) * E(1e6, "tokens per million"))  # fmt: skip
-        out["Cost per million output tokens"] = cost.text(fl.currency or "")
+    ff = fl.formulas
+    if "replicas" in ff:
+        parts = [f"{key.replace('_', ' ')} = {ff[key].text()}" for key in INSTANCES if key in ff]
+        out["Replicas"] = "\n".join(parts + [("replicas = " if parts else "") + ff["replicas"].text(),
+                                               "GPUs = " + ff["gpus"].text()])  # fmt: skip
+    if "cost_per_million_output_tokens" in ff:
+        out["Cost per million output tokens"] = ff["cost_per_million_output_tokens"].text(fl.currency or "")
     return out

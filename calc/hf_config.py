@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from calc.errors import InputError, describe
-from calc.model_spec import ModelSpec, VisionConfig
+from calc.model_spec import MAX_LAYERS, ModelSpec, VisionConfig
 
 WRAPPERS = ("text_config", "llm_config", "language_config")
 ALIASES = {  # family spelling → the name ModelSpec uses
@@ -71,7 +71,10 @@ def _unwrap(config: dict) -> tuple[dict, dict | None, str | None]:
             wrapper = config.get("model_type")
             if not cfg.get("model_type"):
                 cfg["model_type"] = TEXT_TYPES.get(str(wrapper), wrapper)
-            for k, v in (cfg.pop("_defaults_from_Gemma3TextConfig", None) or {}).items():
+            defaults = cfg.pop("_defaults_from_Gemma3TextConfig", None) or {}
+            if not isinstance(defaults, dict):
+                raise InputError(f"{key}._defaults_from_Gemma3TextConfig", "expected an object of field: value")
+            for k, v in defaults.items():
                 cfg.setdefault(k, v)
             vision = config.get("vision_config")
             return cfg, vision if isinstance(vision, dict) else None, str(wrapper) if wrapper else None
@@ -89,7 +92,12 @@ def _quantization(q: Any) -> dict | None:
         bits = 4 if q.get("load_in_4bit") else 8
     if method == "compressed-tensors":  # config_groups → weights.num_bits
         groups = q.get("config_groups") or {}
-        found = [g.get("weights", {}).get("num_bits") for g in groups.values() if isinstance(g, dict)]
+        if not isinstance(groups, dict):
+            raise InputError("quantization_config.config_groups", "expected an object of groups, each with weights")
+        weights = [g.get("weights") or {} for g in groups.values() if isinstance(g, dict)]
+        if not all(isinstance(w, dict) for w in weights):
+            raise InputError("quantization_config.config_groups.weights", "expected an object with num_bits")
+        found = [w.get("num_bits") for w in weights]
         bits = next((b for b in found if b in (4, 8)), 8)
     if str(q.get("quant_algo", "")).upper() in ("NVFP4", "W4A16_AWQ"):
         bits = 4
@@ -107,28 +115,49 @@ def _nas(cfg: dict) -> None:
         return
     H, heads = cfg.get("hidden_size"), cfg.get("num_attention_heads")
     kv, ffn = [], []
-    for b in blocks[:1024]:
-        att, mlp = (b.get("attention") or {}), (b.get("ffn") or {})
+    for b in blocks[:MAX_LAYERS]:
+        att, mlp = _block_part(b, "attention"), _block_part(b, "ffn")
         no_attn = att.get("no_op") or att.get("replace_with_linear")
-        kv.append(0 if no_attn or not heads else heads // (att.get("n_heads_in_group") or 1))
+        group = att.get("n_heads_in_group") or 1
+        if not _positive_int(group):
+            raise InputError("block_configs.attention.n_heads_in_group", "expected a whole number ≥ 1")
+        kv.append(0 if no_attn or not _positive_int(heads) else heads // group)
         if mlp.get("no_op") or mlp.get("replace_with_linear") or not isinstance(H, int):
             ffn.append(0)
         else:  # DeciLM _ffn_mult_to_intermediate_size: 2/3 · mult · hidden, rounded up to a multiple of 256
-            width = int(2 * float(mlp.get("ffn_mult") or 0) * H / 3)
+            mult = mlp.get("ffn_mult") or 0
+            if isinstance(mult, bool) or not isinstance(mult, (int, float)) or not 0 <= mult <= 1e6:
+                raise InputError("block_configs.ffn.ffn_mult", "expected a number from 0 to 1,000,000")
+            width = int(2 * mult * H / 3)
             ffn.append(math.ceil(width / 256) * 256)
     cfg["kv_heads_per_layer"], cfg["intermediate_size_per_layer"] = kv, ffn
     cfg["num_key_value_heads"] = max(kv) or None
     cfg["intermediate_size"] = max(ffn) or None
 
 
+def _block_part(block: Any, part: str) -> dict:
+    if not isinstance(block, dict):
+        raise InputError("block_configs", "expected a list of objects, each with attention and ffn")
+    x = block.get(part) or {}
+    if not isinstance(x, dict):
+        raise InputError(f"block_configs.{part}", "expected an object (no_op, replace_with_linear, …)")
+    return x
+
+
+def _positive_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x > 0
+
+
 def _layers_from_indices(cfg: dict, mt: str) -> None:
     """Families that list their attention layers by index: Bamba (attn_layer_indices), LFM2 (full_attn_idxs),
     MiniMax-Text-01 (attn_type_list: 1 softmax, 0 lightning)."""
     n = cfg.get("num_hidden_layers")
-    if not isinstance(n, int) or cfg.get("layer_types") is not None or not 0 < n <= 1024:
+    if not isinstance(n, int) or cfg.get("layer_types") is not None or not 0 < n <= MAX_LAYERS:
         return
     if isinstance(cfg.get("attn_type_list"), list):
         t = cfg["attn_type_list"]
+        if not t:
+            raise InputError("attn_type_list", "expected one entry per layer: 1 (softmax attention) or 0 (lightning)")
         cfg["layer_types"] = ["full_attention" if t[i % len(t)] else "linear_attention" for i in range(n)]
     idx = cfg.get("attn_layer_indices") if mt != "falcon_h1" else None
     if isinstance(idx, list):
@@ -145,7 +174,7 @@ def _vision(v: dict | None) -> dict | None:
     out = {k: val for k, val in out.items() if k in keep and val is not None}
     if not all(k in out for k in ("hidden_size", "intermediate_size", "num_hidden_layers")):
         return None
-    if isinstance(out.get("image_size"), list):
+    if isinstance(out.get("image_size"), list) and out["image_size"]:  # [height, width]; an empty one fails validation
         out["image_size"] = out["image_size"][0]
     return out
 

@@ -21,7 +21,7 @@ from math import ceil
 
 from calc.engine_spec import EngineSpec
 from calc.expr import E
-from calc.pool import PoolResult
+from calc.pool import PoolResult, kv_link_bytes_per_s, transfer_s
 from calc.roofline import Phase, phase, ridge_flop_per_byte
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
@@ -172,8 +172,8 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         tpot = dec.total_s + (b - 1) / N_out * alone.total_s
     chunk = max(1, budget - others)
     spike = model.step_s(min(chunk, L_in), chunk_pairs(min(chunk, L_in), 0), others, others * ctx)
-    link = (s.kv_transfer_gb_per_s * 1e9) if s.kv_transfer_gb_per_s else g.tp_link_bytes_per_s
-    transfer = (L_in * mem.kv_bytes_per_token_per_gpu + mem.state_bytes_per_request) / link
+    link = kv_link_bytes_per_s(s, g)
+    transfer = transfer_s(mem, L_in, link)
     if s.disaggregated:  # the prompt alone on a prefill instance, its KV sent over, then decodes with no prompt riding
         riding = 0.0
         ttft = front + s.queue_s + alone.total_s + transfer + dec.total_s

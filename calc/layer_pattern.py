@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from calc.model_spec import MAX_LAYERS
+
 MIXER_ALIASES = {
     "attention": "full_attention", "full": "full_attention", "global": "full_attention", "sliding": "sliding_attention",
     "local": "sliding_attention", "chunked": "chunked_attention", "mamba2": "mamba", "ssm": "mamba",
@@ -34,10 +36,24 @@ def _ints(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
 
+def _whole(d: dict, key: str, default: int, lo: int) -> int:
+    """d[key] when it is a whole number ≥ lo (2 or 2.0), else `default`: a malformed value then fails its own field's
+    validation, which names it and what is allowed, instead of a TypeError or a modulo by zero here."""
+    x = d.get(key)
+    ok = isinstance(x, (int, float)) and not isinstance(x, bool) and float(x).is_integer() and x >= lo
+    return int(x) if ok else default
+
+
+def _numbers(d: dict, key: str) -> list:
+    """d[key] when it is a list of numbers, else [] (and its field's validation names what is wrong)."""
+    x = d.get(key)
+    return list(x) if isinstance(x, (list, tuple)) and all(isinstance(i, (int, float)) for i in x) else []
+
+
 def expand(data: dict[str, Any]) -> dict[str, Any]:
     """Fill `layer_types` and `mlp_layer_types` from the family fields, when the data does not state them."""
     n = data.get("num_hidden_layers")
-    if not _ints(n) or not 0 < n <= 1024:
+    if not _ints(n) or not 0 < n <= MAX_LAYERS:
         return data  # the field's own validation names the problem
     data = dict(data)
     lt = data.get("layer_types")
@@ -71,7 +87,7 @@ def _mixers(d: dict, n: int) -> tuple[str, ...]:
         return tuple("full_attention" if i % period == off else "mamba" for i in range(n))
     chunk = d.get("attention_chunk_size")
     if chunk:
-        rope = d.get("no_rope_layers") or [int((i + 1) % 4 != 0) for i in range(n)]
+        rope = _numbers(d, "no_rope_layers") or [int((i + 1) % 4 != 0) for i in range(n)]
         return tuple("chunked_attention" if rope[i % len(rope)] else "full_attention" for i in range(n))
     return _sliding(d, n, mt)
 
@@ -90,7 +106,7 @@ def _sliding(d: dict, n: int, mt: str) -> tuple[str, ...]:
     if mt.startswith("qwen"):  # Qwen: the window is off unless use_sliding_window, then from max_window_layers on
         if d.get("use_sliding_window") is not True:
             return full
-        first = d.get("max_window_layers") or 0
+        first = _whole(d, "max_window_layers", 0, 0)
         return tuple("sliding_attention" if i >= first else "full_attention" for i in range(n))
     return ("sliding_attention",) * n  # Mistral-7B-v0.1, Phi-3, StarCoder2: every layer slides
 
@@ -110,7 +126,7 @@ def _ffns(d: dict, n: int) -> tuple[str, ...]:
         return tuple("dense" if s else "none" for s in sizes)
     if not _experts(d):
         return ("dense",) * n
-    k, freq = d.get("first_k_dense_replace"), d.get("moe_layer_freq") or 1
+    k, freq = d.get("first_k_dense_replace"), _whole(d, "moe_layer_freq", 1, 1)
     if _ints(k):
         return tuple("moe" if i >= k and i % freq == 0 else "dense" for i in range(n))
     step = d.get("interleave_moe_layer_step")
@@ -120,8 +136,8 @@ def _ffns(d: dict, n: int) -> tuple[str, ...]:
     if _ints(period) and period > 0:
         off = d.get("expert_layer_offset") or 0
         return tuple("moe" if i % period == off else "dense" for i in range(n))
-    step = d.get("decoder_sparse_step") or 1
-    dense = set(d.get("mlp_only_layers") or ())
+    step = _whole(d, "decoder_sparse_step", 1, 1)
+    dense = set(_numbers(d, "mlp_only_layers"))
     return tuple("moe" if i not in dense and (i + 1) % step == 0 else "dense" for i in range(n))
 
 

@@ -34,7 +34,6 @@ Layers = Annotated[int, Field(gt=0, le=MAX_LAYERS, strict=True)]  # a whole numb
 Mixer = Literal["full_attention", "sliding_attention", "chunked_attention", "mamba", "linear_attention", "conv",
                 "hybrid", "none"]  # fmt: skip
 Ffn = Literal["dense", "moe", "none"]
-ATTENTION_MIXERS = ("full_attention", "sliding_attention", "chunked_attention", "hybrid")
 
 
 class QuantizationConfig(BaseModel):
@@ -104,7 +103,7 @@ class ModelSpec(BaseModel):
     max_window_layers: NonNegInt | None = None
     attention_chunk_size: PosInt | None = None
     no_rope_layers: tuple[Literal[0, 1], ...] | None = Field(default=None, max_length=MAX_LAYERS)
-    hybrid_override_pattern: Annotated[str, Field(pattern=r"^[M*\-E]{1,1024}$")] | None = None
+    hybrid_override_pattern: Annotated[str, Field(pattern=rf"^[M*\-E]{{1,{MAX_LAYERS}}}$")] | None = None
     full_attention_interval: PosInt | None = None
     attn_layer_period: PosInt | None = None
     attn_layer_offset: NonNegInt | None = None
@@ -235,10 +234,6 @@ class ModelSpec(BaseModel):
         """Weight precision vLLM's dtype=auto picks: bf16 for bfloat16 (and unstated) configs, fp16 for float16;
         float32 checkpoints are served in 16 bits."""
         return "fp16" if self.torch_dtype == "float16" else "bf16"
-
-    def is_sliding_layer(self, i: int) -> bool:
-        """Whether layer i holds at most `sliding_window` tokens (vLLM's SlidingWindowSpec)."""
-        return self.layer_types[i] == "sliding_attention"  # type: ignore[index]
 
     @property
     def sliding_layer_count(self) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calc.latency import LatencyResult, prefill_terms
-from calc.pool import PoolResult
+from calc.pool import PoolResult, request_cache_bytes, transfer_s
 from calc.roofline import attention_crossover_tokens
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
@@ -27,17 +27,11 @@ def swap_recompute_ratio_closed_form(*, params: float, host_bytes_per_s: float, 
     return ratio / 2 if both_ways else ratio
 
 
-def recompute_s(s: Scenario, m: ModelSpec, mem: PoolResult, lat: LatencyResult, tokens: int) -> float:
+def recompute_s(s: Scenario, lat: LatencyResult, tokens: int) -> float:
     """One prefill of `tokens` context tokens on this replica, in chunks of the step budget (the step model)."""
     if tokens <= 0:
         return 0.0
     return prefill_terms(lat.step, tokens, budget=s.max_num_batched_tokens)[0].total_s
-
-
-def transfer_s(mem: PoolResult, tokens: int, bytes_per_s: float) -> float:
-    """Move one request's cache of `tokens` tokens on one GPU over a link [s]: its KV plus, for hybrid models, its
-    Mamba/linear-attention state (each rank moves its own shard in parallel)."""
-    return (tokens * mem.kv_bytes_per_token_per_gpu + mem.state_bytes_per_request) / bytes_per_s
 
 
 @dataclass(frozen=True)
@@ -84,7 +78,7 @@ def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, lat: Latency
     host = g.host_link_bytes_per_s
     L = s.request_len
     way = 1 if s.swap_overlap else 2
-    rec = recompute_s(s, m, mem, lat, L)
+    rec = recompute_s(s, lat, L)
     sw = transfer_s(mem, L, host)
     knee = (
         lat.ridge_flop_per_byte
@@ -98,7 +92,7 @@ def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, lat: Latency
     curve = []
     for c in sorted({int(x) for x in (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
                      if x <= max(s.max_model_len, 4096)}):  # fmt: skip
-        r, w = recompute_s(s, m, mem, lat, c), transfer_s(mem, c, host) * way
+        r, w = recompute_s(s, lat, c), transfer_s(mem, c, host) * way
         curve.append(SwapPoint(c, r, w, r / w))
     tiers = []
     links = (
@@ -107,8 +101,8 @@ def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, lat: Latency
         ("local NVMe SSD", min(s.ssd_gb_per_s * GB, host), s.ssd_cache_gib * GiB),
         ("remote memory over the network", min(s.network_gb_per_s * GB, host), s.remote_cache_gib * GiB),
     )
-    prefix_rec = recompute_s(s, m, mem, lat, s.input_len)
-    prefix_bytes = s.input_len * mem.kv_bytes_per_token_per_gpu + mem.state_bytes_per_request  # one prompt's cache
+    prefix_rec = recompute_s(s, lat, s.input_len)
+    prefix_bytes = request_cache_bytes(mem, s.input_len)
     for name, bw, cap_bytes in links:
         reload = transfer_s(mem, s.input_len, bw)
         tiers.append(Tier(name, bw, reload, prefix_rec, reload < prefix_rec, prefix_bytes / prefix_rec,

@@ -21,7 +21,7 @@ from calc.overheads import EncoderProfile, activation_peak_bytes, cudagraph_byte
 from calc.params import ParamCounts
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
-from calc.units import DTYPE_BYTES
+from calc.units import DTYPE_BYTES, GB
 from calc.weights import WeightFormat, weight_format, weights_bytes, weights_bytes_per_stage
 
 
@@ -83,6 +83,23 @@ class PoolResult:
     def headroom_bytes(self) -> float:
         """Memory the engine leaves unused on each GPU: total · (1 − utilization)."""
         return self.total_memory_bytes - self.requested_memory_bytes
+
+
+def request_cache_bytes(pool, tokens):
+    """One request's cache of `tokens` tokens on one GPU [bytes]: its KV plus, for hybrid models, its
+    Mamba/linear-attention state. `pool`: a PoolResult, or calc.search_pool's arrays (same field names)."""
+    return tokens * pool.kv_bytes_per_token_per_gpu + pool.state_bytes_per_request
+
+
+def transfer_s(pool, tokens, bytes_per_s):
+    """Move one request's cache over a link [s] (each TP rank moves its own shard, in parallel)."""
+    return request_cache_bytes(pool, tokens) / bytes_per_s
+
+
+def kv_link_bytes_per_s(s: Scenario, g: GPUSpec) -> float:
+    """The prefill → decode link of a disaggregated deployment: kv_transfer_gb_per_s when set, else the GPU's own
+    tensor-parallel link."""
+    return s.kv_transfer_gb_per_s * GB if s.kv_transfer_gb_per_s else g.tp_link_bytes_per_s
 
 
 def tp_check(s: Scenario, m: ModelSpec) -> str | None:

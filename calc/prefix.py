@@ -15,7 +15,6 @@ from calc.latency import LatencyResult
 from calc.offload import recompute_s
 from calc.pool import PoolResult
 from calc.scenario import Scenario
-from calc.specs import ModelSpec
 
 TENANT_NOTE = (
     "A shared prefix cache is a timing side channel: a fast first token tells a user that someone else already "
@@ -52,7 +51,7 @@ class PrefixResult:
     tenant_note: str
 
 
-def prefix(s: Scenario, m: ModelSpec, mem: PoolResult, lat: LatencyResult) -> PrefixResult:
+def prefix(s: Scenario, mem: PoolResult, lat: LatencyResult) -> PrefixResult:
     n, t = s.turns, s.tokens_per_turn
     ctx_last = n * t
     need = mem.blocks_per_request
@@ -65,7 +64,7 @@ def prefix(s: Scenario, m: ModelSpec, mem: PoolResult, lat: LatencyResult) -> Pr
     with_sharing = (B - shared_blocks) // per_req_rest if B > shared_blocks else 0
 
     def rec(k: int) -> float:
-        return recompute_s(s, m, mem, lat, k) if k > 0 else 0.0
+        return recompute_s(s, lat, k) if k > 0 else 0.0
 
     def extend(cached: int, new: int) -> float:
         """Prefill `new` tokens after `cached` reused ones: their own pass, attending to the whole context."""

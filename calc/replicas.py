@@ -8,10 +8,11 @@ cost per million output tokens = GPUs · price per GPU-hour / (request_rate · o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from math import ceil
+from dataclasses import dataclass, field
 
+from calc.cost import cost_per_million_output_tokens
 from calc.engine_spec import EngineSpec
+from calc.expr import E, eceil
 from calc.goodput import Conformance, conformance
 from calc.latency import LatencyResult, latency
 from calc.numeric import largest_true
@@ -20,7 +21,6 @@ from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 from calc.step_inputs import step_model
 from calc.step_time import StepModel
-from calc.units import HOUR_S
 from calc.workload import max_requests_at_length
 
 
@@ -88,6 +88,8 @@ class Fleet:
     """Disaggregated: prefill instances (each of tp · pp GPUs) for the rate's prompt tokens."""
     decode_instances: int | None = None
     """Disaggregated: decode instances for its output tokens (one when no request_rate is set)."""
+    formulas: dict = field(default_factory=dict, repr=False, compare=False)
+    """The numbers above that are set, as the calc.expr formulas they were computed with (keys: field names)."""
 
 
 def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float, prefill_s: float = 0.0) -> Fleet:
@@ -99,15 +101,17 @@ def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float, pref
         return _disaggregated(s, cap, price, currency, throughput_rps=throughput_rps, prefill_s=prefill_s)
     if rate is None:  # cost at the scenario's own throughput, one replica
         per_hour = price * s.gpus_per_replica if price else None
-        per_m = per_hour / (throughput_rps * s.output_len * HOUR_S) * 1e6 if per_hour and throughput_rps else None
-        return Fleet(cap, None, None, None, price, per_hour, per_m, currency)
+        f = _cost(s, per_hour, throughput_rps, currency)
+        return Fleet(cap, None, None, None, price, per_hour, _value(f, "cost_per_million_output_tokens"), currency,
+                     formulas=f)  # fmt: skip
     if cap.rps <= 0:
         return Fleet(cap, None, None, None, price, None, None, currency)
-    replicas = ceil(rate / cap.rps)
-    gpus = replicas * s.gpus_per_replica
+    f = {"replicas": eceil(E(rate, "request_rate") / E(cap.rps, "capacity per replica"))}
+    replicas, gpus = _gpus(s, f)
     per_hour = price * gpus if price else None
-    per_m = per_hour / (rate * s.output_len * HOUR_S) * 1e6 if per_hour else None
-    return Fleet(cap, replicas, gpus, replicas * cap.rps / rate - 1, price, per_hour, per_m, currency)
+    f |= _cost(s, per_hour, rate, currency)
+    return Fleet(cap, replicas, gpus, replicas * cap.rps / rate - 1, price, per_hour,
+                 _value(f, "cost_per_million_output_tokens"), currency, formulas=f)  # fmt: skip
 
 
 def _disaggregated(s: Scenario, cap: Capacity, price, currency, *, throughput_rps: float, prefill_s: float) -> Fleet:
@@ -118,15 +122,45 @@ def _disaggregated(s: Scenario, cap: Capacity, price, currency, *, throughput_rp
     if rate is not None and cap.rps <= 0:
         return Fleet(cap, None, None, None, price, None, None, currency)
     served = rate if rate is not None else throughput_rps
-    decode = ceil(rate / cap.rps) if rate is not None else 1
-    prefill = ceil(served * s.input_len / (s.input_len / prefill_s))
-    per_hour = price * (prefill + decode) * s.gpus_per_replica if price else None
-    per_m = per_hour / (served * s.output_len * HOUR_S) * 1e6 if per_hour and served else None
+    per_instance = E(s.input_len, "input_len") / E(prefill_s, "prefill", unit="ms")
+    f = {"prefill_instances": eceil(E(served, "request_rate" if rate is not None else "requests/s")
+                                    * E(s.input_len, "input_len") / per_instance.named("prefill tokens/s"))}  # fmt: skip
+    prefill = int(f["prefill_instances"].value)
     if rate is None:
-        return Fleet(cap, None, None, None, price, per_hour, per_m, currency, prefill, decode)
+        decode = 1
+    else:
+        f["decode_instances"] = eceil(E(rate, "request_rate") / E(cap.rps, "capacity per decode instance"))
+        decode = int(f["decode_instances"].value)
+        f["replicas"] = f["prefill_instances"].named("prefill") + f["decode_instances"].named("decode")
+        _gpus(s, f)
+    per_hour = price * (prefill + decode) * s.gpus_per_replica if price else None
+    f |= _cost(s, per_hour, served, currency)
+    per_m = _value(f, "cost_per_million_output_tokens")
+    if rate is None:
+        return Fleet(cap, None, None, None, price, per_hour, per_m, currency, prefill, decode, formulas=f)
     headroom = min(decode * cap.rps, prefill / prefill_s) / rate - 1
     return Fleet(cap, prefill + decode, (prefill + decode) * s.gpus_per_replica, headroom, price, per_hour, per_m,
-                 currency, prefill, decode)  # fmt: skip
+                 currency, prefill, decode, formulas=f)  # fmt: skip
+
+
+def _gpus(s: Scenario, f: dict) -> tuple[int, int]:
+    """Adds GPUs = replicas · tp · pp to the formulas; returns (replicas, GPUs)."""
+    f["gpus"] = (f["replicas"].named("replicas") * E(s.tensor_parallel_size, "tp")
+                 * E(s.pipeline_parallel_size, "pp"))  # fmt: skip
+    return int(f["replicas"].value), int(f["gpus"].value)
+
+
+def _cost(s: Scenario, per_hour: float | None, served_rps: float, currency: str | None) -> dict:
+    """The cost per million output tokens as a formula, when there is a price and a rate served."""
+    if not per_hour or not served_rps:
+        return {}
+    cost = cost_per_million_output_tokens(E(per_hour, f"cost per hour ({currency})"), E(served_rps, "requests/s"),
+                                          E(s.output_len, "output_len"))  # fmt: skip
+    return {"cost_per_million_output_tokens": cost}
+
+
+def _value(f: dict, key: str) -> float | None:
+    return f[key].value if key in f else None
 
 
 @dataclass(frozen=True)
@@ -146,17 +180,15 @@ def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSp
     for request_rate (or one replica's capacity when unset) and cost per million output tokens. The scenario's own
     GPU is `g_own` (its overrides applied); the others are priced and sized from their own specs."""
     from calc.pool import size_pool, tp_check
-    from calc.resolve import without_gpu_overrides
+    from calc.resolve import for_other_gpu
 
     out = []
     for gid, g in gpus.items():
         if gid == s.gpu:
             g = g_own
         for tp in (1, 2, 4, 8):
-            t = s.model_copy(update={"gpu": gid, "tensor_parallel_size": tp, "pipeline_parallel_size": 1,
-                                     "disaggregated": False})  # fmt: skip
-            if gid != s.gpu:  # the scenario's price and overrides are for its own GPU
-                t = without_gpu_overrides(t).model_copy(update={"gpu_hour_price": None})
+            t = for_other_gpu(s, gid).model_copy(update={"tensor_parallel_size": tp, "pipeline_parallel_size": 1,
+                                                         "disaggregated": False})  # fmt: skip
             if tp_check(t, m):
                 continue
             mem = size_pool(t, m, g)

@@ -77,7 +77,7 @@ class Report:
 
     @cached_property
     def prefix(self) -> PrefixResult:
-        return prefix(self.scenario, self.model, self.memory, self.latency)
+        return prefix(self.scenario, self.memory, self.latency)
 
     @cached_property
     def suggestions(self):
@@ -89,8 +89,8 @@ class Report:
     def curves(self) -> Curves:
         s, m, g, mem = self.scenario, self.model, self.gpu, self.memory
         return Curves(
-            occupancy_vs_length=tuple(curves.occupancy_vs_length(s, m, mem)),
-            concurrency_vs_context=tuple(curves.concurrency_vs_context(s, m, mem)),
+            occupancy_vs_length=tuple(curves.occupancy_vs_length(s, mem)),
+            concurrency_vs_context=tuple(curves.concurrency_vs_context(m, mem)),
             decode_vs_context=tuple(curves.decode_vs_context(s, self.latency)),
             concurrency_sweep=tuple(curves.concurrency_sweep(s, m, g, mem, self.engine)),
         )
@@ -270,5 +270,7 @@ def json_safe(x):
 
 
 def _plain(obj) -> dict:
-    """A dataclass's own fields, nested dataclasses skipped (they get sections of their own)."""
-    return {f.name: getattr(obj, f.name) for f in fields(obj) if not is_dataclass(getattr(obj, f.name))}
+    """A dataclass's own fields, nested dataclasses skipped (they get sections of their own), and its formula trees
+    (their text is the report's `formulas`; the trees themselves would be dumped as Python reprs)."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj)
+            if f.name != "formulas" and not is_dataclass(getattr(obj, f.name))}  # fmt: skip

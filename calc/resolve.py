@@ -69,6 +69,14 @@ def resolve(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
     return model, gpu
 
 
-def without_gpu_overrides(s: Scenario) -> Scenario:
-    """The scenario moved to another GPU keeps no override meant for its own GPU."""
-    return s.model_copy(update=dict.fromkeys(GPU_OVERRIDES))
+def other_gpu_fields(s: Scenario, gid: str) -> dict:
+    """The fields that move the scenario to GPU `gid`: on another GPU than its own, every override meant for its own
+    GPU and its own price are dropped (the other GPU is priced from its spec). Only the fields that change."""
+    if gid == s.gpu:
+        return {}
+    return {"gpu": gid} | {k: None for k in (*GPU_OVERRIDES, "gpu_hour_price") if getattr(s, k) is not None}
+
+
+def for_other_gpu(s: Scenario, gid: str) -> Scenario:
+    """The scenario on GPU `gid` (itself when that is its own GPU)."""
+    return s.model_copy(update=other_gpu_fields(s, gid))

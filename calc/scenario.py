@@ -231,19 +231,26 @@ class Scenario(BaseModel):
         return self.model_dump(exclude_defaults=True)
 
 
-def field_bounds(name: str) -> tuple[float | None, float | None]:
-    """(lower, upper) bound of a numeric Scenario field, from its constraints (ge/gt, le/lt)."""
+def field_constraints(name: str) -> list:
+    """The numeric constraints (annotated_types Ge/Gt/Le/Lt) of a Scenario field, optional fields included."""
     from typing import get_args
 
     from annotated_types import Ge, Gt, Le, Lt
 
     info = Scenario.model_fields[name]
-    lo = hi = None
     metas = list(info.metadata) + [m for a in get_args(info.annotation) for m in getattr(a, "__metadata__", ())]
     metas += [m for f in metas for m in getattr(f, "metadata", ())]  # Field(...) inside Annotated[..] | None
-    for meta in metas:
+    return [m for m in metas if isinstance(m, (Ge, Gt, Le, Lt))]
+
+
+def field_bounds(name: str) -> tuple[float | None, float | None]:
+    """(lower, upper) bound of a numeric Scenario field, from its constraints (ge/gt, le/lt)."""
+    from annotated_types import Ge, Gt, Le, Lt
+
+    lo = hi = None
+    for meta in field_constraints(name):
         if isinstance(meta, (Ge, Gt)):
-            lo = getattr(meta, "ge", None) if isinstance(meta, Ge) else meta.gt
+            lo = meta.ge if isinstance(meta, Ge) else meta.gt
         elif isinstance(meta, (Le, Lt)):
-            hi = getattr(meta, "le", None) if isinstance(meta, Le) else meta.lt
+            hi = meta.le if isinstance(meta, Le) else meta.lt
     return lo, hi

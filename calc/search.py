@@ -24,15 +24,16 @@ from functools import cached_property
 import numpy as np
 
 from calc.catalog import Catalog
+from calc.cost import cost_per_million_output_tokens
 from calc.params import count_params
-from calc.resolve import base_model, override_gpu, override_model
+from calc.pool import kv_link_bytes_per_s, transfer_s
+from calc.resolve import base_model, for_other_gpu, override_gpu, override_model
 from calc.scenario import Scenario
 from calc.search_capacity import Rows, Slo
 from calc.search_fleet import serve_mode
 from calc.search_pool import PoolArrays, pool_arrays
 from calc.search_space import Grid, grid, space_of
 from calc.search_step import step_arrays
-from calc.units import GB, HOUR_S
 
 WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: one max_model_len request does not fit",
        "a request is longer than max_model_len", "not even one request at a time meets the SLOs at the quota",
@@ -120,9 +121,8 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     gpus = {gid: _planned_gpu(s, catalog, gid) for gid in sp.gpus}
     pool = pool_arrays(s, model, gpus, g)
     consts, rows = step_arrays(s, model, catalog, g, count_params(model))
-    link = np.array([s.kv_transfer_gb_per_s * GB if s.kv_transfer_gb_per_s else gpus[x].tp_link_bytes_per_s
-                     for x in sp.gpus])[g.gpu]  # fmt: skip
-    rows["transfer"] = (s.input_len * pool.kv_bytes_per_token_per_gpu + pool.state_bytes_per_request) / link
+    link = np.array([kv_link_bytes_per_s(s, gpus[x]) for x in sp.gpus])[g.gpu]
+    rows["transfer"] = transfer_s(pool, s.input_len, link)
     table, slo = Rows(rows), Slo(s)
     held = pool.max_concurrency_at_length
     modes = [False, True] if sp.disaggregated else [False]
@@ -136,8 +136,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     gpus_used = np.where(cat["units"] > 0, cat["units"] * gpr, 0)
     per_hour = price * gpus_used
     rate = cat["rate"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_m = np.where(gpus_used > 0, per_hour / (rate * s.output_len * HOUR_S) * 1e6, np.nan)
+    per_m = np.where(gpus_used > 0, cost_per_million_output_tokens(per_hour, rate, s.output_len), np.nan)
     why = np.tile(_why(s, pool), len(modes))
     why = np.where((why == 0) & (cat["ok"] < 1), 4, why)
     if s.search_max_gpus is not None:
@@ -174,14 +173,14 @@ def _why(s: Scenario, pool: PoolArrays) -> np.ndarray:
 def _planned_gpu(s: Scenario, catalog: Catalog, gid: str):
     """The GPU's memory and links as the scenario plans them: its own GPU with its overrides, the others from their
     specs (the peak, which follows the matmul precision, is calc.search_step's)."""
-    return override_gpu(s, catalog.gpus[gid], "bf16") if gid == s.gpu else catalog.gpus[gid]
+    return override_gpu(for_other_gpu(s, gid), catalog.gpus[gid], "bf16")
 
 
 def _prices(s: Scenario, catalog: Catalog, gpu_ids) -> tuple[np.ndarray, tuple[str, ...]]:
     """Price per GPU-hour and its currency: the scenario's own price for its own GPU, the spec's for the others."""
-    own = s.gpu_hour_price
-    prices = [own if gid == s.gpu and own else catalog.gpus[gid].price_per_gpu_hour for gid in gpu_ids]
-    currencies = tuple(s.currency if gid == s.gpu and own else catalog.gpus[gid].price_currency for gid in gpu_ids)
+    moved = [for_other_gpu(s, gid) for gid in gpu_ids]
+    prices = [t.gpu_hour_price or catalog.gpus[t.gpu].price_per_gpu_hour for t in moved]
+    currencies = tuple(t.currency if t.gpu_hour_price else catalog.gpus[t.gpu].price_currency for t in moved)
     return np.array(prices, dtype=float), currencies
 
 

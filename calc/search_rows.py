@@ -9,7 +9,7 @@ import math
 import shlex
 from dataclasses import dataclass
 
-from calc.resolve import without_gpu_overrides
+from calc.resolve import for_other_gpu
 from calc.scenario import Scenario
 
 MAX_CHECK_PROMPTS = 1_000  # 8 requests per client, 400 at least: the first wave, which starts together, weighs little
@@ -18,11 +18,10 @@ MAX_CHECK_PROMPTS = 1_000  # 8 requests per client, 400 at least: the first wave
 # steady state the closed forms describe (Qwen2.5-7B, RTX 4090 default space, 76 in flight: median TTFT 381 ms in
 # lockstep, 106 ms with 0.3, closed form 89 ms; TPOT 31.6 / 33.4 / 31.6 ms).
 CHECK_RANGE_RATIO = 0.3
-# weight precision → the vLLM flag that serves it; int8/int4 need a checkpoint quantized that way
-VLLM_DTYPE = {"auto": [], "bf16": ["--dtype", "bfloat16"], "fp16": ["--dtype", "float16"], "fp8": ["--quantization", "fp8"],
-              "int8": [], "int4": []}  # fmt: skip
-SGLANG_DTYPE = {"auto": [], "bf16": ["--dtype", "bfloat16"], "fp16": ["--dtype", "float16"],
-                "fp8": ["--quantization", "fp8"], "int8": [], "int4": []}  # fmt: skip
+# weight precision → the flags that serve it (vLLM and SGLang spell them alike); int8/int4 need a checkpoint
+# quantized that way
+DTYPE_FLAGS = {"auto": [], "bf16": ["--dtype", "bfloat16"], "fp16": ["--dtype", "float16"], "fp8": ["--quantization", "fp8"],
+               "int8": [], "int4": []}  # fmt: skip
 CHECKPOINT = {"int8": "an INT8 (W8A8) checkpoint of {}", "int4": "an INT4 (AWQ or GPTQ) checkpoint of {}"}
 NIXL = json.dumps({"kv_connector": "NixlConnector", "kv_role": "kv_both"}, separators=(",", ":"))
 
@@ -43,10 +42,7 @@ def scenario_of(r, i: int) -> Scenario:
     """Configuration i as a Scenario at its operating point: `evaluate()` of it shows this configuration's numbers.
     On another GPU than the scenario's, the scenario's GPU overrides and own price do not travel."""
     f = fields_of(r, i)
-    s = r.scenario
-    if f["gpu"] != s.gpu:
-        s = without_gpu_overrides(s).model_copy(update={"gpu_hour_price": None})
-    return Scenario.model_validate(s.model_dump() | f)
+    return Scenario.model_validate(for_other_gpu(r.scenario, f["gpu"]).model_dump() | f)
 
 
 def _num(x):
@@ -88,13 +84,13 @@ def serve_commands(r, i: int) -> list[tuple[str, str]]:
         base = ["python", "-m", "sglang.launch_server", "--model-path", model, "--tp-size", f["tensor_parallel_size"],
                 "--pp-size", f["pipeline_parallel_size"], "--context-length", s.max_model_len, "--max-running-requests",
                 f["max_num_seqs"], "--chunked-prefill-size", f["max_num_batched_tokens"], "--mem-fraction-static",
-                f"{f['gpu_memory_utilization']:g}", *kv, *SGLANG_DTYPE[f["dtype"]]]  # fmt: skip
+                f"{f['gpu_memory_utilization']:g}", *kv, *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
         roles = (("prefill", ["--disaggregation-mode", "prefill"]), ("decode", ["--disaggregation-mode", "decode"]))
     else:
         base = ["vllm", "serve", model, "--tensor-parallel-size", f["tensor_parallel_size"], "--pipeline-parallel-size",
                 f["pipeline_parallel_size"], "--max-model-len", s.max_model_len, "--max-num-seqs", f["max_num_seqs"],
                 "--max-num-batched-tokens", f["max_num_batched_tokens"], "--gpu-memory-utilization",
-                f"{f['gpu_memory_utilization']:g}", "--kv-cache-dtype", f["kv_cache_dtype"], *VLLM_DTYPE[f["dtype"]]]  # fmt: skip
+                f"{f['gpu_memory_utilization']:g}", "--kv-cache-dtype", f["kv_cache_dtype"], *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
         roles = (("prefill", ["--kv-transfer-config", NIXL]), ("decode", ["--kv-transfer-config", NIXL]))
     line = " ".join(shlex.quote(str(x)) for x in base)
     if not r.disaggregated[i]:

@@ -23,6 +23,7 @@ from calc.scenario import Scenario
 from calc.search_space import Grid
 from calc.step_inputs import gpu_rates, step_model
 from calc.weights import weight_format
+from calc.work import distinct_experts
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None):
     gemm = n * v.gf + (ds + (np.asarray(pt) > 0)) * v.lf
     out = [np.maximum(v.Wt, gemm / (v.fl * ramp))]
     if c.experts:
-        touched = c.experts * (1.0 - (1.0 - c.top_k / c.experts) ** n) * c.moe_layers
+        touched = distinct_experts(experts=c.experts, top_k=c.top_k, tokens=n) * c.moe_layers
         per_expert = n * c.top_k * c.moe_layers / touched
         out.append(np.maximum(touched * v.EB / v.bwm, n * v.eft / (v.fl * per_expert / (per_expert + c.h) * c.gcs)))
     if c.caps:

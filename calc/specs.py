@@ -72,7 +72,7 @@ class GPUSpec(BaseModel):
     """Currency of the reference prices (on-demand list prices in USD)."""
     price_date: str = Field(min_length=4, max_length=20)
     price_source: str = Field(min_length=3)
-    derived: list[str] = Field(default_factory=list)
+    derived: tuple[str, ...] = ()
     """Names of fields whose value is derived or uncertain rather than read from a datasheet."""
     notes: str | None = None
     source: str = Field(min_length=8)

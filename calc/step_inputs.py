@@ -16,8 +16,6 @@ from calc.state import state_shape
 from calc.step_time import StepModel
 from calc.units import DTYPE_BYTES, US
 
-INT4_LIKE = ("int4", "mxfp4", "nvfp4")
-
 
 def _share(engine: EngineSpec, bytes_per_param: float) -> float:
     """The engine's kernel share for weights stored at this many bytes per parameter."""

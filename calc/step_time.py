@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from calc.engine_spec import EngineSpec
 from calc.expr import E
+from calc.work import distinct_experts
 
 TERM_LABELS = (
     ("weights_s", "weights"), ("experts_s", "experts"), ("kv_s", "KV reads"),
@@ -120,7 +121,7 @@ class StepModel:
         """Distinct experts per MoE layer that `tokens` tokens visit: E · (1 − (1 − k/E)^tokens)."""
         if not self.experts:
             return 0.0
-        return self.experts * (1.0 - (1.0 - self.top_k / self.experts) ** tokens)
+        return distinct_experts(experts=self.experts, top_k=self.top_k, tokens=tokens)
 
     def terms(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float) -> StepTerms:
         e = self.engine

@@ -6,7 +6,6 @@ Inside calc/ every quantity is in base units: bytes, seconds, FLOP, FLOP/s, byte
 """
 
 # decimal (SI)
-KB = 10**3
 MB = 10**6
 GB = 10**9
 TB = 10**12

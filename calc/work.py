@@ -34,39 +34,16 @@ def attention_flop_per_context_token(m: ModelSpec) -> float:
     return 2.0 * (m.num_attention_heads or 0) * (qk + v) * m.plan.attention()
 
 
-def attended_tokens(m: ModelSpec, context: float) -> float:
-    """Context tokens one token attends to, averaged over the attention layers (sliding layers cap at the window,
-    chunked layers at the chunk)."""
-    plan = m.plan
-    n = plan.attention()
-    if n == 0:
-        return 0.0
-    sliding, chunked = plan.count("sliding_attention"), plan.count("chunked_attention")
-    capped = sliding * min(context, m.sliding_window or context) + chunked * min(context, m.attention_chunk_size or context)
-    return ((n - sliding - chunked) * context + capped) / n
-
-
-def prefill_flop(m: ModelSpec, p: ParamCounts, tokens: int) -> float:
-    """A prompt of `tokens`: dense part, causal attention (≈ L²/2 pairs) and one token's logits [FLOP]."""
-    causal_pairs = tokens * attended_tokens(m, tokens / 2)
-    return tokens * block_flop_per_token(p) + causal_pairs * attention_flop_per_context_token(m) + logits_flop(p)
-
-
-def decode_step_flop(m: ModelSpec, p: ParamCounts, *, batch: float, context: float) -> float:
-    """One decode step of `batch` sequences at `context` tokens each [FLOP]."""
-    per_seq = (
-        block_flop_per_token(p) + logits_flop(p) + attended_tokens(m, context) * attention_flop_per_context_token(m)
-    )
-    return batch * per_seq
+def distinct_experts(*, experts, top_k, tokens):
+    """Expected distinct experts per MoE layer visited by `tokens` tokens choosing top-k of E at random:
+    E · (1 − (1 − k/E)^tokens). Floats or numpy arrays."""
+    return experts * (1.0 - (1.0 - top_k / experts) ** tokens)
 
 
 def experts_touched(m: ModelSpec, tokens: float) -> float:
-    """Expected distinct experts per MoE layer visited by `tokens` tokens choosing top-k of E at random:
-    E · (1 − (1 − k/E)^tokens)."""
     if not m.is_moe:
         return 0.0
-    E, k = m.routed_experts, m.num_experts_per_tok or 1
-    return E * (1.0 - (1.0 - k / E) ** tokens)
+    return distinct_experts(experts=m.routed_experts, top_k=m.num_experts_per_tok or 1, tokens=tokens)
 
 
 def streamed_weight_bytes(m: ModelSpec, p: ParamCounts, f: WeightFormat, *, tokens: float) -> float:
@@ -78,8 +55,3 @@ def streamed_weight_bytes(m: ModelSpec, p: ParamCounts, f: WeightFormat, *, toke
         experts = experts_touched(m, tokens) * per_expert * f.expert_bytes
     blocks = (p.attention + p.state_mixers + p.dense_mlp) * f.linear_bytes + p.norms * 2.0
     return blocks + experts + p.logits_weight * 2.0
-
-
-def kv_read_bytes(m: ModelSpec, *, kv_bytes_per_token_all_gpus: float, batch: float, context: float) -> float:
-    """KV read by one decode step: every running sequence's cache at its context [bytes]."""
-    return batch * attended_tokens(m, context) * kv_bytes_per_token_all_gpus

@@ -32,11 +32,13 @@ BOUNDARIES = {
     "pasted vLLM logs": (H.log_text(), H.check_log),
     "spec YAML files": (H.spec_yaml(), H.check_spec_yaml),
     "CLI special files": (H.special_files, H.check_special_file),
+    "malformed model fields": (H.malformed_model(), H.check_malformed_model),
 }
 # check name -> its cost-bound key in P.SLOWEST
 SLOW_KEY = {"check_scenario": "scenario", "check_query": "URL query", "check_plain": "Markdown",
             "check_config": "config.json", "check_cli": "CLI", "check_log": "vLLM log",
-            "check_spec_yaml": "spec YAML file", "check_special_file": "CLI special files"}  # fmt: skip
+            "check_spec_yaml": "spec YAML file", "check_special_file": "CLI special files",
+            "check_malformed_model": "malformed model"}  # fmt: skip
 
 
 def run(name: str, strategy, check, n: int) -> Counter:

@@ -29,7 +29,7 @@ PATTERN_FIELDS = ("sliding_window_pattern", "hybrid_override_pattern", "full_att
                   "expert_layer_period", "kv_heads_per_layer", "intermediate_size_per_layer")  # fmt: skip
 
 
-def spec_yaml(config: dict, *, sid: str, name: str, hf_id: str, source: str, note: str = "") -> str:
+def spec_yaml(config: dict, *, name: str, hf_id: str, source: str, note: str = "") -> str:
     m = model_from_hf_config(config, name=name, source=source)
     data = m.model_dump(exclude_defaults=True, exclude={"assumptions"})
     data = {"name": data.pop("name"), "hf_id": hf_id, "source": data.pop("source"), **data}
@@ -61,7 +61,7 @@ def main() -> int:
         k, v = item.split("=", 1)
         target[k] = json.loads(v)
     out = ROOT / "model_specs" / f"{a.sid}.yaml"
-    out.write_text(spec_yaml(config, sid=a.sid, name=a.name, hf_id=a.hf_id, source=a.source, note=a.note))
+    out.write_text(spec_yaml(config, name=a.name, hf_id=a.hf_id, source=a.source, note=a.note))
     back = load_spec_file(out, ModelSpec)
     want = model_from_hf_config(config, name=a.name, source=a.source)
     same = back.model_dump(exclude={"hf_id", "assumptions", "source"}) == want.model_dump(exclude={"hf_id", "assumptions", "source"})

@@ -9,13 +9,13 @@ import tempfile
 from pathlib import Path
 
 from hypothesis import strategies as st
-from properties import NASTY_TEXT, bounded, catalog, one_line_rejection, run_cli
+from properties import GOOD_CONFIG, NASTY_TEXT, bounded, catalog, one_line_rejection, run_cli
 
 from boundary.reconcile import reconcile
 from boundary.vllm_log import parse_log
 from calc.errors import InputError
-from calc.loader import load_spec_file
-from calc.specs import GPUSpec
+from calc.loader import load_spec_file, parse_config_json
+from calc.specs import GPUSpec, ModelSpec
 
 LOG_DIR = Path(__file__).resolve().parent / "data" / "vllm_logs"
 LOG_LINES = [
@@ -120,3 +120,86 @@ def check_cli_argv(argv: list[str]) -> str:
     code, text = run_cli(argv)
     assert code == 2 and len(text.strip().splitlines()) == 1 and "Traceback" not in text, (argv, code, text)
     return "rejected"
+
+
+# --- malformed model input: the family pattern fields and the config.json shapes the readers walk -----------------
+MOE = GOOD_CONFIG | {"num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 1024}
+NAS = {"attention": {"n_heads_in_group": 4}, "ffn": {"ffn_mult": 2.625}}  # one Nemotron-NAS block
+# shape → (config, the field a refusal must name). The first group are ModelSpec fields (a spec YAML may hold them,
+# and a ?custom_model= link); the rest exist only in a config.json. Each raised a TypeError, AttributeError,
+# ZeroDivisionError, IndexError or OverflowError before it was refused by name.
+MALFORMED_SPEC: dict[str, tuple[dict, str]] = {
+    "decoder_sparse_step-text": (MOE | {"decoder_sparse_step": "x"}, "decoder_sparse_step"),
+    "moe_layer_freq-text": (MOE | {"first_k_dense_replace": 1, "moe_layer_freq": "x"}, "moe_layer_freq"),
+    "mlp_only_layers-number": (MOE | {"mlp_only_layers": 3}, "mlp_only_layers"),
+    "mlp_only_layers-nested": (MOE | {"mlp_only_layers": [[1]]}, "mlp_only_layers"),
+    "no_rope_layers-number": (GOOD_CONFIG | {"attention_chunk_size": 8192, "no_rope_layers": 3}, "no_rope_layers"),
+    "max_window_layers-text": (GOOD_CONFIG | {"model_type": "qwen2", "sliding_window": 4096, "use_sliding_window": True,
+                                              "max_window_layers": "x"}, "max_window_layers"),
+}  # fmt: skip
+MALFORMED_CONFIG: dict[str, tuple[dict, str]] = MALFORMED_SPEC | {
+    "block_configs-number": (GOOD_CONFIG | {"block_configs": [1]}, "block_configs"),
+    "block_configs-attention": (GOOD_CONFIG | {"block_configs": [NAS | {"attention": 1}]}, "block_configs.attention"),
+    "ffn_mult-text": (GOOD_CONFIG | {"block_configs": [NAS | {"ffn": {"ffn_mult": "abc"}}]}, "ffn_mult"),
+    "ffn_mult-infinite": (GOOD_CONFIG | {"block_configs": [NAS | {"ffn": {"ffn_mult": 1e400}}]}, "ffn_mult"),
+    "n_heads_in_group-text": (GOOD_CONFIG | {"block_configs": [NAS | {"attention": {"n_heads_in_group": "x"}}]},
+                              "n_heads_in_group"),
+    "attn_type_list-empty": (GOOD_CONFIG | {"attn_type_list": []}, "attn_type_list"),
+    "weights-number": (GOOD_CONFIG | {"quantization_config": {"quant_method": "compressed-tensors",
+                                                              "config_groups": {"g": {"weights": 1}}}}, "weights"),
+    "config_groups-list": (GOOD_CONFIG | {"quantization_config": {"quant_method": "compressed-tensors",
+                                                                  "config_groups": [1]}}, "config_groups"),
+    "gemma-defaults-list": ({"model_type": "gemma3", "text_config": GOOD_CONFIG | {"_defaults_from_Gemma3TextConfig": [1]}},
+                            "_defaults_from_Gemma3TextConfig"),
+    "image_size-empty": (GOOD_CONFIG | {"vision_config": {"hidden_size": 64, "intermediate_size": 256,
+                                                         "num_hidden_layers": 2, "image_size": []}}, "image_size"),
+}  # fmt: skip
+JUNK = st.one_of(NASTY_TEXT, st.integers(-3, 3), st.floats(), st.lists(st.integers(-2, 4), max_size=3),
+                 st.just([[1]]), st.just({}), st.just([1]), st.none())  # fmt: skip
+
+
+@st.composite
+def malformed_model(draw):
+    """(config, field): a shape above, often with its bad value swapped for other junk (then the field need not be
+    the one refused: the junk may be valid)."""
+    config, field = MALFORMED_CONFIG[draw(st.sampled_from(sorted(MALFORMED_CONFIG)))]
+    config = json.loads(json.dumps(config))
+    if draw(st.booleans()):
+        key = field.split(".")[-1]
+        holder = next((d for d in _dicts(config) if key in d), config)
+        holder[key] = draw(JUNK)
+        field = ""
+    return config, field
+
+
+def _dicts(x):
+    if isinstance(x, dict):
+        yield x
+        for v in x.values():
+            yield from _dicts(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from _dicts(v)
+
+
+@bounded("malformed model")
+def check_malformed_model(case: tuple[dict, str]) -> str:
+    """As a config.json, and (when every key is a ModelSpec field) as a spec YAML: a model, or one line naming the
+    field (the YAML's names the file, then the field)."""
+    config, field = case
+    try:
+        parse_config_json(json.dumps(config, allow_nan=True))
+        verdict = "valid"
+    except InputError as e:
+        assert field in str(e), (field, str(e))
+        verdict = one_line_rejection(e)
+    if set(config) <= set(ModelSpec.model_fields):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "model.yaml"
+            path.write_text(json.dumps({"name": "M", **config}, allow_nan=True))  # JSON is YAML
+            try:
+                load_spec_file(path, ModelSpec)
+            except InputError as e:  # a config.json-only shape is refused by the spec's own fields
+                assert field not in ModelSpec.model_fields or field in str(e), (field, str(e))
+                one_line_rejection(e, "model.yaml")
+    return verdict

@@ -1,5 +1,7 @@
 """The page's wiring with Streamlit's AppTest: runs clean, every field seeded from the URL, bad links warn."""
 
+import base64
+import json
 import re
 from pathlib import Path
 
@@ -36,6 +38,11 @@ NON_DEFAULT = {
     "search_gpu_memory_utilization": "0.9,0.95", "search_disaggregated": "false", "search_max_gpus": "16",
     "search_budget_per_hour": "100",
 }  # fmt: skip
+
+
+def pin(data) -> str:
+    """A `pin` parameter as the page encodes one (ui.state.encode_pin), from any data, valid or not."""
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
 
 
 def run(query: dict | None = None, tab: str | None = None) -> AppTest:

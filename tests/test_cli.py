@@ -41,6 +41,15 @@ def test_plan_json_reproduces_the_seed_pool(capsys):
     assert (d["num_gpu_blocks"], d["kv_cache_tokens"], round(d["max_concurrency"], 2)) == (7504, 120_064, 14.66)
 
 
+def test_plan_json_holds_formulas_as_text_not_python_reprs(capsys):
+    code, out, err = run(capsys, "plan", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert "E(value=" not in out
+    assert "formulas" not in d["memory"] and "formulas" not in d["latency"]
+    assert d["formulas"]["KV bytes per token"].endswith("= 2 × 28 × 4 × 128 × 2\n= 57,344 B")  # DESIGN.md, Qwen2.5-7B
+
+
 def test_plan_text_shows_the_verdict(capsys):
     code, out, _ = run(capsys, "plan")
     assert code == 0 and "fits" in out and "available kv cache memory" in out.lower()

@@ -96,3 +96,14 @@ def test_the_whole_process_refuses_dev_zero_quickly():
                        capture_output=True, text=True, timeout=30)  # fmt: skip
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "/dev/zero" in p.stderr, p.stderr
     assert "Traceback" not in p.stderr and time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize("argv, allowed", [
+    (["--request-rate", "-5"], "allowed: ≥ 1e-06, ≤ 10,000,000"),  # optional: Annotated[float, Field(...)] | None
+    (["--slo-ttft-s", "-1"], "allowed: ≥ 1e-06, ≤ 86,400"),
+    (["--concurrency", "0"], "allowed: ≥ 1, ≤ 1,000,000"),
+    (["--gpu-memory-utilization", "2"], "allowed: ≥ 0.01, ≤ 1"),
+])  # fmt: skip
+def test_an_out_of_range_flag_names_its_allowed_range(capsys, argv, allowed):
+    err = one_error_line(capsys, ["plan", *argv])
+    assert err.startswith(f"error: {argv[0]}: ") and err.rstrip().endswith(allowed), err

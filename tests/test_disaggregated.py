@@ -6,6 +6,7 @@ import pytest
 from conftest import scenario
 
 from calc.evaluate import evaluate
+from calc.pool import kv_link_bytes_per_s, transfer_s
 from calc.units import HOUR_S
 
 BASE = dict(model="llama-3.1-8b", gpu="h100-sxm", input_len=2000, output_len=500, concurrency=32)
@@ -22,6 +23,13 @@ def test_the_transfer_is_the_prompts_kv_over_the_link(catalog):
     r = evaluate(scenario(**BASE, disaggregated=True, kv_transfer_gb_per_s=50), catalog)
     # Llama-3.1-8B: 2 (K,V) × 32 layers × 8 KV heads × 128 × 2 B = 131,072 B per token, on one GPU
     assert r.latency.kv_transfer_s == pytest.approx(2000 * 131_072 / 50e9)
+
+
+def test_without_a_link_the_kv_crosses_the_gpus_own_nvlink(catalog):
+    r = evaluate(scenario(**BASE, disaggregated=True), catalog)
+    assert kv_link_bytes_per_s(r.scenario, r.gpu) == 450e9  # H100 NVLink 4, per direction
+    assert transfer_s(r.memory, 2000, 450e9) == pytest.approx(2000 * 131_072 / 450e9)
+    assert r.latency.kv_transfer_s == pytest.approx(2000 * 131_072 / 450e9)
 
 
 def test_tpot_is_a_plain_decode_step_and_beats_the_mixed_one(catalog):
@@ -75,3 +83,18 @@ def test_the_breakdown_shown_is_the_end_to_end_latency(catalog, disaggregated):
     bars = [t for t in charts.latency_breakdown(r).data if t.type == "bar"]
     assert sum(b.x[0] for b in bars) == pytest.approx(lat.e2e_s, rel=1e-12)
     assert any("KV" in b.name for b in bars) == disaggregated
+
+
+@pytest.mark.parametrize("disaggregated", [False, True])
+@pytest.mark.parametrize("tp", [1, 2])
+def test_the_replicas_formula_ends_on_the_fleets_numbers(catalog, disaggregated, tp):
+    r = evaluate(scenario(**BASE, request_rate=20, disaggregated=disaggregated, tensor_parallel_size=tp), catalog)
+    fl = r.fleet
+    replicas, gpus = r.formulas["Replicas"].split("\nGPUs = ")
+    assert replicas.endswith(f"\n= {fl.replicas:,}") and gpus.endswith(f"\n= {fl.gpus:,}")
+    assert gpus.endswith(f"= {fl.replicas:,} × {tp} × 1\n= {fl.gpus:,}")
+    if disaggregated:  # the headline's instances: x prefill + y decode, not ⌈rate / capacity⌉ alone
+        assert f"\n= {fl.prefill_instances} + {fl.decode_instances}\n" in replicas
+    cost = r.formulas["Cost per million output tokens"]
+    assert cost.endswith(f"= {fl.cost_per_million_output_tokens:.4g} USD")
+    assert f"= {fl.cost_per_hour:,.4g} / (20 × 500 × 3,600)" in cost

@@ -64,6 +64,12 @@ def test_spec_file_boundary(raw):
     H.check_spec_yaml(raw)
 
 
+@FUZZ
+@given(H.malformed_model())
+def test_malformed_model_boundary(case):
+    H.check_malformed_model(case)
+
+
 @settings(max_examples=min(N, 16), deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(H.special_files)
 def test_special_files_boundary(case):

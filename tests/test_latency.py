@@ -1,5 +1,6 @@
 """Roofline floors and estimates: DESIGN.md's numbers, the seed report's measurements, and properties."""
 
+import numpy as np
 import pytest
 from conftest import scenario
 
@@ -151,3 +152,12 @@ def test_every_model_and_gpu_reports_the_latency_keys(catalog):
                       lat.tpot_s, lat.e2e_s, lat.ridge_flop_per_byte, lat.prefill.intensity_flop_per_byte,
                       lat.decode.intensity_flop_per_byte)  # fmt: skip
             assert all(v > 0 for v in values), (gid, mid)
+
+
+def test_distinct_experts_by_hand():
+    from calc.work import distinct_experts
+
+    # 8 experts, top-2: one token visits 2; two tokens 8 · (1 − (6/8)²) = 3.5; a long prompt visits all 8
+    assert distinct_experts(experts=8, top_k=2, tokens=1) == pytest.approx(2.0)
+    assert distinct_experts(experts=8, top_k=2, tokens=2) == pytest.approx(3.5)
+    assert distinct_experts(experts=8, top_k=2, tokens=np.array([1, 2, 10_000])) == pytest.approx([2.0, 3.5, 8.0])

@@ -5,9 +5,9 @@ import base64
 import json
 import re
 import zlib
-from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
+from test_app import pin, run
 
 from boundary.markdown import code_span, fence, markdown_report
 from calc.custom import encode_custom_model
@@ -15,7 +15,6 @@ from calc.evaluate import evaluate
 from calc.scenario import Scenario
 from calc.specs import ModelSpec
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 EVIL = (
     "[x](https://evil.example/a) ![i](https://evil.example/i.png) <img src=https://evil.example/p.png> www.evil.example"
 )
@@ -31,29 +30,17 @@ def packed(data: dict) -> str:
     return base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
 
 
-def pin(data: dict) -> str:
-    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
-
-
-def shown(at: AppTest) -> list[str]:
+def rendered(at: AppTest) -> list[str]:
+    """The page's text as Streamlit renders it, escapes kept (test_page_finish.shown strips them to read numbers;
+    here they are what is checked)."""
     return [e.value for kind in (at.warning, at.error, at.info, at.caption, at.markdown) for e in kind]
-
-
-def run(query: dict, tab: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in query.items():
-        at.query_params[k] = v
-    if tab:
-        at.session_state["tab"] = tab
-    at.run()
-    return at
 
 
 def test_custom_models_that_echo_their_text_stay_literal():
     for bad in ({**QWEN, "model_type": EVIL[:60]}, {**QWEN, EVIL: 1}, {**QWEN, "name": EVIL[:120]}):
         at = run({"model": "custom", "custom_model": packed(bad)})
         assert not at.exception
-        for text in shown(at):
+        for text in rendered(at):
             assert not UNESCAPED.search(text), text
 
 
@@ -63,7 +50,7 @@ def test_a_pin_with_markdown_keys_or_a_custom_model_warns_as_text():
     for p in (evil_keys, evil_custom, "garbage!!", pin({"model": "custom", "custom_model": packed({"x": 1})})):
         at = run({"pin": p}, tab="Compare & export")
         assert not at.exception, p
-        for text in shown(at):
+        for text in rendered(at):
             assert not UNESCAPED.search(text), text
 
 

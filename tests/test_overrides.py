@@ -4,7 +4,7 @@ import pytest
 from conftest import scenario
 
 from calc.evaluate import evaluate
-from calc.resolve import GPU_OVERRIDES, MODEL_OVERRIDES
+from calc.resolve import GPU_OVERRIDES, MODEL_OVERRIDES, for_other_gpu, other_gpu_fields
 
 EXTREME = {"memory_gib": 200.0, "memory_bandwidth_gb_per_s": 100.0, "peak_tflop_per_s": 50.0,
            "scaleup_link_gb_per_s": 1.0, "host_link_gb_per_s": 1.0}  # fmt: skip
@@ -41,6 +41,19 @@ def test_the_bigger_gpu_suggestion_survives_an_own_memory_override(catalog):
     assert [x.change for x in plain if x.change.startswith("gpu=")] == [x.change for x in same if x.change.startswith("gpu=")]
     bigger = next(x for x in same if x.change.startswith("gpu="))
     assert "memory_gib" not in bigger.fields or bigger.fields["memory_gib"] is None
+
+
+def test_moving_to_another_gpu_drops_the_overrides_and_the_price(catalog):
+    s = scenario(gpu="rtx-4090", memory_gib=24.0, gpu_hour_price=3.0)
+    assert for_other_gpu(s, "rtx-4090") == s
+    moved = for_other_gpu(s, "l40s")
+    assert (moved.gpu, moved.memory_gib, moved.gpu_hour_price) == ("l40s", None, None)
+    assert other_gpu_fields(s, "l40s") == {"gpu": "l40s", "memory_gib": None, "gpu_hour_price": None}
+    l40s = next(o for o in evaluate(s, catalog).gpu_options if o.gpu == "l40s")
+    per_hour = catalog.gpus["l40s"].price_per_gpu_hour * l40s.tensor_parallel_size  # its spec's price, not 3.0
+    assert l40s.cost_per_million_output_tokens == pytest.approx(per_hour / (l40s.capacity_rps * 256 * 3600) * 1e6)
+    big = evaluate(s.model_copy(update={"input_len": 8192, "max_model_len": 8448}), catalog).suggestions
+    assert next(x for x in big if x.change.startswith("gpu=")).fields["gpu_hour_price"] is None
 
 
 @pytest.mark.parametrize("field, value", [("num_hidden_layers", 14), ("num_key_value_heads", 28), ("head_dim", 64)])

@@ -2,13 +2,11 @@
 Compare tab opens, and the heavy libraries are imported before any session code runs."""
 
 import ast
-import base64
-import json
 import tomllib
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
+from test_app import pin, run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,10 +20,6 @@ def test_the_streamlit_config_hides_error_details_and_the_developer_menu():
     assert config["browser"]["gatherUsageStats"] is False
 
 
-def pin(data) -> str:
-    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
-
-
 @pytest.mark.parametrize(
     "value",
     ["garbage!!", "", "=" * 40, pin([1, 2]), pin({"model": "no-such-model"}), pin({"gpu": "h900"}),
@@ -33,10 +27,7 @@ def pin(data) -> str:
      pin({"model": "llama-3.1-8b", "tensor_parallel_size": 3}), "[" * 5000],
 )  # fmt: skip
 def test_a_garbage_pin_warns_when_the_compare_tab_opens(value):
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.query_params["pin"] = value
-    at.session_state["tab"] = "Compare & export"
-    at.run()
+    at = run({"pin": value}, "Compare & export")
     assert not at.exception, at.exception
     assert any("pin" in w.value.lower() for w in at.warning), [w.value for w in at.warning]
 
@@ -51,13 +42,9 @@ def test_numpy_pandas_and_plotly_are_imported_before_any_session_code():
 
 
 def test_a_paste_cut_at_the_box_limit_says_so():
-    from streamlit.testing.v1 import AppTest
-
     from ui.tabs import PASTE_CHARS
 
-    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
-    at.session_state["tab"] = "Check a vLLM log"
-    at.run()
+    at = run(tab="Check a vLLM log")
     log = "INFO Available KV cache memory: 6.41 GiB\n"
     at.text_area(key="vllm_log_text").set_value((log * (PASTE_CHARS // len(log) + 1))[:PASTE_CHARS]).run()
     assert not at.exception

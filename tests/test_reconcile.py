@@ -281,6 +281,23 @@ def test_text_output_names_the_assumed_gpu(capsys):
     assert "ASSUMED" in out and "GPU KV cache size" in out and "residual" in out
 
 
+def test_text_output_is_the_pages_table(capsys, catalog):
+    from boundary.cli import build_parser
+    from boundary.cli_reconcile import flags_from_args, read_log
+    from boundary.view_compare import reconcile_table
+
+    argv = ["reconcile", str(LOGS / "lmcache-1739-qwen3-14b.log"), "--model", str(QWEN3_14B)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    args = build_parser().parse_args(argv)
+    page = reconcile_table(reconcile(parse_log(read_log(args.logfile)), catalog, flags_from_args(args)))
+    assert page.text(indent="") in out
+    # "GPU KV cache size: 42,656 tokens" (the log): within the rounding of 6.51 GiB; the assumed GPU's memory is not
+    blocks = next(ln for ln in out.splitlines() if ln.startswith("GPU KV cache size"))
+    assert "42,656 tokens" in blocks and " yes " in blocks
+    assert " no " in next(ln for ln in out.splitlines() if ln.startswith("Available KV cache memory"))
+
+
 def cli(*args):
     return subprocess.run([sys.executable, "-m", "calc", "reconcile", *map(str, args)], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)  # fmt: skip

@@ -65,8 +65,8 @@ def test_linear_step_over_a_stretch_is_the_arithmetic_series():
     step = lambda p, pp, n, ctx: a + b * ctx
     r = simulate(engine(), workload(num_prompts=2, output_len=50), step)
     # step 0: both prompts (context 0) → a; decode step j = 1..49: 2 sequences at context 100 + j each
+    # Σ (100 + j) for j = 1..49 = 4,900 + 1,225 = 6,125
     series = [a + b * 2 * (100 + j) for j in range(1, 50)]
-    assert sum(range(101, 150)) == 6125
     assert r.e2e_s[0] == pytest.approx(a + 49 * a + b * 2 * 6125, rel=1e-12)
     assert r.e2e_s[0] == pytest.approx(a + sum(series), rel=1e-12)
     expanded = np.repeat(series, 2)  # each gap seen by both requests

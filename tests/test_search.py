@@ -146,3 +146,22 @@ def test_nothing_fits_is_an_answer_not_an_error(catalog):
                         search_pipeline_parallel_size="1"), catalog)  # fmt: skip
     assert r.cheapest is None and r.frontier == () and set(r.why) == {1}
     assert row(r, 0)["why_not"] == "no memory is left for the KV cache" and row(r, 0)["cost_per_million_output_tokens"] is None
+
+
+def test_the_page_and_the_cli_show_a_configuration_in_the_same_words(small):
+    from boundary import fmt
+    from boundary.search_cells import cells, serving
+    from boundary.search_text import table
+    from ui.search_chart import hover, label
+
+    assert serving(True, 2, 3) == "disaggregated 2 P : 3 D" and serving(False, None, None) == "aggregated"
+    i = small.top(1, disaggregated=True)[0]
+    d = row(small, i)
+    x = cells(d)
+    assert x["serving"] == f"disaggregated {d['prefill_instances']} P : {d['decode_instances']} D"
+    assert x["ttft"] == fmt.ms(d["ttft_s"]) and x["tpot"] == fmt.ms(d["tpot_s"])  # as the page's headline
+    assert x["cost"] == fmt.money(d["cost_per_million_output_tokens"], "USD")
+    cli = table([d])
+    page = label(small, i, {}) + hover(small, i, {})
+    for key in ("serving", "ttft", "tpot", "cost"):
+        assert x[key] in cli and x[key] in page, key

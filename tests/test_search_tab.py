@@ -1,28 +1,21 @@
 """The "Find a deployment" tab with Streamlit's AppTest: it renders, names the cheapest deployment with its serve
 command, and opening that configuration makes the page show the same TTFT, TPOT, replicas and cost."""
 
-from pathlib import Path
+from test_app import run as app_run
 
-from streamlit.testing.v1 import AppTest
-
+from boundary import fmt
 from calc.scenario import Scenario
 from calc.search import search
 from calc.search_rows import row
-from ui.search_chart import money, pareto_figure
+from ui.search_chart import pareto_figure
 from ui.search_tab import LABEL
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 DONE_WHEN = {"model": "llama-3.1-70b", "request_rate": "10", "input_len": "2000", "output_len": "500",
              "slo_ttft_s": "0.5", "slo_tpot_s": "0.05"}  # fmt: skip
 
 
-def run(query: dict) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in query.items():
-        at.query_params[k] = v
-    at.session_state["tab"] = LABEL
-    at.run()
-    return at
+def run(query: dict):
+    return app_run(query, LABEL)
 
 
 def metrics(at) -> dict:
@@ -34,8 +27,8 @@ def test_the_tab_names_the_cheapest_and_opening_it_shows_the_same_numbers(catalo
     assert not at.exception
     best = row(r := search(Scenario.model_validate(DONE_WHEN), catalog), r.cheapest)
     shown = metrics(at)
-    assert shown["Cost / M output tokens"] == money(best["cost_per_million_output_tokens"], best["currency"])
-    assert shown["TTFT"] == f"{best['ttft_s'] * 1e3:,.0f} ms" and shown["TPOT"] == f"{best['tpot_s'] * 1e3:,.1f} ms"
+    assert shown["Cost / M output tokens"] == fmt.money(best["cost_per_million_output_tokens"], best["currency"])
+    assert shown["TTFT"] == fmt.ms(best["ttft_s"]) and shown["TPOT"] == fmt.ms(best["tpot_s"])
     assert any(c.value.startswith("vllm serve meta-llama/Llama-3.1-70B") for c in at.code)
     next(b for b in at.button if b.key == "search_open").click()
     at.run()

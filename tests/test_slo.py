@@ -1,11 +1,17 @@
 """Goodput, the seed's simulation to the digit, capacity, replicas and tails."""
 
+import math
+import warnings
+
+import numpy as np
 import pytest
 from conftest import scenario
 
+from calc.cost import cost_per_million_output_tokens
 from calc.evaluate import evaluate
+from calc.expr import E
 from calc.goodput import p_within, sim_table, simulate
-from calc.tails import chain_total_s, hedge_extra_load, itl_summary, p_any_slow, per_call_quantile
+from calc.tails import chain_total_s, hedge_extra_load, itl_summary, p_any_slow, per_call_quantile, tails
 
 SEED_TABLE = """\
 config      ric/s   good/s  conformi TTFT>SLO  TTFTmed    p50    p95    p99
@@ -36,8 +42,11 @@ def test_tails_of_the_seed():
     assert p_any_slow(p_slow=0.01, fanout=20) == pytest.approx(0.182, abs=0.001)
     assert per_call_quantile(target_quantile=0.99, fanout=20) == pytest.approx(0.99950, abs=1e-5)
     assert hedge_extra_load(hedge_quantile=0.95) == pytest.approx(0.05)
-    total = chain_total_s([1.0] * 19 + [3.0])
-    assert total == 22.0 and total / 20 - 1 == pytest.approx(0.10)
+    assert chain_total_s([1.0] * 19 + [3.0]) == 22.0
+    # the same chain through the Report's tails: 20 calls of 1 s whose p99 is 3 s (σ = ln 3 / z₀.₉₉) → 22 s, +10 %
+    t = tails(fanout=20, chain_calls=20, e2e_s=1.0, sigma=math.log(3) / 2.3263, itl_s=0.02, spike_s=0.02, output_len=2)
+    assert t.chain_median_s == 20.0 and t.chain_one_slow_s == pytest.approx(22.0, rel=1e-4)
+    assert t.p_any_slow == pytest.approx(0.182, abs=0.001) and t.per_call_quantile_label == "p99.95"
 
 
 def test_mean_tpot_passes_where_max_itl_fails():
@@ -53,6 +62,18 @@ def test_request_rate_gives_the_fleet_keys(catalog):
     assert d["replicas"] * d["capacity_rps_per_replica"] >= 20
     per_m = d["gpus"] * 2.0 / (20 * 256 * 3600) * 1e6  # GPU-hours per million output tokens × price
     assert d["cost_per_million_output_tokens"] == pytest.approx(per_m)
+
+
+def test_one_cost_expression_for_floats_arrays_and_formulas():
+    # 8 GPUs at 2.0/h = 16.0 per hour; 20 req/s × 256 tokens × 3,600 s = 18,432,000 tokens per hour
+    assert cost_per_million_output_tokens(16.0, 20, 256) == pytest.approx(16.0 / 18.432)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the search's idle configurations divide by a zero rate
+        arr = cost_per_million_output_tokens(np.array([16.0, 16.0]), np.array([20.0, 0.0]), 256)
+    assert arr[0] == pytest.approx(16.0 / 18.432) and np.isinf(arr[1])
+    e = cost_per_million_output_tokens(E(16.0, "cost per hour"), E(20, "requests/s"), E(256, "output_len"))
+    assert e.value == pytest.approx(16.0 / 18.432)
+    assert e.symbolic() == "cost per hour / (requests/s × output_len × s/h) × tokens per million"
 
 
 def test_replicas_grow_with_rate(catalog):

@@ -49,6 +49,7 @@ REFERENCE_PARAMS = {
 def test_hardware_spec_validates(path):
     g = load_spec_file(path, GPUSpec)
     assert "source" in yaml.safe_load(path.read_text()) and g.memory_bytes > 0
+    assert hash(g) == hash(load_spec_file(path, GPUSpec))  # frozen and hashable: usable as a cache key
 
 
 @pytest.mark.parametrize("path", MODELS, ids=lambda p: p.stem)

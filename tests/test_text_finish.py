@@ -36,7 +36,7 @@ def test_counts_costs_and_absent_values():
     assert fmt.count(19173961) == "19,173,961" and fmt.count(13336) == "13,336"
     assert fmt.money(0.1234, "EUR") == "0.123 EUR"
     assert fmt.money(None, None).startswith("— (") and fmt.pct(float("inf")).startswith("— (")
-    assert fmt.yes_no(True) == "yes" and fmt.short_label(None) == "—"
+    assert fmt.yes_no(True) == "yes" and fmt.yes_no(None) == "—"
     assert fmt.seconds(0.01437) == "14.4 ms" and fmt.seconds(5.325) == "5.33 s" and fmt.size(57_344) == "56.0 KiB"
 
 

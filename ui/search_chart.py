@@ -3,8 +3,10 @@ on their own. Each point's customdata is its configuration's index in the result
 
 from __future__ import annotations
 
-import numpy as np
 import plotly.graph_objects as go
+
+from boundary import fmt
+from boundary.search_cells import serving
 
 MAX_BACKGROUND = 200  # the cheapest eligible configurations behind the frontier: 800 cost the browser ~250 ms a rerun
 MODE_SYMBOL = {False: "circle", True: "diamond"}
@@ -15,20 +17,10 @@ MODE_SYMBOL = {False: "circle", True: "diamond"}
 TICKS = [m * 10**e for e in range(0, 5) for m in (1, 2, 5)]
 
 
-def money(x: float | None, currency: str, digits: int = 3) -> str:
-    """'0.889 USD'; '—' when there is no cost (never 'None'): boundary.fmt.money, the one cost format."""
-    from boundary.fmt import DASH
-    from boundary.fmt import money as fmt_money
-
-    return DASH if x is None or not np.isfinite(x) else fmt_money(x, currency, digits)
-
-
-def serving(r, i: int) -> str:
-    if not r.disaggregated[i]:
-        return "aggregated"
-    if r.gpus[i] > 0:
-        return f"disaggregated {int(r.prefill_instances[i]):,} P : {int(r.decode_instances[i]):,} D"
-    return "disaggregated"
+def serving_of(r, i: int) -> str:
+    deployed = r.gpus[i] > 0
+    return serving(bool(r.disaggregated[i]), int(r.prefill_instances[i]) if deployed else None,
+                   int(r.decode_instances[i]) if deployed else None)  # fmt: skip
 
 
 def label(r, i: int, gpu_names: dict[str, str]) -> str:
@@ -37,14 +29,14 @@ def label(r, i: int, gpu_names: dict[str, str]) -> str:
     tp, pp = g.parallel[g.par[b]]
     gid = g.space.gpus[g.gpu[b]]
     return (f"{gpu_names.get(gid, gid)} · TP {tp} × PP {pp} · {g.dtypes[g.dtype[b]]} / KV {g.space.kv_cache_dtypes[g.kv[b]]}"
-            f" · max_num_seqs {g.space.max_num_seqs[g.seqs[b]]:,} · {serving(r, i)}")  # fmt: skip
+            f" · max_num_seqs {g.space.max_num_seqs[g.seqs[b]]:,} · {serving_of(r, i)}")  # fmt: skip
 
 
 def hover(r, i: int, gpu_names: dict[str, str]) -> str:
-    reps = f"{int(r.gpus[i]):,} GPUs" if r.gpus[i] > 0 else "no deployment"
-    return (f"{label(r, i, gpu_names)}<br>TTFT {r.ttft_s[i] * 1e3:,.0f} ms · TPOT {r.tpot_s[i] * 1e3:,.1f} ms · "
-            f"{int(r.concurrency[i]):,} in flight<br>{reps} · {money(r.cost_per_million_output_tokens[i], r.currency(i))}"
-            " per M output tokens")  # fmt: skip
+    reps = f"{fmt.count(int(r.gpus[i]))} GPUs" if r.gpus[i] > 0 else "no deployment"
+    cost = fmt.money(float(r.cost_per_million_output_tokens[i]), r.currency(i))
+    return (f"{label(r, i, gpu_names)}<br>TTFT {fmt.ms(float(r.ttft_s[i]))} · TPOT {fmt.ms(float(r.tpot_s[i]))} · "
+            f"{fmt.count(int(r.concurrency[i]))} in flight<br>{reps} · {cost} per M output tokens")  # fmt: skip
 
 
 def _points(r, idx, gpu_names, name: str, marker: dict, **kw) -> dict:

@@ -11,12 +11,14 @@ import time
 
 import streamlit as st
 
+from boundary import fmt
+from boundary.search_cells import cells
 from boundary.urlstate import MAX_MESSAGE_SHOWN, plain, query_string
 from calc.errors import InputError
 from calc.scenario import SEARCH_LISTS, Scenario
 from calc.search import search
 from calc.search_rows import check, row, scenario_of, serve_commands
-from ui.search_chart import label, money, pareto_figure, serving
+from ui.search_chart import label, pareto_figure, serving_of
 from ui.widgets import widget
 
 LABEL = "Find a deployment"
@@ -58,17 +60,11 @@ def _on_click() -> None:
 def _table(r, idx, gpu_names, link_base: str) -> list[dict]:
     rows = []
     for i in idx:
-        d = row(r, i)
-        cur = d["currency"]
-        rows.append({"configuration": label(r, i, gpu_names), "in flight": f"{d['concurrency']:,}",
-                     "TTFT (ms)": f"{d['ttft_s'] * 1e3:,.0f}", "TPOT (ms)": f"{d['tpot_s'] * 1e3:,.1f}",
-                     "tokens/s per user": f"{d['tokens_per_s_per_user']:,.1f}",
-                     "tokens/s per GPU": f"{d['tokens_per_s_per_gpu']:,.0f}",
-                     "replicas": f"{d['replicas']:,}" if d["replicas"] is not None else "— (no request_rate)",
-                     "GPUs": f"{d['gpus']:,}" if d["gpus"] is not None else "—",
-                     "cost / M output tokens": money(d["cost_per_million_output_tokens"], cur),
-                     "cost / hour": money(d["cost_per_hour"], cur, 2),
-                     "open": f"{link_base}?{query_string(scenario_of(r, i))}"})  # fmt: skip
+        x = cells(row(r, i))
+        rows.append({"configuration": label(r, i, gpu_names), "in flight": x["concurrency"], "TTFT": x["ttft"],
+                     "TPOT": x["tpot"], "tokens/s per user": x["user"], "tokens/s per GPU": x["per_gpu"],
+                     "replicas": x["replicas"], "GPUs": x["gpus"], "cost / M output tokens": x["cost"],
+                     "cost / hour": x["cost_per_hour"], "open": f"{link_base}?{query_string(scenario_of(r, i))}"})  # fmt: skip
     return rows
 
 
@@ -79,11 +75,11 @@ def render(s: Scenario, catalog, link_base: str) -> None:
     except InputError as e:
         st.warning(f"The search space cannot be searched — {plain(e, MAX_MESSAGE_SHOWN)}", icon=":material/warning:")
         return
-    ms = (time.perf_counter() - started) * 1e3
+    seconds = time.perf_counter() - started
     st.session_state["_search_result"] = r
     names = {gid: g.name for gid, g in catalog.gpus.items()}
     rate = f"{s.request_rate:g} req/s" if s.request_rate else "one replica (set a request rate to size a fleet)"
-    st.caption(f"{r.configs_evaluated:,} configurations of {plain(r.model_name)} evaluated in {ms:,.0f} ms for {rate}, "
+    st.caption(f"{r.configs_evaluated:,} configurations of {plain(r.model_name)} evaluated in {fmt.ms(seconds)} for {rate}, "
                f"{s.input_len:,} in / {s.output_len:,} out, TTFT ≤ {s.slo_ttft_s:g} s and TPOT ≤ {s.slo_tpot_s:g} s "
                f"for {s.conformance_quota:.0%} of requests; {int(r.eligible.sum()):,} meet them.")  # fmt: skip
     for note in r.notes:
@@ -110,16 +106,16 @@ def render(s: Scenario, catalog, link_base: str) -> None:
 
 def _chosen(r, i: int, names, catalog) -> None:
     d = row(r, i)
+    x = cells(d)
     c = st.columns(5)
-    c[0].metric("Cost / M output tokens", money(d["cost_per_million_output_tokens"], d["currency"]))
-    c[1].metric("GPUs", f"{d['gpus']:,}" if d["gpus"] is not None else "—",
-                help=f"{d['price_per_gpu_hour']:,.2f} {d['currency']} per GPU-hour")  # fmt: skip
+    c[0].metric("Cost / M output tokens", x["cost"])
+    c[1].metric("GPUs", x["gpus"], help=f"{fmt.money(d['price_per_gpu_hour'], d['currency'])} per GPU-hour")
     if r.disaggregated[i] and d["prefill_instances"] is not None:
-        c[2].metric("Prefill : decode instances", f"{d['prefill_instances']:,} : {d['decode_instances']:,}")
+        c[2].metric("Prefill : decode instances", f"{fmt.count(d['prefill_instances'])} : {fmt.count(d['decode_instances'])}")
     else:
-        c[2].metric("Replicas", f"{d['replicas']:,}" if d["replicas"] is not None else "—")
-    c[3].metric("TTFT", f"{d['ttft_s'] * 1e3:,.0f} ms")
-    c[4].metric("TPOT", f"{d['tpot_s'] * 1e3:,.1f} ms")
+        c[2].metric("Replicas", x["replicas"])
+    c[3].metric("TTFT", x["ttft"])
+    c[4].metric("TPOT", x["tpot"])
     st.caption(f"{plain(label(r, i, names))}; {d['concurrency']:,} requests in flight per "
                f"{'decode instance' if r.disaggregated[i] else 'replica'}. Serve it with:")  # fmt: skip
     for role, cmd in serve_commands(r, i):
@@ -132,9 +128,8 @@ def _chosen(r, i: int, names, catalog) -> None:
         st.caption("The scheduler simulation serves one aggregated engine: a disaggregated deployment is not re-checked.")
     else:
         st.caption(f"Scheduler simulation at {chk.max_concurrency:,} in flight ({chk.num_prompts:,} requests, lengths "
-                   f"±{chk.range_ratio:.0%}): median TTFT "
-                   f"{chk.simulated_ttft_s * 1e3:,.0f} ms (closed form {chk.ttft_ratio:.2f}×), TPOT "
-                   f"{chk.simulated_tpot_s * 1e3:,.1f} ms (closed form {chk.tpot_ratio:.2f}×).")  # fmt: skip
+                   f"±{chk.range_ratio:.0%}): median TTFT {fmt.ms(chk.simulated_ttft_s)} (closed form "
+                   f"{chk.ttft_ratio:.2f}×), TPOT {fmt.ms(chk.simulated_tpot_s)} (closed form {chk.tpot_ratio:.2f}×).")  # fmt: skip
 
 
 def _check(r, i: int, catalog):
@@ -153,8 +148,8 @@ def _frontier_checks(r, names, catalog) -> None:
     rows = []
     for i in r.frontier:
         chk = _check(r, i, catalog)
-        rows.append({"configuration": label(r, i, names), "serving": serving(r, i),
-                     "TTFT closed form (ms)": f"{r.ttft_s[i] * 1e3:,.0f}", "TPOT closed form (ms)": f"{r.tpot_s[i] * 1e3:,.1f}",
-                     "TTFT simulated (ms)": f"{chk.simulated_ttft_s * 1e3:,.0f}" if chk else "not simulated",
-                     "TPOT simulated (ms)": f"{chk.simulated_tpot_s * 1e3:,.1f}" if chk else "not simulated"})  # fmt: skip
+        rows.append({"configuration": label(r, i, names), "serving": serving_of(r, i),
+                     "TTFT closed form": fmt.ms(float(r.ttft_s[i])), "TPOT closed form": fmt.ms(float(r.tpot_s[i])),
+                     "TTFT simulated": fmt.ms(chk.simulated_ttft_s) if chk else "not simulated",
+                     "TPOT simulated": fmt.ms(chk.simulated_tpot_s) if chk else "not simulated"})  # fmt: skip
     st.dataframe(rows, hide_index=True)

@@ -1,0 +1,64 @@
+"""Malformed model input (family pattern fields, NAS blocks, quantization groups, wrapper defaults) is refused in one
+line naming the field, wherever it arrives: a config.json or a model YAML on the command line, a spec file in the
+catalog (skipped, the others load), a ?custom_model= link. Each shape used to raise a TypeError or worse."""
+
+import base64
+import json
+import shutil
+import zlib
+from pathlib import Path
+
+import pytest
+from properties import run_cli
+from properties_hostile import MALFORMED_CONFIG, MALFORMED_SPEC
+
+from calc.custom import decode_custom_model
+from calc.errors import InputError
+from calc.loader import load_catalog
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def refused(argv: list[str]) -> str:
+    code, err = run_cli(argv)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, (code, err)
+    return err
+
+
+@pytest.mark.parametrize("shape", sorted(MALFORMED_CONFIG))
+def test_a_config_json_names_the_field(tmp_path, shape):
+    config, field = MALFORMED_CONFIG[shape]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    assert field in refused(["plan", "--model", str(path)])
+
+
+@pytest.mark.parametrize("shape", sorted(MALFORMED_SPEC))
+def test_a_model_yaml_names_the_field(tmp_path, shape):
+    config, field = MALFORMED_SPEC[shape]
+    path = tmp_path / "bad.yaml"
+    path.write_text(json.dumps({"name": "M", **config}))  # JSON is YAML
+    assert field in refused(["plan", "--model", str(path)])
+
+
+def test_the_catalog_skips_each_malformed_model_and_loads_the_rest(tmp_path):
+    models = tmp_path / "model_specs"
+    shutil.copytree(ROOT / "model_specs", models)
+    for shape, (config, _) in MALFORMED_SPEC.items():
+        (models / f"bad-{shape.lower()}.yaml").write_text(json.dumps({"name": "M", **config}))
+    cat = load_catalog(model_dir=models)
+    assert set(cat.models) == {p.stem for p in (ROOT / "model_specs").glob("*.yaml")}
+    for shape, (_, field) in MALFORMED_SPEC.items():
+        said = next(p for p in cat.problems if p.startswith(f"model_specs/bad-{shape.lower()}.yaml: "))
+        assert field in said and "\n" not in said, said
+
+
+@pytest.mark.parametrize("shape", sorted(MALFORMED_SPEC))
+def test_a_crafted_custom_model_link_names_the_field(shape):
+    config, field = MALFORMED_SPEC[shape]
+    raw = json.dumps({"name": "M", **config}).encode()
+    link = base64.urlsafe_b64encode(zlib.compress(raw)).decode().rstrip("=")  # as calc.custom encodes
+    with pytest.raises(InputError) as e:
+        decode_custom_model(link)
+    assert e.value.field == "custom_model" and field in str(e.value)
+    assert field in refused(["plan", "--model", "custom", "--custom-model", link])
