@@ -22,7 +22,7 @@ from calc.evaluate import evaluate
 from calc.loader import load_catalog
 from calc.resolve import resolve
 from calc.scenario import Scenario
-from ui import search_tab, state, tabs
+from ui import search_tab, state, tabs, upkeep
 from ui.headline import headline_rest, headline_top
 from ui.widgets import current_values, sidebar_rest, sidebar_specs
 
@@ -43,27 +43,8 @@ def freeze_what_lives_forever() -> bool:
     gc.freeze() moves them out of the collector's way, once; what sessions create is still collected."""
     gc.collect()
     gc.freeze()
-    _start_trimming()
+    upkeep.start()
     return True
-
-
-def _start_trimming(every_s: float = 30.0) -> None:
-    """glibc keeps the heap a crowd grew even after its sessions are dropped; hand the free part back to the OS
-    every 30 s (malloc_trim is a no-op where there is no glibc)."""
-    import ctypes
-    import threading
-
-    try:
-        trim = ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return
-
-    def loop() -> None:
-        while True:
-            time.sleep(every_s)
-            trim(0)
-
-    threading.Thread(target=loop, name="malloc-trim", daemon=True).start()
 
 
 started = time.perf_counter()

@@ -1,0 +1,57 @@
+"""ui.upkeep against the pinned Streamlit: an expired disconnected session stays referenced until the storage is next
+written (why upkeep exists), and upkeep removes and shuts it down."""
+
+from streamlit.runtime.memory_session_storage import MemorySessionStorage
+from streamlit.runtime.session_manager import SessionInfo
+from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
+
+from ui.upkeep import reap_dropped_sessions, shut_down_expired
+
+
+class Session:
+    def __init__(self, sid: str) -> None:
+        self.id, self.shut_down = sid, False
+
+    def shutdown(self) -> None:
+        self.shut_down = True
+
+
+def stored(*ids: str, ttl_seconds: int = 30, later_s: float = 0) -> tuple[MemorySessionStorage, list[Session]]:
+    """Sessions disconnected together, seen `later_s` after (the storage's clock is moved on, not waited for)."""
+    storage = MemorySessionStorage(ttl_seconds=ttl_seconds)
+    clock = [0.0]
+    storage._cache._timer = lambda: clock[0]
+    sessions = [Session(i) for i in ids]
+    for s in sessions:
+        storage.save(SessionInfo(client=None, session=s))
+    clock[0] = later_s
+    return storage, sessions
+
+
+def test_streamlit_keeps_an_expired_session_until_the_storage_is_written():
+    storage, _ = stored("a", "b", later_s=31)
+    assert storage.get("a") is None and storage.list() == []  # gone for Streamlit...
+    assert set(storage._cache._data) == {"a", "b"}  # ...yet still held, with everything the session references
+
+
+def test_expired_sessions_are_removed_and_shut_down():
+    storage, sessions = stored("a", "b", later_s=31)
+    assert shut_down_expired(storage) == 2
+    assert all(s.shut_down for s in sessions)
+    assert not storage._cache._data
+
+
+def test_a_session_within_its_ttl_is_kept_for_its_reconnect():
+    storage, (s,) = stored("a", later_s=29)
+    assert shut_down_expired(storage) == 0
+    assert not s.shut_down and storage.get("a").session is s
+
+
+def test_the_session_manager_holds_its_storage_where_upkeep_looks():
+    storage = MemorySessionStorage()
+    mgr = WebsocketSessionManager(storage, uploaded_file_manager=None, script_cache=None, message_enqueued_callback=None)
+    assert mgr._session_storage is storage
+
+
+def test_without_a_server_there_is_nothing_to_reap():
+    assert reap_dropped_sessions() == 0
