@@ -22,34 +22,38 @@ from calc.evaluate import evaluate
 from calc.loader import load_catalog
 from calc.resolve import resolve
 from calc.scenario import Scenario
-from ui import search_tab, state, tabs, upkeep
+from ui import search_tab, state, state_view, tabs, upkeep
 from ui.headline import headline_rest, headline_top
-from ui.widgets import current_values, sidebar_rest, sidebar_specs
+from ui.widgets import current_values, gpu_options, model_options, sidebar_rest, sidebar_specs
 
 st.set_page_config(page_title="LLM serving capacity planner", page_icon="🧮", layout="wide")
 
 
 @st.cache_resource
 def catalog():
-    """Parse the spec YAML once per process; calc/ is microseconds-cheap and stays uncached."""
+    """Parse the spec YAML once per process, with what the pickers list (sorted, labelled); calc/ is fast enough
+    to stay uncached."""
     cat = load_catalog()
-    return cat, {sid: model_summary(m) for sid, m in cat.models.items()}
+    summaries = {sid: model_summary(m) for sid, m in cat.models.items()}
+    return cat, (model_options(cat, summaries), gpu_options(cat))
 
 
 @st.cache_resource
-def freeze_what_lives_forever() -> bool:
+def once_per_process() -> bool:
     """Streamlit runs a full gc.collect() after every script run (runner.postScriptGC): under a crowd that was half
     the server's CPU, most of it re-walking the imported libraries and the catalog, which live as long as the process.
-    gc.freeze() moves them out of the collector's way, once; what sessions create is still collected."""
+    gc.freeze() moves them out of the collector's way, once; what sessions create is still collected. Then the
+    per-key state view for the widgets (ui/state_view.py) and the thread that releases dropped sessions (ui/upkeep.py)."""
     gc.collect()
     gc.freeze()
+    state_view.install()
     upkeep.start()
     return True
 
 
 started = time.perf_counter()
-cat, summaries = catalog()
-freeze_what_lives_forever()
+cat, pickers = catalog()
+once_per_process()
 state.check_link_once(cat)
 scenario, kept_because = state.scenario_from_widgets(state.values_now())
 try:
@@ -79,7 +83,7 @@ headline_top(report)
 paused_s = state.let_the_headline_paint()
 # ----------------------------------------------------------------------------- the sidebar
 st.sidebar.title("Scenario")
-sidebar_specs(cat, summaries)
+sidebar_specs(pickers)
 try:
     model_spec, gpu_spec = resolve(Scenario.model_validate({k: v for k, v in current_values().items()
                                                             if k in ("model", "gpu", "custom_model")}), cat)  # fmt: skip

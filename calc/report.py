@@ -25,12 +25,31 @@ from calc.tails import ItlSummary, Tails, seed_itl_example, tails
 from calc.workload import WorkloadFit
 
 
-@dataclass(frozen=True)
 class Curves:
-    occupancy_vs_length: tuple[curves.OccupancyPoint, ...]
-    concurrency_vs_context: tuple[curves.ContextPoint, ...]
-    decode_vs_context: tuple[curves.DecodePoint, ...]
-    concurrency_sweep: tuple[curves.ConcurrencyPoint, ...]
+    """The charts' data, each curve computed on first access: a tab pays only for the curves it draws (the
+    concurrency sweep, a few milliseconds, is the Latency and SLO tabs' alone)."""
+
+    NAMES = ("occupancy_vs_length", "concurrency_vs_context", "decode_vs_context", "concurrency_sweep")
+
+    def __init__(self, r: Report) -> None:
+        self._r = r
+
+    @cached_property
+    def occupancy_vs_length(self) -> tuple[curves.OccupancyPoint, ...]:
+        return tuple(curves.occupancy_vs_length(self._r.scenario, self._r.memory))
+
+    @cached_property
+    def concurrency_vs_context(self) -> tuple[curves.ContextPoint, ...]:
+        return tuple(curves.concurrency_vs_context(self._r.model, self._r.memory))
+
+    @cached_property
+    def decode_vs_context(self) -> tuple[curves.DecodePoint, ...]:
+        return tuple(curves.decode_vs_context(self._r.scenario, self._r.latency))
+
+    @cached_property
+    def concurrency_sweep(self) -> tuple[curves.ConcurrencyPoint, ...]:
+        r = self._r
+        return tuple(curves.concurrency_sweep(r.scenario, r.model, r.gpu, r.memory, r.engine))
 
 
 @dataclass(frozen=True)
@@ -87,13 +106,7 @@ class Report:
 
     @cached_property
     def curves(self) -> Curves:
-        s, m, g, mem = self.scenario, self.model, self.gpu, self.memory
-        return Curves(
-            occupancy_vs_length=tuple(curves.occupancy_vs_length(s, mem)),
-            concurrency_vs_context=tuple(curves.concurrency_vs_context(m, mem)),
-            decode_vs_context=tuple(curves.decode_vs_context(s, self.latency)),
-            concurrency_sweep=tuple(curves.concurrency_sweep(s, m, g, mem, self.engine)),
-        )
+        return Curves(self)
 
     @cached_property
     def simulation(self) -> tuple[SimRow, ...]:
@@ -223,7 +236,7 @@ class Report:
         flat["prefix"] = asdict(pre)
         flat["latency"] = _plain(lat) | {"prefill": asdict(lat.prefill), "decode": asdict(lat.decode)}
         flat["tails"] = asdict(self.tails)
-        flat["curves"] = asdict(self.curves)
+        flat["curves"] = {name: tuple(asdict(p) for p in getattr(self.curves, name)) for name in Curves.NAMES}
         flat["simulation"] = [asdict(x) for x in self.simulation]
         flat["gpu_options"] = [asdict(x) for x in self.gpu_options]
         flat["suggestions"] = [asdict(x) for x in self.suggestions]

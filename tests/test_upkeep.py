@@ -1,7 +1,11 @@
 """ui.upkeep against the pinned Streamlit: an expired disconnected session stays referenced until the storage is next
 written (why upkeep exists), and upkeep removes and shuts it down."""
 
+import inspect
+from unittest.mock import MagicMock
+
 from streamlit.runtime.memory_session_storage import MemorySessionStorage
+from streamlit.runtime.runtime import AsyncObjects, Runtime
 from streamlit.runtime.session_manager import SessionInfo
 from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
 
@@ -47,11 +51,15 @@ def test_a_session_within_its_ttl_is_kept_for_its_reconnect():
     assert not s.shut_down and storage.get("a").session is s
 
 
-def test_the_session_manager_holds_its_storage_where_upkeep_looks():
+def test_the_server_holds_its_sessions_and_loop_where_upkeep_looks():
     storage = MemorySessionStorage()
     mgr = WebsocketSessionManager(storage, uploaded_file_manager=None, script_cache=None, message_enqueued_callback=None)
     assert mgr._session_storage is storage
+    assert "self._session_mgr = " in inspect.getsource(Runtime.__init__)
+    assert "eventloop" in AsyncObjects._fields and callable(Runtime._get_async_objs)
 
 
-def test_without_a_server_there_is_nothing_to_reap():
+def test_without_a_server_there_is_nothing_to_reap(monkeypatch):
+    assert reap_dropped_sessions() == 0
+    monkeypatch.setattr(Runtime, "_instance", MagicMock(spec=[]))  # AppTest's stand-in runtime
     assert reap_dropped_sessions() == 0

@@ -29,13 +29,17 @@ def shut_down_expired(storage) -> int:
 
 def reap_dropped_sessions() -> int:
     """shut_down_expired on the running server's session storage, on the server's event loop (the one thread
-    that touches that storage); 0 where there is no server (AppTest, `python app.py`)."""
+    that touches that storage); 0 where there is no server (`python app.py`; AppTest's stand-in runtime is a Mock
+    without a session manager)."""
     from streamlit import runtime
 
     if not runtime.exists():
         return 0
-    rt = runtime.get_instance()
-    storage, loop = rt._session_mgr._session_storage, rt._get_async_objs().eventloop
+    try:
+        rt = runtime.get_instance()
+        storage, loop = rt._session_mgr._session_storage, rt._get_async_objs().eventloop
+    except (AttributeError, RuntimeError):
+        return 0
     done, removed = threading.Event(), [0]
 
     def reap() -> None:

@@ -234,22 +234,22 @@ def _pick(name: str) -> None:
 def _picker(label: str, name: str, options: list[str], labels: dict[str, str], help_: str) -> None:
     from ui.state import values_now
 
-    current = st.session_state.get(name, values_now().get(name, F[name].default))
+    current = st.session_state[name] if name in st.session_state else values_now().get(name, F[name].default)
     st.session_state[f"{name}__pick"] = current if current in options else options[_index(options, F[name].default)]
     st.sidebar.selectbox(label, options, key=f"{name}__pick", format_func=lambda sid: labels.get(sid, sid),
                          on_change=_pick, args=(name,), help=help_)  # fmt: skip
 
 
-def sidebar_specs(catalog, summaries: dict) -> None:
-    """Model and GPU first, grouped with their size, memory and price. The link carries the spec ids: the id boxes
-    under "Spec overrides" own the URL fields, the pickers follow them."""
+def sidebar_specs(pickers) -> None:
+    """Model and GPU first, grouped with their size, memory and price (`pickers`: model_options and gpu_options,
+    once per process). The link carries the spec ids: the id boxes under "Spec overrides" own the URL fields, the
+    pickers follow them."""
     sb = st.sidebar
-    models, mlabels = model_options(catalog, summaries)
+    (models, mlabels), (gpus, glabels) = pickers
     _picker("Model", "model", models, mlabels, "family › name · parameters · weights at the checkpoint's precision. "
             "'Custom' = the config.json uploaded below (it travels in the link as custom_model). Type to search.")  # fmt: skip
     sb.file_uploader("…or upload a Hugging Face config.json", type=["json"], key="upload", on_change=_on_upload,
                      max_upload_size=1)  # fmt: skip
-    gpus, glabels = gpu_options(catalog)
     _picker("GPU", "gpu", gpus, glabels, "vendor › name · memory the runtime sees · bandwidth · reference price per "
             "GPU-hour. Type to search.")  # fmt: skip
     if st.session_state.get("upload_error"):
