@@ -125,6 +125,7 @@ MAX_LOG_CHARS = 1_000_000  # a startup log is tens of kB; a server log that long
 MAX_LINE_CHARS = 8_000  # longer lines are skipped (and counted); vLLM's longest, the engine config, is ~3,000
 MAX_LOG_LINES = 50_000  # a megabyte of real log is ~10,000 lines; a flood of tiny lines is refused
 MAX_RECOGNISED_CHARS = 200_000  # of recognised lines: a startup log has a few kB; past this reading stops (and says so)
+MAX_RECOGNISED_LINES = 2_000  # a startup log has tens (eight workers' worth at most a few hundred); same stop
 MAX_CONFIG_LINES = 8  # the engine config is printed once per process; the first value of each key wins
 MAX_HEADER_LINES = 100
 _HEADER = re.compile(r"^# (?P<k>[a-z][a-z_]*): (?P<v>.*)$")
@@ -179,7 +180,8 @@ class VllmLog:
     skipped_lines: int = 0
     """Lines over MAX_LINE_CHARS characters, not read."""
     stopped_at_line: int | None = None
-    """Where reading stopped after MAX_RECOGNISED_CHARS characters of recognised lines (None: read to the end)."""
+    """Where reading stopped after MAX_RECOGNISED_LINES recognised lines or MAX_RECOGNISED_CHARS of their characters
+    (None: read to the end)."""
 
     @property
     def reading_notes(self) -> list[str]:
@@ -188,8 +190,8 @@ class VllmLog:
         if self.skipped_lines:
             out.append(f"{self.skipped_lines:,} line(s) over {MAX_LINE_CHARS:,} characters were skipped")
         if self.stopped_at_line:
-            out.append(f"reading stopped at line {self.stopped_at_line:,} after {MAX_RECOGNISED_CHARS:,} characters of "
-                       "recognised lines")  # fmt: skip
+            out.append(f"reading stopped at line {self.stopped_at_line:,} after {MAX_RECOGNISED_LINES:,} recognised "
+                       f"lines or {MAX_RECOGNISED_CHARS:,} of their characters")  # fmt: skip
         return out
 
     def get(self, key: str) -> tuple[Measure, ...]:
@@ -296,7 +298,7 @@ def parse_log(text: str) -> VllmLog:
     header, body, offset = split_header(text)
     if len(body) > MAX_LOG_LINES:  # other line breaks (\r, \f, \u2028 …)
         raise _too_long(f"{len(body):,} lines", f"{MAX_LOG_LINES:,}")
-    scan, worker, skipped, read = _Scan(), None, 0, 0
+    scan, worker, skipped, read, n_read = _Scan(), None, 0, 0, 0
     wanted = _keyword_lines(body)
     next_line = next(wanted, None)
     for i, line in enumerate(body):
@@ -315,11 +317,12 @@ def parse_log(text: str) -> VllmLog:
         if next_line != i:
             continue
         next_line = next(wanted, None)
-        read += len(line)
-        if read > MAX_RECOGNISED_CHARS:
+        read, n_read = read + len(line), n_read + 1
+        if read > MAX_RECOGNISED_CHARS or n_read > MAX_RECOGNISED_LINES:
             break
         scan.read(line, offset + i + 1, worker)
-    stopped_at = offset + i + 1 if read > MAX_RECOGNISED_CHARS else None
+    stopped = read > MAX_RECOGNISED_CHARS or n_read > MAX_RECOGNISED_LINES
+    stopped_at = offset + i + 1 if stopped else None
     if not scan.found and not scan.config:
         more = f" ({skipped:,} lines over {MAX_LINE_CHARS:,} characters were skipped)" if skipped else ""
         raise InputError(

@@ -1,7 +1,9 @@
 """The vLLM-log parser under hostile input: every pattern is linear, long lines and long logs are refused or skipped
 with a count, and no parse holds the CPU (the GIL, hence every other session) for long.
 
-Budget: 0.2 s of CPU per parse (time.process_time), on inputs that took 13–39 s before the patterns were anchored.
+Budget: 0.5 s of CPU per parse (time.process_time), half the issue's 1 s bound for a whole rerun, on inputs that took
+13–39 s before the patterns were anchored: a linear parse takes 0.02–0.16 s here, a quadratic one seconds to minutes, so
+the margin is for slower CI machines (one measured 0.24 s where this one took 0.16 s), not for a change of growth.
 """
 
 import re
@@ -10,10 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from boundary.vllm_log import _COMPILED, MAX_LINE_CHARS, MAX_LOG_CHARS, MAX_LOG_LINES, parse_log
+from boundary.vllm_log import (
+    _COMPILED,
+    MAX_LINE_CHARS,
+    MAX_LOG_CHARS,
+    MAX_LOG_LINES,
+    MAX_RECOGNISED_LINES,
+    parse_log,
+)
 from calc.errors import InputError
 
-BUDGET_S = 0.2
+BUDGET_S = 0.5
 ROOT_LOGS = Path(__file__).resolve().parent / "data" / "vllm_logs"
 
 # one line each pattern recognises, in PATTERNS order (a pattern added without a sample fails the first test)
@@ -152,3 +161,11 @@ def test_what_was_not_read_reaches_the_reconciliation_notes(catalog):
     text = (ROOT_LOGS / "lmcache-1739-qwen3-14b.log").read_text() + "\n" + "x" * (MAX_LINE_CHARS + 1)
     rec = reconcile(parse_log(text), catalog, {"model": "qwen2.5-7b-instruct"})
     assert any("1 line(s) over 8,000 characters were skipped" in n for n in rec.notes)
+
+
+def test_reading_stops_after_the_recognised_line_cap_and_says_where():
+    n = MAX_RECOGNISED_LINES + 500
+    log = parse_log("Available KV cache memory: 5.98 GiB\n" * n)
+    assert len(log.get("available_kv_gib")) == MAX_RECOGNISED_LINES  # the line past the cap is not read
+    assert log.stopped_at_line == MAX_RECOGNISED_LINES + 1
+    assert any(f"after {MAX_RECOGNISED_LINES:,} recognised lines" in note for note in log.reading_notes)
