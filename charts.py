@@ -1,8 +1,10 @@
-"""Plotly figure builders: pure functions from Report data to go.Figure. Every chart has a title, axis units and
+"""Plotly figure builders: pure functions from Report data to figure specs. Every chart has a title, axis units and
 a marker for the scenario's current point. No Streamlit here, so the builders are tested on their own.
 
-Figures are assembled as one dict and validated once (`go.Figure(dict)`): about 1 ms each, against 4–7 ms for
-trace-by-trace `add_*` calls — the difference decides whether a slider rerun stays under 50 ms.
+Each builder returns a `Chart`: the figure as plotly's own JSON dict, already in the form plotly's validation would
+give it (tests/test_charts.py checks every builder on several scenarios: `go.Figure(spec).to_dict() == spec`). The
+page hands it to Streamlit as it is; building and validating plotly's object model instead cost 2–4 ms a chart and
+a deep copy on every rerun, 15 % of the server's CPU under a crowd. `Chart.figure` is the validated `go.Figure`.
 """
 
 from __future__ import annotations
@@ -10,10 +12,41 @@ from __future__ import annotations
 import math
 
 import plotly.graph_objects as go
+from plotly.basedatatypes import BaseFigure
 
 from boundary import fmt
 from calc.tails import P_SLOW, p_any_slow
 from calc.units import GiB
+
+# the default template, as go.Figure().to_dict() writes it into every figure (Streamlit's theme is applied on top)
+_TEMPLATE = go.Figure().to_dict()["layout"]["template"]
+
+
+class Chart(BaseFigure):
+    """A figure spec (plotly JSON). A BaseFigure only so that st.plotly_chart takes its `to_dict()` as already
+    validated; `.figure`, `.data` and `.layout` read the validated go.Figure (built on each access: for tests)."""
+
+    def __init__(self, spec: dict) -> None:  # noqa: D107 — plotly's object model is deliberately not built
+        object.__setattr__(self, "_spec", spec)
+
+    def to_dict(self) -> dict:
+        return self._spec
+
+    @property
+    def figure(self) -> Chart:
+        return go.Figure(self._spec)
+
+    @property
+    def data(self):
+        return self.figure.data
+
+    @property
+    def layout(self):
+        return self.figure.layout
+
+    def __repr__(self) -> str:
+        return f"Chart({self._spec['layout'].get('title', {}).get('text', '')!r})"
+
 
 CURRENT = dict(symbol="star", size=16, color="#d62728", line=dict(width=1, color="black"))
 
@@ -44,7 +77,7 @@ def _vline(x, text, *, color="gray", log: bool = False, dash="dot", anchor="left
     return shape, note
 
 
-def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **layout) -> go.Figure:
+def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **layout) -> Chart:
     for axis in ("xaxis", "yaxis"):  # log axes: label the decades only (plotly's 2/5 minor labels read as data)
         if layout.get(axis, {}).get("type") == "log":
             layout[axis] = {"dtick": 1, **layout[axis]}
@@ -57,14 +90,18 @@ def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **
         height=height,
         margin=dict(l=60, r=20, t=60, b=50),
         legend=layout.pop("legend", dict(orientation="h", y=-0.25)),
-        shapes=list(shapes),
-        annotations=list(notes),
         **layout,
     )
-    return go.Figure(dict(data=traces, layout=lay))
+    for axis in ("xaxis", "yaxis"):  # None means "plotly's default": plotly's JSON leaves the key out
+        lay[axis] = {k: v for k, v in lay[axis].items() if v is not None}
+    if shapes:  # likewise empty lists
+        lay["shapes"] = list(shapes)
+    if notes:
+        lay["annotations"] = list(notes)
+    return Chart(dict(data=traces, layout={**lay, "template": _TEMPLATE}))
 
 
-def memory_breakdown(r) -> go.Figure:
+def memory_breakdown(r) -> Chart:
     """Two bars in GiB per GPU: where the GPU's memory goes (vLLM's profile), and what the workload takes of the KV
     pool (attention KV, and the per-request state of hybrid models). Lines at the usable and the total memory, so a
     plan that does not fit shows by how much; a star at the workload's end."""
@@ -83,7 +120,7 @@ def memory_breakdown(r) -> go.Figure:
     use = [("KV of the requests", sf.kv_used_bytes), ("state of the requests (Mamba / linear attention)", sf.state_used_bytes),
            ("free in the pool", sf.pool_free_bytes)]  # fmt: skip
     bars += [dict(type="bar", y=[load], x=[b / GiB], name=f"{n}: {fmt.gib(b)}", orientation="h",
-                  marker=dict(pattern=dict(shape="/")) if n.startswith("free") else {}) for n, b in use if b > 0]  # fmt: skip
+                  **(dict(marker=dict(pattern=dict(shape="/"))) if n.startswith("free") else {})) for n, b in use if b > 0]  # fmt: skip
     bars.append(dict(type="scatter", y=[load], x=[sf.pool_used_bytes / GiB], mode="markers", marker=CURRENT,
                      name=f"this scenario: {fmt.gib(sf.pool_used_bytes)} of the pool"))  # fmt: skip
     lines = [_vline(sf.usable_bytes / GiB, f"usable {fmt.gib(sf.usable_bytes)}"),
@@ -103,7 +140,7 @@ def memory_breakdown(r) -> go.Figure:
                 yaxis=dict(categoryorder="array", categoryarray=[load, per_gpu]))  # fmt: skip
 
 
-def occupancy(r, pts) -> go.Figure:
+def occupancy(r, pts) -> Chart:
     s, fit = r.scenario, r.fit
     shape, note = _hline(100, "pool full: vLLM preempts")
     return _fig(
@@ -116,7 +153,7 @@ def occupancy(r, pts) -> go.Figure:
     )  # fmt: skip
 
 
-def concurrency_vs_context(r, pts) -> go.Figure:
+def concurrency_vs_context(r, pts) -> Chart:
     s = r.scenario
     return _fig(
         "Maximum concurrency vs max_model_len (vLLM's startup line)",
@@ -128,7 +165,7 @@ def concurrency_vs_context(r, pts) -> go.Figure:
     )  # fmt: skip
 
 
-def roofline(r) -> go.Figure:
+def roofline(r) -> Chart:
     lat = r.latency
     P, B = lat.peak_flop_per_s, lat.bandwidth_bytes_per_s
     xs = [0.5, lat.ridge_flop_per_byte, max(1e5, lat.prefill.intensity_flop_per_byte * 4)]
@@ -148,7 +185,7 @@ def roofline(r) -> go.Figure:
                 xaxis=dict(type="log"), yaxis=dict(type="log"))  # fmt: skip
 
 
-def decode_vs_context(r, pts) -> go.Figure:
+def decode_vs_context(r, pts) -> Chart:
     lat = r.latency
     x = [p.context for p in pts]
     return _fig(
@@ -159,7 +196,7 @@ def decode_vs_context(r, pts) -> go.Figure:
     )  # fmt: skip
 
 
-def throughput_vs_concurrency(r, pts) -> go.Figure:
+def throughput_vs_concurrency(r, pts) -> Chart:
     """From one request in flight to as many as the pool holds at this length (the sweep stops there): a line
     marks that limit, and the star is the scenario (beyond the line when it does not fit)."""
     s, f = r.scenario, r.fit
@@ -180,7 +217,7 @@ def throughput_vs_concurrency(r, pts) -> go.Figure:
     )  # fmt: skip
 
 
-def latency_breakdown(r) -> go.Figure:
+def latency_breakdown(r) -> Chart:
     lat = r.latency
     bars = [dict(type="bar", y=["request"], x=[v], name=f"{n}: {fmt.seconds(v)}", orientation="h")
             for n, v in lat.e2e_parts if v]  # fmt: skip
@@ -190,7 +227,7 @@ def latency_breakdown(r) -> go.Figure:
                 "time (s)", "", bars, height=300, barmode="stack", legend=dict(orientation="h", y=-0.6))  # fmt: skip
 
 
-def chunk_spike(r) -> go.Figure:
+def chunk_spike(r) -> Chart:
     lat, s = r.latency, r.scenario
     steps = ["plain decode step", f"step + {min(lat.chunk_tokens, s.input_len):,}-token chunk"]
     shape, note = _hline(s.slo_tpot_s * 1e3, "TPOT SLO")
@@ -203,7 +240,7 @@ def chunk_spike(r) -> go.Figure:
     )  # fmt: skip
 
 
-def swap_ratio(r) -> go.Figure:
+def swap_ratio(r) -> Chart:
     off = r.offload
     ys = [p.ratio for p in off.curve]
     shape, note = _hline(1, "parity (ratio 1)", log=True)
@@ -217,7 +254,7 @@ def swap_ratio(r) -> go.Figure:
     )  # fmt: skip
 
 
-def fanout(r) -> go.Figure:
+def fanout(r) -> Chart:
     ns = list(range(1, 101))
     n = r.scenario.fanout
     return _fig(
@@ -228,7 +265,7 @@ def fanout(r) -> go.Figure:
     )  # fmt: skip
 
 
-def latency_cdf(r) -> go.Figure:
+def latency_cdf(r) -> Chart:
     """The predicted benchmark's TTFT and ITL as cumulative distributions (log time axis, ms): stars at the medians,
     diamonds at the p99s, dashed lines at the closed-form estimates."""
     d, lat, s = r.benchmark_distribution, r.latency, r.scenario

@@ -8,6 +8,7 @@ documented estimate"; setting it is an override that travels in the link.
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -243,8 +244,10 @@ def field_constraints(name: str) -> list:
     return [m for m in metas if isinstance(m, (Ge, Gt, Le, Lt))]
 
 
+@functools.cache
 def field_bounds(name: str) -> tuple[float | None, float | None]:
-    """(lower, upper) bound of a numeric Scenario field, from its constraints (ge/gt, le/lt)."""
+    """(lower, upper) bound of a numeric Scenario field, from its constraints (ge/gt, le/lt); computed once per
+    field (the page asks for every field on every rerun)."""
     from annotated_types import Ge, Gt, Le, Lt
 
     lo = hi = None

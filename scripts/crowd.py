@@ -3,7 +3,9 @@
 Each session is a websocket client speaking Streamlit's own protocol (what the browser sends after it has loaded the
 page's static files): it asks for a run with the link's query string, waits for `script_finished`, then changes the
 concurrency input RERUNS times with a think time between changes, timing each round trip (sent → script finished).
-Reports, per crowd size: first-load and rerun round trips (p50/p90), reruns per second served, and the server's
+Reports, per crowd size: first-load and rerun round trips (p50/p90), reruns per second served, the server's CPU
+per run (its CPU seconds over the crowd / runs served), the client's own CPU share (it shares the machine), the
+machine's CPU stolen by the hypervisor meanwhile (a shared host: every figure slows with it), and the server's
 resident memory idle, at peak and after the crowd leaves (SETTLE_S later: Streamlit drops a closed session only after
 server.disconnectedSessionTTL).
 
@@ -13,6 +15,7 @@ server.disconnectedSessionTTL).
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import statistics
 import sys
@@ -40,6 +43,19 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds the process has used (/proc/PID/stat, clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_ticks() -> tuple[int, int]:
+    """(steal, total) clock ticks of the whole machine (/proc/stat): on a shared host the hypervisor gives some of
+    our CPU time to others (steal), and every figure here slows with it."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return values[7], sum(values[:8])
 
 
 def rerun_msg(query: str, widget_id: str | None = None, value: int | None = None) -> bytes:
@@ -106,7 +122,8 @@ def main(sizes: list[int]) -> None:
         time.sleep(2)
         idle = rss_mb(proc.pid)
         print(f"server idle after one warm-up session: {idle:.0f} MB resident")
-        print(f"{'sessions':>8s} {'first load p50/p90':>20s} {'rerun p50/p90':>16s} {'runs/s':>7s} {'peak MB':>8s} {'after MB':>9s}")
+        print(f"{'sessions':>8s} {'first load p50/p90':>20s} {'rerun p50/p90':>16s} {'runs/s':>7s} {'server CPU/run':>15s}"
+              f" {'client CPU':>11s} {'steal':>6s} {'peak MB':>8s} {'after MB':>9s}")  # fmt: skip
         for n in sizes:
             peak = [idle]
 
@@ -124,11 +141,16 @@ def main(sizes: list[int]) -> None:
                     stop.set()
                     await w
 
+            server_cpu, client_cpu, ticks = cpu_s(proc.pid), time.process_time(), cpu_ticks()
             r = asyncio.run(measured())
+            server_cpu, client_cpu = cpu_s(proc.pid) - server_cpu, time.process_time() - client_cpu
+            steal = (cpu_ticks()[0] - ticks[0]) / max(1, cpu_ticks()[1] - ticks[1])
+            runs = len(r["first"]) + len(r["rerun"])
             time.sleep(SETTLE_S)  # closed sessions are dropped after server.disconnectedSessionTTL
             after = rss_mb(proc.pid)
             print(f"{n:8d} {pct(r['first'], 50):9.2f}/{pct(r['first'], 90):5.2f} s {pct(r['rerun'], 50):8.2f}/{pct(r['rerun'], 90):5.2f} s"
-                  f" {r['runs_per_s']:7.1f} {max(peak):8.0f} {after:9.0f}", flush=True)  # fmt: skip
+                  f" {r['runs_per_s']:7.1f} {server_cpu / runs * 1e3:12.0f} ms {client_cpu / r['wall_s']:10.0%} {steal:6.0%}"
+                  f" {max(peak):8.0f} {after:9.0f}", flush=True)  # fmt: skip
     finally:
         proc.terminate()
 

@@ -3,6 +3,7 @@ sit at their lines, the memory bar stays within the GPU, the throughput sweep wi
 
 import math
 
+import plotly.graph_objects as go
 import pytest
 from conftest import scenario
 
@@ -13,8 +14,14 @@ from calc.units import GiB
 
 @pytest.fixture(scope="module")
 def figures(catalog):
-    s = scenario(request_rate=20)
-    r = evaluate(s, catalog)
+    return {name: f.figure for name, f in all_charts(evaluate(scenario(request_rate=20), catalog)).items()}
+
+
+SCENARIOS = ({}, {"request_rate": 20}, {"model": "llama-3.1-70b"}, {"model": "nemotron-h-8b", "gpu": "h100-sxm"},
+             {"kv_cache_memory_bytes": 30 * GiB}, {"model": "deepseek-v3", "gpu": "h200", "tensor_parallel_size": 8})
+
+
+def all_charts(r) -> dict:
     c = r.curves
     return {
         "memory": charts.memory_breakdown(r),
@@ -29,6 +36,15 @@ def figures(catalog):
         "fanout": charts.fanout(r),
         "cdf": charts.latency_cdf(r),
     }
+
+
+@pytest.mark.parametrize("kw", SCENARIOS, ids=lambda kw: ",".join(f"{k}={v}" for k, v in kw.items()) or "default")
+def test_every_chart_is_already_what_plotly_validation_makes_of_it(catalog, kw):
+    """The page sends each spec to the browser without building plotly's object model: so each must be valid (a
+    wrong property raises here) and exactly what validation would send (nothing added, coerced or dropped)."""
+    for name, f in all_charts(evaluate(scenario(**kw), catalog)).items():
+        spec = f.to_dict()
+        assert go.Figure(spec).to_dict() == spec, name
 
 
 def test_titles_and_axis_units(figures):

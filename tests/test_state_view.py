@@ -27,3 +27,12 @@ def test_the_widgets_that_build_the_full_state_get_the_view():
     for module in (number_input, selectbox, text_widgets):
         assert module.get_session_state._one_key
         assert not getattr(module.get_session_state.__defaults__[0], "_one_key", False)
+
+
+@pytest.mark.parametrize("query", [{}, NON_DEFAULT], ids=["defaults", "every-field-changed"])
+def test_one_pass_reads_what_the_proxy_reads(query):
+    safe = run(query).session_state._state
+    full = safe._state.filtered_state
+    keys = [*Scenario.model_fields, "_link_values", "nope", "upload"]
+    assert state_view.read(keys, safe) == {k: full[k] for k in keys if k in full}
+    assert list(state_view.read(Scenario.model_fields, safe)) == [k for k in Scenario.model_fields if k in full]

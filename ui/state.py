@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from boundary.urlstate import validate_query
 from calc.errors import describe
 from calc.scenario import Scenario
+from ui import state_view
 
 
 def check_link_once(catalog) -> None:
@@ -35,9 +36,9 @@ def check_link_once(catalog) -> None:
 def values_now() -> dict:
     """The Scenario fields as the widgets will hold them, before the widgets are drawn (so the headline can be
     drawn first): their session state once they exist, the validated link on a session's first run."""
-    seeded = st.session_state.get("_link_values", {})
-    return {k: st.session_state[k] if k in st.session_state else seeded[k] for k in Scenario.model_fields
-            if k in st.session_state or k in seeded}  # fmt: skip
+    held = state_view.read(("_link_values", *Scenario.model_fields))
+    seeded = held.pop("_link_values", {})
+    return {k: held[k] if k in held else seeded[k] for k in Scenario.model_fields if k in held or k in seeded}
 
 
 def _reseed_from_current_url() -> None:

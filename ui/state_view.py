@@ -58,3 +58,17 @@ def install() -> None:
 
         get_session_state._one_key = True
         module.get_session_state = get_session_state
+
+
+def read(keys, safe=None) -> dict[str, Any]:
+    """{key: value} for the user keys among `keys` that session state holds, the values `st.session_state[key]`
+    gives: under one lock, in one pass. Through the proxy every `key in st.session_state` is a failed or successful
+    `[]` (Mapping.__contains__), each with its own context look-up, key check and lock: the page reads ~70 fields
+    three times a run, ~6 % of a crowd's CPU. `safe`: the session's SafeSessionState (default: this run's)."""
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    safe = safe if safe is not None else get_session_state()
+    safe._yield_callback()  # as each proxied access does: a stop request lands here
+    with safe._lock:
+        state = safe._state
+        return {k: state[k] for k in keys if k in state}

@@ -5,11 +5,13 @@ Widget bounds come from the Scenario's constraints, so a value the URL may carry
 
 from __future__ import annotations
 
+import functools
 from typing import get_args
 
 import streamlit as st
 
 from calc.scenario import Scenario, field_bounds
+from ui import state_view
 
 F = Scenario.model_fields
 
@@ -105,35 +107,40 @@ def _is_int(name: str) -> bool:
     return ann is int or int in [getattr(a, "__origin__", a) for a in get_args(ann)]
 
 
-def widget(name: str, label: str, *, container=st, placeholder: str | None = None) -> None:
-    """The widget for one field; its value lands in st.session_state[name]."""
+@functools.cache
+def _kind(name: str) -> tuple[str, dict]:
+    """(kind, keyword arguments) of a field's widget, from its type and constraints: once per process, since the
+    page draws every field on every rerun."""
     info, default = F[name], F[name].default
-    help_ = (info.description or "").replace("\n", " ") or None
-    common = dict(key=name, help=help_, bind="query-params")
+    common = dict(key=name, help=(info.description or "").replace("\n", " ") or None, bind="query-params")
     if info.annotation is bool:
-        container.toggle(label, value=default, **common)
-        return
+        return "toggle", dict(value=default, **common)
     choices = get_args(info.annotation)
     if choices and all(isinstance(c, (str, int)) and not isinstance(c, bool) for c in choices) and \
             getattr(info.annotation, "__origin__", None) is not None and str(info.annotation).startswith("typing.Literal"):  # fmt: skip
-        container.selectbox(label, list(choices), index=list(choices).index(default), **common)
-        return
-    lo, hi = field_bounds(name)
+        return "selectbox", dict(options=list(choices), index=list(choices).index(default), **common)
     if name in PAIRED:
-        paired(name, label, container=container, placeholder=placeholder)
-        return
+        return "paired", {}
+    lo, hi = field_bounds(name)
     if name in SLIDERS:
-        container.slider(label, min_value=float(lo), max_value=float(hi), value=default, step=SLIDERS[name], **common)
-        return
+        return "slider", dict(min_value=float(lo), max_value=float(hi), value=default, step=SLIDERS[name], **common)
     if _is_int(name):
-        container.number_input(label, min_value=int(lo) if lo is not None else None,
-                               max_value=int(hi) if hi is not None else None, value=default, step=1,
-                               placeholder=placeholder, **common)  # fmt: skip
+        return "number_input", dict(min_value=int(lo) if lo is not None else None,
+                                    max_value=int(hi) if hi is not None else None, value=default, step=1, **common)  # fmt: skip
+    return "number_input", dict(min_value=float(lo) if lo is not None else None,
+                                max_value=float(hi) if hi is not None else None, value=default, format="%g",
+                                placeholder="unset" if default is None else None, **common)  # fmt: skip
+
+
+def widget(name: str, label: str, *, container=st, placeholder: str | None = None) -> None:
+    """The widget for one field; its value lands in st.session_state[name]."""
+    kind, kwargs = _kind(name)
+    if kind == "paired":
+        paired(name, label, container=container, placeholder=placeholder)
+    elif kind == "number_input":
+        container.number_input(label, **{**kwargs, "placeholder": placeholder or kwargs.get("placeholder")})
     else:
-        container.number_input(label, min_value=float(lo) if lo is not None else None,
-                               max_value=float(hi) if hi is not None else None, value=default, format="%g",
-                               placeholder=placeholder or ("unset" if default is None else None),
-                               **common)  # fmt: skip
+        getattr(container, kind)(label, **kwargs)
 
 
 def _slider_label(v, unset: str) -> str:
@@ -312,4 +319,4 @@ def _on_upload() -> None:
 
 
 def current_values() -> dict:
-    return {k: st.session_state[k] for k in F if k in st.session_state}
+    return state_view.read(F)
