@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import page_tables
 from streamlit.testing.v1 import AppTest
 
 from calc.custom import encode_custom_model
@@ -106,7 +107,7 @@ def test_a_broken_custom_model_warns():
 def test_pinned_scenario_compares():
     at = run({"concurrency": "32", "pin": encode_pin(Scenario(concurrency=8))}, tab="Compare & export")
     assert not at.exception
-    table = next(t.value for t in at.table if "A (pinned)" in t.value.columns)
+    table = next(t for t in page_tables(at) if "A (pinned)" in t.columns)
     assert "TTFT (estimate)" in set(table["quantity"]), "the A/B table is shown, with human labels"
 
 
@@ -115,8 +116,8 @@ def test_log_panel_reconciles_and_calibrates():
     at = run({"gpu": "rtx-3090", "model": "llama-3.1-8b"}, tab="Check a vLLM log")
     at.text_area(key="vllm_log_text").input(log)
     at.run()
-    assert not at.exception and at.table
-    table = next(t.value for t in at.table if "logged" in t.value.columns)
+    assert not at.exception and page_tables(at)
+    table = next(t for t in page_tables(at) if "logged" in t.columns)
     assert "# GPU blocks" in {q.replace("\\", "") for q in table["quantity"]}
     next(b for b in at.button if b.key == "adopt_btn").click()
     at.run()

@@ -92,3 +92,16 @@ def test_the_markdown_export_survives_a_model_name_full_of_backticks(catalog):
     command = next(ln for ln in md.splitlines() if ln.startswith("Command line: "))
     n, inner = ticks_around(command.removeprefix("Command line: "))
     assert "python -m calc plan" in inner
+
+
+def test_a_markdown_table_keeps_every_cell_inert():
+    from boundary.markdown import md_table
+    from boundary.view import Table
+
+    t = Table(["quantity", "value"], [["# GPU blocks", "1,478"], ["a | b", "[x](http://e.vil)"]])
+    assert md_table(t).splitlines() == [
+        "| quantity | value |",
+        "|:---|---:|",
+        "| \\# GPU blocks | 1,478 |",  # not a heading
+        "| a \\| b | \\[x\\](http:\u200b//e.vil) |",  # the pipe stays in its cell; no link
+    ]

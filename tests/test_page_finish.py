@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
+from conftest import page_tables
 from streamlit.testing.v1 import AppTest
 from test_app import run as app_run
 
@@ -28,8 +29,7 @@ def run(query: dict | None = None, tab: str | None = None) -> AppTest:
 def cells(at: AppTest) -> list[str]:
     """Every table cell and header, unescaped (tables are Markdown-escaped for st.table)."""
     out = []
-    for t in at.table:
-        df = t.value
+    for df in page_tables(at):
         out += [str(c) for c in df.columns] + [str(v) for v in df.to_numpy().ravel()]
     return [c.replace("\\", "") for c in out]
 
@@ -90,10 +90,10 @@ def test_every_tab_shows_finished_numbers(query, tab):
 def test_every_cost_has_its_currency(tab):
     at = run({"request_rate": "20", "gpu_hour_price": "3", "currency": "CHF"}, tab)
     costs = [m.value for m in at.metric if "Cost" in m.label]
-    for t in at.table:
-        for col in t.value.columns:
+    for t in page_tables(at):
+        for col in t.columns:
             if "cost" in str(col).lower():
-                costs += [str(v).replace("\\", "") for v in t.value[col]]
+                costs += [str(v).replace("\\", "") for v in t[col]]
     costs += [line for text in shown(at) for line in text.split(";") if "per hour" in line]
     assert costs and all(re.search(rf"\d {CURRENCIES}\b|—", c) for c in costs), costs
     assert any("CHF" in c for c in costs)
@@ -104,7 +104,7 @@ def test_compare_rows_are_human_labels_with_units():
 
     pin = base64.urlsafe_b64encode(json.dumps({"concurrency": 8}).encode()).decode().rstrip("=")
     at = run({"pin": pin, "concurrency": "32"}, "Compare & export")
-    table = next(t.value for t in at.table if "A (pinned)" in t.value.columns)
+    table = next(t for t in page_tables(at) if "A (pinned)" in t.columns)
     labels = [q.replace("\\", "") for q in table["quantity"]]
     assert not [q for q in labels if re.search(r"_s\b|_rps|_per_|^[a-z_]+$", q)], labels
     assert "TTFT (estimate)" in labels and "Cost / M output tokens" in labels
@@ -125,18 +125,18 @@ def test_a_model_whose_weights_do_not_fit_says_what_is_missing_and_shows_no_late
     missing = next(md.value for md in at.markdown if md.value.startswith("**What is missing"))
     assert "weights" in missing and "short" in missing
     assert any("No latency, SLO, cost or benchmark figures" in c.value for c in at.caption)
-    fixes = next(t.value for t in at.table if "change" in t.value.columns)
+    fixes = next(t for t in page_tables(at) if "change" in t.columns)
     assert len(fixes) >= 1
     for tab in ("Latency", "SLOs & replicas", "Beyond the GPU"):
         at2 = run({"model": "llama-3.1-70b"}, tab)
         assert any("Nothing to show here" in i.value for i in at2.info), tab
-        assert not [t for t in at2.table if "metric" in t.value.columns], tab
+        assert not [t for t in page_tables(at2) if "metric" in t.columns], tab
 
 
 def test_a_suggestion_that_also_raises_max_model_len_says_so():
     # 16 × (8,192 + 256) tokens with max_model_len 8,192: every fix must also raise max_model_len to 8,448
     at = run({"input_len": "8192"})
-    fixes = next(t.value for t in at.table if "change" in t.value.columns)
+    fixes = next(t for t in page_tables(at) if "change" in t.columns)
     changes = [c.replace("\\", "") for c in fixes["change"]]
     assert any(c.startswith("fp8 KV cache") for c in changes)
     assert all("max_model_len=8448" in c for c in changes), changes
@@ -253,7 +253,7 @@ def test_a_fractional_measured_batch_is_accepted_from_a_link():
 
 def test_the_latency_tab_shows_the_predicted_benchmark():
     at = run(tab="Latency")
-    bench = next(t.value for t in at.table if "median" in t.value.columns)
+    bench = next(t for t in page_tables(at) if "median" in t.columns)
     assert list(bench.columns) == ["metric", "mean", "median", "p99"]
     assert [m.replace("\\", "") for m in bench["metric"]] == ["TTFT", "TPOT", "ITL", "E2E latency"]
     assert all(str(v).endswith(" ms") for v in bench[["mean", "median", "p99"]].to_numpy().ravel())
@@ -286,6 +286,6 @@ def test_a_hybrid_model_shows_its_state_per_request_and_the_notes():
     assert "MiB on each GPU" in state
     notes = next(i.value for i in at.info if "Notes and assumptions" in i.value)
     assert "constant state per request" in notes.replace("\\", "")
-    kv = next(t.value for t in at.table if "value" in t.value.columns and any(
-        "state per request" in str(q) for q in t.value["quantity"]))  # fmt: skip
+    kv = next(t for t in page_tables(at) if "value" in t.columns and any(
+        "state per request" in str(q) for q in t["quantity"]))  # fmt: skip
     assert len(kv)
