@@ -265,7 +265,21 @@ def bench_search_tab_browser() -> None:
         proc.terminate()
 
 
+def machine_speed() -> None:
+    """A fixed pure-Python loop (`sum(range(10**6))`, best of 15): how fast this machine's Python is today, so that
+    figures from different machines, or one shared host on different days, can be put side by side."""
+    best = min(timed(lambda: sum(range(10**6))) for _ in range(15))
+    print(f"machine: sum(range(10**6)) best of 15 {best * 1e3:6.1f} ms (a typical 2024 server core: ~10 ms)")
+
+
+def timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
 if __name__ == "__main__":
+    machine_speed()
     if "--browser-only" in sys.argv:
         bench_page_vs_toy()
         sys.exit(0)

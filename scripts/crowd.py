@@ -35,7 +35,7 @@ LINK = "model=qwen2.5-7b-instruct&gpu=rtx-4090&concurrency=16"
 RERUNS = 5
 THINK_S = (1.0, 3.0)  # a person moves an input, then reads the page
 TIMEOUT_S = 120.0  # no session may run longer than this: the client is bounded in count and time
-SETTLE_S = 40.0  # .streamlit/config.toml drops a closed session 30 s after its WebSocket closes
+SETTLE_S = 60.0  # a closed session is dropped 30 s after its WebSocket closes, released by ui/upkeep.py within 10 s more
 
 
 def rss_mb(pid: int) -> float:
