@@ -9,7 +9,10 @@ machine's CPU stolen by the hypervisor meanwhile (a shared host: every figure sl
 resident memory idle, at peak and after the crowd leaves (SETTLE_S later: Streamlit drops a closed session only after
 server.disconnectedSessionTTL).
 
-    python scripts/crowd.py [SESSIONS ...]        # default: 1 10 40
+    python scripts/crowd.py [--processes N] [SESSIONS ...]        # default: 1 10 40, one process
+
+With --processes N (N ≥ 2), N servers run behind Debian's nginx on the loopback (each WebSocket goes to the next
+server in turn; the crowd makes no downloads, so no affinity is needed) and CPU and memory are summed over them.
 """
 
 from __future__ import annotations
@@ -17,9 +20,13 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +36,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
 
-from scripts.serve import start_server  # noqa: E402
+from scripts.serve import free_port, start_server  # noqa: E402
 
 LINK = "model=qwen2.5-7b-instruct&gpu=rtx-4090&concurrency=16"
 RERUNS = 5
@@ -114,14 +121,70 @@ async def crowd(url: str, n: int, seed: int = 0) -> dict:
     return {"wall_s": wall, **out, "runs_per_s": (len(out["first"]) + len(out["rerun"])) / wall}
 
 
-def main(sizes: list[int]) -> None:
-    proc, base = start_server()
-    url = base.replace("http", "ws") + "/_stcore/stream"
+NGINX_CONF = """\
+daemon off;
+master_process off;
+worker_processes 1;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_body_temp_path {tmp}/body; proxy_temp_path {tmp}/proxy; fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi; scgi_temp_path {tmp}/scgi;
+    upstream pool {{ {servers} }}
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            proxy_pass http://pool;
+            proxy_http_version 1.1;
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection "upgrade";
+            proxy_set_header Host $http_host;
+            proxy_read_timeout 600s;
+            proxy_buffering off;
+        }}
+    }}
+}}
+"""
+
+
+def start_pool(n: int) -> tuple[list[subprocess.Popen], list[subprocess.Popen], str]:
+    """n servers, and nginx in front of them when n ≥ 2: (servers, helpers to stop too, the WebSocket URL)."""
+    servers = [start_server() for _ in range(n)]
+    procs = [p for p, _ in servers]
+    if n == 1:
+        return procs, [], servers[0][1].replace("http", "ws") + "/_stcore/stream"
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    tmp, port = tempfile.mkdtemp(prefix="crowd-nginx-"), free_port()
+    conf = NGINX_CONF.format(tmp=tmp, port=port, servers=" ".join(f"server {b.split('//')[1]};" for _, b in servers))
+    Path(tmp, "nginx.conf").write_text(conf)
+    proxy = subprocess.Popen([nginx, "-p", tmp, "-e", f"{tmp}/error.log", "-c", f"{tmp}/nginx.conf"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.1)
+    return procs, [proxy], f"ws://127.0.0.1:{port}/_stcore/stream"
+
+
+def main(sizes: list[int], processes: int = 1) -> None:
+    procs, helpers, url = start_pool(processes)
+
+    def rss_all() -> float:
+        return sum(rss_mb(p.pid) for p in procs)
+
+    def cpu_all() -> float:
+        return sum(cpu_s(p.pid) for p in procs)
+
     try:
-        asyncio.run(crowd(url, 1))  # warm the imports and caches once, as a running server would be
+        for _ in procs:  # warm each server's imports and caches once, as a running server would be
+            asyncio.run(crowd(url, 1))
         time.sleep(2)
-        idle = rss_mb(proc.pid)
-        print(f"server idle after one warm-up session: {idle:.0f} MB resident")
+        idle = rss_all()
+        print(f"{processes} server process(es) idle after one warm-up session each: {idle:.0f} MB resident")
         print(f"{'sessions':>8s} {'first load p50/p90':>20s} {'rerun p50/p90':>16s} {'runs/s':>7s} {'server CPU/run':>15s}"
               f" {'client CPU':>11s} {'steal':>6s} {'peak MB':>8s} {'after MB':>9s}")  # fmt: skip
         for n in sizes:
@@ -129,7 +192,7 @@ def main(sizes: list[int]) -> None:
 
             async def watch(stop: asyncio.Event, peak: list = peak) -> None:
                 while not stop.is_set():
-                    peak.append(rss_mb(proc.pid))
+                    peak.append(rss_all())
                     await asyncio.sleep(0.2)
 
             async def measured(n: int = n) -> dict:
@@ -141,19 +204,25 @@ def main(sizes: list[int]) -> None:
                     stop.set()
                     await w
 
-            server_cpu, client_cpu, ticks = cpu_s(proc.pid), time.process_time(), cpu_ticks()
+            server_cpu, client_cpu, ticks = cpu_all(), time.process_time(), cpu_ticks()
             r = asyncio.run(measured())
-            server_cpu, client_cpu = cpu_s(proc.pid) - server_cpu, time.process_time() - client_cpu
+            server_cpu, client_cpu = cpu_all() - server_cpu, time.process_time() - client_cpu
             steal = (cpu_ticks()[0] - ticks[0]) / max(1, cpu_ticks()[1] - ticks[1])
             runs = len(r["first"]) + len(r["rerun"])
             time.sleep(SETTLE_S)  # closed sessions are dropped after server.disconnectedSessionTTL
-            after = rss_mb(proc.pid)
+            after = rss_all()
             print(f"{n:8d} {pct(r['first'], 50):9.2f}/{pct(r['first'], 90):5.2f} s {pct(r['rerun'], 50):8.2f}/{pct(r['rerun'], 90):5.2f} s"
                   f" {r['runs_per_s']:7.1f} {server_cpu / runs * 1e3:12.0f} ms {client_cpu / r['wall_s']:10.0%} {steal:6.0%}"
                   f" {max(peak):8.0f} {after:9.0f}", flush=True)  # fmt: skip
     finally:
-        proc.terminate()
+        for p in [*helpers, *procs]:
+            p.terminate()
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [1, 10, 40])
+    args = sys.argv[1:]
+    n_proc = 1
+    if "--processes" in args:
+        i = args.index("--processes")
+        n_proc, args = int(args[i + 1]), args[:i] + args[i + 2 :]
+    main([int(a) for a in args] or [1, 10, 40], n_proc)

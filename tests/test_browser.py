@@ -200,13 +200,13 @@ def test_a_slider_and_its_number_box_move_one_url_field(page):
     first = verdict(page)
     slider = page.get_by_role("slider", name="Concurrent requests")
     box = page.get_by_role("spinbutton", name="Concurrent requests")
-    expect(box).to_have_value("16")
+    expect(box).to_have_value("16", timeout=30_000)  # the sidebar follows the headline: seconds on a slow host
     slider.focus()
     page.keyboard.press("ArrowRight")  # one log step: 16 → 24
     after = wait_for_change(page, first)
     assert after.startswith("24 × 1,280 tokens")
     expect(page).to_have_url(re.compile(r"concurrency=24(&|$)"), timeout=15_000)
-    expect(box).to_have_value("24")
+    expect(box).to_have_value("24", timeout=15_000)
     box.fill("100")  # an exact value off the slider's grid
     box.press("Enter")
     assert wait_for_change(page, after).startswith("100 × 1,280 tokens")
@@ -243,7 +243,7 @@ def test_the_headline_number_a_link_names_is_the_one_on_screen(page):
     box = page.locator('[data-testid="stAlertContentError"]').first
     box.wait_for(timeout=30_000)
     assert "cannot run" in box.inner_text()
-    expect(page.get_by_text("What is missing (per GPU)")).to_be_visible()
+    expect(page.get_by_text("What is missing (per GPU)")).to_be_visible(timeout=30_000)
     assert page.get_by_text("TTFT (estimate)").count() == 0
     assert json.dumps(page.url).count("llama-3.1-70b") == 1
 

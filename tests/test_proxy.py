@@ -172,7 +172,7 @@ def test_shared_link_slider_and_downloads_through_nginx(proxied, tmp_path):
             expect(
                 page.get_by_role("heading", name=re.compile(r"Llama-3\.1-8B on NVIDIA H100 SXM 80GB"))
             ).to_be_visible()
-            expect(page.get_by_role("spinbutton", name="Concurrent requests")).to_have_value("32")
+            expect(page.get_by_role("spinbutton", name="Concurrent requests")).to_have_value("32", timeout=30_000)
             expect(page).to_have_url(re.compile("^" + prefix + r"\?.*model=llama-3\.1-8b"))
 
             # a slider (gpu_memory_utilization, 0.9 → 0.85…0.89 by arrow keys) moves the headline and the address bar,
