@@ -26,14 +26,14 @@ class Chart(BaseFigure):
     """A figure spec (plotly JSON). A BaseFigure only so that st.plotly_chart takes its `to_dict()` as already
     validated; `.figure`, `.data` and `.layout` read the validated go.Figure (built on each access: for tests)."""
 
-    def __init__(self, spec: dict) -> None:  # noqa: D107 — plotly's object model is deliberately not built
+    def __init__(self, spec: dict) -> None:  # BaseFigure.__init__ is skipped on purpose: it builds the object model
         object.__setattr__(self, "_spec", spec)
 
     def to_dict(self) -> dict:
         return self._spec
 
     @property
-    def figure(self) -> Chart:
+    def figure(self) -> go.Figure:
         return go.Figure(self._spec)
 
     @property
