@@ -47,10 +47,9 @@ def md_text(text: object, limit: int = 400) -> str:
 
 def md_table(t) -> str:
     """A view.Table as a GitHub-flavoured Markdown table, every cell inert text (md_text escapes '|' as well); the
-    first column left-aligned, the others right-aligned unless `t.align` says otherwise. The page draws its static
+    columns aligned as `t.alignment` says (as in the text output). The page draws its static
     tables this way: st.table converts a DataFrame to Arrow on every rerun, 7 ms a run for the Memory tab's three."""
-    align = t.align or "l" + "r" * (len(t.columns) - 1)
-    rule = "|" + "|".join(":---" if a == "l" else "---:" for a in align) + "|"
+    rule = "|" + "|".join(":---" if a == "l" else "---:" for a in t.alignment) + "|"
 
     def row(cells) -> str:
         return "| " + " | ".join(md_text(c) for c in cells) + " |"

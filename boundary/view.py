@@ -22,11 +22,16 @@ class Table:
     align: str = ""
     """As text, 'l' or 'r' per column (default: the first left-aligned, the others right-aligned)."""
 
+    @property
+    def alignment(self) -> str:
+        """'l' or 'r' per column: `align`, or the first column left-aligned and the others right-aligned."""
+        return self.align or "l" + "r" * (len(self.columns) - 1)
+
     def text(self, indent: str = "  ") -> str:
         """Aligned columns (a last left-aligned column, such as an explanation, is not padded)."""
         widths = [max(len(str(c)), *(len(r[i]) for r in self.rows)) if self.rows else len(str(c))
                   for i, c in enumerate(self.columns)]  # fmt: skip
-        align = self.align or "l" + "r" * (len(self.columns) - 1)
+        align = self.alignment
 
         def line(cells) -> str:
             out = [f"{c:{'<' if a == 'l' else '>'}{w}}" for c, w, a in zip(cells, widths, align, strict=True)]

@@ -298,7 +298,7 @@ def parse_log(text: str) -> VllmLog:
     header, body, offset = split_header(text)
     if len(body) > MAX_LOG_LINES:  # other line breaks (\r, \f, \u2028 …)
         raise _too_long(f"{len(body):,} lines", f"{MAX_LOG_LINES:,}")
-    scan, worker, skipped, read, n_read = _Scan(), None, 0, 0, 0
+    scan, worker, skipped, read, n_read, stopped = _Scan(), None, 0, 0, 0, False
     wanted = _keyword_lines(body)
     next_line = next(wanted, None)
     for i, line in enumerate(body):
@@ -318,10 +318,10 @@ def parse_log(text: str) -> VllmLog:
             continue
         next_line = next(wanted, None)
         read, n_read = read + len(line), n_read + 1
-        if read > MAX_RECOGNISED_CHARS or n_read > MAX_RECOGNISED_LINES:
+        stopped = read > MAX_RECOGNISED_CHARS or n_read > MAX_RECOGNISED_LINES
+        if stopped:
             break
         scan.read(line, offset + i + 1, worker)
-    stopped = read > MAX_RECOGNISED_CHARS or n_read > MAX_RECOGNISED_LINES
     stopped_at = offset + i + 1 if stopped else None
     if not scan.found and not scan.config:
         more = f" ({skipped:,} lines over {MAX_LINE_CHARS:,} characters were skipped)" if skipped else ""
