@@ -24,6 +24,14 @@ def missing(reason: str = "") -> str:
     return f"{DASH} ({reason})" if reason else DASH
 
 
+def split_missing(text: str) -> tuple[str, str]:
+    """missing()'s text back as ('—', reason); any other text as (text, ''). For a narrow tile, which shows the dash
+    as the value and the reason under it rather than cutting '— (SLOs not…' short."""
+    if text.startswith(f"{DASH} (") and text.endswith(")"):
+        return DASH, text[len(DASH) + 2 : -1]
+    return text, ""
+
+
 def sig(x: float, digits: int = 3) -> str:
     """`digits` significant digits, thousands separated, no exponent: 15.0776 → '15.1', 8031.2447 → '8,031',
     0.000123 → '0.000123'. Integers past the significant digits are kept (19,173,961 stays whole)."""

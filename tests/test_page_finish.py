@@ -289,3 +289,17 @@ def test_a_hybrid_model_shows_its_state_per_request_and_the_notes():
     kv = next(t for t in page_tables(at) if "value" in t.columns and any(
         "state per request" in str(q) for q in t["quantity"]))  # fmt: skip
     assert len(kv)
+
+
+def test_a_missing_headline_number_shows_a_dash_and_its_reason_under_it():
+    """The tiles are narrow: '— (SLOs not met)' was cut to '— (SLOs…'; the reason now sits under the dash."""
+    from boundary.fmt import DASH, missing, split_missing
+
+    assert split_missing(missing("no price: set gpu_hour_price")) == (DASH, "no price: set gpu_hour_price")
+    assert split_missing("3.98 USD") == ("3.98 USD", "")
+    at = run({"model": "llama-3.1-70b", "gpu": "h100-sxm", "tensor_parallel_size": "2", "concurrency": "32",
+              "request_rate": "5"})  # fmt: skip
+    reps = next(m for m in at.metric if m.label == "Replicas / GPUs")
+    cost = next(m for m in at.metric if m.label == "Cost / M output tokens")
+    assert (reps.value, reps.delta) == (DASH, "SLOs not met")
+    assert (cost.value, cost.delta) == (DASH, "no price: set gpu_hour_price")

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from boundary import view, view_fleet
+from boundary import fmt, view, view_fleet
 from boundary.urlstate import cli_command, plain, query_string
 
 
 def _metrics(items: list[view.Metric]) -> None:
     for col, x in zip(st.columns(len(items)), items, strict=True):
-        if x.band:
-            col.metric(x.label, x.value, help=x.help or None, delta=x.band, delta_color="off", delta_arrow="off")
+        value, why_missing = fmt.split_missing(x.value)
+        if x.band or why_missing:
+            col.metric(x.label, value, help=x.help or None, delta=x.band or why_missing, delta_color="off",
+                       delta_arrow="off")  # fmt: skip
         else:
-            col.metric(x.label, x.value, help=x.help or None, delta=x.short or None, delta_color="red",
+            col.metric(x.label, value, help=x.help or None, delta=x.short or None, delta_color="red",
                        delta_arrow="off")
 
 
