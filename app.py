@@ -1,8 +1,8 @@
 """LLM serving capacity planner — the Streamlit page.
 
 Top-down: specs → link check → Scenario (from the widgets' state, or the link on a first run) → evaluate() → the
-headline, drawn before anything else → the sidebar widgets (each keyed and URL-bound by its Scenario field) → the
-rest of the headline and the open tab. No arithmetic here beyond formatting; every number comes from calc/.
+headline, drawn before anything else → the sidebar widgets (each keyed by its Scenario field; URL-bound, or, in a
+closed group, not drawn and held by the session, ui/held.py) → the rest of the headline and the open tab. No arithmetic here beyond formatting; every number comes from calc/.
 """
 
 import gc
@@ -22,9 +22,9 @@ from calc.evaluate import evaluate
 from calc.loader import load_catalog
 from calc.resolve import resolve
 from calc.scenario import Scenario
-from ui import search_tab, state, state_view, tabs, upkeep
+from ui import held, search_tab, state, state_view, tabs, upkeep
 from ui.headline import headline_rest, headline_top
-from ui.widgets import current_values, gpu_options, model_options, sidebar_rest, sidebar_specs
+from ui.widgets import HELD_GROUPS, current_values, gpu_options, model_options, sidebar_rest, sidebar_specs
 
 st.set_page_config(page_title="LLM serving capacity planner", page_icon="🧮", layout="wide")
 
@@ -55,6 +55,7 @@ started = time.perf_counter()
 cat, pickers = catalog()
 once_per_process()
 state.check_link_once(cat)
+held.carry(HELD_GROUPS)
 scenario, kept_because = state.scenario_from_widgets(state.values_now())
 try:
     report = evaluate(scenario, cat)
@@ -91,6 +92,7 @@ except (InputError, ValueError):
     model_spec, gpu_spec = None, cat.gpus.get(st.session_state.get("gpu", ""))
 sidebar_rest(model_spec, gpu_spec)
 search_tab.sidebar()
+held.publish(HELD_GROUPS)  # the closed groups' fields into the link, by hand
 drawn, _ = state.scenario_from_widgets(current_values())
 if drawn != scenario and not plan_error and not st.session_state.get("_redrawn"):
     st.session_state["_redrawn"] = True  # the widgets hold other values than the headline used: once, redraw

@@ -81,10 +81,11 @@ def _parse(key: str, value: str) -> Scenario | str:
 
 
 def query_string(s: Scenario) -> str:
-    return urlencode({k: _fmt(v) for k, v in s.changed().items()})
+    return urlencode({k: url_text(v) for k, v in s.changed().items()})
 
 
-def _fmt(v) -> str:
+def url_text(v) -> str:
+    """A field's value as the link and the command line write it: true/false, whole floats without '.0'."""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float) and v.is_integer():
@@ -102,5 +103,5 @@ def cli_command(s: Scenario) -> str:
         if isinstance(v, bool):
             parts.append(flag if v else "--no-" + k.replace("_", "-"))
         else:
-            parts += [flag, _fmt(v)]
+            parts += [flag, url_text(v)]
     return " ".join(shlex.quote(p) for p in parts)

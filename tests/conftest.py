@@ -34,3 +34,25 @@ def page_tables(at) -> list:
             head, *rows = [[c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]] for line in lines[:1] + lines[2:]]
             out.append(pd.DataFrame(rows, columns=head))
     return out
+
+
+def field(at, name: str):
+    """A Scenario field's value on the page after a run: its input's state where the run drew it, else what the
+    session holds for a closed sidebar group (ui/held.py), else the default."""
+    if name in at.session_state:
+        return at.session_state[name]
+    held = at.session_state["_held"] if "_held" in at.session_state else {}
+    return held.get(name, Scenario.model_fields[name].default)
+
+
+def open_group_of(at, name: str):
+    """Open the lazy sidebar group that holds field `name` (ui/held.py) and rerun; a field of an always-drawn
+    group needs nothing."""
+    from ui.held import open_key
+    from ui.widgets import HELD_GROUPS
+
+    group = next((g for g, names in HELD_GROUPS.items() if name in names), None)
+    if group is not None:
+        at.session_state[open_key(group)] = True
+        at.run()
+    return at

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import page_tables
+from conftest import field, page_tables
 from streamlit.testing.v1 import AppTest
 
 from calc.custom import encode_custom_model
@@ -79,7 +79,7 @@ def test_every_field_is_seeded_from_the_url():
     assert not at.exception
     expected = Scenario.model_validate(NON_DEFAULT)
     for name in NON_DEFAULT:
-        assert at.session_state[name] == getattr(expected, name), name
+        assert field(at, name) == getattr(expected, name), name
     assert not at.warning, [w.value for w in at.warning]
 
 
@@ -89,7 +89,7 @@ def test_malformed_and_unknown_parameters_warn_instead_of_failing():
     text = " ".join(w.value for w in at.warning)
     for name in ("max\\_model\\_len", "concurrency", "gpu", "nonsense", "mfu"):
         assert name in text
-    assert at.session_state["max_model_len"] == 8192 and at.session_state["gpu"] == "rtx-4090"
+    assert field(at, "max_model_len") == 8192 and field(at, "gpu") == "rtx-4090"
 
 
 def test_a_custom_model_travels_in_the_link(catalog):
@@ -121,7 +121,7 @@ def test_log_panel_reconciles_and_calibrates():
     assert "# GPU blocks" in {q.replace("\\", "") for q in table["quantity"]}
     next(b for b in at.button if b.key == "adopt_btn").click()
     at.run()
-    assert not at.exception and at.session_state["weights_memory_bytes"] is not None
+    assert not at.exception and field(at, "weights_memory_bytes") is not None
 
 
 def test_log_panel_rejects_text_that_is_not_a_log():
@@ -152,7 +152,8 @@ def test_an_uploaded_config_json_is_planned_and_travels_in_the_link():
     at = run()
     at.file_uploader(key="upload").upload("my-llama.json", json.dumps(cfg).encode(), "application/json").run()
     assert not at.exception
-    assert at.session_state["model"] == "custom" and at.session_state["custom_model"]
+    assert field(at, "model") == "custom" and field(at, "custom_model")
+    assert at.query_params["model"] == "custom" and at.query_params["custom_model"] == field(at, "custom_model")
     assert any("my\\-llama" in md.value for md in at.markdown)
     # 2 (K,V) × 20 layers × 4 heads × 128 × 2 B = 40,960 B per token
     assert "40,960" in next(c for c in at.code if "KV bytes per token" in c.value or "40,960" in c.value).value
@@ -161,7 +162,7 @@ def test_an_uploaded_config_json_is_planned_and_travels_in_the_link():
 def test_a_bad_upload_warns_and_keeps_the_model():
     at = run()
     at.file_uploader(key="upload").upload("config.json", b"{not json", "application/json").run()
-    assert not at.exception and at.session_state["model"] == "qwen2.5-7b-instruct"
+    assert not at.exception and field(at, "model") == "qwen2.5-7b-instruct"
     assert any("not valid JSON" in c.value for c in at.code)
 
 
@@ -169,5 +170,5 @@ def test_the_link_carries_only_what_differs_from_the_defaults():
     from boundary.urlstate import query_string
 
     at = run({"concurrency": "32"})
-    s = Scenario.model_validate({k: at.session_state[k] for k in Scenario.model_fields})
+    s = Scenario.model_validate({k: field(at, k) for k in Scenario.model_fields})
     assert query_string(s) == "concurrency=32"

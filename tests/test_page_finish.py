@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
-from conftest import page_tables
+from conftest import field, open_group_of, page_tables
 from streamlit.testing.v1 import AppTest
 from test_app import run as app_run
 
@@ -156,7 +156,7 @@ def test_replicas_say_at_which_concurrency_they_were_sized():
                                                 ("request_rate", 5.0), ("memory_gib", 48.0),
                                                 ("memory_bandwidth_gb_per_s", 2000.0), ("peak_tflop_per_s", 500.0)])  # fmt: skip
 def test_a_slider_and_its_number_box_share_one_url_field(name, slider_value):
-    at = run()
+    at = open_group_of(run(), name)
     at.select_slider(key=f"{name}__slider").set_value(slider_value).run()
     assert not at.exception
     assert at.session_state[name] == slider_value
@@ -186,7 +186,7 @@ def test_pickers_group_by_family_with_size_memory_and_price_and_keep_ids_in_the_
     gpus = at.selectbox(key="gpu__pick").options
     assert any(o.startswith("NVIDIA › NVIDIA H100 SXM 80GB") and "GiB" in o and "USD/h" in o for o in gpus)
     at.selectbox(key="gpu__pick").select("h100-sxm").run()
-    assert not at.exception and at.session_state["gpu"] == "h100-sxm" and at.query_params["gpu"] == "h100-sxm"
+    assert not at.exception and field(at, "gpu") == "h100-sxm" and at.query_params["gpu"] == "h100-sxm"
     assert "H100" in next(md.value for md in at.markdown if md.value.startswith("####"))
 
 
@@ -213,7 +213,7 @@ def test_adopting_the_logged_pool_reproduces_the_log_to_the_block():
     next(b for b in at.button if b.key == "adopt_btn").click().run()
     assert not at.exception
     # 120,064 tokens = 7,504 blocks of 16; a block of Qwen2.5-7B is 16 × 57,344 B = 917,504 B
-    assert at.session_state["kv_cache_memory_bytes"] == 7_504 * 917_504
+    assert field(at, "kv_cache_memory_bytes") == 7_504 * 917_504
     assert next(m.value for m in at.metric if m.label == "KV cache (tokens)") == "120,064"
     assert float(at.query_params["kv_cache_memory_bytes"]) == 7_504 * 917_504
 
@@ -243,7 +243,7 @@ def test_measured_itl_p99_alone_says_why_it_is_unused():
 def test_a_fractional_measured_batch_is_accepted_from_a_link():
     # the seed: ≈ 15.39 running at a 384-token context (256 + 256 / 2): floor 14.37 ms, 87.2 % of the 16.47 ms ITL
     at = run({"input_len": "256", "measured_running_batch": "15.39", "measured_itl_s": "0.01647"}, "Latency")
-    assert at.session_state["measured_running_batch"] == 15.39 and not at.warning
+    assert field(at, "measured_running_batch") == 15.39 and not at.warning
     info = " ".join(i.value for i in at.info)
     assert "15.39 running" in info and "14.4 ms" in info and "87.2%" in info
 

@@ -1,6 +1,7 @@
 """The "Find a deployment" tab with Streamlit's AppTest: it renders, names the cheapest deployment with its serve
 command, and opening that configuration makes the page show the same TTFT, TPOT, replicas and cost."""
 
+from conftest import field
 from test_app import run as app_run
 
 from boundary import fmt
@@ -35,7 +36,7 @@ def test_the_tab_names_the_cheapest_and_opening_it_shows_the_same_numbers(catalo
     assert not at.exception
     for name in ("gpu", "tensor_parallel_size", "pipeline_parallel_size", "dtype", "kv_cache_dtype", "max_num_seqs",
                  "concurrency", "disaggregated"):  # fmt: skip
-        assert at.session_state[name] == best[name], name
+        assert field(at, name) == best[name], name
     page = metrics(at)  # the page's own headline, from evaluate() of the opened scenario
     assert page["TTFT (estimate)"] == shown["TTFT"] and page["TPOT (estimate)"] == shown["TPOT"]
     assert page["Replicas / GPUs"] == f"{best['replicas']} / {best['gpus']}"
@@ -56,7 +57,7 @@ def test_a_bad_search_list_in_the_link_warns_and_keeps_the_default():
     at = run({"search_tensor_parallel_size": "1,<b>2</b>"})
     assert not at.exception
     assert any("search\\_tensor\\_parallel\\_size" in w.value for w in at.warning)
-    assert at.session_state["search_tensor_parallel_size"] == "1,2,4,8"
+    assert field(at, "search_tensor_parallel_size") == "1,2,4,8"
 
 
 def test_a_search_space_with_an_unknown_gpu_warns_in_the_tab():

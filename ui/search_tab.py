@@ -19,7 +19,7 @@ from calc.scenario import SEARCH_LISTS, Scenario
 from calc.search import search
 from calc.search_rows import check, row, scenario_of, serve_commands
 from ui.search_chart import label, pareto_figure, serving_of
-from ui.widgets import widget
+from ui.widgets import SEARCH_SPACE, lazy_group, text_input, widget
 
 LABEL = "Find a deployment"
 TOP_ROWS = 15
@@ -33,10 +33,12 @@ LIST_LABELS = {"search_gpus": "GPUs (spec ids, or all)", "search_tensor_parallel
 def sidebar() -> None:
     """The search space and its filters, in the sidebar so they stay bound to the URL whichever tab is open."""
     F = Scenario.model_fields
-    with st.sidebar.expander(LABEL + ": search space"):
+    box = lazy_group(SEARCH_SPACE)
+    if box is None:
+        return
+    with box:
         for name in SEARCH_LISTS:
-            st.text_input(LIST_LABELS[name], value=F[name].default, key=name, bind="query-params",
-                          help=(F[name].description or "").replace("\n", " "))  # fmt: skip
+            text_input(name, LIST_LABELS[name], help=(F[name].description or "").replace("\n", " "))
         widget("search_disaggregated", "Also try disaggregated serving")
         widget("search_max_gpus", "Max GPUs")
         widget("search_budget_per_hour", "Budget per hour (GPU prices' currency)")

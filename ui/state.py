@@ -35,9 +35,10 @@ def check_link_once(catalog) -> None:
 
 def values_now() -> dict:
     """The Scenario fields as the widgets will hold them, before the widgets are drawn (so the headline can be
-    drawn first): their session state once they exist, the validated link on a session's first run."""
-    held = state_view.read(("_link_values", *Scenario.model_fields))
-    seeded = held.pop("_link_values", {})
+    drawn first): their session state once they exist, a closed group's held values (ui/held.py), the validated
+    link on a session's first run."""
+    held = state_view.read(("_link_values", "_held", *Scenario.model_fields))
+    seeded = {**held.pop("_link_values", {}), **held.pop("_held", {})}
     return {k: held[k] if k in held else seeded[k] for k in Scenario.model_fields if k in held or k in seeded}
 
 

@@ -208,6 +208,10 @@ def log_tab(r, catalog) -> None:
 
 
 def _adopt(calibration: dict) -> None:
+    """The logged overrides become the scenario's, also for a field whose sidebar group is closed (ui/held.py
+    picks its value up on the next run)."""
+    from calc.scenario import Scenario
+
     for k, v in calibration.items():
-        if k in st.session_state:
+        if k in Scenario.model_fields:
             st.session_state[k] = v

@@ -1,4 +1,5 @@
-"""Sidebar inputs: one widget per Scenario field, keyed and URL-bound by the field's own name.
+"""Sidebar inputs: one widget per Scenario field, keyed by the field's own name and bound to the URL parameter of
+that name; the groups in LAZY are drawn only while open, their fields held by the session (ui/held.py).
 
 Widget bounds come from the Scenario's constraints, so a value the URL may carry is a value the widget accepts.
 """
@@ -10,8 +11,8 @@ from typing import get_args
 
 import streamlit as st
 
-from calc.scenario import Scenario, field_bounds
-from ui import state_view
+from calc.scenario import SEARCH_LISTS, Scenario, field_bounds
+from ui import held, state_view
 
 F = Scenario.model_fields
 
@@ -83,6 +84,18 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
     ],
 }
 SLIDERS = {"gpu_memory_utilization": 0.01}
+LAZY = ("Engine (vLLM flags)", "SLOs and cost", "Efficiency and measurements", "Beyond the GPU",
+        "Memory overrides (from a vLLM log)")  # fmt: skip
+"""Groups drawn only while open (ui/held.py): their fields are held by the session and put in the link by hand."""
+SPEC_OVERRIDES = "Spec overrides (hypothetical parts)"
+SEARCH_SPACE = "Find a deployment: search space"
+HELD_GROUPS = {
+    **held.fields(GROUPS, LAZY),
+    SPEC_OVERRIDES: ("memory_gib", "memory_bandwidth_gb_per_s", "peak_tflop_per_s", "scaleup_link_gb_per_s",
+                     "num_hidden_layers", "num_key_value_heads", "head_dim", "model", "gpu", "custom_model"),
+    SEARCH_SPACE: (*SEARCH_LISTS, "search_disaggregated", "search_max_gpus", "search_budget_per_hour"),
+}  # fmt: skip
+HELD = frozenset(name for names in HELD_GROUPS.values() for name in names)
 
 _TOKENS = [128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
            65536, 98304, 131072]  # fmt: skip
@@ -112,7 +125,9 @@ def _kind(name: str) -> tuple[str, dict]:
     """(kind, keyword arguments) of a field's widget, from its type and constraints: once per process, since the
     page draws every field on every rerun."""
     info, default = F[name], F[name].default
-    common = dict(key=name, help=(info.description or "").replace("\n", " ") or None, bind="query-params")
+    common = dict(key=name, help=(info.description or "").replace("\n", " ") or None)
+    if name not in HELD:
+        common["bind"] = "query-params"
     if info.annotation is bool:
         return "toggle", dict(value=default, **common)
     choices = get_args(info.annotation)
@@ -133,14 +148,34 @@ def _kind(name: str) -> tuple[str, dict]:
 
 
 def widget(name: str, label: str, *, container=st, placeholder: str | None = None) -> None:
-    """The widget for one field; its value lands in st.session_state[name]."""
+    """The widget for one field; its value lands in st.session_state[name]. A held field's input starts from the
+    held value when its group opens (Streamlit forgot the input while the group was closed)."""
     kind, kwargs = _kind(name)
+    if name in HELD and name not in st.session_state:
+        v = held.value(name)
+        kwargs = {**kwargs, "index": kwargs["options"].index(v)} if kind == "selectbox" else {**kwargs, "value": v}
     if kind == "paired":
         paired(name, label, container=container, placeholder=placeholder)
     elif kind == "number_input":
         container.number_input(label, **{**kwargs, "placeholder": placeholder or kwargs.get("placeholder")})
     else:
         getattr(container, kind)(label, **kwargs)
+
+
+def text_input(name: str, label: str, *, container=st, help: str | None = None) -> None:
+    """A text box for one field: bound to the URL, or, in a lazy group, starting from the held value."""
+    default = F[name].default
+    if name not in HELD:
+        container.text_input(label, value=default, key=name, bind="query-params", help=help)
+    else:
+        value = held.value(name) if name not in st.session_state else default
+        container.text_input(label, value=value, key=name, help=help)
+
+
+def lazy_group(label: str):
+    """A lazy group's expander (ui/held.py), or None while it is closed: then nothing inside is drawn."""
+    box = st.sidebar.expander(label, key=held.open_key(label), on_change="rerun")
+    return box if box.open else None
 
 
 def _slider_label(v, unset: str) -> str:
@@ -166,16 +201,19 @@ def paired(name: str, label: str, *, container=st, placeholder: str | None = Non
     unset = placeholder or "unset"
     container.caption(label, help=(info.description or "").replace("\n", " ") or None)
     left, right = container.columns([3, 2], vertical_alignment="center")
-    help_ = None
-    with right:  # the owner first: its value (from the URL on a first run) sets the slider's
+    # the owner of the URL field (or, in a lazy group, of the held value) first: its value sets the slider's
+    if name not in HELD:
+        own = dict(value=default, bind="query-params")
+    else:
+        own = dict(value=held.value(name) if name not in st.session_state else default)
+    with right:
         if is_int:
             value = st.number_input(label, min_value=int(lo), max_value=int(hi) if hi is not None else None,
-                                    value=default, step=int(step), key=name, bind="query-params", help=help_,
-                                    label_visibility="collapsed")  # fmt: skip
+                                    step=int(step), key=name, label_visibility="collapsed", **own)  # fmt: skip
         else:
             value = st.number_input(label, min_value=float(lo), max_value=float(hi) if hi is not None else None,
-                                    value=default, step=float(step), format="%g", key=name, bind="query-params",
-                                    placeholder=unset, help=help_, label_visibility="collapsed")  # fmt: skip
+                                    step=float(step), format="%g", key=name, placeholder=unset,
+                                    label_visibility="collapsed", **own)  # fmt: skip
     options = sorted({*grid, value} - {None}) if value is not None or None not in grid else sorted(set(grid) - {None})
     if None in grid:
         options = [None, *options]
@@ -272,13 +310,24 @@ def sidebar_rest(model_spec, gpu_spec) -> None:
     c1, c2 = sb.columns(2)
     widget("dtype", "Weights", container=c1)
     widget("kv_cache_dtype", "KV cache", container=c2)
+    if summary := held.closed_summary(HELD_GROUPS):
+        sb.caption(f"Set in the closed groups below: {summary}")
     for group, fields in GROUPS.items():
-        with sb.expander(group, expanded=group == "Workload"):
+        box = lazy_group(group) if group in LAZY else sb.expander(group, expanded=True)
+        if box is None:
+            continue
+        with box:
             for name, label in fields:
                 widget(name, label)
     for w in gpu_spec.sparse_warnings if gpu_spec else ():
         sb.warning(f"GPU spec: {w}", icon=":material/warning:")
-    with sb.expander("Spec overrides (hypothetical parts)"):
+    box = lazy_group(SPEC_OVERRIDES)
+    if box is not None:
+        spec_overrides(box, model_spec, gpu_spec)
+
+
+def spec_overrides(box, model_spec, gpu_spec) -> None:
+    with box:
         st.caption("Empty = the spec's value, shown as the placeholder.")
         g, m = gpu_spec, model_spec
         for name, label, spec_value in (
@@ -292,12 +341,10 @@ def sidebar_rest(model_spec, gpu_spec) -> None:
         ):
             widget(name, label, placeholder=f"spec: {spec_value:g}" if spec_value is not None else "spec: none")
         a, b = st.columns(2)
-        a.text_input("Model spec id", value=F["model"].default, key="model", bind="query-params",
-                     help="What the link carries; the Model picker above sets it.")  # fmt: skip
-        b.text_input("GPU spec id", value=F["gpu"].default, key="gpu", bind="query-params",
-                     help="What the link carries; the GPU picker above sets it.")  # fmt: skip
-        st.text_input("custom_model (encoded config)", key="custom_model", bind="query-params",
-                      help="Set by uploading a config.json; travels in the link.")  # fmt: skip
+        text_input("model", "Model spec id", container=a, help="What the link carries; the Model picker above sets it.")
+        text_input("gpu", "GPU spec id", container=b, help="What the link carries; the GPU picker above sets it.")
+        text_input("custom_model", "custom_model (encoded config)",
+                   help="Set by uploading a config.json; travels in the link.")  # fmt: skip
 
 
 def _on_upload() -> None:
@@ -319,4 +366,5 @@ def _on_upload() -> None:
 
 
 def current_values() -> dict:
-    return state_view.read(F)
+    """The Scenario fields as the inputs hold them now; a closed group's as the session holds them."""
+    return {**st.session_state.get(held.KEY, {}), **state_view.read(F)}
