@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from calc.custom import encode_custom_model
 from calc.scenario import Scenario
+from ui.headline import FORMULAS
 from ui.state import encode_pin
 from ui.tabs import TABS
 
@@ -156,6 +157,8 @@ def test_an_uploaded_config_json_is_planned_and_travels_in_the_link():
     assert at.query_params["model"] == "custom" and at.query_params["custom_model"] == field(at, "custom_model")
     assert any("my\\-llama" in md.value for md in at.markdown)
     # 2 (K,V) × 20 layers × 4 heads × 128 × 2 B = 40,960 B per token
+    at.session_state[FORMULAS] = True  # open "Show the formulas"
+    at.run()
     assert "40,960" in next(c for c in at.code if "KV bytes per token" in c.value or "40,960" in c.value).value
 
 

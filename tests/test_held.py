@@ -60,3 +60,17 @@ def test_a_value_set_by_a_callback_does_not_come_back_after_the_input_changed_it
     toggle_group(at, ENGINE, False)
     at.run()
     assert field(at, "max_model_len") == 2048 and dict(at.query_params) == {"max_model_len": "2048"}
+
+
+def test_the_formulas_and_share_boxes_fill_only_when_opened():
+    from ui.headline import FORMULAS, SHARE
+
+    at = run({"concurrency": "32", "max_model_len": "4096"})
+    assert not any("python -m calc plan" in c.value for c in at.code)
+    at.session_state[SHARE] = True
+    at.session_state[FORMULAS] = True
+    at.run()
+    codes = [c.value for c in at.code]
+    assert "?max_model_len=4096&concurrency=32" in codes  # the link (no base under AppTest), fields in Scenario order
+    assert any(c.startswith("python -m calc plan") and "--max-model-len 4096" in c for c in codes)
+    assert len(codes) > 5  # the formulas, each a code block

@@ -35,6 +35,9 @@ def headline_top(r) -> None:
     _metrics(view.latency_metrics(r))
 
 
+FORMULAS, SHARE = "_open formulas", "_open share"  # session-state keys of the two expanders (True while open)
+
+
 def headline_rest(r, link_base: str) -> None:
     s = r.scenario
     missing = view.missing_lines(r)
@@ -59,11 +62,16 @@ def headline_rest(r, link_base: str) -> None:
                    f"without sharing); {p.blocks_saved:,} blocks saved at C = {s.concurrency:,}.")  # fmt: skip
     if r.notes:
         st.info("**Notes and assumptions**\n" + "\n".join(f"- {plain(n, 600)}" for n in r.notes), icon=":material/info:")
-    with st.expander("Show the formulas (with this scenario's numbers)"):
-        for name, text in view.formulas(r).items():
-            st.markdown(f"**{plain(name)}**")
-            st.code(text, language=None, wrap_lines=True)
-    with st.expander("Share: link and command line"):
-        st.caption("The address bar already holds this scenario; copy it or this link:")
-        st.code(f"{link_base}?{query_string(s)}", language=None, wrap_lines=True)
-        st.code(cli_command(s), language="bash", wrap_lines=True)
+    # drawn only while open (each element is a message to the browser on every rerun): ~20 for the formulas
+    formulas = st.expander("Show the formulas (with this scenario's numbers)", key=FORMULAS, on_change="rerun")
+    if formulas.open:
+        with formulas:
+            for name, text in view.formulas(r).items():
+                st.markdown(f"**{plain(name)}**")
+                st.code(text, language=None, wrap_lines=True)
+    share = st.expander("Share: link and command line", key=SHARE, on_change="rerun")
+    if share.open:
+        with share:
+            st.caption("The address bar already holds this scenario; copy it or this link:")
+            st.code(f"{link_base}?{query_string(s)}", language=None, wrap_lines=True)
+            st.code(cli_command(s), language="bash", wrap_lines=True)
