@@ -87,6 +87,10 @@ def test_shared_link_slider_and_address_bar(page, tmp_path):
     after_input = wait_for_change(page, after_slider)
     assert after_input.startswith("96 × 1,280 tokens")
     expect(page).to_have_url(re.compile(r"concurrency=96"), timeout=15_000)
+    assert re.search(r"gpu_memory_utilization=0\.8[5-9]", page.url)  # a field of another group stays in the link
+    page.get_by_text("Engine (vLLM flags)").click()  # closed: its inputs are no longer drawn, the link keeps them
+    expect(page.get_by_role("slider", name="gpu_memory_utilization")).to_have_count(0, timeout=15_000)
+    assert re.search(r"gpu_memory_utilization=0\.8[5-9]", page.url)
     page.screenshot(path=str(tmp_path / "browser-after.png"))
 
     # a colleague opening the new address sees the same scenario
