@@ -74,3 +74,17 @@ def test_the_formulas_and_share_boxes_fill_only_when_opened():
     assert "?max_model_len=4096&concurrency=32" in codes  # the link (no base under AppTest), fields in Scenario order
     assert any(c.startswith("python -m calc plan") and "--max-model-len 4096" in c for c in codes)
     assert len(codes) > 5  # the formulas, each a code block
+
+
+def test_every_held_field_of_a_full_link_stays_in_the_link_as_given():
+    """The link contract for every field of the closed groups: after runs that do not draw them, each query
+    parameter still reads as the value the link gave (same text, or the same number written without '.0')."""
+    from test_app import NON_DEFAULT
+
+    at = run(NON_DEFAULT)
+    at.number_input(key="concurrency").set_value(48).run()
+    held = {k: v for k, v in NON_DEFAULT.items() if k in HELD}
+    assert len(held) > 50
+    for name, text in held.items():
+        got = at.query_params[name]
+        assert got == text or float(got) == float(text), (name, got, text)
