@@ -122,6 +122,8 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
             data["max_num_seqs"] = r.get("max_num_seqs") or seqs
             if r.get("enforce_eager"):
                 data["enforce_eager"] = True
+            if "chat" in str(r.get("client") or ""):  # --backend / --endpoint-type openai-chat, /v1/chat/completions
+                data["endpoint_type"] = "openai-chat"
             data["input_len"], data["output_len"] = max(1, round(r["input_len"])), max(1, round(r["output_len"]))
             longest = data["input_len"] + data["output_len"]
             data["max_model_len"] = max(longest, min(spec.max_position_embeddings, 32768) if spec else 32768)

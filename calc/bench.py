@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from calc.latency import engine_request_overhead_s
 from calc.scheduler import EngineConfig, Workload, batch_latency, simulate
 from calc.sim_stats import BatchLatency, SimResult
 
@@ -20,7 +21,7 @@ def engine_config(r) -> EngineConfig:
     return EngineConfig(max_num_seqs=s.max_num_seqs, max_num_batched_tokens=s.max_num_batched_tokens,
                         num_gpu_blocks=mem.num_gpu_blocks, block_size=mem.block_size, blocks_for=mem.blocks_per_request,
                         engine=s.engine, prefix_cached_tokens=cached,
-                        request_overhead_s=r.latency.request_overhead_s if own else r.engine.request_overhead_s,
+                        request_overhead_s=r.latency.request_overhead_s if own else engine_request_overhead_s(s, r.engine),
                         request_token_s=0.0 if own else r.engine.request_token_s)  # fmt: skip
 
 

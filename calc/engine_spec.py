@@ -33,7 +33,10 @@ class EngineSpec(BaseModel):
     """Per decoding sequence per step when serving over HTTP: the output's way to the client (detokenise, SSE).
     Offline runs (`vllm bench latency`) do not pay it."""
     request_overhead_s: Seconds
-    """Per request, on its TTFT: HTTP, chat template, scheduling it in — served one request at a time."""
+    """Per request, on its TTFT: HTTP, scheduling it in — served one request at a time."""
+    chat_request_s: Seconds = 0.0
+    """Added to request_overhead_s on the chat endpoint (`--endpoint-type openai-chat`): rendering the chat
+    template and the message objects, in the same one-at-a-time front end."""
     request_token_s: Annotated[float, Field(ge=0, le=1e-3)]
     """Per prompt token, added to the request's front-end time (tokenisation)."""
     gemm_half_tokens: Annotated[float, Field(gt=0, le=65536)]

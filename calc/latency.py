@@ -131,7 +131,13 @@ def request_overhead_s(s: Scenario, engine: EngineSpec) -> float:
     out): the scenario's override, else the engine's calibrated figure."""
     if s.frontend_overhead_s is not None:
         return s.frontend_overhead_s
-    return engine.request_overhead_s + engine.request_token_s * s.input_len
+    return engine_request_overhead_s(s, engine) + engine.request_token_s * s.input_len
+
+
+def engine_request_overhead_s(s: Scenario, engine: EngineSpec) -> float:
+    """The engine's fixed front-end time per request at the scenario's endpoint (the chat template's share on the
+    chat endpoint), before the per-token tokenisation."""
+    return engine.request_overhead_s + (engine.chat_request_s if s.endpoint_type == "openai-chat" else 0.0)
 
 
 def _phase(model: StepModel, t: StepTerms) -> Phase:

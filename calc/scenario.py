@@ -87,6 +87,10 @@ class Scenario(BaseModel):
     shares (the seed measured 86.9–87.2 % in decode)."""
     queue_s: Seconds = 0.0
     """Time a request waits before its prefill starts (part of TTFT)."""
+    endpoint_type: Literal["openai", "openai-chat"] = "openai"
+    """The API the clients call, named as `vllm bench serve --endpoint-type` names it: 'openai' = /v1/completions
+    (the tool's default), 'openai-chat' = /v1/chat/completions, whose chat template adds the engine spec's
+    chat_request_s to each request's front-end time."""
     frontend_overhead_s: Seconds | None = None
     """Override of the engine's per-request front-end time on TTFT (HTTP, tokenisation, IPC); default: the engine
     spec's calibrated request_overhead_s."""

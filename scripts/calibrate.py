@@ -3,6 +3,8 @@ report the error on the held-out part.
 
     python scripts/calibrate.py fit [STEP] # fit, write engine_specs/vllm.yaml and sglang.yaml, then report
                                           # (STEP: the first multiplicative step, default 2; 1.25 to refine a fit)
+    python scripts/calibrate.py fit-front # refit only the front-end constants (request_overhead_s, request_token_s,
+                                          # chat_request_s of both engines), every other constant as shipped
     python scripts/calibrate.py report    # held-out error table → tests/data/benchmarks/errors.json and README
 
 What is fitted: the kernel shares every engine's kernels have in common (GEMM ramp and share, attention, fp8 /
@@ -36,7 +38,7 @@ from calc.loader import ENGINE_DIR, load_catalog  # noqa: E402
 SHARED = ("gemm_half_tokens", "gemm_compute_share", "attention_bandwidth_share", "attention_compute_share",
           "fp8_weight_share", "int4_weight_share", "moe_weight_share")  # fmt: skip
 OWN = ("step_overhead_s", "layer_overhead_s", "per_sequence_s", "stream_token_s", "request_overhead_s",
-       "request_token_s")  # fmt: skip
+       "request_token_s", "chat_request_s")  # fmt: skip
 # A burst's TTFT is its queue's drain time, which throughput already fits: weighed low so it cannot set the
 # per-request costs that the first-token latency of a steady load depends on.
 WEIGHTS = {"tpot": 2.0, "ttft": 1.0, "ttft_burst": 0.25, "throughput": 1.0, "latency": 2.0}
@@ -173,6 +175,32 @@ def fit(first_step: float = 2.0) -> None:
     report()
 
 
+FRONT = ("request_overhead_s", "request_token_s", "chat_request_s")
+
+
+def fit_front() -> None:
+    """The front-end constants alone, on the calibration runs, with the kernel shares and step costs as shipped:
+    what a new front-end term (the chat endpoint's) needs without refitting everything (a full fit takes ~30 min
+    on two cores, this one ~3)."""
+    catalog = load_catalog()
+    n = len(_calibration_runs(catalog))
+    x0 = _x0(catalog)
+    idx = [len(SHARED) + k * len(OWN) + OWN.index(name) for k in (0, 1) for name in FRONT]
+    with Pool(2, initializer=_init) as pool:
+        def cost(y):
+            x = x0.copy()
+            x[idx] = y
+            return robust_cost(np.array([v for vs in pool.map(_run_residuals, [(i, x) for i in range(n)]) for v in vs]))
+
+        print(f"fitting {len(idx)} front-end constants on {n} calibration runs; initial cost {cost(x0[idx]):.2f}")
+        y, best = pattern_search(cost, x0[idx], x0[idx] - 6.0, x0[idx] + 3.0)
+        print(f"final cost {best:.2f}")
+    for k, name in enumerate(("vllm", "sglang")):
+        update = {f: float(np.exp(y[k * len(FRONT) + j])) for j, f in enumerate(FRONT)}
+        _write_engine(name, catalog.engines[name].model_copy(update=update))
+    report()
+
+
 def _write_engine(name: str, spec) -> None:
     path = ENGINE_DIR / f"{name}.yaml"
     head = [line for line in path.read_text().splitlines() if line.startswith("#")][:1]
@@ -223,5 +251,7 @@ def _readme(table: str) -> None:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "fit":
         fit(float(sys.argv[2]) if len(sys.argv) > 2 else 2.0)  # a refit from fitted values may start with a small step
+    elif len(sys.argv) > 1 and sys.argv[1] == "fit-front":
+        fit_front()
     else:
         report()

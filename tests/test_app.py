@@ -26,7 +26,7 @@ NON_DEFAULT = {
     "estimate_cudagraphs": "false", "kv_cache_memory_bytes": "20000000000", "weights_memory_bytes": "9000000000",
     "activation_memory_bytes": "1000000000", "non_torch_memory_bytes": "300000000", "cudagraph_memory_bytes": "400000000",
     "input_len": "2048", "output_len": "512", "concurrency": "32", "request_rate": "20", "mfu": "0.6", "mbu": "0.8",
-    "queue_s": "0.05", "frontend_overhead_s": "0.02", "measured_itl_s": "0.02", "measured_prefill_s": "0.1",
+    "queue_s": "0.05", "endpoint_type": "openai-chat", "frontend_overhead_s": "0.02", "measured_itl_s": "0.02", "measured_prefill_s": "0.1",
     "measured_itl_p99_s": "0.06", "measured_running_batch": "15.39", "kv_transfer_gb_per_s": "50", "slo_ttft_s": "1", "slo_tpot_s": "0.04",
     "conformance_quota": "0.95", "latency_sigma": "0.5", "sim_ttft_median_s": "0.3", "sim_tpot_median_s": "0.03",
     "sim_window_s": "20", "gpu_hour_price": "2.5", "currency": "EUR", "fanout": "10", "chain_calls": "5", "turns": "8", "tokens_per_turn": "300",

@@ -85,7 +85,7 @@ CHANGES = {
     "activation_memory_bytes": ("2000000000", {}), "non_torch_memory_bytes": ("300000000", {}),
     "cudagraph_memory_bytes": ("900000000", {}), "input_len": ("2048", {}), "output_len": ("512", {}),
     "concurrency": ("32", {}), "request_rate": ("20", {}), "mfu": ("0.3", {}), "mbu": ("0.5", {}),
-    "queue_s": ("0.05", {}), "frontend_overhead_s": ("0.07", {}), "measured_itl_s": ("0.02", {}),
+    "queue_s": ("0.05", {}), "endpoint_type": ("openai-chat", {}), "frontend_overhead_s": ("0.07", {}), "measured_itl_s": ("0.02", {}),
     "measured_prefill_s": ("0.1", {}), "measured_itl_p99_s": ("0.06", {"measured_itl_s": "0.02"}),
     "measured_running_batch": ("15.39", {}), "kv_transfer_gb_per_s": ("50", {}), "slo_ttft_s": ("0.2", {}),
     "slo_tpot_s": ("0.02", {}), "conformance_quota": ("0.5", {}), "latency_sigma": ("0.5", {}),

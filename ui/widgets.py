@@ -53,6 +53,7 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
         ("mfu", "MFU override (GEMMs)"),
         ("mbu", "MBU override (memory)"),
         ("queue_s", "Queue time (s)"),
+        ("endpoint_type", "API endpoint the clients call"),
         ("frontend_overhead_s", "Front-end overhead (s)"),
         ("measured_itl_s", "Measured ITL p50 (s)"),
         ("measured_itl_p99_s", "Measured ITL p99 (s)"),
