@@ -5,7 +5,8 @@ Why: the page drew all ~70 inputs on every rerun, though a reader has one group 
 message to the browser and a wake-up of the server's event loop: the sidebar was ~44 % of a run's server time
 (py-spy, 40 sessions), and a crowd is served one run at a time. But Streamlit 1.67 forgets an input that a run does
 not draw: its session-state value and, for an input bound to the URL (`bind="query-params"`), its query parameter
-(checked with AppTest). So the fields of the groups in LAZY are not bound: this module keeps their values in
+(checked with AppTest). So the fields of the lazy groups (ui/widgets.HELD_GROUPS: the closed GROUPS, Spec
+overrides, the search space) are not bound: this module keeps their values in
 st.session_state["_held"] and sets or clears their query parameters itself, in the text the share link uses
 (boundary.urlstate.url_text), so a link still carries every field that differs from its default.
 """
