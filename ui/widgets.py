@@ -1,5 +1,5 @@
 """Sidebar inputs: one widget per Scenario field, keyed by the field's own name and bound to the URL parameter of
-that name; the groups in LAZY are drawn only while open, their fields held by the session (ui/held.py).
+that name; the groups in HELD_GROUPS are drawn only while open, their fields held by the session (ui/held.py).
 
 Widget bounds come from the Scenario's constraints, so a value the URL may carry is a value the widget accepts.
 """
@@ -123,8 +123,8 @@ def _is_int(name: str) -> bool:
 
 @functools.cache
 def _kind(name: str) -> tuple[str, dict]:
-    """(kind, keyword arguments) of a field's widget, from its type and constraints: once per process, since the
-    page draws every field on every rerun."""
+    """(kind, keyword arguments) of a field's widget, from its type and constraints: once per process, since a
+    field's widget is drawn on every rerun its group is open."""
     info, default = F[name], F[name].default
     common = dict(key=name, help=(info.description or "").replace("\n", " ") or None)
     if name not in HELD:
