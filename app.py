@@ -2,7 +2,8 @@
 
 Top-down: specs → link check → Scenario (from the widgets' state, or the link on a first run) → evaluate() → the
 headline, drawn before anything else → the sidebar widgets (each keyed by its Scenario field; URL-bound, or, in a
-closed group, not drawn and held by the session, ui/held.py) → the rest of the headline and the open tab. No arithmetic here beyond formatting; every number comes from calc/.
+closed group, not drawn and held by the session, ui/held.py) → the rest of the headline and the open tab. No
+arithmetic here beyond formatting; every number comes from calc/.
 """
 
 import gc

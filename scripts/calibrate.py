@@ -95,6 +95,11 @@ def _run_residuals(args) -> list[float]:
     return out
 
 
+def _all_residuals(pool, x: np.ndarray, n: int) -> list[float]:
+    """_run_residuals of the n calibration runs at constants x, on the pool's workers."""
+    return [v for vs in pool.map(_run_residuals, [(i, x) for i in range(n)]) for v in vs]
+
+
 def _calibration_runs(catalog) -> list:
     return [r for r in load_runs(catalog)[0] if r.part == "calibration"]
 
@@ -149,7 +154,7 @@ def fit(first_step: float = 2.0) -> None:
     n = len([r for r in runs if r.part == "calibration"])
     with Pool(2, initializer=_init) as pool:
         def residuals(x):
-            runs_r = [v for vs in pool.map(_run_residuals, [(i, x) for i in range(n)]) for v in vs]
+            runs_r = _all_residuals(pool, x, n)
             prior = [math.log(math.exp(x[SHARED.index(k)]) / v) / sd for k, (v, sd) in PRIORS.items()]
             return np.array(runs_r + prior)
 
@@ -190,7 +195,7 @@ def fit_front() -> None:
         def cost(y):
             x = x0.copy()
             x[idx] = y
-            return robust_cost(np.array([v for vs in pool.map(_run_residuals, [(i, x) for i in range(n)]) for v in vs]))
+            return robust_cost(np.array(_all_residuals(pool, x, n)))
 
         print(f"fitting {len(idx)} front-end constants on {n} calibration runs; initial cost {cost(x0[idx]):.2f}")
         y, best = pattern_search(cost, x0[idx], x0[idx] - 6.0, x0[idx] + 3.0)

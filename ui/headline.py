@@ -7,6 +7,7 @@ import streamlit as st
 
 from boundary import fmt, view, view_fleet
 from boundary.urlstate import cli_command, plain, query_string
+from ui.widgets import lazy_expander
 
 
 def _metrics(items: list[view.Metric]) -> None:
@@ -62,15 +63,12 @@ def headline_rest(r, link_base: str) -> None:
                    f"without sharing); {p.blocks_saved:,} blocks saved at C = {s.concurrency:,}.")  # fmt: skip
     if r.notes:
         st.info("**Notes and assumptions**\n" + "\n".join(f"- {plain(n, 600)}" for n in r.notes), icon=":material/info:")
-    # drawn only while open (each element is a message to the browser on every rerun): ~20 for the formulas
-    formulas = st.expander("Show the formulas (with this scenario's numbers)", key=FORMULAS, on_change="rerun")
-    if formulas.open:
+    if formulas := lazy_expander("Show the formulas (with this scenario's numbers)", FORMULAS):  # ~20 elements
         with formulas:
             for name, text in view.formulas(r).items():
                 st.markdown(f"**{plain(name)}**")
                 st.code(text, language=None, wrap_lines=True)
-    share = st.expander("Share: link and command line", key=SHARE, on_change="rerun")
-    if share.open:
+    if share := lazy_expander("Share: link and command line", SHARE):
         with share:
             st.caption("The address bar already holds this scenario; copy it or this link:")
             st.code(f"{link_base}?{query_string(s)}", language=None, wrap_lines=True)

@@ -126,57 +126,64 @@ def _kind(name: str) -> tuple[str, dict]:
     """(kind, keyword arguments) of a field's widget, from its type and constraints: once per process, since a
     field's widget is drawn on every rerun its group is open."""
     info, default = F[name], F[name].default
-    common = dict(key=name, help=(info.description or "").replace("\n", " ") or None)
-    if name not in HELD:
-        common["bind"] = "query-params"
+    common = dict(key=name, help=(info.description or "").replace("\n", " ") or None)  # the value: _source()
     if info.annotation is bool:
-        return "toggle", dict(value=default, **common)
+        return "toggle", common
     choices = get_args(info.annotation)
     if choices and all(isinstance(c, (str, int)) and not isinstance(c, bool) for c in choices) and \
             getattr(info.annotation, "__origin__", None) is not None and str(info.annotation).startswith("typing.Literal"):  # fmt: skip
-        return "selectbox", dict(options=list(choices), index=list(choices).index(default), **common)
+        return "selectbox", dict(options=list(choices), **common)
     if name in PAIRED:
         return "paired", {}
     lo, hi = field_bounds(name)
     if name in SLIDERS:
-        return "slider", dict(min_value=float(lo), max_value=float(hi), value=default, step=SLIDERS[name], **common)
+        return "slider", dict(min_value=float(lo), max_value=float(hi), step=SLIDERS[name], **common)
     if _is_int(name):
         return "number_input", dict(min_value=int(lo) if lo is not None else None,
-                                    max_value=int(hi) if hi is not None else None, value=default, step=1, **common)  # fmt: skip
+                                    max_value=int(hi) if hi is not None else None, step=1, **common)  # fmt: skip
     return "number_input", dict(min_value=float(lo) if lo is not None else None,
-                                max_value=float(hi) if hi is not None else None, value=default, format="%g",
+                                max_value=float(hi) if hi is not None else None, format="%g",
                                 placeholder="unset" if default is None else None, **common)  # fmt: skip
 
 
+def _source(name: str) -> dict:
+    """Where a field's input takes its value from: the URL parameter it is bound to, or, in a lazy group, the value
+    the session holds (ui/held.py; Streamlit forgot the input while its group was closed, and once drawn the input
+    keeps its own state, so the default is passed then, as for a bound input)."""
+    default = F[name].default
+    if name not in HELD:
+        return {"value": default, "bind": "query-params"}
+    return {"value": held.value(name) if name not in st.session_state else default}
+
+
 def widget(name: str, label: str, *, container=st, placeholder: str | None = None) -> None:
-    """The widget for one field; its value lands in st.session_state[name]. A held field's input starts from the
-    held value when its group opens (Streamlit forgot the input while the group was closed)."""
+    """The widget for one field; its value lands in st.session_state[name]."""
     kind, kwargs = _kind(name)
-    if name in HELD and name not in st.session_state:
-        v = held.value(name)
-        kwargs = {**kwargs, "index": kwargs["options"].index(v)} if kind == "selectbox" else {**kwargs, "value": v}
     if kind == "paired":
-        paired(name, label, container=container, placeholder=placeholder)
-    elif kind == "number_input":
-        container.number_input(label, **{**kwargs, "placeholder": placeholder or kwargs.get("placeholder")})
-    else:
-        getattr(container, kind)(label, **kwargs)
+        return paired(name, label, container=container, placeholder=placeholder)
+    src = _source(name)
+    if kind == "selectbox":
+        src["index"] = kwargs["options"].index(src.pop("value"))
+    if kind == "number_input":
+        src["placeholder"] = placeholder or kwargs.get("placeholder")
+    getattr(container, kind)(label, **{**kwargs, **src})
 
 
 def text_input(name: str, label: str, *, container=st, help: str | None = None) -> None:
-    """A text box for one field: bound to the URL, or, in a lazy group, starting from the held value."""
-    default = F[name].default
-    if name not in HELD:
-        container.text_input(label, value=default, key=name, bind="query-params", help=help)
-    else:
-        value = held.value(name) if name not in st.session_state else default
-        container.text_input(label, value=value, key=name, help=help)
+    """A text box for one field, bound to the URL or held like the other inputs (_source)."""
+    container.text_input(label, key=name, help=help, **_source(name))
+
+
+def lazy_expander(label: str, key: str, *, parent=st):
+    """An expander whose content is drawn only while it is open (opening or closing it reruns the page): the
+    expander, or None while it is closed. Every element drawn is a message to the browser on every rerun."""
+    box = parent.expander(label, key=key, on_change="rerun")
+    return box if box.open else None
 
 
 def lazy_group(label: str):
-    """A lazy group's expander (ui/held.py), or None while it is closed: then nothing inside is drawn."""
-    box = st.sidebar.expander(label, key=held.open_key(label), on_change="rerun")
-    return box if box.open else None
+    """A lazy sidebar group (ui/held.py): its expander, or None while it is closed."""
+    return lazy_expander(label, held.open_key(label), parent=st.sidebar)
 
 
 def _slider_label(v, unset: str) -> str:
@@ -194,19 +201,15 @@ def _follow(name: str) -> None:
 
 
 def paired(name: str, label: str, *, container=st, placeholder: str | None = None) -> None:
-    """A log-step slider and a number box for one field, both on the same URL parameter (the box's)."""
-    info, default = F[name], F[name].default
+    """A log-step slider and a number box for one field; the box owns it (its URL parameter or its held value)."""
+    info = F[name]
     lo, hi = field_bounds(name)
     grid, step = PAIRED[name]
     is_int = _is_int(name)
     unset = placeholder or "unset"
     container.caption(label, help=(info.description or "").replace("\n", " ") or None)
     left, right = container.columns([3, 2], vertical_alignment="center")
-    # the owner of the URL field (or, in a lazy group, of the held value) first: its value sets the slider's
-    if name not in HELD:
-        own = dict(value=default, bind="query-params")
-    else:
-        own = dict(value=held.value(name) if name not in st.session_state else default)
+    own = _source(name)  # the owner of the field first: its value sets the slider's
     with right:
         if is_int:
             value = st.number_input(label, min_value=int(lo), max_value=int(hi) if hi is not None else None,
