@@ -52,81 +52,88 @@ def once_per_process() -> bool:
     return True
 
 
-started = time.perf_counter()
-cat, pickers = catalog()
-once_per_process()
-state.check_link_once(cat)
-held.carry(HELD_GROUPS)
-scenario, kept_because = state.scenario_from_widgets(state.values_now())
-try:
-    report = evaluate(scenario, cat)
-    plan_error = None
-except InputError as e:
-    plan_error = e
-    scenario = st.session_state.get("_last_good", Scenario())
-    report = evaluate(scenario, cat)
-state.remember(scenario)
-link_base = st.context.url.split("?")[0] if st.context.url else ""
-# ----------------------------------------------------------------------------- the headline, before anything else
-st.title("LLM serving capacity planner")
-if cat.problems:  # a broken spec file is skipped, never fatal: say which
-    items = "\n".join(f"- {plain(p)}" for p in cat.problems)
-    st.warning(f"Spec files skipped (the others loaded):\n{items}", icon=":material/warning:")
-if state.link_warnings():
-    items = "\n".join(f"- {plain(w)}" for w in state.link_warnings())
-    st.warning(f"Part of the link was ignored (defaults used instead):\n{items}", icon=":material/warning:")
-if kept_because:
-    st.warning(f"Input not applied, keeping the last valid scenario — {plain(kept_because, MAX_MESSAGE_SHOWN)}",
-               icon=":material/warning:")  # fmt: skip
-if plan_error:
-    st.warning(f"This scenario cannot be planned — {plain(plan_error, MAX_MESSAGE_SHOWN)}. Showing the last valid one.",
-               icon=":material/warning:")  # fmt: skip
-headline_top(report)
-paused_s = state.let_the_headline_paint()
-# ----------------------------------------------------------------------------- the sidebar
-st.sidebar.title("Scenario")
-sidebar_specs(pickers)
-try:
-    model_spec, gpu_spec = resolve(Scenario.model_validate({k: v for k, v in current_values().items()
-                                                            if k in ("model", "gpu", "custom_model")}), cat)  # fmt: skip
-except (InputError, ValueError):
-    model_spec, gpu_spec = None, cat.gpus.get(st.session_state.get("gpu", ""))
-sidebar_rest(model_spec, gpu_spec)
-search_tab.sidebar()
-held.publish(HELD_GROUPS)  # the closed groups' fields into the link, by hand
-drawn, _ = state.scenario_from_widgets(current_values())
-if drawn != scenario and not plan_error and not st.session_state.get("_redrawn"):
-    st.session_state["_redrawn"] = True  # the widgets hold other values than the headline used: once, redraw
-    st.rerun()
-st.session_state["_redrawn"] = False
-# ----------------------------------------------------------------------------- the rest, charts last
-pinned, pin_error = state.decode_pin(st.query_params["pin"]) if "pin" in st.query_params else (None, None)
-if pin_error:
-    st.warning(plain(pin_error, MAX_MESSAGE_SHOWN), icon=":material/warning:")
-headline_rest(report, link_base)
-t = st.tabs([*tabs.TABS, search_tab.LABEL], key="tab", on_change="rerun")
-if t[0].open:
-    with t[0]:
-        tabs.memory_tab(report)
-if t[1].open:
-    with t[1]:
-        tabs.latency_tab(report)
-if t[2].open:
-    with t[2]:
-        tabs.beyond_tab(report)
-if t[3].open:
-    with t[3]:
-        tabs.slo_tab(report)
-if t[4].open:
-    with t[4]:
-        tabs.compare_tab(report, cat, pinned, link_base)
-if t[5].open:
-    with t[5]:
-        tabs.log_tab(report, cat)
-if t[6].open:
-    with t[6]:
-        search_tab.render(scenario, cat, link_base)
+def main() -> None:
+    """One run of the page. Its names are locals, not module globals: Streamlit keeps the last run's script module
+    in sys.modules until the next run starts, so globals would hold that run's report, charts and containers
+    alive after every session has gone."""
+    started = time.perf_counter()
+    cat, pickers = catalog()
+    once_per_process()
+    state.check_link_once(cat)
+    held.carry(HELD_GROUPS)
+    scenario, kept_because = state.scenario_from_widgets(state.values_now())
+    try:
+        report = evaluate(scenario, cat)
+        plan_error = None
+    except InputError as e:
+        plan_error = e
+        scenario = st.session_state.get("_last_good", Scenario())
+        report = evaluate(scenario, cat)
+    state.remember(scenario)
+    link_base = st.context.url.split("?")[0] if st.context.url else ""
+    # ----------------------------------------------------------------------------- the headline, before anything else
+    st.title("LLM serving capacity planner")
+    if cat.problems:  # a broken spec file is skipped, never fatal: say which
+        items = "\n".join(f"- {plain(p)}" for p in cat.problems)
+        st.warning(f"Spec files skipped (the others loaded):\n{items}", icon=":material/warning:")
+    if state.link_warnings():
+        items = "\n".join(f"- {plain(w)}" for w in state.link_warnings())
+        st.warning(f"Part of the link was ignored (defaults used instead):\n{items}", icon=":material/warning:")
+    if kept_because:
+        st.warning(f"Input not applied, keeping the last valid scenario — {plain(kept_because, MAX_MESSAGE_SHOWN)}",
+                   icon=":material/warning:")  # fmt: skip
+    if plan_error:
+        st.warning(f"This scenario cannot be planned — {plain(plan_error, MAX_MESSAGE_SHOWN)}. Showing the last valid one.",
+                   icon=":material/warning:")  # fmt: skip
+    headline_top(report)
+    paused_s = state.let_the_headline_paint()
+    # ----------------------------------------------------------------------------- the sidebar
+    st.sidebar.title("Scenario")
+    sidebar_specs(pickers)
+    try:
+        model_spec, gpu_spec = resolve(Scenario.model_validate({k: v for k, v in current_values().items()
+                                                                if k in ("model", "gpu", "custom_model")}), cat)  # fmt: skip
+    except (InputError, ValueError):
+        model_spec, gpu_spec = None, cat.gpus.get(st.session_state.get("gpu", ""))
+    sidebar_rest(model_spec, gpu_spec)
+    search_tab.sidebar()
+    held.publish(HELD_GROUPS)  # the closed groups' fields into the link, by hand
+    drawn, _ = state.scenario_from_widgets(current_values())
+    if drawn != scenario and not plan_error and not st.session_state.get("_redrawn"):
+        st.session_state["_redrawn"] = True  # the widgets hold other values than the headline used: once, redraw
+        st.rerun()
+    st.session_state["_redrawn"] = False
+    # ----------------------------------------------------------------------------- the rest, charts last
+    pinned, pin_error = state.decode_pin(st.query_params["pin"]) if "pin" in st.query_params else (None, None)
+    if pin_error:
+        st.warning(plain(pin_error, MAX_MESSAGE_SHOWN), icon=":material/warning:")
+    headline_rest(report, link_base)
+    t = st.tabs([*tabs.TABS, search_tab.LABEL], key="tab", on_change="rerun")
+    if t[0].open:
+        with t[0]:
+            tabs.memory_tab(report)
+    if t[1].open:
+        with t[1]:
+            tabs.latency_tab(report)
+    if t[2].open:
+        with t[2]:
+            tabs.beyond_tab(report)
+    if t[3].open:
+        with t[3]:
+            tabs.slo_tab(report)
+    if t[4].open:
+        with t[4]:
+            tabs.compare_tab(report, cat, pinned, link_base)
+    if t[5].open:
+        with t[5]:
+            tabs.log_tab(report, cat)
+    if t[6].open:
+        with t[6]:
+            search_tab.render(scenario, cat, link_base)
 
-state.warn_if_link_dropped()
-st.session_state["_script_ms"] = (time.perf_counter() - started - paused_s) * 1e3  # the pause is not work
-st.caption(f"Computed in {st.session_state['_script_ms']:,.1f} ms on the server.")
+    state.warn_if_link_dropped()
+    st.session_state["_script_ms"] = (time.perf_counter() - started - paused_s) * 1e3  # the pause is not work
+    st.caption(f"Computed in {st.session_state['_script_ms']:,.1f} ms on the server.")
+
+
+main()

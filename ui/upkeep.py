@@ -19,12 +19,25 @@ EVERY_S = 10.0  # a closed tab's session is released at most this long after its
 
 
 def shut_down_expired(storage) -> int:
-    """Remove the expired sessions from a MemorySessionStorage and shut each down as Streamlit's own close does
-    (its media and uploaded files, its script thread's event loop); the number removed."""
+    """Remove the expired sessions from a MemorySessionStorage, shut each down as Streamlit's own close does (its
+    media and uploaded files, its script thread's event loop) and release what it holds; the number removed."""
     removed = [info for _, info in storage._cache.expire()]
     for info in removed:
         info.session.shutdown()
+        release(info.session)
     return len(removed)
+
+
+def release(session) -> None:
+    """Drop what a shut-down session holds. Streamlit's send loop keeps the last session it flushed in a local
+    variable until the next visitor connects (streamlit/runtime/runtime.py, _loop_coroutine), so the last tab of a
+    crowd, with its session state, widget registry and queued messages, would outlive the crowd; scattered through
+    the heap the crowd grew, its objects keep that heap from being handed back."""
+    from streamlit.runtime.state import SessionState
+
+    session._session_state = SessionState()
+    session._browser_queue.clear()
+    session._fragment_storage.clear()
 
 
 def reap_dropped_sessions() -> int:
@@ -70,3 +83,4 @@ def start(every_s: float = EVERY_S) -> None:
                 trim(0)
 
     threading.Thread(target=loop, name="upkeep", daemon=True).start()
+
