@@ -140,11 +140,38 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
                 measured=r.get("measured") or {},
                 gpu_family=catalog.gpus[gpu].arch,
             ))  # fmt: skip
+    impossible = _beyond_the_hardware(runs, catalog)
+    skipped += [(r.id, impossible[r.group]) for r in runs if r.group in impossible]
+    runs = [r for r in runs if r.group not in impossible]
     new = {r.group: r.gpu_family for r in runs if not r.part}
     if new:  # groups the split has not seen: the same rule over them alone
         parts = stratified_split(new)
         runs = [replace(r, part=parts[r.group]) if not r.part else r for r in runs]
     return runs, skipped
+
+
+def _beyond_the_hardware(runs: list[BenchRun], catalog) -> dict[str, str]:
+    """{group: why} for the groups where one request alone (concurrency or batch 1) got its first token, or its next
+    ones, sooner than the stated GPUs' roofline floor allows (prefill FLOPs / peak FLOP/s, or bytes / bandwidth):
+    such a setup had more GPUs than stated, or a cached prompt, and every run of the group is then unusable."""
+    from calc.evaluate import evaluate
+
+    out: dict[str, str] = {}
+    for r in runs:
+        alone = r.kind == "serve" and r.max_concurrency == 1
+        if not alone or r.group in out:
+            continue
+        d = r.measured
+        ttft_ms, tpot_ms = d.get("median_ttft_ms") or d.get("mean_ttft_ms"), d.get("median_tpot_ms") or d.get("mean_tpot_ms")
+        lat = evaluate(r.scenario, catalog).latency
+        gpus = f"{r.scenario.tensor_parallel_size * r.scenario.pipeline_parallel_size} × {r.scenario.gpu}"
+        if ttft_ms and ttft_ms / 1e3 < lat.prefill.floor_s:
+            out[r.group] = (f"{r.id}: first token in {ttft_ms:,.1f} ms, below the {lat.prefill.floor_s * 1e3:,.1f} ms "
+                            f"prefill floor of {gpus}; GPU count or prompt caching not as stated")  # fmt: skip
+        elif tpot_ms and tpot_ms / 1e3 < lat.decode.floor_s:
+            out[r.group] = (f"{r.id}: {tpot_ms:,.1f} ms per output token, below the {lat.decode.floor_s * 1e3:,.1f} ms "
+                            f"decode floor of {gpus}; GPU count not as stated")  # fmt: skip
+    return out
 
 
 def _range_ratio(r: dict) -> float:

@@ -5,6 +5,7 @@ report the error on the held-out part.
                                           # (STEP: the first multiplicative step, default 2; 1.25 to refine a fit)
     python scripts/calibrate.py fit-front # refit only the front-end constants (request_overhead_s, request_token_s,
                                           # chat_request_s of both engines), every other constant as shipped
+    python scripts/calibrate.py fit-only NAME ...  # refit only these per-engine constants (e.g. a new term's)
     python scripts/calibrate.py report    # held-out error table → tests/data/benchmarks/errors.json and README
 
 What is fitted: the kernel shares every engine's kernels have in common (GEMM ramp and share, attention, fp8 /
@@ -183,25 +184,30 @@ def fit(first_step: float = 2.0) -> None:
 FRONT = ("request_overhead_s", "request_token_s", "chat_request_s")
 
 
-def fit_front() -> None:
-    """The front-end constants alone, on the calibration runs, with the kernel shares and step costs as shipped:
-    what a new front-end term (the chat endpoint's) needs without refitting everything (a full fit takes ~30 min
-    on two cores, this one ~3)."""
+def fit_only(names: tuple[str, ...]) -> None:
+    """Only these per-engine constants, on the calibration runs, with every other constant as shipped: what a new
+    term needs without refitting everything (a full fit takes ~30 min on two cores, this one a few). A constant
+    shipped as 0 (a term not fitted yet) starts from 10 µs; each may range over 0.1 µs … 10 ms (log space)."""
+    unknown = [n for n in names if n not in OWN]
+    if unknown or not names:
+        sys.exit(f"fit-only: name one or more of {', '.join(OWN)} (got {', '.join(unknown) or 'none'})")
     catalog = load_catalog()
     n = len(_calibration_runs(catalog))
     x0 = _x0(catalog)
-    idx = [len(SHARED) + k * len(OWN) + OWN.index(name) for k in (0, 1) for name in FRONT]
+    idx = [len(SHARED) + k * len(OWN) + OWN.index(name) for k in (0, 1) for name in names]
+    start = np.where(x0[idx] <= math.log(1e-6), math.log(1e-5), x0[idx])
+    lo, hi = np.minimum(start - 6.0, math.log(1e-7)), np.maximum(start + 3.0, math.log(1e-2))
     with Pool(2, initializer=_init) as pool:
         def cost(y):
             x = x0.copy()
             x[idx] = y
             return robust_cost(np.array(_all_residuals(pool, x, n)))
 
-        print(f"fitting {len(idx)} front-end constants on {n} calibration runs; initial cost {cost(x0[idx]):.2f}")
-        y, best = pattern_search(cost, x0[idx], x0[idx] - 6.0, x0[idx] + 3.0)
+        print(f"fitting {', '.join(names)} of both engines on {n} calibration runs; shipped cost {cost(x0[idx]):.2f}")
+        y, best = pattern_search(cost, start, lo, hi)
         print(f"final cost {best:.2f}")
     for k, name in enumerate(("vllm", "sglang")):
-        update = {f: float(np.exp(y[k * len(FRONT) + j])) for j, f in enumerate(FRONT)}
+        update = {f: float(np.exp(y[k * len(names) + j])) for j, f in enumerate(names)}
         _write_engine(name, catalog.engines[name].model_copy(update=update))
     report()
 
@@ -257,6 +263,8 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "fit":
         fit(float(sys.argv[2]) if len(sys.argv) > 2 else 2.0)  # a refit from fitted values may start with a small step
     elif len(sys.argv) > 1 and sys.argv[1] == "fit-front":
-        fit_front()
+        fit_only(FRONT)
+    elif len(sys.argv) > 1 and sys.argv[1] == "fit-only":
+        fit_only(tuple(sys.argv[2:]))
     else:
         report()

@@ -94,3 +94,20 @@ def test_an_error_is_predicted_over_measured_minus_one(runs):
     c = RunCheck(run, m, {"tpot": 0.010, "ttft": 0.017317817000048308})
     assert c.error("tpot") == pytest.approx(0.0499, abs=1e-4) and c.error("ttft") == pytest.approx(0.0)
     assert c.error("throughput") is None  # measured but not predicted: no error, not a zero
+
+
+def test_a_setup_faster_than_its_stated_gpus_allow_is_left_out(catalog):
+    """Tenstorrent's A100 sweep (issue 340) does not state its GPU count. Its Qwen3-14B prompt of 4,096 tokens got
+    its first token in 217.2 ms, but the weight matmuls alone are 2 FLOP × 13.21e9 non-embedding weights
+    (40 layers × (q 5120·5120 + k, v 2·5120·1024 + o 5120·5120 + MLP 3·5120·17408)) × 4,096 tokens
+    = 1.082e14 FLOP, 347 ms at one A100's 312 TFLOP/s peak: more than one GPU served it, so none of its runs can
+    calibrate a one-GPU prediction."""
+    per_layer = 5120 * 5120 + 2 * 5120 * 1024 + 5120 * 5120 + 3 * 5120 * 17408
+    floor_s = 2 * 40 * per_layer * 4096 / 312e12
+    assert floor_s == pytest.approx(0.347, abs=0.001) and floor_s > 0.2172
+    runs, skipped = load_runs(catalog)
+    why = dict(skipped)
+    assert "below the 369.0 ms prefill floor" in why["tt-340-qwen3-14b-a100-isl4096-osl128-c1"]
+    assert "tt-340-qwen3-14b-a100-isl128-osl128-c1" in why  # the whole group goes
+    assert not any(r.id.startswith("tt-340") for r in runs)
+    assert not any("floor" in w for rid, w in skipped if not rid.startswith("tt-340"))  # no other source
