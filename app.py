@@ -109,27 +109,13 @@ def main() -> None:
         st.warning(plain(pin_error, MAX_MESSAGE_SHOWN), icon=":material/warning:")
     headline_rest(report, link_base)
     t = st.tabs([*tabs.TABS, search_tab.LABEL], key="tab", on_change="rerun")
-    if t[0].open:
-        with t[0]:
-            tabs.memory_tab(report)
-    if t[1].open:
-        with t[1]:
-            tabs.latency_tab(report)
-    if t[2].open:
-        with t[2]:
-            tabs.beyond_tab(report)
-    if t[3].open:
-        with t[3]:
-            tabs.slo_tab(report)
-    if t[4].open:
-        with t[4]:
-            tabs.compare_tab(report, cat, pinned, link_base)
-    if t[5].open:
-        with t[5]:
-            tabs.log_tab(report, cat)
-    if t[6].open:
-        with t[6]:
-            search_tab.render(scenario, cat, link_base)
+    draw = (lambda: tabs.memory_tab(report), lambda: tabs.latency_tab(report), lambda: tabs.beyond_tab(report),
+            lambda: tabs.slo_tab(report), lambda: tabs.compare_tab(report, cat, pinned, link_base),
+            lambda: tabs.log_tab(report, cat), lambda: search_tab.render(scenario, cat, link_base))  # fmt: skip
+    for tab, drawn_here in zip(t, draw, strict=True):
+        if tab.open:  # only the open tab is drawn
+            with tab:
+                drawn_here()
 
     state.warn_if_link_dropped()
     st.session_state["_script_ms"] = (time.perf_counter() - started - paused_s) * 1e3  # the pause is not work
