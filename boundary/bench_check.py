@@ -15,7 +15,7 @@ import math
 import statistics
 from dataclasses import dataclass, replace
 
-from boundary.bench_data import BenchRun
+from boundary.bench_data import BenchRun, printed_ms
 from calc import bench
 from calc.evaluate import evaluate
 
@@ -44,8 +44,7 @@ def is_burst(run: BenchRun) -> bool:
 def measured(run: BenchRun) -> dict[str, float]:
     """The metrics a run printed, in seconds and tokens/s."""
     d, out = run.measured, {}
-    tpot = d.get("median_tpot_ms") or d.get("mean_tpot_ms") or d.get("median_itl_ms")
-    ttft = d.get("median_ttft_ms") or d.get("mean_ttft_ms")
+    ttft, tpot = printed_ms(d)
     if tpot and run.scenario.output_len >= MIN_TPOT_TOKENS:
         out["tpot"] = tpot / 1e3
     if ttft:

@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from calc.custom import encode_custom_model
+from calc.evaluate import evaluate
 from calc.hf_config import model_from_hf_config
 from calc.scenario import Scenario
 
@@ -150,19 +151,23 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
     return runs, skipped
 
 
-def _beyond_the_hardware(runs: list[BenchRun], catalog) -> dict[str, str]:
-    """{group: why} for the groups where one request alone (concurrency or batch 1) got its first token, or its next
-    ones, sooner than the stated GPUs' roofline floor allows (prefill FLOPs / peak FLOP/s, or bytes / bandwidth):
-    such a setup had more GPUs than stated, or a cached prompt, and every run of the group is then unusable."""
-    from calc.evaluate import evaluate
+def printed_ms(d: dict) -> tuple[float | None, float | None]:
+    """(TTFT, TPOT) in ms as a run printed them: the median where it gives one, else the mean (TPOT: else the
+    median ITL)."""
+    return (d.get("median_ttft_ms") or d.get("mean_ttft_ms"),
+            d.get("median_tpot_ms") or d.get("mean_tpot_ms") or d.get("median_itl_ms"))  # fmt: skip
 
+
+def _beyond_the_hardware(runs: list[BenchRun], catalog) -> dict[str, str]:
+    """{group: why} for the groups where one request alone (a closed loop at concurrency 1) got its first token, or
+    its next ones, sooner than the stated GPUs' roofline floor allows (prefill FLOPs / peak FLOP/s, or bytes /
+    bandwidth): such a setup had more GPUs than stated, or a cached prompt, and every run of the group is then
+    unusable."""
     out: dict[str, str] = {}
     for r in runs:
-        alone = r.kind == "serve" and r.max_concurrency == 1
-        if not alone or r.group in out:
+        if r.kind != "serve" or r.max_concurrency != 1 or r.group in out:
             continue
-        d = r.measured
-        ttft_ms, tpot_ms = d.get("median_ttft_ms") or d.get("mean_ttft_ms"), d.get("median_tpot_ms") or d.get("mean_tpot_ms")
+        ttft_ms, tpot_ms = printed_ms(r.measured)
         lat = evaluate(r.scenario, catalog).latency
         gpus = f"{r.scenario.tensor_parallel_size * r.scenario.pipeline_parallel_size} × {r.scenario.gpu}"
         if ttft_ms and ttft_ms / 1e3 < lat.prefill.floor_s:

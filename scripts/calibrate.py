@@ -23,6 +23,7 @@ import datetime
 import json
 import math
 import sys
+from collections.abc import Callable
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -170,16 +171,14 @@ def fit(first_step: float = 2.0) -> None:
         print(f"fitting on {n} calibration runs; initial cost {robust_cost(residuals(x0)):.2f}")
         x, cost = pattern_search(lambda y: robust_cost(residuals(y)), x0, x0 - 4.0, hi, step=math.log(first_step))
         print(f"final cost {cost:.2f}")
-    _state["catalog"] = catalog
-    fitted = _engines(x)
     today = datetime.date.today().isoformat()
-    for name, spec in fitted.items():
+
+    def source(name: str) -> str:
         own_runs = sum(1 for r in runs if r.part == "calibration" and r.scenario.engine == name)
-        spec = spec.model_copy(update={"source": f"fitted by scripts/calibrate.py on {today}: kernel shares on all {n} "
-                                       f"calibration runs, fixed costs on this engine's {own_runs} (tests/data/"
-                                       "benchmarks, split.yaml); held-out error in README.md"})  # fmt: skip
-        _write_engine(name, spec)
-    report()
+        return (f"fitted by scripts/calibrate.py on {today}: kernel shares on all {n} calibration runs, fixed costs "
+                f"on this engine's {own_runs} (tests/data/benchmarks, split.yaml); held-out error in README.md")
+
+    _write_fitted(x, catalog, source)
 
 
 FRONT = ("request_overhead_s", "request_token_s", "chat_request_s")
@@ -207,11 +206,19 @@ def fit_only(names: tuple[str, ...]) -> None:
         print(f"fitting {', '.join(names)} of both engines on {n} calibration runs; shipped cost {cost(x0[idx]):.2f}")
         y, best = pattern_search(cost, start, lo, hi)
         print(f"final cost {best:.2f}")
-    for k, name in enumerate(("vllm", "sglang")):
-        update = {f: float(np.exp(y[k * len(names) + j])) for j, f in enumerate(names)}
-        if "layer_overhead_s" in update:  # the eager cost follows the graph one, as in the fit
-            update["layer_overhead_eager_s"] = update["layer_overhead_s"] * EAGER_RATIO
-        _write_engine(name, catalog.engines[name].model_copy(update=update))
+    x = x0.copy()
+    x[idx] = y
+    today = datetime.date.today().isoformat()
+    _write_fitted(x, catalog, lambda name: f"{catalog.engines[name].source}; {', '.join(names)} refitted alone by "
+                  f"`scripts/calibrate.py fit-only` on {today} on {n} calibration runs")  # fmt: skip
+
+
+def _write_fitted(x: np.ndarray, catalog, source: Callable[[str], str]) -> None:
+    """Both engine specs at constants x, as the fit saw them (the eager layer cost derived from the graph one),
+    each with its source line; then the held-out report."""
+    _state["catalog"] = catalog
+    for name, spec in _engines(x).items():
+        _write_engine(name, spec.model_copy(update={"source": source(name)}))
     report()
 
 

@@ -83,4 +83,3 @@ def start(every_s: float = EVERY_S) -> None:
                 trim(0)
 
     threading.Thread(target=loop, name="upkeep", daemon=True).start()
-
