@@ -88,6 +88,12 @@ class SearchResult:
         """Requests/s of one replica served within both SLOs: throughput × conformance."""
         return self.requests_per_s * self.conformance
 
+    def conformance_at(self, i: int) -> float:
+        """conformance[i] alone: a row's figure without the whole space's (a scalar Φ per configuration)."""
+        if "conformance" in self.__dict__:
+            return float(self.conformance[i])
+        return float(Slo(self.scenario).conformance(self.ttft_s[i: i + 1], self.tpot_s[i: i + 1])[0])
+
     def why_not(self, i: int) -> str:
         return WHY[self.why[i]]
 

@@ -14,6 +14,8 @@ from conftest import field, open_group_of, page_tables
 from streamlit.testing.v1 import AppTest
 from test_app import run as app_run
 
+from boundary import view_fleet
+from boundary.markdown import md_text
 from ui.tabs import TABS
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -305,3 +307,25 @@ def test_a_missing_headline_number_shows_a_dash_and_its_reason_under_it():
     cost = next(m for m in at.metric if m.label == "Cost / M output tokens")
     assert (reps.value, reps.delta) == (DASH, "SLOs not met")
     assert (cost.value, cost.delta) == (DASH, "no price: set gpu_hour_price")
+
+
+def test_the_gpu_options_table_follows_the_scenario_but_not_its_concurrency():
+    """The SLO tab keeps the table per scenario less its concurrency (ui/tabs.py): moving concurrency shows the same
+    table a fresh computation gives, and a request rate's change reaches it."""
+    from calc.evaluate import evaluate
+    from calc.loader import load_catalog
+    from calc.scenario import Scenario
+
+    def options(at):
+        return next(df for df in page_tables(at) if "capacity per replica" in df.columns)
+
+    at = run({"request_rate": "3"}, "SLOs & replicas")
+    first = options(at)
+    at.number_input(key="concurrency").set_value(97).run()
+    assert not at.exception and options(at).equals(first)
+    fresh = view_fleet.gpu_options_table(evaluate(Scenario(request_rate=3, concurrency=97), load_catalog()))
+    assert first["GPUs"].tolist() == [md_text(row[4]) for row in fresh.rows]
+    at.number_input(key="request_rate").set_value(30.0).run()
+    more = options(at)
+    assert not at.exception and sorted(more["GPU"]) == sorted(first["GPU"])  # sorted by cost: the order may move
+    assert sum(int(x.replace(",", "")) for x in more["GPUs"]) > sum(int(x.replace(",", "")) for x in first["GPUs"])

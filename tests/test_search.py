@@ -102,6 +102,21 @@ def test_cost_is_price_times_gpus_over_output_tokens(small):
     assert d["currency"] == "USD" and d["tokens_per_s_per_user"] == pytest.approx(1 / d["tpot_s"])
 
 
+def test_a_rows_conformance_is_its_own_without_the_whole_spaces(catalog):
+    """row() computes one configuration's Φ(TTFT) · Φ(TPOT), not every configuration's (the page's rerun cost)."""
+    from calc.goodput import p_within
+
+    r = search(scenario(**SMALL), catalog)
+    i = r.cheapest
+    d = row(r, i)
+    assert "conformance" not in r.__dict__  # the whole space's array was not built
+    s = r.scenario
+    by_hand = (p_within(median_s=r.ttft_s[i], slo_s=s.slo_ttft_s, sigma=s.latency_sigma)
+               * p_within(median_s=r.tpot_s[i], slo_s=s.slo_tpot_s, sigma=s.latency_sigma))  # fmt: skip
+    assert d["conformance"] == by_hand == r.conformance[i]
+    assert d["goodput_rps"] == pytest.approx(r.requests_per_s[i] * by_hand) and r.goodput_rps[i] == d["goodput_rps"]
+
+
 def test_serve_commands_carry_every_flag(small):
     agg = small.top(1, disaggregated=False)[0]
     (role, cmd), = serve_commands(small, agg)

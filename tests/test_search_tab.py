@@ -78,3 +78,12 @@ def test_the_chart_has_a_point_per_configuration_shown(catalog):
     assert set(r.frontier) <= set(ids) and r.cheapest in ids
     assert fig.layout.xaxis.title.text == "tokens/s per user (1 / TPOT)"
     assert all("per M output tokens" in t for tr in fig.data for t in tr.text)
+
+
+def test_the_chart_is_already_what_plotly_validation_makes_of_it(catalog):
+    import plotly.graph_objects as go
+
+    for kw in ({}, DONE_WHEN, {"model": "deepseek-v3"}):
+        r = search(Scenario.model_validate(kw), catalog)
+        spec = pareto_figure(r, {g: s.name for g, s in catalog.gpus.items()}, r.cheapest).to_dict()
+        assert go.Figure(spec).to_dict() == spec, kw

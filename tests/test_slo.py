@@ -97,6 +97,19 @@ def test_capacity_respects_the_quota(catalog):
     assert r.fleet.capacity.conformance >= 0.9
 
 
+def test_options_do_not_depend_on_the_scenarios_concurrency(catalog):
+    """What lets the page keep the GPU options table per scenario less its concurrency (ui/tabs.py)."""
+    from calc.replicas import gpu_options
+
+    def options(c: int):
+        s = scenario(concurrency=c, request_rate=4.0)
+        return gpu_options(s, catalog.models[s.model], catalog.gpus[s.gpu], catalog.gpus, catalog.engines["vllm"])
+
+    first = options(1)
+    assert len(first) > 5  # most shipped GPUs serve the default model
+    assert all(options(c) == first for c in (7, 64, 256))
+
+
 def test_options_price_only_the_scenarios_gpu_with_its_price(catalog):
     from calc.replicas import gpu_options
 
