@@ -30,6 +30,6 @@ def _per_request(x: np.ndarray, qs) -> tuple[float, ...]:
 
 
 def distribution(res: SimResult, quantiles: tuple[float, ...] = QUANTILES) -> Distribution:
-    itl = tuple(res.itl.percentile_s(q) for q in quantiles) if res.itl.count else ()
+    itl = res.itl.percentiles_s(quantiles) if res.itl.count else ()
     return Distribution(tuple(quantiles), _per_request(res.ttft_s, quantiles), _per_request(res.tpot_s, quantiles),
                         _per_request(res.e2e_s, quantiles), itl, int(np.isfinite(res.e2e_s).sum()))  # fmt: skip

@@ -5,7 +5,8 @@ Inter-token latencies are kept as weighted segments, not one entry per token: a 
 steps of n sequences is one segment of k evenly spaced gap values from lo to hi, each seen by n requests
 (k · n samples). Percentiles are those numpy.percentile's default ("linear") method gives on the expanded samples:
     h = (M − 1) · q / 100,   P_q = x_⌊h⌋ + (h − ⌊h⌋) · (x_⌊h⌋+1 − x_⌊h⌋)        x sorted, M samples
-where the value of rank i is found by bisection on the sample count (no expansion, however many tokens).
+where the value of rank i is found by bisection on the sample count (no expansion, however many tokens; every
+rank a page needs in one pass).
 TPOT per request = (E2E − TTFT) / (output_len − 1), vllm bench serve's definition (no TPOT for one-token outputs).
 """
 
@@ -72,48 +73,53 @@ class ItlSegments:
     def mean_s(self) -> float:
         return float((self.sum_s * self.weight).sum() / self.count) if self.count else 0.0
 
-    def _count_le(self, v: float) -> int:
-        """Samples ≤ v: per segment ⌊(v − lo) / Δ⌋ + 1 values, clipped to [0, steps], Δ = (hi − lo) / (steps − 1)."""
-        span = self.hi_s - self.lo_s
-        delta = np.where(self.steps > 1, span / np.maximum(self.steps - 1, 1), 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            n_le = np.where(delta > 0, np.floor((v - self.lo_s) / delta) + 1, np.where(v >= self.lo_s, self.steps, 0))
-        return int((np.clip(n_le, 0, self.steps) * self.weight).sum())
+    def _delta(self) -> np.ndarray:
+        """Δ = (hi − lo) / (steps − 1) per segment, 0 for a one-value segment."""
+        return np.where(self.steps > 1, (self.hi_s - self.lo_s) / np.maximum(self.steps - 1, 1), 0.0)
 
-    def _value_at_rank(self, rank: int) -> float:
-        """x_rank (0-based) of the sorted expansion: the smallest v with count(≤ v) ≥ rank + 1, snapped to a sample."""
-        lo, hi = float(self.lo_s.min()), float(self.hi_s.max())
+    def _count_le(self, v: np.ndarray) -> np.ndarray:
+        """Samples ≤ each v: per segment ⌊(v − lo) / Δ⌋ + 1 values, clipped to [0, steps] (segments × values)."""
+        lo, steps, delta = self.lo_s[:, None], self.steps[:, None], self._delta()[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            n_le = np.where(delta > 0, np.floor((v[None, :] - lo) / delta) + 1, np.where(v[None, :] >= lo, steps, 0))
+        return (np.clip(n_le, 0, steps) * self.weight[:, None]).sum(axis=0)
+
+    def _values_at_ranks(self, ranks: np.ndarray) -> np.ndarray:
+        """x_rank (0-based) of the sorted expansion for each rank: the smallest v with count(≤ v) ≥ rank + 1, by
+        bisection on v (all ranks at once, each stopping on its own), snapped to a sample."""
+        need = np.asarray(ranks, dtype=float) + 1
+        lo = np.full(need.shape, float(self.lo_s.min()))
+        hi = np.full(need.shape, float(self.hi_s.max()))
         for _ in range(200):
-            if hi - lo <= 1e-15 * max(abs(hi), 1e-300):
-                break
             mid = 0.5 * (lo + hi)
-            if mid <= lo or mid >= hi:
+            live = (hi - lo > 1e-15 * np.maximum(np.abs(hi), 1e-300)) & (mid > lo) & (mid < hi)
+            if not live.any():
                 break
-            if self._count_le(mid) >= rank + 1:
-                hi = mid
-            else:
-                lo = mid
-        if self._count_le(lo) >= rank + 1:
-            hi = lo
+            up = self._count_le(mid) >= need
+            hi = np.where(live & up, mid, hi)
+            lo = np.where(live & ~up, mid, lo)
+        hi = np.where(self._count_le(lo) >= need, lo, hi)
         # snap to the largest sample ≤ hi (bisection stops within rounding of it)
-        delta = np.where(self.steps > 1, (self.hi_s - self.lo_s) / np.maximum(self.steps - 1, 1), 0.0)
+        base, delta = self.lo_s[:, None], self._delta()[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
-            j = np.where(delta > 0, np.floor((hi - self.lo_s) / delta), 0.0)
-        j = np.clip(j, 0, self.steps - 1)
-        cand = self.lo_s + j * delta
-        ok = cand <= hi * (1 + 1e-12) + 1e-300
-        return float(cand[ok].max()) if ok.any() else hi
+            j = np.where(delta > 0, np.floor((hi[None, :] - base) / delta), 0.0)
+        cand = base + np.clip(j, 0, self.steps[:, None] - 1) * delta
+        ok = cand <= hi[None, :] * (1 + 1e-12) + 1e-300
+        return np.where(ok.any(axis=0), np.where(ok, cand, -np.inf).max(axis=0), hi)
 
-    def percentile_s(self, q: float) -> float:
+    def percentiles_s(self, qs) -> tuple[float, ...]:
+        """numpy.percentile(expanded samples, q) for each q, without expanding them."""
         m = self.count
         if m == 0:
-            return 0.0
-        h = (m - 1) * q / 100
-        i = math.floor(h)
-        x_i = self._value_at_rank(i)
-        if h == i:
-            return x_i
-        return x_i + (h - i) * (self._value_at_rank(i + 1) - x_i)
+            return tuple(0.0 for _ in qs)
+        h = (m - 1) * np.asarray(qs, dtype=float) / 100
+        i = np.floor(h)
+        x = self._values_at_ranks(np.concatenate([i, i + 1]))
+        x_i, x_next = x[: len(i)], x[len(i):]
+        return tuple(float(a) if f == 0 else float(a + f * (b - a)) for a, b, f in zip(x_i, x_next, h - i, strict=True))
+
+    def percentile_s(self, q: float) -> float:
+        return self.percentiles_s([q])[0]
 
 
 def _stat_ms(values: np.ndarray) -> tuple[float, float, float]:
@@ -158,7 +164,7 @@ class SimResult:
         in_tokens = float(self.input_lens[done].sum())
         d = self.duration_s if self.duration_s > 0 else math.inf
         ttft, tpot, e2el = _stat_ms(self.ttft_s), _stat_ms(self.tpot_s), _stat_ms(self.e2e_s)
-        itl = (self.itl.mean_s / MS, self.itl.percentile_s(50) / MS, self.itl.percentile_s(99) / MS)
+        itl = (self.itl.mean_s / MS, *(x / MS for x in self.itl.percentiles_s((50, 99))))
         out = {
             "completed": self.completed,
             "duration": self.duration_s,

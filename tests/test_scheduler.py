@@ -143,8 +143,10 @@ def test_itl_percentiles_are_numpys_on_the_expanded_samples():
     segs = ItlSegments(lo, hi, steps, weight, np.array([v.sum() for v in values]))
     expanded = np.concatenate([np.repeat(v, w) for v, w in zip(values, weight, strict=True)])
     assert segs.count == expanded.size and segs.mean_s == pytest.approx(expanded.mean())
-    for q in (0, 1, 25, 50, 90, 99, 99.9, 100):
+    qs = (0, 1, 25, 50, 90, 99, 99.9, 100)
+    for q in qs:
         assert segs.percentile_s(q) == pytest.approx(np.percentile(expanded, q), rel=1e-9)
+    assert segs.percentiles_s(qs) == pytest.approx(np.percentile(expanded, qs), rel=1e-9)  # all ranks in one pass
 
 
 def test_a_request_that_cannot_fit_is_not_completed():
