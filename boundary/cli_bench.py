@@ -17,6 +17,7 @@ import argparse
 import json
 import math
 
+from boundary import view
 from boundary.args import add_scenario_flags, add_spec_flags, scenario_data, validate_scenario
 from calc.errors import InputError
 
@@ -75,9 +76,14 @@ def run_bench(args, catalog) -> int:
         data["concurrency"] = batch
     s = validate_scenario(data)
     r = evaluate(s, catalog)
+    # a plan vLLM could not serve has no latency: say why, as `calc plan` does, rather than print zeros as times
+    not_served = None if r.serves else view.verdict(r)
     if batch is not None:
         out = bench.static_batch(r, batch_size=batch, input_len=s.input_len, output_len=s.output_len).bench_summary()
-        print(json.dumps(out, indent=2) if args.json else _latency_text(out, batch, s))
+        if not_served:
+            out = {"avg_latency": None, "percentiles": {}, "not_served": not_served}
+        print(json.dumps(out, indent=2) if args.json else
+              f"not served: {not_served}" if not_served else _latency_text(out, batch, s))  # fmt: skip
         return 0
     res = bench.serve(r, num_prompts=n, max_concurrency=conc, request_rate=s.request_rate or math.inf,
                       range_ratio=ratio, seed=seed)  # fmt: skip
@@ -85,10 +91,11 @@ def run_bench(args, catalog) -> int:
     if args.json:
         out = {k: d[k] for k in SERVE_KEYS} | {"num_prompts": n, "max_concurrency": conc,
                                                  "request_rate": s.request_rate, "preemptions": res.preemptions,
-                                                 "engine": s.engine, "model": s.model, "gpu": s.gpu}  # fmt: skip
+                                                 "engine": s.engine, "model": s.model, "gpu": s.gpu,
+                                                 "not_served": not_served}  # fmt: skip
         print(json.dumps(json_safe(out), indent=2))
     else:
-        print(_serve_text(d, r, res))
+        print(_serve_text(d, r, res, not_served))
     return 0
 
 
@@ -96,7 +103,7 @@ def _line(label: str, value: str) -> str:
     return f"{label:<40} {value}"
 
 
-def _serve_text(d: dict, r, res) -> str:
+def _serve_text(d: dict, r, res, not_served: str | None = None) -> str:
     """Laid out as `vllm bench serve` prints its summary."""
     s = r.scenario
     head = (f"{r.model_name} on {s.tensor_parallel_size} × {r.gpu_name}, {s.engine}, predicted "
@@ -122,6 +129,8 @@ def _serve_text(d: dict, r, res) -> str:
     if res.stopped_early:
         lines.append(f"note: the simulation stopped at its work cap after {done} requests (tiny chunks or very long "
                      "prompts take a step each); the figures are over those")  # fmt: skip
+    elif not_served:
+        lines.append(f"note: nothing was served: {not_served} (`calc plan` says what is missing)")
     elif done < len(res.e2e_s):
         lines.append(f"note: {len(res.e2e_s) - done} requests can never fit the KV pool and were not completed")
     return "\n".join(lines)

@@ -107,6 +107,22 @@ def test_bench_prints_the_tools_keys(capsys):
     assert code == 0 and json.loads(out)["avg_latency"] > 0
 
 
+def test_bench_of_a_plan_vllm_cannot_serve_says_why_instead_of_zeros(capsys):
+    """Llama-3.1-405B's bf16 weights (~811 GB) on one 16 GB T4: vLLM would not start, so there is no latency."""
+    where = ("--model", "llama-3.1-405b", "--gpu", "t4")
+    code, out, _ = run(capsys, "bench", *where, "--batch-size", "4", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["avg_latency"] is None and "cannot run" in d["not_served"] and "weights" in d["not_served"]
+    code, out, _ = run(capsys, "bench", *where, "--batch-size", "4")
+    assert out.startswith("not served: ") and "Avg latency" not in out
+    code, out, _ = run(capsys, "bench", *where, "--max-concurrency", "4", "--num-prompts", "20", "--json")
+    assert json.loads(out)["completed"] == 0 and "cannot run" in json.loads(out)["not_served"]
+    code, out, _ = run(capsys, "bench", *where, "--max-concurrency", "4", "--num-prompts", "20")
+    assert "note: nothing was served: " in out
+    code, out, _ = run(capsys, "bench", "--max-concurrency", "4", "--num-prompts", "20", "--json")
+    assert json.loads(out)["not_served"] is None and json.loads(out)["completed"] == 20
+
+
 def test_bench_text_is_laid_out_like_the_tool(capsys):
     code, out, _ = run(capsys, "bench", "--max-concurrency", "2", "--num-prompts", "10")
     assert code == 0
