@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -73,16 +74,28 @@ class ItlSegments:
     def mean_s(self) -> float:
         return float((self.sum_s * self.weight).sum() / self.count) if self.count else 0.0
 
-    def _delta(self) -> np.ndarray:
-        """Δ = (hi − lo) / (steps − 1) per segment, 0 for a one-value segment."""
-        return np.where(self.steps > 1, (self.hi_s - self.lo_s) / np.maximum(self.steps - 1, 1), 0.0)
+    @cached_property
+    def _split(self) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
+        """The segments as point masses (one value, or a stretch of equal gaps: most of a long run) — sorted values
+        and cumulative counts — and the progressions left (lo, steps, Δ, weight), Δ = (hi − lo) / (steps − 1)."""
+        delta = np.where(self.steps > 1, (self.hi_s - self.lo_s) / np.maximum(self.steps - 1, 1), 0.0)
+        point = delta <= 0
+        order = np.argsort(self.lo_s[point], kind="stable")
+        values = self.lo_s[point][order]
+        cum = np.cumsum((self.steps * self.weight)[point][order])
+        prog = ~point
+        return values, cum, (self.lo_s[prog], self.steps[prog], delta[prog], self.weight[prog])
 
     def _count_le(self, v: np.ndarray) -> np.ndarray:
-        """Samples ≤ each v: per segment ⌊(v − lo) / Δ⌋ + 1 values, clipped to [0, steps] (segments × values)."""
-        lo, steps, delta = self.lo_s[:, None], self.steps[:, None], self._delta()[:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            n_le = np.where(delta > 0, np.floor((v[None, :] - lo) / delta) + 1, np.where(v[None, :] >= lo, steps, 0))
-        return (np.clip(n_le, 0, steps) * self.weight[:, None]).sum(axis=0)
+        """Samples ≤ each v: the point masses by binary search, and per progression ⌊(v − lo) / Δ⌋ + 1 values
+        clipped to [0, steps] (progressions × values)."""
+        values, cum, (lo, steps, delta, weight) = self._split
+        i = np.searchsorted(values, v, side="right")
+        out = np.where(i > 0, cum[np.maximum(i - 1, 0)], 0.0) if values.size else np.zeros(v.shape)
+        if lo.size:
+            n_le = np.floor((v[None, :] - lo[:, None]) / delta[:, None]) + 1
+            out = out + (np.clip(n_le, 0, steps[:, None]) * weight[:, None]).sum(axis=0)
+        return out
 
     def _values_at_ranks(self, ranks: np.ndarray) -> np.ndarray:
         """x_rank (0-based) of the sorted expansion for each rank: the smallest v with count(≤ v) ≥ rank + 1, by
@@ -100,12 +113,15 @@ class ItlSegments:
             lo = np.where(live & ~up, mid, lo)
         hi = np.where(self._count_le(lo) >= need, lo, hi)
         # snap to the largest sample ≤ hi (bisection stops within rounding of it)
-        base, delta = self.lo_s[:, None], self._delta()[:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            j = np.where(delta > 0, np.floor((hi[None, :] - base) / delta), 0.0)
-        cand = base + np.clip(j, 0, self.steps[:, None] - 1) * delta
-        ok = cand <= hi[None, :] * (1 + 1e-12) + 1e-300
-        return np.where(ok.any(axis=0), np.where(ok, cand, -np.inf).max(axis=0), hi)
+        top = hi * (1 + 1e-12) + 1e-300
+        values, _, (base, steps, delta, _) = self._split
+        i = np.searchsorted(values, top, side="right")
+        best = np.where(i > 0, values[np.maximum(i - 1, 0)], -np.inf) if values.size else np.full(hi.shape, -np.inf)
+        if base.size:
+            j = np.clip(np.floor((hi[None, :] - base[:, None]) / delta[:, None]), 0, steps[:, None] - 1)
+            cand = base[:, None] + j * delta[:, None]
+            best = np.maximum(best, np.where(cand <= top[None, :], cand, -np.inf).max(axis=0))
+        return np.where(np.isfinite(best), best, hi)
 
     def percentiles_s(self, qs) -> tuple[float, ...]:
         """numpy.percentile(expanded samples, q) for each q, without expanding them."""

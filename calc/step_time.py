@@ -123,7 +123,9 @@ class StepModel:
             return 0.0
         return distinct_experts(experts=self.experts, top_k=self.top_k, tokens=tokens)
 
-    def terms(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float) -> StepTerms:
+    def _parts(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float
+               ) -> tuple[tuple[float, ...], tuple[float, ...]]:  # fmt: skip
+        """The estimate's terms in StepTerms' order, and what the floor needs (FLOP, bytes, all-reduce bytes)."""
         e = self.engine
         n = decode_seqs + prefill_tokens
         bw, fl = self.effective_bandwidth_bytes_per_s, self.effective_flop_per_s
@@ -151,30 +153,24 @@ class StepModel:
         state_s = state_bytes / bw
         comm_bytes = 2 * (self.tp - 1) / self.tp * n * self.allreduce_bytes_per_token if self.tp > 1 else 0.0
         allreduce_s = 2 * self.layers * (self.allreduce_latency_s + comm_bytes / self.link_bytes_per_s) if self.tp > 1 else 0.0
-        flop = gemm_flop + n * self.expert_flop_per_token + decode_attn_flop + prefill_attn_flop
-        moved = self.dense_weight_bytes + expert_bytes + kv_bytes + state_bytes
-        floor = max(moved / self.bandwidth_bytes_per_s, flop / self.peak_flop_per_s)
-        floor += 2 * self.layers * comm_bytes / self.link_bytes_per_s if self.tp > 1 else 0.0
         eager = self.eager or n > e.cudagraph_max_tokens  # no captured graph for a step this large
         per_layer = e.layer_overhead_eager_s if eager else e.layer_overhead_s
-        return StepTerms(
-            weights_s=weights_s,
-            experts_s=experts_s,
-            kv_s=kv_s,
-            prefill_attention_s=prefill_attention_s,
-            state_s=state_s,
-            allreduce_s=allreduce_s,
-            step_overhead_s=e.step_overhead_s,
-            layer_overhead_s=self.layers * per_layer,
-            sequence_overhead_s=decode_seqs * (e.per_sequence_s + (e.stream_token_s if self.online else 0.0)),
-            floor_s=floor,
-            flop=flop,
-            bytes_moved=moved,
-        )
+        parts = (weights_s, experts_s, kv_s, prefill_attention_s, state_s, allreduce_s, e.step_overhead_s,
+                 self.layers * per_layer, decode_seqs * (e.per_sequence_s + (e.stream_token_s if self.online else 0.0)))  # fmt: skip
+        flop = gemm_flop + n * self.expert_flop_per_token + decode_attn_flop + prefill_attn_flop
+        return parts, (flop, self.dense_weight_bytes + expert_bytes + kv_bytes + state_bytes, comm_bytes)
+
+    def terms(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float) -> StepTerms:
+        parts, (flop, moved, comm_bytes) = self._parts(prefill_tokens, prefill_pairs, decode_seqs, decode_context)
+        floor = max(moved / self.bandwidth_bytes_per_s, flop / self.peak_flop_per_s)
+        floor += 2 * self.layers * comm_bytes / self.link_bytes_per_s if self.tp > 1 else 0.0
+        return StepTerms(*parts, floor_s=floor, flop=flop, bytes_moved=moved)
 
     def step_s(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float) -> float:
-        """The estimate of one step [s] (the simulation's StepFn)."""
-        return self.terms(prefill_tokens, prefill_pairs, decode_seqs, decode_context).total_s
+        """The estimate of one step [s] (the simulation's StepFn): terms(…).total_s without building the terms,
+        summed in the same order (the same float)."""
+        w, x, kv, pa, st, ar, so, lo, se = self._parts(prefill_tokens, prefill_pairs, decode_seqs, decode_context)[0]
+        return w + x + kv + pa + st + ar + so + lo + se
 
 
 def chunk_pairs(chunk_tokens: float, offset: float) -> float:

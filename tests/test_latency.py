@@ -161,3 +161,16 @@ def test_distinct_experts_by_hand():
     assert distinct_experts(experts=8, top_k=2, tokens=1) == pytest.approx(2.0)
     assert distinct_experts(experts=8, top_k=2, tokens=2) == pytest.approx(3.5)
     assert distinct_experts(experts=8, top_k=2, tokens=np.array([1, 2, 10_000])) == pytest.approx([2.0, 3.5, 8.0])
+
+
+@pytest.mark.parametrize("kw", [dict(model="llama-3.2-1b", gpu="b200"),
+                                dict(model="deepseek-v3", gpu="h200", tensor_parallel_size=8),
+                                dict(model="gemma-3-27b", gpu="h100-sxm", tensor_parallel_size=2, enforce_eager=True)])  # fmt: skip
+def test_the_simulations_step_time_is_the_shown_estimate_to_the_last_bit(catalog, kw):
+    """step_s (the simulation's, without building the terms) and terms().total_s (the page's) are one float."""
+    m = evaluate(scenario(**kw), catalog).latency.step
+    rng = np.random.default_rng(7)
+    for _ in range(500):
+        args = (float(rng.choice([0, rng.integers(1, 8192)])), float(rng.uniform(0, 1e7)), int(rng.integers(0, 512)),
+                float(rng.uniform(0, 1e6)))  # fmt: skip
+        assert m.step_s(*args) == m.terms(*args).total_s, args

@@ -149,6 +149,21 @@ def test_itl_percentiles_are_numpys_on_the_expanded_samples():
     assert segs.percentiles_s(qs) == pytest.approx(np.percentile(expanded, qs), rel=1e-9)  # all ranks in one pass
 
 
+def test_itl_percentiles_with_stretches_of_equal_gaps_are_numpys():
+    """Point masses (one gap, or k equal gaps: most of a long run's segments) beside progressions, with ties."""
+    rng = np.random.default_rng(11)
+    lo = np.round(rng.uniform(0.01, 0.02, 60), 3)  # ties between points and progression values
+    steps = rng.integers(1, 30, 60)
+    hi = np.where(rng.random(60) < 0.5, lo, lo + rng.uniform(0, 0.01, 60))  # half are k equal gaps
+    hi = np.where(steps > 1, hi, lo)
+    weight = rng.integers(1, 9, 60)
+    values = [np.linspace(a, b, k) for a, b, k in zip(lo, hi, steps, strict=True)]
+    segs = ItlSegments(lo, hi, steps, weight, np.array([v.sum() for v in values]))
+    expanded = np.concatenate([np.repeat(v, w) for v, w in zip(values, weight, strict=True)])
+    qs = (0, 1, 10, 33, 50, 66, 90, 99, 99.9, 100)
+    assert segs.percentiles_s(qs) == pytest.approx(np.percentile(expanded, qs), rel=1e-9)
+
+
 def test_a_request_that_cannot_fit_is_not_completed():
     r = simulate(engine(num_gpu_blocks=10), workload(num_prompts=3, range_ratio=0.9, input_len=100, output_len=60,
                                                       seed=1), const_10ms)  # fmt: skip
