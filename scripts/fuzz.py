@@ -25,6 +25,7 @@ from hypothesis import strategies as st  # noqa: E402
 BOUNDARIES = {
     "scenario fields": (P.scenario_data(), P.check_scenario),
     "valid scenarios": (P.valid_scenario_data(), P.check_scenario),
+    "a tab's rerun (valid scenarios)": (P.tab_case(), P.check_tab),
     "URL query strings": (P.query_params(), P.check_query),
     "user text as Markdown": (st.text(max_size=200), P.check_plain),
     "model config.json": (P.config_bytes(), P.check_config),
@@ -35,7 +36,7 @@ BOUNDARIES = {
     "malformed model fields": (H.malformed_model(), H.check_malformed_model),
 }
 # check name -> its cost-bound key in P.SLOWEST
-SLOW_KEY = {"check_scenario": "scenario", "check_query": "URL query", "check_plain": "Markdown",
+SLOW_KEY = {"check_scenario": "scenario", "check_tab": "a tab's rerun", "check_query": "URL query", "check_plain": "Markdown",
             "check_config": "config.json", "check_cli": "CLI", "check_log": "vLLM log",
             "check_spec_yaml": "spec YAML file", "check_special_file": "CLI special files",
             "check_malformed_model": "malformed model"}  # fmt: skip

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import logging
 import math
 import resource
 import time
@@ -25,6 +26,9 @@ from calc.errors import InputError, describe
 from calc.evaluate import evaluate, json_safe
 from calc.loader import load_catalog, parse_config_json
 from calc.scenario import Scenario, field_bounds
+from ui import tabs  # imported here, not in check_tab: an import is not a rerun's cost
+
+logging.getLogger("streamlit").setLevel(logging.ERROR)  # bare mode (check_tab) warns on every element
 
 # The cost bound of issue 16: no single input may take more than this much CPU or grow the process by this much.
 CPU_BOUND_S = 1.0
@@ -192,6 +196,27 @@ def check_scenario(data: dict) -> str:
     d = json_safe(r.to_dict())
     _finite(d)
     json.dumps(d, default=str, allow_nan=False)
+    return "valid"
+
+
+TAB_NAMES = ("Memory", "Latency", "Beyond the GPU", "SLOs & replicas")
+
+
+@st.composite
+def tab_case(draw):
+    """A valid scenario and the tab open for its rerun (each tab computes its own figures: a benchmark simulation,
+    a CDF, GPU options — none of which the Report's JSON holds)."""
+    return draw(valid_scenario_data()), draw(st.sampled_from(TAB_NAMES))
+
+
+@bounded("a tab's rerun")
+def check_tab(case: tuple[dict, str]) -> str:
+    """That tab's own drawing code (ui.tabs, Streamlit in bare mode: nothing is sent) on the scenario's Report."""
+    data, tab = case
+    r = evaluate(Scenario.model_validate(data), catalog())
+    draw = {"Memory": tabs.memory_tab, "Latency": tabs.latency_tab, "Beyond the GPU": tabs.beyond_tab,
+            "SLOs & replicas": tabs.slo_tab}  # fmt: skip
+    draw[tab](r)
     return "valid"
 
 

@@ -29,6 +29,12 @@ def test_valid_scenarios_give_a_report(data):
 
 
 @FUZZ
+@given(P.tab_case())
+def test_each_tabs_rerun_is_within_the_cost_bound(case):
+    assert P.check_tab(case) == "valid"
+
+
+@FUZZ
 @given(P.query_params())
 def test_url_boundary(params):
     P.check_query(params)
