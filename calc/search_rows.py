@@ -116,12 +116,14 @@ class Check:
     range_ratio: float
 
     @property
-    def ttft_ratio(self) -> float:
-        return self.ttft_s / self.simulated_ttft_s
+    def ttft_ratio(self) -> float | None:
+        """Closed form / simulated; None where the simulated run has no such figure."""
+        return self.ttft_s / self.simulated_ttft_s if self.simulated_ttft_s > 0 else None
 
     @property
-    def tpot_ratio(self) -> float:
-        return self.tpot_s / self.simulated_tpot_s
+    def tpot_ratio(self) -> float | None:
+        """None for one-token outputs: they have no TPOT (vllm bench serve's definition), the run prints 0."""
+        return self.tpot_s / self.simulated_tpot_s if self.simulated_tpot_s > 0 else None
 
 
 def check(r, i: int, catalog) -> Check | None:

@@ -26,7 +26,7 @@ from calc.errors import InputError, describe
 from calc.evaluate import evaluate, json_safe
 from calc.loader import load_catalog, parse_config_json
 from calc.scenario import Scenario, field_bounds
-from ui import tabs  # imported here, not in check_tab: an import is not a rerun's cost
+from ui import search_tab, tabs  # imported here, not in check_tab: an import is not a rerun's cost
 
 logging.getLogger("streamlit").setLevel(logging.ERROR)  # bare mode (check_tab) warns on every element
 
@@ -199,7 +199,7 @@ def check_scenario(data: dict) -> str:
     return "valid"
 
 
-TAB_NAMES = ("Memory", "Latency", "Beyond the GPU", "SLOs & replicas")
+TAB_NAMES = ("Memory", "Latency", "Beyond the GPU", "SLOs & replicas", "Find a deployment")
 
 
 @st.composite
@@ -213,7 +213,11 @@ def tab_case(draw):
 def check_tab(case: tuple[dict, str]) -> str:
     """That tab's own drawing code (ui.tabs, Streamlit in bare mode: nothing is sent) on the scenario's Report."""
     data, tab = case
-    r = evaluate(Scenario.model_validate(data), catalog())
+    s = Scenario.model_validate(data)
+    if tab == "Find a deployment":
+        search_tab.render(s, catalog(), "http://localhost:8501/")
+        return "valid"
+    r = evaluate(s, catalog())
     draw = {"Memory": tabs.memory_tab, "Latency": tabs.latency_tab, "Beyond the GPU": tabs.beyond_tab,
             "SLOs & replicas": tabs.slo_tab}  # fmt: skip
     draw[tab](r)

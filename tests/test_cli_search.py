@@ -116,3 +116,13 @@ def test_bad_input_is_one_line_naming_the_flag(capsys, args, flag):
     assert main(["search", *args]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"error: {flag}:"), err
+
+
+def test_one_token_outputs_check_without_a_tpot(capsys, catalog):
+    """A one-token output has no TPOT in the simulated run (it prints 0): the check's ratio is null, not a
+    ZeroDivisionError's traceback (found by the tab fuzzer)."""
+    code = main(["search", "--model", "aya-23-8b", "--gpu", "a10", "--output-len", "1", "--json"], catalog=catalog)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    chk = json.loads(out.out)["cheapest"]["check"]
+    assert chk["simulated_tpot_s"] == 0 and chk["tpot_ratio"] is None and chk["ttft_ratio"] > 0

@@ -87,3 +87,11 @@ def test_the_chart_is_already_what_plotly_validation_makes_of_it(catalog):
         r = search(Scenario.model_validate(kw), catalog)
         spec = pareto_figure(r, {g: s.name for g, s in catalog.gpus.items()}, r.cheapest).to_dict()
         assert go.Figure(spec).to_dict() == spec, kw
+
+
+def test_one_token_outputs_are_checked_without_a_tpot():
+    """Found by the tab fuzzer: output_len 1 has no TPOT in the simulation (vllm bench serve prints 0), and the
+    chosen configuration's check divided by it."""
+    at = run({"model": "aya-23-8b", "gpu": "a10", "output_len": "1"})
+    assert not at.exception
+    assert any("one-token outputs have no TPOT" in c.value for c in at.caption)

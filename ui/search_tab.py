@@ -130,8 +130,16 @@ def _chosen(r, i: int, names, catalog) -> None:
         st.caption("The scheduler simulation serves one aggregated engine: a disaggregated deployment is not re-checked.")
     else:
         st.caption(f"Scheduler simulation at {chk.max_concurrency:,} in flight ({chk.num_prompts:,} requests, lengths "
-                   f"±{chk.range_ratio:.0%}): median TTFT {fmt.ms(chk.simulated_ttft_s)} (closed form "
-                   f"{chk.ttft_ratio:.2f}×), TPOT {fmt.ms(chk.simulated_tpot_s)} (closed form {chk.tpot_ratio:.2f}×).")  # fmt: skip
+                   f"±{chk.range_ratio:.0%}): median TTFT "
+                   f"{_simulated(chk.simulated_ttft_s, chk.ttft_ratio, 'no request completed')}, TPOT "
+                   f"{_simulated(chk.simulated_tpot_s, chk.tpot_ratio, 'one-token outputs have no TPOT')}.")  # fmt: skip
+
+
+def _simulated(value_s: float, ratio: float | None, why_none: str) -> str:
+    """'27.3 ms (closed form 1.02×)', or why there is no figure."""
+    if ratio is None:
+        return fmt.missing(why_none)
+    return f"{fmt.ms(value_s)} (closed form {ratio:.2f}×)"
 
 
 def _check(r, i: int, catalog):
@@ -153,5 +161,6 @@ def _frontier_checks(r, names, catalog) -> None:
         rows.append({"configuration": label(r, i, names), "serving": serving_of(r, i),
                      "TTFT closed form": fmt.ms(float(r.ttft_s[i])), "TPOT closed form": fmt.ms(float(r.tpot_s[i])),
                      "TTFT simulated": fmt.ms(chk.simulated_ttft_s) if chk else "not simulated",
-                     "TPOT simulated": fmt.ms(chk.simulated_tpot_s) if chk else "not simulated"})  # fmt: skip
+                     "TPOT simulated": (fmt.ms(chk.simulated_tpot_s) if chk.tpot_ratio is not None else
+                                        fmt.missing("one-token outputs")) if chk else "not simulated"})  # fmt: skip
     st.dataframe(rows, hide_index=True)
