@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None, catalog=None) -> int:
         return 2
     except BrokenPipeError:
         return 0
-    except (ValueError, OSError, UnicodeError, MemoryError, RecursionError) as e:  # last resort: one line, status 2
+    except (ValueError, ArithmeticError, OSError, UnicodeError, MemoryError, RecursionError) as e:  # last resort: one line, status 2
         print(f"error: {type(e).__name__}: {_one_line(str(e))}", file=sys.stderr)
         return 2
 
