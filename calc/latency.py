@@ -126,6 +126,20 @@ class LatencyResult:
         return self.decode.estimate_s
 
 
+def budget_cycle_s(model: StepModel, *, b: float, input_len: int, output_len: int, budget: int,
+                   context: float) -> float:  # fmt: skip
+    """The shortest end-to-end time b requests in a closed loop can each have when the engine's steps are full: a
+    step processes at most `budget` tokens, and each request needs input_len prompt tokens and output_len − 1
+    decode tokens of them. Saturated, d = min(b, budget · (N − 1) / (L + N − 1)) sequences decode and the rest of
+    the budget, p = budget − d, prefills; requests then finish at p / L per full step T_full = step(p prefill
+    tokens, d decodes), and by Little's law each of the b takes b · L · T_full / p [s]. 0 when nothing prefills."""
+    n, d = input_len, min(b, budget * (output_len - 1) / (input_len + output_len - 1))
+    p = budget - d
+    if p <= 0:
+        return 0.0
+    return b * n * model.step_s(p, p * n / 2, d, d * context) / p
+
+
 def request_overhead_s(s: Scenario, engine: EngineSpec) -> float:
     """Front-end time each request spends outside the engine's steps (HTTP, tokenisation, the first token's way
     out): the scenario's override, else the engine's calibrated figure."""
@@ -185,6 +199,11 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         ttft = front + s.queue_s + alone.total_s + transfer + dec.total_s
         tpot = dec.total_s
     total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
+    budget_wait = 0.0 if s.disaggregated else max(0.0, budget_cycle_s(model, b=b, input_len=L_in, output_len=N_out,
+                                                                       budget=budget, context=ctx) - total)  # fmt: skip
+    if budget_wait:  # the prompts need more steps than the requests' own time leaves: they queue for the budget
+        ttft += budget_wait
+        total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
     rps = b / (N_out * tpot) if s.disaggregated else b / total  # a decode instance holds a request N_out steps
     pre_ph, dec_ph = _phase(model, alone), _phase(model, dec)
     cal_mbu = (dec.bytes_moved / (s.measured_itl_s * model.bandwidth_bytes_per_s)) if s.measured_itl_s else None
@@ -199,8 +218,11 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         ttft_e = ttft_e + E(transfer, "KV transfer", unit="ms") + E(dec.total_s, "first decode step", unit="ms")
     else:
         ttft_e = ttft_e + E(riding, "decodes sharing its steps", unit="ms")
+        if budget_wait:
+            ttft_e = ttft_e + E(budget_wait, "waiting for the step budget", unit="ms")
     ttft_parts = (("transfer of its KV", transfer), ("first decode step", dec.total_s)) if s.disaggregated \
-        else (("decode steps its chunks ride on", riding),)
+        else (("decode steps its chunks ride on", riding),) + ((("waiting for the step budget", budget_wait),)
+                                                                if budget_wait else ())  # fmt: skip
     parts = (("front-end", front), ("queue", s.queue_s), ("prefill", alone.total_s), *ttft_parts,
              (f"{N_out - 1:,} × TPOT", (N_out - 1) * tpot))  # fmt: skip
     e2e_e = ttft_e.named("TTFT", "s") + E(N_out - 1, "(output_len − 1)") * E(tpot, "TPOT", unit="ms")

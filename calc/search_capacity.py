@@ -39,6 +39,11 @@ class Rows:
 
 def aggregated_at(c: Consts, v, b):
     """(TTFT, TPOT) at b requests in flight, as calc.latency.latency."""
+    ttft, tpot = _aggregated_at(c, v, b)
+    return ttft + _budget_wait(c, v, b, ttft, tpot), tpot
+
+
+def _aggregated_at(c: Consts, v, b):
     if c.mixed:
         others = b - 1
         steps = np.ceil(c.L / np.maximum(1, v.budget - others))
@@ -52,6 +57,16 @@ def aggregated_at(c: Consts, v, b):
     dec = step_total(c, v, 0, 0, b, b * c.ctx)
     ttft = v.base + np.where(b > 1, dec / 2, 0.0)
     return ttft, dec if c.N <= 1 else dec + (b - 1) / c.N * v.alone
+
+
+def _budget_wait(c: Consts, v, b, ttft, tpot):
+    """What the prompts wait for the step budget beyond the requests' own time (calc.latency.budget_cycle_s)."""
+    d = np.minimum(b, v.budget * (c.N - 1) / (c.L + c.N - 1))
+    p = v.budget - d
+    full = step_total(c, v, p, p * c.L / 2, d, d * c.ctx)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cycle = np.where(p > 0, b * c.L * full / np.where(p > 0, p, 1.0), 0.0)
+    return np.maximum(0.0, cycle - (ttft + (c.N - 1) * tpot))
 
 
 def disaggregated_at(c: Consts, v, b):

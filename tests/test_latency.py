@@ -174,3 +174,38 @@ def test_the_simulations_step_time_is_the_shown_estimate_to_the_last_bit(catalog
         args = (float(rng.choice([0, rng.integers(1, 8192)])), float(rng.uniform(0, 1e7)), int(rng.integers(0, 512)),
                 float(rng.uniform(0, 1e6)))  # fmt: skip
         assert m.step_s(*args) == m.terms(*args).total_s, args
+
+
+def test_prompts_that_outrun_the_step_budget_wait_for_it(catalog):
+    """One-token outputs: every request is a prompt. 52 in flight, 1,024 tokens each, a 2,048-token budget (an A10,
+    under 70 GiB: vLLM's API-server default) — each full step prefills 2 prompts, so the loop finishes
+    2,048 / 1,024 / T_full requests per second, however many are in flight."""
+    s = scenario(model="aya-23-8b", gpu="a10", input_len=1024, output_len=1, concurrency=52)
+    r = evaluate(s, catalog)
+    assert s.max_num_batched_tokens == 2048
+    t_full = r.latency.step.step_s(2048, 2048 * 1024 / 2, 0, 0)  # d = 0 decoders when output_len is 1
+    assert r.latency.requests_per_s == pytest.approx(2048 / 1024 / t_full)
+    assert r.latency.ttft_s == pytest.approx(52 / r.latency.requests_per_s)  # Little's law: the whole cycle is TTFT
+    assert "waiting for the step budget" in dict(r.latency.e2e_parts)
+
+
+def test_the_budget_bound_agrees_with_the_simulation_where_it_binds(catalog):
+    """Closed form against the scheduler simulation (its check) where prompts saturate the budget: 64 requests of
+    2,000 + 20 tokens on an H100 (the closed form said 31.4 req/s before it knew the budget)."""
+    from calc import bench
+
+    r = evaluate(scenario(model="llama-3.1-8b", gpu="h100-sxm", input_len=2000, output_len=20, concurrency=64), catalog)
+    sim = bench.serve(r, num_prompts=640, max_concurrency=64).bench_summary()
+    assert r.latency.requests_per_s == pytest.approx(sim["request_throughput"], rel=0.05)
+    assert r.latency.ttft_s == pytest.approx(sim["mean_ttft_ms"] / 1e3, rel=0.10)
+
+
+@pytest.mark.parametrize("c", [1, 4, 16, 64, 256])
+def test_no_closed_loop_outruns_its_step_budget(catalog, c):
+    """Property: requests/s × (prompt + decode tokens) never exceeds what full steps process, budget / T_full."""
+    s = scenario(model="llama-3.1-8b", gpu="h100-sxm", input_len=3000, output_len=50, concurrency=c)
+    lat = evaluate(s, catalog).latency
+    n_out, L, budget = 50, 3000, s.max_num_batched_tokens
+    d = min(c, budget * (n_out - 1) / (L + n_out - 1))
+    t_full = lat.step.step_s(budget - d, (budget - d) * L / 2, d, d * (L + n_out / 2))
+    assert lat.requests_per_s <= (budget - d) / L / t_full * (1 + 1e-9)
