@@ -133,11 +133,12 @@ def budget_cycle_s(model: StepModel, *, b: float, input_len: int, output_len: in
     decode tokens of them. Saturated, d = min(b, budget · (N − 1) / (L + N − 1)) sequences decode and the rest of
     the budget, p = budget − d, prefills; requests then finish at p / L per full step T_full = step(p prefill
     tokens, d decodes), and by Little's law each of the b takes b · L · T_full / p [s]. 0 when nothing prefills."""
-    n, d = input_len, min(b, budget * (output_len - 1) / (input_len + output_len - 1))
+    L = input_len  # noqa: N806 - the formula's name
+    d = min(b, budget * (output_len - 1) / (L + output_len - 1))
     p = budget - d
     if p <= 0:
         return 0.0
-    return b * n * model.step_s(p, p * n / 2, d, d * context) / p
+    return b * L * model.step_s(p, p * L / 2, d, d * context) / p
 
 
 def request_overhead_s(s: Scenario, engine: EngineSpec) -> float:
