@@ -48,6 +48,11 @@ class Chart(BaseFigure):
         return f"Chart({self._spec['layout'].get('title', {}).get('text', '')!r})"
 
 
+def spec(traces: list[dict], layout: dict) -> Chart:
+    """A Chart of these traces and this layout, with the template plotly's validation would write into it."""
+    return Chart(dict(data=traces, layout={**layout, "template": _TEMPLATE}))
+
+
 CURRENT = dict(symbol="star", size=16, color="#d62728", line=dict(width=1, color="black"))
 
 
@@ -98,7 +103,7 @@ def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **
         lay["shapes"] = list(shapes)
     if notes:
         lay["annotations"] = list(notes)
-    return Chart(dict(data=traces, layout={**lay, "template": _TEMPLATE}))
+    return spec(traces, lay)
 
 
 def memory_breakdown(r) -> Chart:

@@ -78,12 +78,13 @@ def run_bench(args, catalog) -> int:
     r = evaluate(s, catalog)
     # a plan vLLM could not serve has no latency: say why, as `calc plan` does, rather than print zeros as times
     not_served = None if r.serves else view.verdict(r)
+    if batch is not None and not_served:
+        print(json.dumps({"avg_latency": None, "percentiles": {}, "not_served": not_served}, indent=2) if args.json
+              else f"not served: {not_served}")  # fmt: skip
+        return 0
     if batch is not None:
         out = bench.static_batch(r, batch_size=batch, input_len=s.input_len, output_len=s.output_len).bench_summary()
-        if not_served:
-            out = {"avg_latency": None, "percentiles": {}, "not_served": not_served}
-        print(json.dumps(out, indent=2) if args.json else
-              f"not served: {not_served}" if not_served else _latency_text(out, batch, s))  # fmt: skip
+        print(json.dumps(out, indent=2) if args.json else _latency_text(out, batch, s))
         return 0
     res = bench.serve(r, num_prompts=n, max_concurrency=conc, request_rate=s.request_rate or math.inf,
                       range_ratio=ratio, seed=seed)  # fmt: skip

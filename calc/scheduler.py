@@ -51,9 +51,9 @@ StepFn = Callable[[float, float, int, float], float]
 MAX_SIM_ITERATIONS = 15_000
 """Scheduling decisions one simulation may take: 9 µs each with a linear step function, up to ~40 µs with the
 step-time model when every decision is a prefill chunk (200 requests of 100,000 output tokens at C = 1,024, each
-preemption recomputed: 0.6–0.7 s of CPU here at the cap, tests/test_cost_bound.py). A run of 200 prompts of 1,024 tokens at C = 16 takes 155, 10,000
-such prompts at C = 256 about 11,000, the most of any published run replayed 11,304 (tests/data/benchmarks);
-200 prompts under a 1-token budget would take 205,000."""
+preemption recomputed: 0.6–0.7 s of CPU here at the cap, tests/test_cost_bound.py). A run of 200 prompts of 1,024
+tokens at C = 16 takes 155, 10,000 such prompts at C = 256 about 11,000, the most of any published run replayed
+11,304 (tests/data/benchmarks); 200 prompts under a 1-token budget would take 205,000."""
 
 
 @dataclass(frozen=True)

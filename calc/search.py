@@ -90,8 +90,6 @@ class SearchResult:
 
     def conformance_at(self, i: int) -> float:
         """conformance[i] alone: a row's figure without the whole space's (a scalar Φ per configuration)."""
-        if "conformance" in self.__dict__:
-            return float(self.conformance[i])
         return float(Slo(self.scenario).conformance(self.ttft_s[i: i + 1], self.tpot_s[i: i + 1])[0])
 
     def why_not(self, i: int) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from boundary import fmt
 from boundary.search_cells import serving
-from charts import _TEMPLATE, Chart
+from charts import Chart, spec
 
 MAX_BACKGROUND = 200  # the cheapest eligible configurations behind the frontier: 800 cost the browser ~250 ms a rerun
 MODE_SYMBOL = {False: "circle", True: "diamond"}
@@ -67,4 +67,4 @@ def pareto_figure(r, gpu_names: dict[str, str], chosen: int | None = None) -> Ch
                              ticktext=[f"{t:,}" for t in TICKS]),
                   yaxis=dict(title=dict(text="output tokens/s per GPU"), tickformat=",~r"), height=460,
                   margin=dict(l=60, r=20, t=60, b=50), legend=dict(orientation="h", y=-0.2))  # fmt: skip
-    return Chart(dict(data=traces, layout={**layout, "template": _TEMPLATE}))
+    return spec(traces, layout)
