@@ -372,7 +372,15 @@ def benchmark_lines(r) -> list[str]:
         out.append(f"{fmt.count(b.preemptions)} preemptions: the KV pool ran out and vLLM recomputed those requests")
     if s.concurrency > s.max_num_seqs:
         out.append(f"max_num_seqs {s.max_num_seqs:,} < C = {s.concurrency:,}: the rest queue (TTFT includes it)")
+    ratio = d["median_ttft_ms"] / 1e3 / r.latency.ttft_s if r.latency.ttft_s > 0 else 0.0
+    if s.concurrency > 1 and ratio > LOCKSTEP_RATIO:
+        out.append(f"median TTFT {ratio:.1f}× the estimate: with every prompt and every output the same length (the "
+                   "tool's default), requests finish together and their successors' prompts are prefilled together; "
+                   "the estimate is for lengths that vary (`--random-range-ratio 0.3` in `python -m calc bench`)")
     return out
+
+
+LOCKSTEP_RATIO = 1.3  # beyond the held-out TTFT error, the gap is the fixed lengths' lockstep, worth a word
 
 
 def benchmark_section(r) -> Section:

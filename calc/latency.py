@@ -3,6 +3,8 @@
     prefill       = Σ over its chunks of one step each                     (chunks of max_num_batched_tokens)
     TTFT          = request overhead + queue + the prompt's chunked steps, each also carrying the running decodes
                     (vLLM mixes them; SGLang runs the prefill alone, then resumes decoding)
+                    + the rest of the step in flight when it arrives (vLLM: a TPOT less the front-end time;
+                    SGLang: half a decode step)
     TPOT          = the mean step while C requests decode and their successors' prompts are prefilled:
                     vLLM: one step carrying C decodes and C·input_len/output_len prompt tokens;
                     SGLang: a decode step + (C / output_len) · one prefill
@@ -141,6 +143,15 @@ def budget_cycle_s(model: StepModel, *, b: float, input_len: int, output_len: in
     return b * L * model.step_s(p, p * L / 2, d, d * context) / p
 
 
+def in_flight_wait_s(*, tpot_s: float, front_s: float) -> float:
+    """What a new request waits for the step the engine is running when it arrives (vLLM, several in flight):
+    max(0, mean step − front-end time) [s]. The engine starts its next step the moment one ends, and in a closed
+    loop a request is sent the moment its predecessor's last token comes out, at a step's end: it reaches the
+    scheduler front_s into the next step and waits for the rest of it (the mean step is TPOT). The scheduler
+    simulation (calc.scheduler) plays this out step by step; SGLang's half decode step is its counterpart."""
+    return max(0.0, tpot_s - front_s)
+
+
 def request_overhead_s(s: Scenario, engine: EngineSpec) -> float:
     """Front-end time each request spends outside the engine's steps (HTTP, tokenisation, the first token's way
     out): the scenario's override, else the engine's calibrated figure."""
@@ -191,12 +202,14 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         tpot = model.step_s(arriving, arriving * L_in / 2, b, b * ctx) if b > 1 else dec.total_s
     else:
         tpot = dec.total_s + (b - 1) / N_out * alone.total_s
+    in_flight = in_flight_wait_s(tpot_s=tpot, front_s=front) if mixed and b > 1 and N_out > 1 else 0.0
+    ttft += in_flight
     chunk = max(1, budget - others)
     spike = model.step_s(min(chunk, L_in), chunk_pairs(min(chunk, L_in), 0), others, others * ctx)
     link = kv_link_bytes_per_s(s, g)
     transfer = transfer_s(mem, L_in, link)
     if s.disaggregated:  # the prompt alone on a prefill instance, its KV sent over, then decodes with no prompt riding
-        riding = 0.0
+        riding = in_flight = 0.0
         ttft = front + s.queue_s + alone.total_s + transfer + dec.total_s
         tpot = dec.total_s
     total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
@@ -219,11 +232,14 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         ttft_e = ttft_e + E(transfer, "KV transfer", unit="ms") + E(dec.total_s, "first decode step", unit="ms")
     else:
         ttft_e = ttft_e + E(riding, "decodes sharing its steps", unit="ms")
+        if in_flight:
+            ttft_e = ttft_e + E(in_flight, "the step in flight", unit="ms")
         if budget_wait:
             ttft_e = ttft_e + E(budget_wait, "waiting for the step budget", unit="ms")
     ttft_parts = (("transfer of its KV", transfer), ("first decode step", dec.total_s)) if s.disaggregated \
-        else (("decode steps its chunks ride on", riding),) + ((("waiting for the step budget", budget_wait),)
-                                                                if budget_wait else ())  # fmt: skip
+        else (("decode steps its chunks ride on", riding),) + \
+        ((("waiting for the step in flight", in_flight),) if in_flight else ()) + \
+        ((("waiting for the step budget", budget_wait),) if budget_wait else ())  # fmt: skip
     parts = (("front-end", front), ("queue", s.queue_s), ("prefill", alone.total_s), *ttft_parts,
              (f"{N_out - 1:,} × TPOT", (N_out - 1) * tpot))  # fmt: skip
     e2e_e = ttft_e.named("TTFT", "s") + E(N_out - 1, "(output_len − 1)") * E(tpot, "TPOT", unit="ms")

@@ -3,6 +3,7 @@ calc.goodput and calc.replicas.capacity, vectorised).
 
 Aggregated (calc.latency.latency at concurrency b, b ≤ max_num_seqs):
     vLLM   TTFT = front-end + queue + prefill + what the b − 1 running decodes add to its chunk steps
+                  + the rest of the step in flight, max(0, TPOT − front-end) (b > 1)
            TPOT = one step of b decodes and the prompt tokens of the b / output_len requests admitted per step
     SGLang TTFT = … + half a decode step (b > 1);  TPOT = decode step + (b − 1) / output_len · prefill
 Disaggregated (prefill and decode on separate instances of the same configuration):
@@ -53,7 +54,8 @@ def _aggregated_at(c: Consts, v, b):
             return ttft, step_total(c, v, 0, 0, b, b * c.ctx)
         arriving = np.minimum(b * c.L / c.N, np.maximum(0, v.budget - b))
         mixed = step_total(c, v, arriving, arriving * c.L / 2, b, b * c.ctx)
-        return ttft, np.where(b > 1, mixed, v.dec1)
+        in_flight = np.where(b > 1, np.maximum(0.0, mixed - c.front_s), 0.0)  # calc.latency.in_flight_wait_s
+        return ttft + in_flight, np.where(b > 1, mixed, v.dec1)
     dec = step_total(c, v, 0, 0, b, b * c.ctx)
     ttft = v.base + np.where(b > 1, dec / 2, 0.0)
     return ttft, dec if c.N <= 1 else dec + (b - 1) / c.N * v.alone

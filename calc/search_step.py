@@ -61,6 +61,7 @@ class Consts:
     N: int
     ctx: float
     pairs: float
+    front_s: float
     front_queue_s: float
 
 
@@ -127,7 +128,8 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                cudagraph_max_tokens=engine.cudagraph_max_tokens,
                per_seq_s=engine.per_sequence_s + engine.stream_token_s, experts=one.experts, top_k=one.top_k, moe_layers=one.moe_layers,
                caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first", L=L,
-               N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_queue_s=request_overhead_s(s, engine) + s.queue_s)  # fmt: skip
+               N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_s=request_overhead_s(s, engine),
+               front_queue_s=request_overhead_s(s, engine) + s.queue_s)  # fmt: skip
     v = SimpleNamespace(**rows)
     steps = np.ceil(L / np.maximum(1, v.budget))
     rows["alone"] = step_total(c, v, L / steps, c.pairs / steps, 0, 0.0, scale=steps)
