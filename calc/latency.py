@@ -6,7 +6,7 @@
                     + the rest of the step in flight when it arrives (vLLM: a TPOT less the front-end time;
                     SGLang: half a decode step)
     TPOT          = the mean step while C requests decode and their successors' prompts are prefilled:
-                    vLLM: one step carrying C decodes and C·input_len/output_len prompt tokens;
+                    vLLM: C decodes, and C·input_len/output_len prompt tokens per step in chunks (mixed_tpot_s);
                     SGLang: a decode step + (C / output_len) · one prefill
     E2E           = TTFT + (N_out − 1) · TPOT            0.350 s + 199 × 0.025 s = 5.325 s (DESIGN.md)
     throughput    = C / E2E (Little's law)
@@ -143,6 +143,25 @@ def budget_cycle_s(model: StepModel, *, b: float, input_len: int, output_len: in
     return b * L * model.step_s(p, p * L / 2, d, d * context) / p
 
 
+def mixed_tpot_s(model: StepModel, *, b: float, input_len: int, output_len: int, budget: int,
+                 context: float) -> float:  # fmt: skip
+    """vLLM's mean step while b requests decode and their successors' prompts are prefilled beside them [s].
+    X = b · L / N prompt tokens arrive per step (capped at the budget the decodes leave), in chunks of
+    min(L, budget − b): a share q = min(1, X / chunk) of the steps carries one (X / q tokens), the rest only decode.
+    TPOT = q · step(X / q prompt tokens, b decodes) + (1 − q) · step(b decodes). Spreading X over every step
+    instead would have each plain decode step of an MoE model read the experts a whole prompt reaches."""
+    L = input_len  # noqa: N806 - the formula's name
+    room = max(0.0, budget - b)
+    x = min(b * L / output_len, room)
+    chunk = min(L, room)
+    q = min(1.0, x / chunk) if chunk > 0 else 1.0
+    plain = model.step_s(0.0, 0.0, b, b * context)
+    if q <= 0:
+        return plain
+    tokens = x / q
+    return q * model.step_s(tokens, tokens * L / 2, b, b * context) + (1 - q) * plain
+
+
 def in_flight_wait_s(*, tpot_s: float, front_s: float) -> float:
     """What a new request waits for the step the engine is running when it arrives (vLLM, several in flight):
     max(0, mean step − front-end time) [s]. The engine starts its next step the moment one ends, and in a closed
@@ -197,9 +216,9 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     ttft = front + s.queue_s + alone.total_s + riding
     if N_out <= 1:
         tpot = dec.total_s
-    elif mixed:  # each step: b decodes and, on average, the prompt tokens of the b/N_out requests admitted per step
-        arriving = min(b * L_in / N_out, max(0, budget - b))
-        tpot = model.step_s(arriving, arriving * L_in / 2, b, b * ctx) if b > 1 else dec.total_s
+    elif mixed:
+        tpot = mixed_tpot_s(model, b=b, input_len=L_in, output_len=N_out, budget=budget, context=ctx) \
+            if b > 1 else dec.total_s
     else:
         tpot = dec.total_s + (b - 1) / N_out * alone.total_s
     in_flight = in_flight_wait_s(tpot_s=tpot, front_s=front) if mixed and b > 1 and N_out > 1 else 0.0

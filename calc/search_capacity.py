@@ -4,7 +4,7 @@ calc.goodput and calc.replicas.capacity, vectorised).
 Aggregated (calc.latency.latency at concurrency b, b ≤ max_num_seqs):
     vLLM   TTFT = front-end + queue + prefill + what the b − 1 running decodes add to its chunk steps
                   + the rest of the step in flight, max(0, TPOT − front-end) (b > 1)
-           TPOT = one step of b decodes and the prompt tokens of the b / output_len requests admitted per step
+           TPOT = steps of b decodes, a share of them carrying a chunk of the prompts admitted (b / output_len per step)
     SGLang TTFT = … + half a decode step (b > 1);  TPOT = decode step + (b − 1) / output_len · prefill
 Disaggregated (prefill and decode on separate instances of the same configuration):
     TTFT = front-end + queue + prefill alone + KV transfer of the prompt + one decode step of b
@@ -52,13 +52,24 @@ def _aggregated_at(c: Consts, v, b):
         ttft = v.base + (shared - v.alone)
         if c.N <= 1:
             return ttft, step_total(c, v, 0, 0, b, b * c.ctx)
-        arriving = np.minimum(b * c.L / c.N, np.maximum(0, v.budget - b))
-        mixed = step_total(c, v, arriving, arriving * c.L / 2, b, b * c.ctx)
+        mixed = _mixed_tpot(c, v, b)
         in_flight = np.where(b > 1, np.maximum(0.0, mixed - c.front_s), 0.0)  # calc.latency.in_flight_wait_s
         return ttft + in_flight, np.where(b > 1, mixed, v.dec1)
     dec = step_total(c, v, 0, 0, b, b * c.ctx)
     ttft = v.base + np.where(b > 1, dec / 2, 0.0)
     return ttft, dec if c.N <= 1 else dec + (b - 1) / c.N * v.alone
+
+
+def _mixed_tpot(c: Consts, v, b):
+    """calc.latency.mixed_tpot_s: a share q of the steps carries a chunk of the arriving prompts, the rest decode."""
+    room = np.maximum(0.0, v.budget - b)
+    x = np.minimum(b * c.L / c.N, room)
+    chunk = np.minimum(c.L, room)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.where(chunk > 0, np.minimum(1.0, x / np.where(chunk > 0, chunk, 1.0)), 1.0)
+        tokens = np.where(q > 0, x / np.where(q > 0, q, 1.0), 0.0)
+    plain = step_total(c, v, 0, 0, b, b * c.ctx)
+    return np.where(q > 0, q * step_total(c, v, tokens, tokens * c.L / 2, b, b * c.ctx) + (1 - q) * plain, plain)
 
 
 def _budget_wait(c: Consts, v, b, ttft, tpot):

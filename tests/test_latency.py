@@ -214,10 +214,12 @@ def test_no_closed_loop_outruns_its_step_budget(catalog, c):
 def test_a_new_request_waits_for_the_step_in_flight(catalog):
     """vLLM, 8 in flight, 128 + 1,000 tokens on an H100: a request is sent as its predecessor's last token comes out,
     at a step's end, reaches the scheduler a front-end time later and waits for the rest of the step then running.
-    The mean step carries the 8 decodes and the 8 × 128 / 1,000 = 1.024 prompt tokens arriving per step."""
+    The mean step (TPOT): 8 × 128 / 1,000 = 1.024 prompt tokens arrive per step, in whole prompts of 128, so
+    q = 1.024 / 128 = 0.8 % of the steps carry one beside the 8 decodes and the rest only decode."""
     s = scenario(model="llama-3.1-8b", gpu="h100-sxm", input_len=128, output_len=1000, concurrency=8)
     lat = evaluate(s, catalog).latency
-    step = lat.step.step_s(8 * 128 / 1000, 8 * 128 / 1000 * 128 / 2, 8, 8 * (128 + 1000 / 2))
+    ctx = 8 * (128 + 1000 / 2)
+    step = 0.008 * lat.step.step_s(128, 128 * 128 / 2, 8, ctx) + 0.992 * lat.step.step_s(0, 0, 8, ctx)
     assert lat.tpot_s == pytest.approx(step)
     assert dict(lat.e2e_parts)["waiting for the step in flight"] == pytest.approx(step - lat.request_overhead_s)
     alone = evaluate(s.model_copy(update={"concurrency": 1}), catalog).latency  # nothing runs between its requests
@@ -239,3 +241,37 @@ def test_the_closed_form_ttft_agrees_with_the_simulation_of_varied_lengths(catal
     r = evaluate(scenario(**kw), catalog)
     sim = bench.serve(r, num_prompts=max(400, 6 * kw["concurrency"]), max_concurrency=kw["concurrency"], range_ratio=0.3)
     assert r.latency.ttft_s == pytest.approx(sim.bench_summary()["median_ttft_ms"] / 1e3, rel=0.20)
+
+
+def test_an_moe_models_plain_decode_steps_read_only_the_experts_their_tokens_reach(catalog):
+    """Qwen3-30B-A3B (128 experts, 8 per token), 8 in flight, 128 + 1,000 tokens on an H100: 99.2 % of the steps
+    decode 8 tokens, which reach at most 64 experts per layer; a prompt of 128 tokens reaches nearly all 128. TPOT
+    is the mixture of the two steps, below one step carrying the 1.024 prompt tokens spread over it (which would
+    read 8 + 1.024 tokens' experts every step), and near the plain decode step the simulation sees."""
+    from calc import bench
+
+    s = scenario(model="qwen3-30b-a3b", gpu="h100-sxm", input_len=128, output_len=1000, concurrency=8)
+    r = evaluate(s, catalog)
+    lat = r.latency
+    ctx = 8 * (128 + 1000 / 2)
+    plain, spread = lat.step.step_s(0, 0, 8, ctx), lat.step.step_s(1.024, 1.024 * 128 / 2, 8, ctx)
+    assert lat.tpot_s == pytest.approx(0.008 * lat.step.step_s(128, 128 * 128 / 2, 8, ctx) + 0.992 * plain)
+    assert plain < lat.tpot_s < spread
+    sim = bench.serve(r, num_prompts=200, max_concurrency=8, range_ratio=0.3).bench_summary()
+    assert lat.tpot_s == pytest.approx(sim["mean_tpot_ms"] / 1e3, rel=0.05)
+
+
+@pytest.mark.parametrize("c", [2, 8, 32, 128, 512])
+def test_tpot_grows_with_concurrency_and_spreads_prompts_once_every_step_carries_one(catalog, c):
+    """Property: TPOT never falls as concurrency grows; once the arriving prompt tokens fill a chunk every step
+    (q = 1) it is one step carrying them all, as before the mixture (b = 512: 512 × 2,000 / 100 tokens a step)."""
+    base = dict(model="llama-3.1-8b", gpu="h100-sxm", input_len=2000, output_len=100)
+    lo = evaluate(scenario(**base, concurrency=c), catalog).latency
+    hi = evaluate(scenario(**base, concurrency=c + 1), catalog).latency
+    assert hi.tpot_s >= lo.tpot_s
+    s = scenario(**base, concurrency=512)
+    lat = evaluate(s, catalog).latency
+    b = min(512, s.max_num_seqs)
+    x = min(b * 2000 / 100, s.max_num_batched_tokens - b)  # ≥ one chunk of min(2,000, budget − b): q = 1
+    assert x >= min(2000, s.max_num_batched_tokens - b)
+    assert lat.tpot_s == pytest.approx(lat.step.step_s(x, x * 2000 / 2, b, b * (2000 + 100 / 2)))
