@@ -1,0 +1,97 @@
+"""How far the closed forms (the headline, the SLOs, the replicas, the search) stand from the scheduler simulation
+and from the held-out benchmark runs.
+
+    python scripts/closed_form.py
+
+1. A fixed grid of closed-loop scenarios (5 model × GPU setups, prompt, output and concurrency drawn with seed 1),
+   each engine: the closed form's TTFT against the simulated median, TPOT against the simulated mean, requests/s
+   against the simulated throughput; with lengths ±30 % (the search's check: requests out of step, as real
+   traffic) and fixed (vllm bench serve's default: requests in lockstep).
+2. The held-out runs with a concurrency cap: the closed form against what they printed, beside the simulation's
+   error on the same runs (the table in README.md is the simulation's).
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from boundary.bench_check import check  # noqa: E402
+from boundary.bench_data import load_runs  # noqa: E402
+from calc import bench  # noqa: E402
+from calc.evaluate import evaluate  # noqa: E402
+from calc.loader import load_catalog  # noqa: E402
+from calc.scenario import Scenario  # noqa: E402
+
+SETUPS = (dict(model="llama-3.1-8b", gpu="h100-sxm"), dict(model="qwen2.5-7b-instruct", gpu="rtx-4090"),
+          dict(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4), dict(model="qwen3-30b-a3b", gpu="h100-sxm"),
+          dict(model="llama-3.1-8b", gpu="a10", max_model_len=8192))  # fmt: skip
+DRAWS = 60
+
+
+def grid() -> list[dict]:
+    rng = random.Random(1)
+    return [dict(rng.choice(SETUPS), input_len=rng.choice([128, 256, 512, 1000, 2000, 4000]),
+                 output_len=rng.choice([64, 128, 256, 1000]), concurrency=rng.choice([1, 2, 4, 8, 16, 32, 64, 128]))
+            for _ in range(DRAWS)]  # fmt: skip
+
+
+def against_simulation(catalog, engine: str, range_ratio: float) -> dict[str, list[float]]:
+    errors: dict[str, list[float]] = {"TTFT": [], "TPOT": [], "requests/s": []}
+    for kw in grid():
+        r = evaluate(Scenario(**kw, engine=engine), catalog)
+        if not r.serves or not r.fit.fits:
+            continue
+        n = max(400, 6 * kw["concurrency"])
+        sim = bench.serve(r, num_prompts=n, max_concurrency=kw["concurrency"], range_ratio=range_ratio)
+        late = slice(n // 3, n)  # past the first cohort's start
+        lat = r.latency
+        errors["TTFT"].append(lat.ttft_s / np.nanmedian(sim.ttft_s[late]) - 1)
+        errors["TPOT"].append(lat.tpot_s / np.nanmean(sim.tpot_s[late]) - 1)
+        errors["requests/s"].append(lat.requests_per_s / sim.bench_summary()["request_throughput"] - 1)
+    return errors
+
+
+def against_runs(catalog) -> dict[str, tuple[list[float], list[float]]]:
+    runs = [r for r in load_runs(catalog)[0] if r.part == "held-out" and r.kind == "serve" and r.max_concurrency]
+    out: dict[str, tuple[list[float], list[float]]] = {"TTFT": ([], []), "TPOT": ([], []), "throughput": ([], [])}
+    for c in check(runs, catalog):
+        lat = evaluate(c.run.scenario, catalog).latency
+        closed = {"ttft": lat.ttft_s, "tpot": lat.tpot_s, "throughput": lat.output_tokens_per_s}
+        for metric, name in (("ttft", "TTFT"), ("tpot", "TPOT"), ("throughput", "throughput")):
+            if c.error(metric) is not None:
+                out[name][0].append(closed[metric] / c.measured[metric] - 1)
+                out[name][1].append(c.error(metric))
+    return out
+
+
+def _abs(xs: list[float]) -> tuple[float, float]:
+    a = np.abs(np.array(xs))
+    return float(np.median(a)), float(np.percentile(a, 90))
+
+
+def main() -> None:
+    catalog = load_catalog()
+    print("| engine | lengths | metric | n | median abs error | p90 abs error | mean signed error |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for engine in ("vllm", "sglang"):
+        for ratio, label in ((0.3, "±30 %"), (0.0, "fixed")):
+            for metric, errs in against_simulation(catalog, engine, ratio).items():
+                med, p90 = _abs(errs)
+                print(f"| {engine} | {label} | {metric} | {len(errs)} | {med:.1%} | {p90:.1%} | {statistics.mean(errs):+.1%} |")
+    print()
+    print("| held-out runs with a concurrency cap | n | closed form: median abs error | p90 | simulation: median | p90 |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for metric, (closed, sim) in against_runs(catalog).items():
+        (cm, cp), (sm, sp) = _abs(closed), _abs(sim)
+        print(f"| {metric} | {len(closed)} | {cm:.1%} | {cp:.1%} | {sm:.1%} | {sp:.1%} |")
+
+
+if __name__ == "__main__":
+    main()
