@@ -374,7 +374,7 @@ def benchmark_lines(r) -> list[str]:
         out.append(f"max_num_seqs {s.max_num_seqs:,} < C = {s.concurrency:,}: the rest queue (TTFT includes it)")
     ratio = d["median_ttft_ms"] / 1e3 / r.latency.ttft_s if r.latency.ttft_s > 0 else 0.0
     if s.concurrency > 1 and ratio > LOCKSTEP_RATIO:
-        out.append(f"median TTFT {ratio:.1f}× the estimate: with every prompt and every output the same length (the "
+        out.append(f"median TTFT {fmt.ratio(ratio, 2)} the estimate: with every prompt and every output the same length (the "
                    "tool's default), requests finish together and their successors' prompts are prefilled together; "
                    "the estimate is for lengths that vary (`--random-range-ratio 0.3` in `python -m calc bench`)")
     return out
