@@ -24,7 +24,6 @@ from calc.errors import InputError
 SERVE_KEYS = ("completed", "duration", "request_throughput", "output_throughput", "total_token_throughput",
               "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms",
               "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms")  # fmt: skip
-MAX_PROMPTS = 10_000
 
 
 def add_bench_parser(sub) -> None:
@@ -48,6 +47,10 @@ def add_bench_parser(sub) -> None:
     b.add_argument("--output-len", dest="output_len", default=None, help=argparse.SUPPRESS)
 
 
+def _bound(x: float) -> str:
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
+
+
 def _number(flag: str, text: str | None, kind=int, lo: float = 0, hi: float = 10**9):
     if text is None:
         return None
@@ -56,7 +59,7 @@ def _number(flag: str, text: str | None, kind=int, lo: float = 0, hi: float = 10
     except ValueError:
         v = None
     if v is None or not (lo <= v <= hi) or (isinstance(v, float) and not math.isfinite(v)):
-        raise InputError(flag, f"expected a number between {lo:g} and {hi:g} (got {str(text)[:30]!r})")
+        raise InputError(flag, f"expected a number between {_bound(lo)} and {_bound(hi)} (got {str(text)[:30]!r})")
     return v
 
 
@@ -67,7 +70,7 @@ def run_bench(args, catalog) -> int:
     data = scenario_data(args)
     conc = _number("--max-concurrency", args.max_concurrency, int, 1, 1_000_000)
     batch = _number("--batch-size", args.batch_size, int, 1, 65_536)
-    n = _number("--num-prompts", args.num_prompts, int, 1, MAX_PROMPTS)
+    n = _number("--num-prompts", args.num_prompts, int, 1, bench.MAX_SIM_PROMPTS)
     ratio = _number("--random-range-ratio", args.range_ratio, float, 0, 0.99)
     seed = _number("--seed", args.seed, int, 0, 2**31)
     if conc is not None:

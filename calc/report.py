@@ -141,7 +141,10 @@ class Report:
 
     @property
     def benchmark_prompts(self) -> int:
-        return max(200, 10 * self.scenario.concurrency)
+        """max(200, 10·C), at most what one simulation runs (calc.bench.MAX_SIM_PROMPTS)."""
+        from calc.bench import MAX_SIM_PROMPTS
+
+        return min(MAX_SIM_PROMPTS, max(200, 10 * self.scenario.concurrency))
 
     @cached_property
     def benchmark(self):

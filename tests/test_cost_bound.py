@@ -90,3 +90,14 @@ def test_a_one_token_budget_is_simulated_within_the_bound(catalog):
     res = bounded(lambda: r.benchmark)
     assert res.stopped_early and 0 < res.completed < r.benchmark_prompts
     assert "work cap" in " ".join(benchmark_lines(r))
+
+
+def test_a_link_asking_a_million_in_flight_is_simulated_within_the_bound(catalog):
+    # `?concurrency=1000000` on the seed scenario: max(200, 10·C) prompts would be 10⁷; the page simulates at most
+    # MAX_SIM_PROMPTS, says so in its header, and the pool preempts throughout (0.86 s of CPU at 10,000 prompts)
+    from calc import bench
+
+    r = evaluate(Scenario(concurrency=1_000_000), catalog)
+    assert r.benchmark_prompts == bench.MAX_SIM_PROMPTS == 5_000
+    res = bounded(lambda: r.benchmark)
+    assert res.preemptions > 0 and res.completed == 5_000
