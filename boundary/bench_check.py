@@ -81,6 +81,22 @@ def check(runs: list[BenchRun], catalog, **kw) -> list[RunCheck]:
     return [RunCheck(r, measured(r), predict(r, catalog, **kw)) for r in runs]
 
 
+def closed_loop(runs: list[BenchRun]) -> list[BenchRun]:
+    """The serve runs the closed forms describe: a fixed number in flight (`--max-concurrency C`)."""
+    return [r for r in runs if r.kind == "serve" and r.max_concurrency]
+
+
+def check_closed_form(runs: list[BenchRun], catalog) -> list[RunCheck]:
+    """The closed forms the headline, the SLOs and the search use (calc.latency at C = the run's concurrency)
+    against what the closed-loop runs printed: TTFT, TPOT and output throughput."""
+    out = []
+    for r in closed_loop(runs):
+        lat = evaluate(r.scenario, catalog).latency
+        out.append(RunCheck(r, measured(r), {"ttft": lat.ttft_s, "tpot": lat.tpot_s,
+                                             "throughput": lat.output_tokens_per_s}))  # fmt: skip
+    return out
+
+
 def summary(checks: list[RunCheck]) -> dict:
     """Median and p90 |error| per metric, overall and per GPU family, and each family's mean signed error (bias)."""
     out: dict = {"runs": len(checks), "metrics": {}, "families": {}}

@@ -181,9 +181,10 @@ def state_line(r) -> str:
 NO_BAND = "no held-out error table (tests/data/benchmarks/errors.json, written by scripts/calibrate.py report)"
 
 
-def band(r, metric: str) -> str:
-    """'± 28% (median |error| on held-out hopper runs, n = 18)', or '' when there is no error table."""
-    b = r.error_bands.get(metric)
+def band(r, metric: str, *, simulated: bool = False) -> str:
+    """'± 28% (median |error| on held-out hopper runs, n = 18)', or '' when there is no error table: the estimates'
+    (closed forms') error, or with simulated the predicted benchmark's."""
+    b = (r.benchmark_error_bands if simulated else r.error_bands).get(metric)
     if b is None:
         return ""
     return f"± {fmt.pct(b.median_abs, 0)} (median |error| on {b.scope}, n = {b.n})"
@@ -386,8 +387,19 @@ LOCKSTEP_RATIO = 1.3  # beyond the held-out TTFT error, the gap is the fixed len
 def benchmark_section(r) -> Section:
     s = r.scenario
     head = (f"Predicted `vllm bench serve --max-concurrency {s.concurrency} --num-prompts {r.benchmark_prompts}` "
-            "(scheduler simulation; held-out error in README)")  # fmt: skip
-    return Section(head, [], benchmark_table(r).text().splitlines() + ["", *("  " + x for x in benchmark_lines(r))])
+            "(scheduler simulation)")  # fmt: skip
+    lines = [*benchmark_lines(r), benchmark_band_line(r)]
+    return Section(head, [], benchmark_table(r).text().splitlines() + ["", *("  " + x for x in lines)])
+
+
+def benchmark_band_line(r) -> str:
+    """Both bands, since the page shows the two side by side: the simulation's under its table, the estimates'."""
+    if not r.error_bands and not r.benchmark_error_bands:
+        return f"held-out error: {NO_BAND}"
+    sim = ", ".join(f"{name} {band(r, m, simulated=True)}" for m, name in (("ttft", "TTFT"), ("tpot", "TPOT"))
+                    if band(r, m, simulated=True))  # fmt: skip
+    est = ", ".join(f"{name} {band(r, m)}" for m, name in (("ttft", "TTFT"), ("tpot", "TPOT")) if band(r, m))
+    return f"held-out error of this simulation: {sim or 'none recorded'}; of the estimates (closed form): {est or 'none recorded'}"
 
 
 def _aligned(rows: list[tuple[str, str]], width: int = 38) -> list[str]:

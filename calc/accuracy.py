@@ -2,7 +2,9 @@
 scripts/calibrate.py writes to tests/data/benchmarks/errors.json (read by calc.loader, never restated here).
 
 The band shown next to an estimate is the held-out median |error| of that metric, for the GPU's architecture
-family when enough of its runs were held out, else over all held-out runs."""
+family when enough of its runs were held out, else over all held-out runs: the closed forms' error (the headline's
+estimates, on the held-out runs with a concurrency cap) beside the estimates, the simulation's beside the predicted
+benchmark."""
 
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ class Accuracy:
     """'tpot', 'ttft', 'throughput', 'latency' over all held-out runs."""
     families: dict[str, dict[str, MetricError]]
     """The same per GPU architecture ('hopper', 'ampere', …)."""
+    closed_form: Accuracy | None = None
+    """The closed forms' own error (the estimates beside which the page shows it), where the report has it."""
 
 
 @dataclass(frozen=True)
@@ -40,17 +44,21 @@ class ErrorBand:
     """'hopper runs', 'all runs': which held-out runs the figure comes from."""
 
 
-def error_band(acc: Accuracy | None, *, metric: str, arch: str) -> ErrorBand | None:
-    """The held-out median |error| for `metric` on this architecture (or over all runs); None without data."""
+def error_band(acc: Accuracy | None, *, metric: str, arch: str, closed_form: bool = False) -> ErrorBand | None:
+    """The held-out median |error| for `metric` on this architecture (or over all runs): the simulation's, or with
+    closed_form the closed forms'; None without data."""
+    if acc is not None and closed_form:
+        acc = acc.closed_form
     if acc is None:
         return None
+    runs = "closed-loop runs" if closed_form else "runs"
     fam = acc.families.get(arch, {}).get(metric)
     if fam is not None and fam.n >= MIN_FAMILY_RUNS:
-        return ErrorBand(metric, fam.median_abs, fam.n, f"held-out {arch} runs")
+        return ErrorBand(metric, fam.median_abs, fam.n, f"held-out {arch} {runs}")
     all_runs = acc.metrics.get(metric)
     if all_runs is None or all_runs.n == 0:
         return None
-    return ErrorBand(metric, all_runs.median_abs, all_runs.n, "held-out runs, all GPUs")
+    return ErrorBand(metric, all_runs.median_abs, all_runs.n, f"held-out {runs}, all GPUs")
 
 
 def accuracy_from_dict(data: dict) -> Accuracy:
@@ -63,8 +71,10 @@ def accuracy_from_dict(data: dict) -> Accuracy:
             raise ValueError("median_abs out of range")
         return e
 
+    closed = data.get("closed_form")
     return Accuracy(
         runs=int(data["runs"]),
         metrics={str(k): metric(v) for k, v in data["metrics"].items()},
         families={str(f): {str(k): metric(v) for k, v in ms.items()} for f, ms in data.get("families", {}).items()},
+        closed_form=accuracy_from_dict(closed) if closed is not None else None,
     )

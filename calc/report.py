@@ -164,8 +164,18 @@ class Report:
 
     @cached_property
     def error_bands(self) -> dict[str, ErrorBand]:
-        """Held-out median |error| per metric ('ttft', 'tpot', 'throughput') for this GPU's family, where known."""
-        out = {m: error_band(self.accuracy, metric=m, arch=self.gpu.arch) for m in ("ttft", "tpot", "throughput")}
+        """The estimates' (closed forms') held-out median |error| per metric ('ttft', 'tpot', 'throughput') for this
+        GPU's family, where known."""
+        return self._bands(closed_form=True)
+
+    @cached_property
+    def benchmark_error_bands(self) -> dict[str, ErrorBand]:
+        """The same for the predicted benchmark (the scheduler simulation)."""
+        return self._bands(closed_form=False)
+
+    def _bands(self, *, closed_form: bool) -> dict[str, ErrorBand]:
+        out = {m: error_band(self.accuracy, metric=m, arch=self.gpu.arch, closed_form=closed_form)
+               for m in ("ttft", "tpot", "throughput")}  # fmt: skip
         return {m: b for m, b in out.items() if b is not None}
 
     @cached_property
@@ -249,6 +259,7 @@ class Report:
                                                  self.scenario.concurrency, "preemptions": b.preemptions}  # fmt: skip
         flat["shortfall"] = asdict(self.shortfall) | {"serves": self.serves}
         flat["error_bands"] = {m: asdict(x) for m, x in self.error_bands.items()}
+        flat["benchmark_error_bands"] = {m: asdict(x) for m, x in self.benchmark_error_bands.items()}
         flat["measured_decode"] = asdict(self.measured_decode) if self.measured_decode else None
         flat["itl_example"] = asdict(self.itl_example)
         flat["labels"] = LABELS

@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from boundary.bench_check import check  # noqa: E402
+from boundary.bench_check import check, check_closed_form, closed_loop, summary  # noqa: E402
 from boundary.bench_data import load_runs  # noqa: E402
 from calc import bench  # noqa: E402
 from calc.evaluate import evaluate  # noqa: E402
@@ -58,17 +58,11 @@ def against_simulation(catalog, engine: str, range_ratio: float) -> dict[str, li
     return errors
 
 
-def against_runs(catalog) -> dict[str, tuple[list[float], list[float]]]:
-    runs = [r for r in load_runs(catalog)[0] if r.part == "held-out" and r.kind == "serve" and r.max_concurrency]
-    out: dict[str, tuple[list[float], list[float]]] = {"TTFT": ([], []), "TPOT": ([], []), "throughput": ([], [])}
-    for c in check(runs, catalog):
-        lat = evaluate(c.run.scenario, catalog).latency
-        closed = {"ttft": lat.ttft_s, "tpot": lat.tpot_s, "throughput": lat.output_tokens_per_s}
-        for metric, name in (("ttft", "TTFT"), ("tpot", "TPOT"), ("throughput", "throughput")):
-            if c.error(metric) is not None:
-                out[name][0].append(closed[metric] / c.measured[metric] - 1)
-                out[name][1].append(c.error(metric))
-    return out
+def against_runs(catalog) -> tuple[dict, dict]:
+    """summary() of the closed forms and of the simulation on the same held-out closed-loop runs (the first is
+    what scripts/calibrate.py report writes as errors.json's closed_form)."""
+    runs = closed_loop([r for r in load_runs(catalog)[0] if r.part == "held-out"])
+    return summary(check_closed_form(runs, catalog))["metrics"], summary(check(runs, catalog))["metrics"]
 
 
 def _abs(xs: list[float]) -> tuple[float, float]:
@@ -88,9 +82,10 @@ def main() -> None:
     print()
     print("| held-out runs with a concurrency cap | n | closed form: median abs error | p90 | simulation: median | p90 |")
     print("|---|---:|---:|---:|---:|---:|")
-    for metric, (closed, sim) in against_runs(catalog).items():
-        (cm, cp), (sm, sp) = _abs(closed), _abs(sim)
-        print(f"| {metric} | {len(closed)} | {cm:.1%} | {cp:.1%} | {sm:.1%} | {sp:.1%} |")
+    closed, sim = against_runs(catalog)
+    for metric, name in (("ttft", "TTFT"), ("tpot", "TPOT"), ("throughput", "output throughput")):
+        c, m = closed[metric], sim[metric]
+        print(f"| {name} | {c['n']} | {c['median_abs']:.1%} | {c['p90_abs']:.1%} | {m['median_abs']:.1%} | {m['p90_abs']:.1%} |")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from boundary.bench_check import RunCheck, check, measured, summary
+from boundary.bench_check import RunCheck, check, check_closed_form, closed_loop, measured, summary
 from boundary.bench_data import DATA, load_runs
 
 MARGIN = 0.02  # two percentage points of relative error on each median and p90
@@ -77,12 +77,25 @@ def test_held_out_medians_do_not_regress(held_out):
         assert now[metric]["p90_abs"] <= st["p90_abs"] + MARGIN, metric
 
 
+def test_the_closed_forms_held_out_medians_do_not_regress(runs, catalog):
+    """The band beside the headline's estimates: the closed forms on the held-out runs with a concurrency cap."""
+    held = [r for r in runs if r.part == "held-out"]
+    recorded = json.loads((DATA / "errors.json").read_text())["closed_form"]
+    assert recorded["runs"] == len(closed_loop(held)) > 0
+    now = summary(check_closed_form(held, catalog))["metrics"]
+    for metric, st in recorded["metrics"].items():
+        assert now[metric]["median_abs"] <= st["median_abs"] + MARGIN, metric
+        assert now[metric]["p90_abs"] <= st["p90_abs"] + MARGIN, metric
+
+
 def test_the_readme_shows_the_committed_table():
     recorded = json.loads((DATA / "errors.json").read_text())["metrics"]
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     table = readme[readme.index("<!-- calibration:start -->"): readme.index("<!-- calibration:end -->")]
     assert f"| TPOT | {recorded['tpot']['n']} | {recorded['tpot']['median_abs']:.1%} |" in table
     assert f"| TTFT | {recorded['ttft']['n']} | {recorded['ttft']['median_abs']:.1%} |" in table
+    closed = json.loads((DATA / "errors.json").read_text())["closed_form"]["metrics"]
+    assert f"| TTFT | {closed['ttft']['n']} | {closed['ttft']['median_abs']:.1%} |" in table.split("closed form")[1]
 
 
 def test_an_error_is_predicted_over_measured_minus_one(runs):

@@ -77,8 +77,8 @@ def latency_tab(r) -> None:
         table(view.benchmark_table(r))
         for line in view.benchmark_lines(r):
             st.caption(line)
-        st.caption(f"Held-out error of the estimates: TTFT {view.band(r, 'ttft')}; TPOT {view.band(r, 'tpot')}."
-                   if r.error_bands else f"Held-out error of the estimates: {view.NO_BAND}.")  # fmt: skip
+        line = view.benchmark_band_line(r)
+        st.caption(line[:1].upper() + line[1:] + ".")
     st.plotly_chart(charts.latency_cdf(r), key="chart_cdf")
     a, b = st.columns(2)
     a.plotly_chart(charts.roofline(r), key="chart_roofline")
