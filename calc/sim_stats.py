@@ -38,6 +38,12 @@ class Workload:
     """Lengths uniform on the integers of [len·(1 − r), len·(1 + r)], as vllm's random dataset."""
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        if not self.request_rate > 0:  # NaN included: 0 req/s would never send the second request
+            raise ValueError(f"request_rate: expected > 0 requests/s or inf (got {self.request_rate!r})")
+        if not 0 <= self.range_ratio < 1:
+            raise ValueError(f"range_ratio: expected 0 ≤ r < 1 (got {self.range_ratio!r})")
+
 
 def workload_arrays(w: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Prompt lengths, output lengths and ready times [s] (numpy default_rng(seed); Poisson gaps after the first)."""

@@ -1,5 +1,6 @@
 """Continuous-batching simulation (calc/scheduler.py): by hand, against a per-step reference, properties, the seed."""
 
+import math
 
 import numpy as np
 import pytest
@@ -285,3 +286,11 @@ def test_a_thousand_requests_finish(eng):
     w = Workload(input_len=1024, output_len=256, num_prompts=1000, max_concurrency=256, range_ratio=0.2)
     r = simulate(engine(num_gpu_blocks=7504, engine=eng), w, rtx4090_step)
     assert r.completed == 1000
+
+
+@pytest.mark.parametrize("field, kw", [("request_rate", {"request_rate": 0.0}), ("request_rate", {"request_rate": -1.0}),
+                                       ("request_rate", {"request_rate": math.nan}), ("range_ratio", {"range_ratio": 1.0})])
+def test_a_workload_that_cannot_run_names_its_field(field, kw):
+    """0 req/s would never send the second request (and divided by zero drawing its gap): refused by name."""
+    with pytest.raises(ValueError, match=field):
+        Workload(input_len=128, output_len=16, num_prompts=10, **kw)
