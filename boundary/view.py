@@ -374,10 +374,12 @@ def benchmark_lines(r) -> list[str]:
     if s.concurrency > s.max_num_seqs:
         out.append(f"max_num_seqs {s.max_num_seqs:,} < C = {s.concurrency:,}: the rest queue (TTFT includes it)")
     ratio = d["median_ttft_ms"] / 1e3 / r.latency.ttft_s if r.latency.ttft_s > 0 else 0.0
-    if s.concurrency > 1 and ratio > LOCKSTEP_RATIO:
+    if 1 < s.concurrency <= s.max_num_seqs and ratio > LOCKSTEP_RATIO:  # beyond max_num_seqs the queue says why
+        varied = r.benchmark_varied.bench_summary()["median_ttft_ms"] / 1e3
         out.append(f"median TTFT {fmt.ratio(ratio, 2)} the estimate: with every prompt and every output the same length (the "
                    "tool's default), requests finish together and their successors' prompts are prefilled together; "
-                   "the estimate is for lengths that vary (`--random-range-ratio 0.3` in `python -m calc bench`)")
+                   f"with lengths ±30 % (`--random-range-ratio 0.3`), out of step as traffic is, the simulated median "
+                   f"is {fmt.ms(varied)} against the estimate's {fmt.ms(r.latency.ttft_s)}")
     return out
 
 

@@ -156,6 +156,18 @@ class Report:
         return bench.serve(self, num_prompts=self.benchmark_prompts, max_concurrency=c)
 
     @cached_property
+    def benchmark_varied(self):
+        """The same benchmark with lengths ±30 % (`--random-range-ratio 0.3`, the search's check): requests out of
+        step, as traffic is, where fixed lengths keep them in lockstep. At most 1,000 prompts (the search check's
+        bound: it is shown beside the main run, not instead of it)."""
+        from calc import bench
+        from calc.search_rows import CHECK_RANGE_RATIO, MAX_CHECK_PROMPTS
+
+        c = self.scenario.concurrency
+        n = min(MAX_CHECK_PROMPTS, self.benchmark_prompts)
+        return bench.serve(self, num_prompts=n, max_concurrency=c, range_ratio=CHECK_RANGE_RATIO)
+
+    @cached_property
     def benchmark_distribution(self):
         """Quantiles of the predicted benchmark's TTFT, TPOT, E2E and ITL (calc.distribution), for its CDF."""
         from calc.distribution import distribution
