@@ -14,7 +14,7 @@ from calc.cost import cost_per_million_output_tokens
 from calc.engine_spec import EngineSpec
 from calc.expr import E, eceil
 from calc.goodput import Conformance, conformance
-from calc.latency import LatencyResult, latency
+from calc.latency import PREFILL_LOAD, LatencyResult, latency
 from calc.numeric import largest_true
 from calc.pool import PoolResult
 from calc.scenario import Scenario
@@ -115,17 +115,17 @@ def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float, pref
 
 
 def _disaggregated(s: Scenario, cap: Capacity, price, currency, *, throughput_rps: float, prefill_s: float) -> Fleet:
-    """x prefill instances for the prompt tokens of the rate (one prompt after another: input_len / prefill_s
-    tokens/s each) and y = ⌈rate / capacity⌉ decode instances; without a rate, one decode instance at its own
-    throughput and the prefill it needs. Replicas = x + y instances of tp · pp GPUs."""
+    """x = max(1, ⌈rate · prefill / (2/3)⌉) prefill instances, the fewest at which a prompt waits at most one
+    prefill on average (calc.latency.prefill_pool; TTFT carries that wait when a rate is set), and
+    y = ⌈rate / capacity⌉ decode instances; without a rate, one decode instance at its own throughput and the prefill
+    it needs. Replicas = x + y instances of tp · pp GPUs."""
     rate = s.request_rate
     if rate is not None and cap.rps <= 0:
         return Fleet(cap, None, None, None, price, None, None, currency)
     served = rate if rate is not None else throughput_rps
-    per_instance = E(s.input_len, "input_len") / E(prefill_s, "prefill", unit="ms")
-    f = {"prefill_instances": eceil(E(served, "request_rate" if rate is not None else "requests/s")
-                                    * E(s.input_len, "input_len") / per_instance.named("prefill tokens/s"))}  # fmt: skip
-    prefill = int(f["prefill_instances"].value)
+    load = E(served, "request_rate" if rate is not None else "requests/s") * E(prefill_s, "prefill", unit="ms")
+    f = {"prefill_instances": eceil(load / E(PREFILL_LOAD, "highest load"))}
+    prefill = max(1, int(f["prefill_instances"].value))  # = calc.latency.prefill_pool's count, the same arithmetic
     if rate is None:
         decode = 1
     else:

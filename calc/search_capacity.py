@@ -7,7 +7,8 @@ Aggregated (calc.latency.latency at concurrency b, b ≤ max_num_seqs):
            TPOT = steps of b decodes, a share of them carrying a chunk of the prompts admitted (b / output_len per step)
     SGLang TTFT = … + half a decode step (b > 1);  TPOT = decode step + (b − 1) / output_len · prefill
 Disaggregated (prefill and decode on separate instances of the same configuration):
-    TTFT = front-end + queue + prefill alone + KV transfer of the prompt + one decode step of b
+    TTFT = front-end + queue + (with a rate) the wait for a prefill instance + prefill alone + KV transfer of the
+           prompt + one decode step of b
     TPOT = one decode step of b (no prefill rides on a decode instance)
 Capacity: the largest b in [1, requests the pool holds] whose conformance P(TTFT ≤ τ_f) · P(TPOT ≤ τ_p) meets the
 quota, by the same bisection as calc.numeric.largest_true (so the same probes, in the same order).
@@ -21,6 +22,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from calc.goodput import p_within
+from calc.latency import PREFILL_LOAD
 from calc.search_step import Consts, step_total
 
 
@@ -83,9 +85,23 @@ def _budget_wait(c: Consts, v, b, ttft, tpot):
 
 
 def disaggregated_at(c: Consts, v, b):
-    """(TTFT, TPOT) of a decode instance holding b requests (v.transfer: the prompt's KV over the link)."""
+    """(TTFT, TPOT) of a decode instance holding b requests (v.transfer: the prompt's KV over the link), with a
+    request rate the wait for a prefill instance (calc.latency.prefill_pool)."""
     dec = step_total(c, v, 0, 0, b, b * c.ctx)
-    return v.base + v.transfer + dec, dec
+    return v.base + prefill_wait(c.rate, v.alone) + v.transfer + dec, dec
+
+
+def prefill_instances(rate, alone):
+    """calc.latency.prefill_pool's P = max(1, ⌈rate · prefill / (2/3)⌉) over arrays."""
+    return np.maximum(1, np.ceil(rate * alone / PREFILL_LOAD))
+
+
+def prefill_wait(rate: float | None, alone):
+    """calc.latency.prefill_pool's W = ρ · prefill / (2 (1 − ρ)), ρ = rate · prefill / P; 0 without a rate."""
+    if not rate:
+        return 0.0
+    rho = rate * alone / prefill_instances(rate, alone)
+    return rho * alone / (2 * (1 - rho))
 
 
 def _ratio_for(target: float, sigma: float) -> float:

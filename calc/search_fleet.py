@@ -4,7 +4,7 @@ calc.replicas.fleet sizes them.
 
     aggregated      replicas = ⌈rate / capacity⌉; without a rate, one replica at its own throughput
     disaggregated   decode = ⌈rate / capacity⌉, capacity = b / (output_len · TPOT);
-                    prefill = ⌈rate · input_len / (input_len / prefill time)⌉; without a rate, one decode instance
+                    prefill = max(1, ⌈rate · prefill time / (2/3)⌉); without a rate, one decode instance
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from calc.scenario import Scenario
-from calc.search_capacity import Rows, Slo, aggregated_at, disaggregated_at, largest_ok
+from calc.search_capacity import Rows, Slo, aggregated_at, disaggregated_at, largest_ok, prefill_instances
 
 
 def serve_mode(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, disaggregated: bool) -> dict:
@@ -40,7 +40,7 @@ def serve_mode(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, disaggre
     cap = np.where(ok >= 1, thr, 0.0)
     rate = np.full(len(b), s.request_rate) if s.request_rate else thr
     decode = ceil_div(rate, cap) if s.request_rate else np.where(held >= 1, 1, 0)
-    prefill = np.where(decode > 0, ceil_div(rate * c.L, c.L / v.alone), 0)
+    prefill = np.where(decode > 0, prefill_instances(rate, v.alone), 0).astype(np.int64)
     return {"ok": ok, "ttft": ttft, "tpot": tpot, "thr": thr, "cap": cap, "units": prefill + decode, "rate": rate,
             "prefill": prefill, "decode": decode, "share": 1 + thr * v.alone}  # fmt: skip
 

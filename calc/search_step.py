@@ -63,6 +63,8 @@ class Consts:
     pairs: float
     front_s: float
     front_queue_s: float
+    rate: float | None = None
+    """The scenario's request rate (disaggregated: prompts queue for a prefill instance)."""
 
 
 def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, dict[str, np.ndarray]]:
@@ -129,7 +131,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                per_seq_s=engine.per_sequence_s + engine.stream_token_s, experts=one.experts, top_k=one.top_k, moe_layers=one.moe_layers,
                caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first", L=L,
                N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_s=request_overhead_s(s, engine),
-               front_queue_s=request_overhead_s(s, engine) + s.queue_s)  # fmt: skip
+               front_queue_s=request_overhead_s(s, engine) + s.queue_s, rate=s.request_rate)  # fmt: skip
     v = SimpleNamespace(**rows)
     steps = np.ceil(L / np.maximum(1, v.budget))
     rows["alone"] = step_total(c, v, L / steps, c.pairs / steps, 0, 0.0, scale=steps)
