@@ -59,7 +59,7 @@ def _flag(field: str) -> str:
 
 def run_search(args, catalog) -> int:
     from calc.search import search
-    from calc.search_rows import check, row
+    from calc.search_rows import check, rate_check, row
 
     try:
         s = validate_scenario(scenario_data(args))
@@ -74,10 +74,14 @@ def run_search(args, catalog) -> int:
         chk = check(r, i, catalog)
         return d | {"check": asdict(chk) | {"ttft_ratio": chk.ttft_ratio, "tpot_ratio": chk.tpot_ratio} if chk else None}
 
+    def cheapest(i: int) -> dict:
+        rc = rate_check(r, i, catalog)
+        return obj(i) | {"rate_check": asdict(rc) if rc else None}
+
     frontier = [obj(i) for i in r.frontier]
     out = {"model": s.model, "model_name": r.model_name, "configs_evaluated": r.configs_evaluated, "seconds": seconds,
            "configs_meeting_slo": int(r.eligible.sum()), "frontier": frontier,
-           "cheapest": obj(r.cheapest) if r.cheapest is not None else None,
+           "cheapest": cheapest(r.cheapest) if r.cheapest is not None else None,
            "best_per_gpu": {g: row(r, i) for g, i in r.best_per_gpu.items()}, "notes": list(r.notes),
            "scenario": s.model_dump()}  # fmt: skip
     if args.all:

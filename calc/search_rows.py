@@ -139,3 +139,59 @@ def check(r, i: int, catalog) -> Check | None:
     d = bench.serve(report, num_prompts=n, max_concurrency=c, range_ratio=CHECK_RANGE_RATIO).bench_summary()
     return Check(float(r.ttft_s[i]), float(r.tpot_s[i]), d["median_ttft_ms"] / 1e3, d["mean_tpot_ms"] / 1e3, n, c,
                  CHECK_RANGE_RATIO)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RateCheck:
+    """A configuration's replica count against the scheduler simulation: one replica sent Poisson arrivals at its
+    share of the request rate (rate / replicas), lengths ±30 %, and the share of requests within both SLOs. Where
+    that misses the quota, the fewest replicas (up to 4 more) whose share meets it."""
+
+    replicas: int
+    rate_per_replica_rps: float
+    num_prompts: int
+    within_slo: float
+    """Requests within both SLOs, past the first fifth (the empty server's start), over those that completed."""
+    quota: float
+    replicas_meeting_quota: int | None
+    """`replicas` where it meets the quota; else the fewest of replicas + 1 … + 4 that does; None if none does."""
+
+
+RATE_CHECK_PROMPTS = 1_000
+RATE_CHECK_EXTRA = 4
+
+
+def rate_check(r, i: int, catalog) -> RateCheck | None:
+    """None without a request rate, for a disaggregated configuration (the simulation serves one aggregated engine)
+    or where no replica count was found. The closed forms size a replica at the concurrency its SLOs allow; where
+    that is all its slots (max_num_seqs, or the KV pool), Poisson arrivals find them full and queue, which the
+    closed forms do not see: this check does."""
+    s = r.scenario
+    replicas = int(r.replicas[i])
+    if not s.request_rate or r.disaggregated[i] or replicas < 1:
+        return None
+    from calc.evaluate import evaluate
+
+    report = evaluate(scenario_of(r, i), catalog)
+    first = _within_slo(report, s.request_rate / replicas)
+    meeting = replicas if first >= s.conformance_quota else None
+    for extra in range(1, RATE_CHECK_EXTRA + 1):
+        if meeting is not None:
+            break
+        if _within_slo(report, s.request_rate / (replicas + extra)) >= s.conformance_quota:
+            meeting = replicas + extra
+    return RateCheck(replicas, s.request_rate / replicas, RATE_CHECK_PROMPTS, first, s.conformance_quota, meeting)
+
+
+def _within_slo(report, rate_rps: float) -> float:
+    import numpy as np
+
+    from calc import bench
+
+    s = report.scenario
+    res = bench.serve(report, num_prompts=RATE_CHECK_PROMPTS, request_rate=rate_rps, range_ratio=CHECK_RANGE_RATIO)
+    late = slice(RATE_CHECK_PROMPTS // 5, None)
+    ttft, tpot = res.ttft_s[late], res.tpot_s[late]
+    done = np.isfinite(ttft)
+    ok = (ttft <= s.slo_ttft_s) & (np.isnan(tpot) | (tpot <= s.slo_tpot_s))  # a one-token output has no TPOT
+    return float(ok[done].mean()) if done.any() else 0.0

@@ -180,3 +180,14 @@ def test_the_page_and_the_cli_show_a_configuration_in_the_same_words(small):
     page = label(small, i, {}) + hover(small, i, {})
     for key in ("serving", "ttft", "tpot", "cost"):
         assert x[key] in cli and x[key] in page, key
+
+
+def test_the_rate_check_needs_a_rate_and_an_aggregated_engine(catalog, small):
+    from calc.search_rows import rate_check
+
+    agg, dis = small.top(1, disaggregated=False)[0], small.top(1, disaggregated=True)[0]
+    rc = rate_check(small, agg, catalog)
+    assert rc.replicas == small.replicas[agg] and rc.rate_per_replica_rps == pytest.approx(8 / rc.replicas)
+    assert rate_check(small, dis, catalog) is None
+    no_rate = search(scenario(**(SMALL | {"request_rate": None})), catalog)
+    assert rate_check(no_rate, no_rate.top(1, disaggregated=False)[0], catalog) is None

@@ -8,16 +8,18 @@ Hooks (app.py): `search_tab.sidebar()` after the other inputs; `search_tab.LABEL
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 
 import streamlit as st
 
 from boundary import fmt
 from boundary.search_cells import cells
+from boundary.search_text import rate_check_line
 from boundary.urlstate import MAX_MESSAGE_SHOWN, plain, query_string
 from calc.errors import InputError
 from calc.scenario import SEARCH_LISTS, Scenario
 from calc.search import search
-from calc.search_rows import check, row, scenario_of, serve_commands
+from calc.search_rows import check, rate_check, row, scenario_of, serve_commands
 from ui.search_chart import label, pareto_figure, serving_of
 from ui.widgets import SEARCH_SPACE, lazy_group, text_input, widget
 
@@ -133,6 +135,10 @@ def _chosen(r, i: int, names, catalog) -> None:
                    f"±{chk.range_ratio:.0%}): median TTFT "
                    f"{_simulated(chk.simulated_ttft_s, chk.ttft_ratio, 'no request completed')}, TPOT "
                    f"{_simulated(chk.simulated_tpot_s, chk.tpot_ratio, 'one-token outputs have no TPOT')}.")  # fmt: skip
+    rc = _check(r, i, catalog, rate_check)
+    if rc is not None:
+        line = rate_check_line(asdict(rc), full=d["concurrency"] >= (d["max_concurrency_at_length"] or 0)).strip()
+        st.caption(line[:1].upper() + line[1:] + ".")
 
 
 def _simulated(value_s: float, ratio: float | None, why_none: str) -> str:
@@ -142,15 +148,15 @@ def _simulated(value_s: float, ratio: float | None, why_none: str) -> str:
     return f"{fmt.ms(value_s)} (closed form {ratio:.2f}×)"
 
 
-def _check(r, i: int, catalog):
-    """The simulation check of configuration i, kept per session by its Scenario (a rerun that does not change
-    the configuration does not simulate it again)."""
+def _check(r, i: int, catalog, kind=check):
+    """A simulation check of configuration i (`check`, or `rate_check`), kept per session by its Scenario (a
+    rerun that does not change the configuration does not simulate it again)."""
     memo = st.session_state.setdefault("_search_checks", {})
-    key = scenario_of(r, i)
+    key = (kind.__name__, scenario_of(r, i))
     if key not in memo:
         if len(memo) > 64:
             memo.clear()
-        memo[key] = check(r, i, catalog)
+        memo[key] = kind(r, i, catalog)
     return memo[key]
 
 
