@@ -95,3 +95,13 @@ def test_one_token_outputs_are_checked_without_a_tpot():
     at = run({"model": "aya-23-8b", "gpu": "a10", "output_len": "1"})
     assert not at.exception
     assert any("one-token outputs have no TPOT" in c.value for c in at.caption)
+
+
+def test_the_chosen_configuration_can_be_simulated_at_its_share_of_the_rate():
+    """Off by default (up to five simulations); on, a caption with the share within both SLOs against the quota."""
+    at = run(DONE_WHEN)
+    assert not any("share of the rate" in c.value for c in at.caption)
+    at.toggle(key="search_rate_check").set_value(True).run()
+    assert not at.exception
+    line = next(c.value for c in at.caption if c.value.startswith("One replica simulated at its share of the rate"))
+    assert "within both SLOs" in line and "90% quota" in line

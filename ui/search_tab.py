@@ -135,10 +135,13 @@ def _chosen(r, i: int, names, catalog) -> None:
                    f"±{chk.range_ratio:.0%}): median TTFT "
                    f"{_simulated(chk.simulated_ttft_s, chk.ttft_ratio, 'no request completed')}, TPOT "
                    f"{_simulated(chk.simulated_tpot_s, chk.tpot_ratio, 'one-token outputs have no TPOT')}.")  # fmt: skip
-    rc = _check(r, i, catalog, rate_check)
-    if rc is not None:
-        line = rate_check_line(asdict(rc), full=d["concurrency"] >= (d["max_concurrency_at_length"] or 0)).strip()
-        st.caption(line[:1].upper() + line[1:] + ".")
+    if r.scenario.request_rate and not r.disaggregated[i] and st.toggle(
+            "Simulate one replica at its share of the request rate (Poisson arrivals; up to five simulations)",
+            key="search_rate_check"):  # fmt: skip
+        rc = _check(r, i, catalog, rate_check)
+        if rc is not None:
+            line = rate_check_line(asdict(rc), full=d["concurrency"] >= (d["max_concurrency_at_length"] or 0)).strip()
+            st.caption(line[:1].upper() + line[1:] + ".")
 
 
 def _simulated(value_s: float, ratio: float | None, why_none: str) -> str:
