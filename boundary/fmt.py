@@ -162,3 +162,8 @@ def opt(value, fn, reason: str, *args) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return missing(reason)
     return fn(value, *args)
+
+
+def sentence(text: str) -> str:
+    """'held-out error: …' → 'Held-out error: ….' (a line of the CLI's text as a caption on the page)."""
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")

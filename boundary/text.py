@@ -3,7 +3,7 @@ out as aligned text (formatting only: every number comes from the Report)."""
 
 from __future__ import annotations
 
-from boundary import view, view_fleet
+from boundary import view, view_bench, view_fleet
 from boundary.view import verdict
 
 __all__ = ["render_text", "verdict"]
@@ -31,7 +31,7 @@ def render_text(r, *, gpu_options: bool = False) -> str:
                           "plays out the preemptions"]  # fmt: skip
         sec = view.latency_section(r)
         lines += _block(sec.title, sec.lines)
-        sec = view.benchmark_section(r)
+        sec = view_bench.benchmark_section(r)
         lines += _block(sec.title, sec.lines)
         lines += _block("SLOs, replicas and cost", [f"  {x}" for x in view_fleet.slo_lines(r)])
         lines += _block("Tails (what averages hide)", [f"  {x}" for x in view_fleet.tails_lines(r)])

@@ -352,58 +352,6 @@ def calibration_lines(r) -> list[str]:
     return out
 
 
-def benchmark_table(r) -> Table:
-    """The predicted `vllm bench serve` summary: mean / median / p99 per latency, then throughputs."""
-    d = r.benchmark.bench_summary()
-    rows = [[name, fmt.ms_value(d[f"mean_{k}_ms"]), fmt.ms_value(d[f"median_{k}_ms"]), fmt.ms_value(d[f"p99_{k}_ms"])]
-            for name, k in (("TTFT", "ttft"), ("TPOT", "tpot"), ("ITL", "itl"), ("E2E latency", "e2el"))]  # fmt: skip
-    return Table(["metric", "mean", "median", "p99"], rows)
-
-
-def benchmark_lines(r) -> list[str]:
-    b, s = r.benchmark, r.scenario
-    d = b.bench_summary()
-    out = [f"request throughput {fmt.rate(d['request_throughput'], 'req/s')}, output throughput "
-           f"{fmt.rate(d['output_throughput'], 'tokens/s')} ({fmt.count(b.completed)} of "
-           f"{fmt.count(r.benchmark_prompts)} requests in {fmt.seconds(d['duration'])})"]  # fmt: skip
-    if b.stopped_early:
-        out.append("the simulation stopped at its work cap (tiny chunks or very long prompts take a step each): "
-                   "figures over the requests completed by then")  # fmt: skip
-    if b.preemptions:
-        out.append(f"{fmt.count(b.preemptions)} preemptions: the KV pool ran out and vLLM recomputed those requests")
-    if s.concurrency > s.max_num_seqs:
-        out.append(f"max_num_seqs {s.max_num_seqs:,} < C = {s.concurrency:,}: the rest queue (TTFT includes it)")
-    ratio = d["median_ttft_ms"] / 1e3 / r.latency.ttft_s if r.latency.ttft_s > 0 else 0.0
-    if 1 < s.concurrency <= s.max_num_seqs and ratio > LOCKSTEP_RATIO:  # beyond max_num_seqs the queue says why
-        varied = r.benchmark_varied.bench_summary()["median_ttft_ms"] / 1e3
-        out.append(f"median TTFT {fmt.ratio(ratio, 2)} the estimate: with every prompt and every output the same length (the "
-                   "tool's default), requests finish together and their successors' prompts are prefilled together; "
-                   f"with lengths ±30 % (`--random-range-ratio 0.3`), out of step as traffic is, the simulated median "
-                   f"is {fmt.ms(varied)} against the estimate's {fmt.ms(r.latency.ttft_s)}")
-    return out
-
-
-LOCKSTEP_RATIO = 1.3  # beyond the held-out TTFT error, the gap is the fixed lengths' lockstep, worth a word
-
-
-def benchmark_section(r) -> Section:
-    s = r.scenario
-    head = (f"Predicted `vllm bench serve --max-concurrency {s.concurrency} --num-prompts {r.benchmark_prompts}` "
-            "(scheduler simulation)")  # fmt: skip
-    lines = [*benchmark_lines(r), benchmark_band_line(r)]
-    return Section(head, [], benchmark_table(r).text().splitlines() + ["", *("  " + x for x in lines)])
-
-
-def benchmark_band_line(r) -> str:
-    """Both bands, since the page shows the two side by side: the simulation's under its table, the estimates'."""
-    if not r.error_bands and not r.benchmark_error_bands:
-        return f"held-out error: {NO_BAND}"
-    sim = ", ".join(f"{name} {band(r, m, simulated=True)}" for m, name in (("ttft", "TTFT"), ("tpot", "TPOT"))
-                    if band(r, m, simulated=True))  # fmt: skip
-    est = ", ".join(f"{name} {band(r, m)}" for m, name in (("ttft", "TTFT"), ("tpot", "TPOT")) if band(r, m))
-    return f"held-out error of this simulation: {sim or 'none recorded'}; of the estimates (closed form): {est or 'none recorded'}"
-
-
 def _aligned(rows: list[tuple[str, str]], width: int = 38) -> list[str]:
     w = max(width, *(len(k) + 2 for k, _ in rows)) if rows else width
     return [f"  {k:<{w}}{v}" for k, v in rows]

@@ -161,11 +161,10 @@ class Report:
         step, as traffic is, where fixed lengths keep them in lockstep. At most 1,000 prompts (the search check's
         bound: it is shown beside the main run, not instead of it)."""
         from calc import bench
-        from calc.search_rows import CHECK_RANGE_RATIO, MAX_CHECK_PROMPTS
 
         c = self.scenario.concurrency
-        n = min(MAX_CHECK_PROMPTS, self.benchmark_prompts)
-        return bench.serve(self, num_prompts=n, max_concurrency=c, range_ratio=CHECK_RANGE_RATIO)
+        n = min(bench.MAX_CHECK_PROMPTS, self.benchmark_prompts)
+        return bench.serve(self, num_prompts=n, max_concurrency=c, range_ratio=bench.CHECK_RANGE_RATIO)
 
     @cached_property
     def benchmark_distribution(self):

@@ -9,15 +9,10 @@ import math
 import shlex
 from dataclasses import dataclass
 
+from calc.bench import CHECK_RANGE_RATIO, MAX_CHECK_PROMPTS
 from calc.resolve import for_other_gpu
 from calc.scenario import Scenario
 
-MAX_CHECK_PROMPTS = 1_000  # 8 requests per client, 400 at least: the first wave, which starts together, weighs little
-# Lengths drawn ±30 % around the scenario's (`--random-range-ratio 0.3`): with every length equal, a closed loop's
-# clients stay in lockstep and their prompts queue behind each other in waves — the benchmark's artefact, not the
-# steady state the closed forms describe (Qwen2.5-7B, RTX 4090 default space, 76 in flight: median TTFT 381 ms in
-# lockstep, 106 ms with 0.3, closed form 89 ms; TPOT 31.6 / 33.4 / 31.6 ms).
-CHECK_RANGE_RATIO = 0.3
 # weight precision → the flags that serve it (vLLM and SGLang spell them alike); int8/int4 need a checkpoint
 # quantized that way
 DTYPE_FLAGS = {"auto": [], "bf16": ["--dtype", "bfloat16"], "fp16": ["--dtype", "float16"], "fp8": ["--quantization", "fp8"],
@@ -184,14 +179,8 @@ def rate_check(r, i: int, catalog) -> RateCheck | None:
 
 
 def _within_slo(report, rate_rps: float) -> float:
-    import numpy as np
-
     from calc import bench
 
     s = report.scenario
     res = bench.serve(report, num_prompts=RATE_CHECK_PROMPTS, request_rate=rate_rps, range_ratio=CHECK_RANGE_RATIO)
-    late = slice(RATE_CHECK_PROMPTS // 5, None)
-    ttft, tpot = res.ttft_s[late], res.tpot_s[late]
-    done = np.isfinite(ttft)
-    ok = (ttft <= s.slo_ttft_s) & (np.isnan(tpot) | (tpot <= s.slo_tpot_s))  # a one-token output has no TPOT
-    return float(ok[done].mean()) if done.any() else 0.0
+    return res.within_slos(slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, skip=RATE_CHECK_PROMPTS // 5)

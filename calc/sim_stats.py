@@ -179,6 +179,14 @@ class SimResult:
     """The simulation hit its work cap (scheduler.MAX_SIM_ITERATIONS) before every request finished: the figures are
     over the `completed` requests, which a closed loop reaches in its steady state."""
 
+    def within_slos(self, *, slo_ttft_s: float, slo_tpot_s: float, skip: int = 0) -> float:
+        """Share of the completed requests, past the first `skip` (an empty server's start), with TTFT ≤ its SLO and
+        TPOT ≤ its SLO (a one-token output has no TPOT, so none to break); 0 when none completed."""
+        ttft, tpot = self.ttft_s[skip:], self.tpot_s[skip:]
+        done = np.isfinite(ttft)
+        ok = (ttft <= slo_ttft_s) & (np.isnan(tpot) | (tpot <= slo_tpot_s))
+        return float(ok[done].mean()) if done.any() else 0.0
+
     def bench_summary(self) -> dict[str, float]:
         """The keys `vllm bench serve --save-result` writes, with its units (s, req/s, tok/s, ms)."""
         done = np.isfinite(self.e2e_s)

@@ -83,9 +83,7 @@ def at_capacity(catalog):
         if cap.rps <= 0:  # no concurrency meets the SLOs: nothing to load
             continue
         res = bench.serve(r, num_prompts=3000, request_rate=cap.rps, range_ratio=0.3)
-        ttft, tpot = res.ttft_s[500:], res.tpot_s[500:]
-        within = float(np.mean((ttft <= s.slo_ttft_s) & (tpot <= s.slo_tpot_s)))
-        yield s, cap, within
+        yield s, cap, res.within_slos(slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, skip=500)
 
 
 def _abs(xs: list[float]) -> tuple[float, float]:

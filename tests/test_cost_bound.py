@@ -5,7 +5,7 @@ import tracemalloc
 
 import pytest
 
-from boundary.view import benchmark_lines
+from boundary.view_bench import benchmark_lines
 from calc.custom import encode_custom_model
 from calc.errors import InputError
 from calc.evaluate import evaluate

@@ -281,7 +281,7 @@ def test_the_benchmark_says_when_fixed_lengths_put_requests_in_lockstep(catalog)
     """Qwen2.5-7B on an RTX 4090, 16 × (1,024 + 256), fixed lengths (the benchmark tool's default): requests that
     start together finish together and their successors' prompts queue together, so the simulated median TTFT is
     over 1.3× the closed form; the section says why and how to see the other case. Alone (C = 1) nothing queues."""
-    from boundary.view import benchmark_lines
+    from boundary.view_bench import benchmark_lines
 
     r = evaluate(scenario(input_len=1024, output_len=256, concurrency=16), catalog)
     d = r.benchmark.bench_summary()

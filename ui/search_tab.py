@@ -141,7 +141,7 @@ def _chosen(r, i: int, names, catalog) -> None:
         rc = _check(r, i, catalog, rate_check)
         if rc is not None:
             line = rate_check_line(asdict(rc), full=d["concurrency"] >= (d["max_concurrency_at_length"] or 0)).strip()
-            st.caption(line[:1].upper() + line[1:] + ".")
+            st.caption(fmt.sentence(line))
 
 
 def _simulated(value_s: float, ratio: float | None, why_none: str) -> str:

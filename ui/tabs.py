@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 import charts
-from boundary import fmt, view, view_compare, view_fleet
+from boundary import fmt, view, view_bench, view_compare, view_fleet
 from boundary.markdown import curves_csv, markdown_report, md_table, md_text
 from boundary.urlstate import MAX_MESSAGE_SHOWN, plain
 from boundary.vllm_log import MAX_LOG_CHARS
@@ -74,11 +74,10 @@ def latency_tab(r) -> None:
     with b:
         st.markdown(f"**Predicted `vllm bench serve`** at C = {s.concurrency:,}, {r.benchmark_prompts:,} prompts of "
                     f"{s.input_len:,} + {s.output_len:,} tokens (scheduler simulation)")  # fmt: skip
-        table(view.benchmark_table(r))
-        for line in view.benchmark_lines(r):
+        table(view_bench.benchmark_table(r))
+        for line in view_bench.benchmark_lines(r):
             st.caption(line)
-        line = view.benchmark_band_line(r)
-        st.caption(line[:1].upper() + line[1:] + ".")
+        st.caption(fmt.sentence(view_bench.benchmark_band_line(r)))
     st.plotly_chart(charts.latency_cdf(r), key="chart_cdf")
     a, b = st.columns(2)
     a.plotly_chart(charts.roofline(r), key="chart_roofline")
