@@ -234,14 +234,23 @@ def latency_metrics(r) -> list[Metric]:
 
 
 def capacity_text(r) -> str:
-    """Capacity per replica, saying at which concurrency it was found (not necessarily the scenario's)."""
+    """Capacity per replica, saying at which concurrency it was found (not necessarily the scenario's) and what
+    bounds it: the SLOs at one more request in flight, or the wait for a free slot under Poisson arrivals."""
     s, cap = r.scenario, r.fleet.capacity
     if cap.rps <= 0:
         return f"one replica serves nothing within the SLOs: {cap.reason}"
-    at = (f"{cap.concurrency:,} requests in flight per replica — the most that keeps {fmt.pct(s.conformance_quota, 0)} "
-          f"within both SLOs (limited by {'memory' if cap.limited_by == 'memory' else 'the SLOs'})")  # fmt: skip
+    quota = fmt.pct(s.conformance_quota, 0)
+    if cap.limited_by == "slots":
+        held = "max_num_seqs" if cap.slots == s.max_num_seqs else "what the KV pool holds"
+        at = (f"{cap.load:,.1f} of its {cap.slots:,} slots ({held}) busy on average, latency at {cap.concurrency:,} in "
+              f"flight; limited by the wait for a free slot: with Poisson arrivals {fmt.pct(cap.slot_wait_share, 1)} "
+              f"of requests wait longer than the TTFT SLO leaves (Erlang C), and more traffic would break the "
+              f"{quota} quota")  # fmt: skip
+    else:
+        at = (f"{cap.concurrency:,} requests in flight per replica — the most that keeps {quota} within both SLOs "
+              "(limited by the SLOs)")  # fmt: skip
     if cap.concurrency != s.concurrency:
-        at += f", not the scenario's {s.concurrency:,}"
+        at += f"; not the scenario's {s.concurrency:,} in flight"
     return f"{fmt.rate(cap.rps, 'req/s')} per replica at {at}"
 
 

@@ -18,6 +18,7 @@ from calc.latency import PREFILL_LOAD, LatencyResult, latency
 from calc.numeric import largest_true
 from calc.pool import PoolResult
 from calc.scenario import Scenario
+from calc.slot_queue import late_share_one
 from calc.specs import GPUSpec, ModelSpec
 from calc.step_inputs import step_model
 from calc.step_time import StepModel
@@ -35,20 +36,38 @@ def conformance_of(s: Scenario, lat: LatencyResult) -> Conformance:
 @dataclass(frozen=True)
 class Capacity:
     concurrency: int
-    """Largest in-flight count that keeps conformance ≥ quota (0: not even one request does)."""
+    """Requests in flight at the operating point (the latency's batch), ≤ the slots; 0: not even one request meets
+    the SLOs."""
     rps: float
     conformance: float
+    """Both SLOs kept at the operating point, the chance of waiting past the TTFT slack for a slot included."""
     limited_by: str
-    """'slo' or 'memory'."""
+    """'slo' (the latency at one more request in flight misses the quota), 'slots' (the wait for one of the slots
+    does: Erlang C) or 'memory' (not one request of this length fits)."""
     reason: str = ""
     """Why one replica serves nothing, when it does not."""
+    slots: int = 0
+    """Requests one replica can hold at once: max_num_seqs, or what its KV pool holds at the full length if less."""
+    load: float = 0.0
+    """Mean busy slots at the capacity (Erlangs): rps · E2E, ≤ concurrency."""
+    slot_wait_share: float = 0.0
+    """Share of requests that wait for a slot longer than the TTFT SLO leaves (calc.slot_queue.late_share)."""
+
+
+LOAD_PRECISION = 128
+"""The load between two concurrencies is found to 1/128 of itself (of 1/128 of a slot below one slot): 7 bisection
+steps from one slot up, a capacity at most 0.8 % below the exact one."""
 
 
 def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec,
              model: StepModel | None = None) -> Capacity:  # fmt: skip
-    """The largest concurrency whose conformance meets the quota (it falls as concurrency grows), by bisection."""
-    c_mem = max_requests_at_length(s, mem)
-    if c_mem == 0:
+    """The highest Poisson rate whose conformance meets the quota. At b requests in flight the latency model gives
+    the conformance; requests arrive at load a ≤ b (a / E2E(b) per second) and wait for one of the c slots past
+    the TTFT slack with P = C(c, a) · exp(−(c − a) · slack / E2E) (calc.slot_queue). By bisection (the
+    conformance falls as b or a grows): the largest b whose latency keeps the quota, then the largest b ≤ it that
+    keeps it at a load of b with the wait, then the largest a in (b, b + 1) with the latency at b + 1."""
+    slots = max_requests_at_length(s, mem)
+    if slots == 0:
         return Capacity(0, 0.0, 0.0, "memory", "not even one request of this length fits in the KV pool")
     model = model or step_model(s, m, g, mem, engine)
     seen: dict[int, tuple] = {}
@@ -60,15 +79,36 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
             seen[c] = (conformance_of(t, lat), lat)
         return seen[c]
 
-    ok = largest_true(lambda c: at(c)[0].conformance >= s.conformance_quota, 1, c_mem)
-    if ok < 1:
+    def queued(c: int, load: float) -> tuple[float, float]:
+        """(conformance with the wait for a slot, the share waiting past the slack) at c in flight, load a."""
+        conf, lat = at(c)
+        full = slots / at(slots)[1].requests_per_s  # E2E with every slot busy: the service while requests queue
+        busy = load * full / (c / lat.requests_per_s)  # the rate (load / E2E(c)) times that service
+        late = late_share_one(slots, busy, s.slo_ttft_s - lat.ttft_s, full)
+        return conf.conformance * (1 - late), late
+
+    quota = s.conformance_quota
+    top = largest_true(lambda c: at(c)[0].conformance >= quota, 1, slots)  # the latency alone
+    if top < 1:
         c1, lat1 = at(1)
         why = (f"even one request at a time meets both SLOs only {c1.conformance:.0%} of the time (quota "
-               f"{s.conformance_quota:.0%}): TTFT {lat1.ttft_s * 1e3:,.0f} ms vs {s.slo_ttft_s * 1e3:,.0f} ms "
+               f"{quota:.0%}): TTFT {lat1.ttft_s * 1e3:,.0f} ms vs {s.slo_ttft_s * 1e3:,.0f} ms "
                f"(P {c1.p_ttft:.0%}), TPOT {lat1.tpot_s * 1e3:.1f} ms vs {s.slo_tpot_s * 1e3:.0f} ms (P {c1.p_tpot:.0%})")  # fmt: skip
-        return Capacity(0, 0.0, c1.conformance, "slo", why)
-    conf, lat = at(ok)
-    return Capacity(ok, lat.requests_per_s, conf.conformance, "memory" if ok == c_mem else "slo")
+        return Capacity(0, 0.0, c1.conformance, "slo", why, slots)
+    # with the wait for a slot: at a = c every arrival waits, so ok < slots
+    ok = top if queued(top, top)[0] >= quota else largest_true(lambda c: queued(c, c)[0] >= quota, 1, top - 1)
+    best, load, limited = ok, float(ok), "slo"
+    if ok < top:  # the latency at ok + 1 keeps the quota: the wait for a slot binds
+        limited, lo, hi = "slots", float(ok), float(ok + 1)
+        while hi - lo > max(lo, 1 / LOAD_PRECISION) / LOAD_PRECISION:
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if queued(ok + 1, mid)[0] >= quota else (lo, mid)
+        if ok < 1 or lo / (ok + 1) * at(ok + 1)[1].requests_per_s > at(ok)[1].requests_per_s:
+            best, load = ok + 1, lo
+    if load <= 0:  # only at a conformance equal to the quota to the last digit
+        return Capacity(0, 0.0, at(1)[0].conformance, limited, "no load keeps the quota", slots)
+    conf, late = queued(best, load)
+    return Capacity(best, load / best * at(best)[1].requests_per_s, conf, limited, "", slots, load, late)
 
 
 @dataclass(frozen=True)

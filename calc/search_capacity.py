@@ -10,8 +10,9 @@ Disaggregated (prefill and decode on separate instances of the same configuratio
     TTFT = front-end + queue + (with a rate) the wait for a prefill instance + prefill alone + KV transfer of the
            prompt + one decode step of b
     TPOT = one decode step of b (no prefill rides on a decode instance)
-Capacity: the largest b in [1, requests the pool holds] whose conformance P(TTFT ≤ τ_f) · P(TPOT ≤ τ_p) meets the
-quota, by the same bisection as calc.numeric.largest_true (so the same probes, in the same order).
+Capacity: the largest b in [1, slots] whose conformance P(TTFT ≤ τ_f) · P(TPOT ≤ τ_p) · (1 − P(wait for a slot >
+slack)) at a load of b meets the quota, by the same bisection as calc.numeric.largest_true (so the same probes, in
+the same order); then calc.search_fleet refines the load between b and b + 1, as calc.replicas.capacity.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 from calc.goodput import p_within
 from calc.latency import PREFILL_LOAD
 from calc.search_step import Consts, step_total
+from calc.slot_queue import erlang_c_bound, far, late_share
 
 
 class Rows:
@@ -164,6 +166,38 @@ class Slo:
         if j.size:
             out[j] = self.conformance(ttft[j], tpot[j]) >= self.quota
         return out
+
+    def meets_queued(self, ttft, tpot, slots, load, slack_s, service_s, conf=None) -> np.ndarray:
+        """meets() with the conformance times 1 − late, late = calc.slot_queue.late_share (the share waiting past
+        the TTFT slack for a slot), as calc.replicas.capacity. Erlang C runs only where meets() passes and a
+        bound on late (calc.slot_queue.erlang_c_bound · e^(−(c − a) · slack / S)) could fail the quota; Φ to 1.5e-7 decides what is more than
+        1e-6 from the quota, the scalar p_within the rest. `conf`: approx() of these latencies, where every one is
+        known to pass meets() (the load's bisection: the latency stays, the load moves)."""
+        out = np.ones(len(ttft), dtype=bool) if conf is not None else self.meets(ttft, tpot)
+        i = np.flatnonzero(out & ~far(slots, load))  # where C(c, a) is 0 nothing waits
+        if not i.size:
+            return out
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            decay = np.exp(-np.maximum(slots[i] - load[i], 0.0) * np.maximum(slack_s[i], 0.0) / service_s[i])
+            bound = np.where(np.isfinite(decay), decay, 0.0) * erlang_c_bound(slots[i], load[i])
+        conf = self.approx(ttft[i], tpot[i]) if conf is None else conf[i]
+        keep = conf * (1 - bound) - self.quota <= AS_MARGIN  # the rest pass whatever the wait
+        i, conf = i[keep], conf[keep]
+        if not i.size:
+            return out
+        late = late_share(slots[i], load[i], slack_s[i], service_s[i])
+        near = conf * (1 - late) - self.quota
+        out[i] = near > 0
+        j = np.abs(near) <= AS_MARGIN
+        if j.any():
+            out[i[j]] = self.conformance(ttft[i[j]], tpot[i[j]]) * (1 - late[j]) >= self.quota
+        return out
+
+    def approx(self, ttft, tpot) -> np.ndarray:
+        """The conformance to 3e-7 (Φ by A&S 7.1.26); σ = 0: the step itself."""
+        if self.sigma == 0:
+            return ((ttft <= self.ttft_s) & (tpot <= self.tpot_s)).astype(float)
+        return phi_approx(np.log(self.ttft_s / ttft) / self.sigma) * phi_approx(np.log(self.tpot_s / tpot) / self.sigma)
 
 
 def largest_ok(hi: np.ndarray, pred) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from calc.replicas import LOAD_PRECISION
 from calc.scenario import Scenario
 from calc.search_capacity import Rows, Slo, aggregated_at, disaggregated_at, largest_ok, prefill_instances
 
@@ -19,29 +20,70 @@ def serve_mode(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, disaggre
     """Capacity, operating point and replica counts of every configuration, in one serving mode."""
     at = disaggregated_at if disaggregated else aggregated_at
 
-    def pred(idx, n):
+    def throughput(n, ttft, tpot):
+        return n / (c.N * tpot) if disaggregated else n / (ttft + (c.N - 1) * tpot)
+
+    full = np.full(len(held), np.nan)  # E2E with every slot busy: the service while requests queue
+    some = np.flatnonzero(held >= 1)
+    full[some] = held[some] / throughput(held[some], *at(c, table.take(some), held[some]))
+
+    def queued(idx, n, load, ttft, tpot, conf=None):
+        """calc.replicas.capacity's test at n in flight and a load of `load` slots (at n's speed)."""
+        slots, load = held[idx].astype(float), np.broadcast_to(np.asarray(load, dtype=float), np.shape(ttft))
+        busy = load * full[idx] / (n / throughput(n, ttft, tpot))
+        return slo.meets_queued(ttft, tpot, slots, busy, s.slo_ttft_s - ttft, full[idx], conf)
+
+    def latency_only(idx, n):
         ttft, tpot = at(c, table.take(idx), n)
         return slo.meets(ttft, tpot), ttft, tpot
 
-    ok, ttft, tpot = largest_ok(held, pred)
-    b = np.maximum(ok, 1)
-    v = table.all()
+    def pred(idx, n):
+        ttft, tpot = at(c, table.take(idx), n)
+        return queued(idx, n, n, ttft, tpot), ttft, tpot
+
+    top, ttft, tpot = largest_ok(held, latency_only)
     unprobed = held < 1  # nothing fits: one request's latency, for the table
     if unprobed.any():
         ttft[unprobed], tpot[unprobed] = at(c, table.take(np.flatnonzero(unprobed)), 1)
-    if not disaggregated:
-        thr = b / (ttft + (c.N - 1) * tpot)
-        cap = np.where(ok >= 1, thr, 0.0)
-        rate = np.full(len(b), s.request_rate) if s.request_rate else thr
-        units = ceil_div(rate, cap) if s.request_rate else np.where(held >= 1, 1, 0)
-        return {"ok": ok, "ttft": ttft, "tpot": tpot, "thr": thr, "cap": cap, "units": units, "rate": rate,
-                "prefill": np.zeros_like(units), "decode": np.zeros_like(units), "share": np.ones(len(b))}  # fmt: skip
-    thr = b / (c.N * tpot)
-    cap = np.where(ok >= 1, thr, 0.0)
+    # with the wait for a slot (calc.replicas.capacity, the same steps): at a = c every arrival waits, so ok < slots
+    ok = top.copy()
+    idx = np.flatnonzero(top >= 1)
+    fails = idx[~queued(idx, top[idx], top[idx], ttft[idx], tpot[idx])]
+    if fails.size:
+        sub = np.zeros(len(top), dtype=np.int64)
+        sub[fails] = top[fails] - 1
+        ok_sub, t_sub, p_sub = largest_ok(sub, pred)
+        ok[fails] = ok_sub[fails]
+        has = fails[ok_sub[fails] >= 1]
+        ttft[has], tpot[has] = t_sub[has], p_sub[has]
+    b, load = ok.copy(), ok.astype(float)
+    # the latency at ok + 1 keeps the quota: the wait for a slot binds; the load between ok and ok + 1 by bisection
+    idx = fails
+    n1 = ok[idx] + 1
+    t1, p1 = at(c, table.take(idx), n1)
+    lo, hi, conf1 = ok[idx].astype(float), n1.astype(float), slo.approx(t1, p1)  # n1 ≤ top: t1, p1 meet the SLOs
+    go = np.flatnonzero(hi - lo > np.maximum(lo, 1 / LOAD_PRECISION) / LOAD_PRECISION)
+    while go.size:
+        mid = (lo[go] + hi[go]) / 2
+        yes = queued(idx[go], n1[go], mid, t1[go], p1[go], conf1[go])
+        lo[go], hi[go] = np.where(yes, mid, lo[go]), np.where(yes, hi[go], mid)
+        go = go[hi[go] - lo[go] > np.maximum(lo[go], 1 / LOAD_PRECISION) / LOAD_PRECISION]
+    at_ok = throughput(np.maximum(ok[idx], 1), ttft[idx], tpot[idx])
+    better = (ok[idx] < 1) | (lo / n1 * throughput(n1, t1, p1) > at_ok)
+    j = idx[better]
+    b[j], load[j], ttft[j], tpot[j] = n1[better], lo[better], t1[better], p1[better]
+    b = np.where(load > 0, b, 0)
+    thr = throughput(np.maximum(b, 1), ttft, tpot)
+    cap = np.where(b >= 1, load / np.maximum(b, 1) * thr, 0.0)
     rate = np.full(len(b), s.request_rate) if s.request_rate else thr
+    if not disaggregated:
+        units = ceil_div(rate, cap) if s.request_rate else np.where(held >= 1, 1, 0)
+        return {"ok": b, "ttft": ttft, "tpot": tpot, "thr": thr, "cap": cap, "units": units, "rate": rate,
+                "prefill": np.zeros_like(units), "decode": np.zeros_like(units), "share": np.ones(len(b))}  # fmt: skip
+    v = table.all()
     decode = ceil_div(rate, cap) if s.request_rate else np.where(held >= 1, 1, 0)
     prefill = np.where(decode > 0, prefill_instances(rate, v.alone), 0).astype(np.int64)
-    return {"ok": ok, "ttft": ttft, "tpot": tpot, "thr": thr, "cap": cap, "units": prefill + decode, "rate": rate,
+    return {"ok": b, "ttft": ttft, "tpot": tpot, "thr": thr, "cap": cap, "units": prefill + decode, "rate": rate,
             "prefill": prefill, "decode": decode, "share": 1 + thr * v.alone}  # fmt: skip
 
 

@@ -9,9 +9,10 @@ and from the held-out benchmark runs.
    traffic) and fixed (vllm bench serve's default: requests in lockstep).
 2. The held-out runs with a concurrency cap: the closed form against what they printed, beside the simulation's
    error on the same runs (the table in README.md is the simulation's).
-3. A replica at its capacity (the closed form's largest concurrency within the SLOs at the conformance quota, the
-   rate the replica count divides by), sent Poisson arrivals at that rate with lengths ±30 % in the simulation:
-   the share of requests within both SLOs, against the quota.
+3. A replica at its capacity (the rate the replica count divides by: the closed form's highest rate within both
+   SLOs at the conformance quota, the wait for a free slot included), sent Poisson arrivals at that rate with
+   lengths ±30 % in the simulation: the share of requests within both SLOs, against the quota; for named setups,
+   then for 40 random ones (setup, lengths, max_num_seqs, SLOs, engine) at capacity and at 1.25 times it.
 """
 
 from __future__ import annotations
@@ -72,7 +73,14 @@ AT_CAPACITY = (dict(), dict(model="llama-3.1-8b", gpu="h100-sxm", input_len=512,
                dict(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4, input_len=2000, output_len=500),
                dict(model="qwen3-30b-a3b", gpu="h100-sxm", input_len=1000, output_len=300),
                dict(model="qwen2.5-7b-instruct", gpu="l40s", input_len=2000, output_len=200),
-               dict(model="llama-3.1-8b", gpu="h100-sxm", input_len=512, output_len=512, engine="sglang"))  # fmt: skip
+               dict(model="llama-3.1-8b", gpu="h100-sxm", input_len=512, output_len=512, engine="sglang"),
+               # where the slots bind (the wait for a free slot, Erlang C)
+               dict(model="llama-3.1-8b", gpu="h100-sxm", input_len=512, output_len=512, max_num_seqs=16),
+               dict(model="llama-3.1-8b", gpu="h100-sxm", input_len=512, output_len=512, max_num_seqs=4),
+               dict(model="llama-3.1-8b", gpu="h100-sxm", input_len=2000, output_len=128, max_num_seqs=1, slo_tpot_s=0.03),
+               dict(model="llama-3.1-70b", gpu="mi300x", tensor_parallel_size=4, dtype="fp8", kv_cache_dtype="fp8",
+                    max_num_seqs=32, input_len=2000, output_len=500))  # fmt: skip
+GRID_SETUPS = SETUPS[:4] + (dict(model="llama-3.1-8b", gpu="l40s"), dict(model="qwen2.5-7b-instruct", gpu="a100-80gb-sxm"))
 
 
 def at_capacity(catalog):
@@ -84,6 +92,27 @@ def at_capacity(catalog):
             continue
         res = bench.serve(r, num_prompts=3000, request_rate=cap.rps, range_ratio=0.3)
         yield s, cap, res.within_slos(slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, skip=500)
+
+
+def at_capacity_grid(catalog, draws: int = 40):
+    """A replica at its capacity (and at 1.25 times it) on random setups, slots and SLOs, both engines: the share
+    within both SLOs, by what bounds the capacity."""
+    rng = random.Random(7)
+    out: dict[str, list[tuple[float, float]]] = {"slots": [], "slo": []}
+    for _ in range(draws):
+        kw = dict(rng.choice(GRID_SETUPS), input_len=rng.choice([128, 512, 1000, 2000]),
+                  output_len=rng.choice([64, 128, 256, 512]), max_num_seqs=rng.choice([1, 2, 4, 8, 16, 32, 64, 256]),
+                  slo_ttft_s=rng.choice([0.3, 0.5, 1.0, 2.0]), slo_tpot_s=rng.choice([0.03, 0.05, 0.1]),
+                  engine=rng.choice(["vllm", "sglang"]))  # fmt: skip
+        s = Scenario(**kw, request_rate=1.0)
+        r = evaluate(s, catalog)
+        cap = r.fleet.capacity
+        if cap.rps <= 0 or cap.limited_by not in out:
+            continue
+        shares = [bench.serve(r, num_prompts=2000, request_rate=cap.rps * f, range_ratio=0.3)
+                  .within_slos(slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, skip=400) for f in (1.0, 1.25)]  # fmt: skip
+        out[cap.limited_by].append((shares[0], shares[1]))
+    return out
 
 
 def _abs(xs: list[float]) -> tuple[float, float]:
@@ -108,11 +137,20 @@ def main() -> None:
         c, m = closed[metric], sim[metric]
         print(f"| {name} | {c['n']} | {c['median_abs']:.1%} | {c['p90_abs']:.1%} | {m['median_abs']:.1%} | {m['p90_abs']:.1%} |")
     print()
-    print("| a replica at its capacity, Poisson arrivals (simulation) | capacity | in flight | within both SLOs (quota) |")
+    print("| a replica at its capacity, Poisson arrivals (simulation) | capacity | in flight (bound) | within both SLOs (quota) |")
     print("|---|---:|---:|---:|")
     for s, cap, within in at_capacity(catalog):
-        print(f"| {s.model}, {s.gpu}, TP {s.tensor_parallel_size}, {s.engine}, {s.input_len:,} + {s.output_len:,} | "
-              f"{cap.rps:.2f} req/s | {cap.concurrency:,} | {within:.1%} ({s.conformance_quota:.0%}) |")
+        seqs = f", max_num_seqs {s.max_num_seqs}" if s.max_num_seqs != Scenario().max_num_seqs else ""
+        print(f"| {s.model}, {s.gpu}, TP {s.tensor_parallel_size}, {s.engine}, {s.input_len:,} + {s.output_len:,}{seqs} | "
+              f"{cap.rps:.2f} req/s | {cap.concurrency:,} ({cap.limited_by}) | {within:.1%} ({s.conformance_quota:.0%}) |")
+    print()
+    print("| random setups at their capacity (seed 7) | n | within both SLOs: median | min | below 85 % | at 1.25 × capacity: median |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for kind, rows in at_capacity_grid(catalog).items():
+        at, over = [a for a, _ in rows], [b for _, b in rows]
+        if rows:
+            print(f"| capacity bound by the {'slots (the wait for one)' if kind == 'slots' else 'SLOs'} | {len(rows)} | "
+                  f"{statistics.median(at):.1%} | {min(at):.1%} | {sum(a < 0.85 for a in at)} | {statistics.median(over):.1%} |")
 
 
 if __name__ == "__main__":

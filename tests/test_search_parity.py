@@ -107,3 +107,20 @@ def test_no_rate_costs_one_replica_at_its_own_throughput(catalog):
     rep = evaluate(scenario_of(r, i), catalog)
     assert row(r, i)["replicas"] is None and rep.fleet.replicas is None
     assert math.isclose(row(r, i)["cost_per_million_output_tokens"], rep.fleet.cost_per_million_output_tokens, rel_tol=REL)
+
+
+def test_where_the_slots_bind_the_search_sizes_as_evaluate(catalog):
+    """Few slots (max_num_seqs 1–8) at a request rate: the capacity is the wait for a free slot's (Erlang C), found
+    by the search's bisection over arrays and by calc.replicas.capacity's over scalars; they must agree."""
+    s = Scenario(model="llama-3.1-8b", request_rate=20.0, search_max_num_seqs="1,2,4,8",
+                 search_gpus="h100-sxm,l40s,rtx-4090,a100-80gb-sxm")  # fmt: skip
+    r = search(s, catalog)
+    rng = np.random.default_rng(0)
+    slots_bound = 0
+    for i in rng.choice(np.flatnonzero(r.gpus > 0), size=24, replace=False):
+        fl = evaluate(scenario_of(r, int(i)), catalog).fleet
+        d = row(r, int(i))
+        assert close(d["capacity_rps_per_replica"], fl.capacity.rps) and d["replicas"] == fl.replicas
+        assert d["concurrency"] == fl.capacity.concurrency
+        slots_bound += fl.capacity.limited_by == "slots"
+    assert slots_bound >= 12

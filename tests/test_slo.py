@@ -146,3 +146,63 @@ def test_a_replica_at_its_capacity_meets_the_quota_under_poisson_arrivals(catalo
     ttft, tpot = res.ttft_s[300:], res.tpot_s[300:]
     within = np.mean((ttft <= s.slo_ttft_s) & (tpot <= s.slo_tpot_s))
     assert within >= s.conformance_quota
+
+
+@pytest.mark.parametrize("kw", [
+    dict(max_num_seqs=16),  # 16 slots
+    dict(max_num_seqs=4),
+    dict(max_num_seqs=1, input_len=2000, output_len=128, slo_tpot_s=0.03),  # one slot: an M/M/1 queue
+    dict(model="llama-3.1-70b", gpu="mi300x", tensor_parallel_size=4, dtype="fp8", kv_cache_dtype="fp8",
+         max_num_seqs=32, input_len=2000, output_len=500),  # the README search's cheapest, before this fix
+])  # fmt: skip
+def test_a_replica_whose_slots_bind_meets_the_quota_under_poisson_arrivals(catalog, kw):
+    """Where the latency would keep the quota at every slot, Poisson arrivals at the old capacity (all slots in
+    flight) queued for a slot: the simulation kept 11.5 %, 2.6 %, 1.8 % and 9.2 % of requests within both SLOs
+    (measured 2026-12-02 at 1efedf3). The capacity now counts the wait for a free slot (Erlang C with the service
+    time of a full replica): at it the simulation keeps the quota, and 25 % more traffic loses it where slots
+    are many (the capacity is not a loose lower bound)."""
+    from calc import bench
+
+    base = dict(model="llama-3.1-8b", gpu="h100-sxm", input_len=512, output_len=512)
+    s = scenario(**(base | kw), request_rate=1.0)
+    r = evaluate(s, catalog)
+    cap = r.fleet.capacity
+    assert cap.limited_by == "slots" and cap.slots == s.max_num_seqs and 0 < cap.load < cap.slots
+
+    def within(rate: float) -> float:
+        res = bench.serve(r, num_prompts=1500, request_rate=rate, range_ratio=0.3)
+        return float(np.mean((res.ttft_s[300:] <= s.slo_ttft_s) & (res.tpot_s[300:] <= s.slo_tpot_s)))
+
+    assert within(cap.rps) >= s.conformance_quota
+    if cap.slots >= 16:
+        assert within(1.25 * cap.rps) < s.conformance_quota
+
+
+def test_one_slot_is_an_mm1_queue_solved_by_hand(catalog):
+    """One slot: C(1, a) = a, so the capacity's load a solves P(TTFT) · P(TPOT) · (1 − a · e^(−(1 − a) · slack / S))
+    = quota, S the request's time in the slot (E2E at one in flight). Solved here by its own bisection."""
+    s = scenario(model="llama-3.1-8b", gpu="h100-sxm", input_len=2000, output_len=128, max_num_seqs=1,
+                 slo_tpot_s=0.03, request_rate=1.0)  # fmt: skip
+    r = evaluate(s.model_copy(update={"concurrency": 1}), catalog)
+    cap = r.fleet.capacity
+    lat, conf = r.latency, r.conformance.conformance
+    service, slack = lat.e2e_s, s.slo_ttft_s - lat.ttft_s
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if conf * (1 - mid * math.exp(-(1 - mid) * slack / service)) >= s.conformance_quota else (lo, mid)
+    assert cap.slots == 1 and cap.concurrency == 1 and cap.limited_by == "slots"
+    assert cap.load == pytest.approx(lo, rel=1 / 128)
+    assert cap.load <= lo  # the bisection keeps the side that meets the quota
+    assert cap.rps == pytest.approx(cap.load / service, rel=1e-12)
+
+
+def test_capacity_falls_with_fewer_slots_and_with_a_stricter_ttft(catalog):
+    def cap(**kw):
+        return evaluate(scenario(model="llama-3.1-8b", gpu="h100-sxm", input_len=512, output_len=512, request_rate=1.0,
+                                 **kw), catalog).fleet.capacity.rps  # fmt: skip
+
+    by_slots = [cap(max_num_seqs=n) for n in (1, 2, 4, 8, 16, 32)]
+    assert by_slots == sorted(by_slots) and by_slots[0] > 0
+    by_ttft = [cap(max_num_seqs=16, slo_ttft_s=t) for t in (2.0, 1.0, 0.5, 0.3)]
+    assert by_ttft == sorted(by_ttft, reverse=True)
