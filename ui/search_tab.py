@@ -140,7 +140,7 @@ def _chosen(r, i: int, names, catalog) -> None:
             key="search_rate_check"):  # fmt: skip
         rc = _check(r, i, catalog, rate_check)
         if rc is not None:
-            line = rate_check_line(asdict(rc), full=d["concurrency"] >= (d["max_concurrency_at_length"] or 0)).strip()
+            line = rate_check_line(asdict(rc)).strip()
             st.caption(fmt.sentence(line))
 
 
