@@ -14,6 +14,7 @@ import numpy as np
 from calc.replicas import LOAD_PRECISION
 from calc.scenario import Scenario
 from calc.search_capacity import Rows, Slo, aggregated_at, disaggregated_at, largest_ok, prefill_instances
+from calc.slot_queue import queue_top
 
 
 def serve_mode(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, disaggregated: bool) -> dict:
@@ -23,15 +24,17 @@ def serve_mode(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, disaggre
     def throughput(n, ttft, tpot):
         return n / (c.N * tpot) if disaggregated else n / (ttft + (c.N - 1) * tpot)
 
-    full = np.full(len(held), np.nan)  # E2E with every slot busy: the service while requests queue
-    some = np.flatnonzero(held >= 1)
-    full[some] = held[some] / throughput(held[some], *at(c, table.take(some), held[some]))
+    def serving(idx, n):
+        """E2E at the top of the count's swings above n (calc.slot_queue.queue_top): the service as requests queue."""
+        top = queue_top(n, held[idx])
+        return top / throughput(top, *at(c, table.take(idx), top))
 
-    def queued(idx, n, load, ttft, tpot, conf=None):
+    def queued(idx, n, load, ttft, tpot, conf=None, full=None):
         """calc.replicas.capacity's test at n in flight and a load of `load` slots (at n's speed)."""
+        full = serving(idx, n) if full is None else full
         slots, load = held[idx].astype(float), np.broadcast_to(np.asarray(load, dtype=float), np.shape(ttft))
-        busy = load * full[idx] / (n / throughput(n, ttft, tpot))
-        return slo.meets_queued(ttft, tpot, slots, busy, s.slo_ttft_s - ttft, full[idx], conf)
+        busy = load * full / (n / throughput(n, ttft, tpot))
+        return slo.meets_queued(ttft, tpot, slots, busy, s.slo_ttft_s - ttft, full, conf)
 
     def latency_only(idx, n):
         ttft, tpot = at(c, table.take(idx), n)
@@ -62,10 +65,11 @@ def serve_mode(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, disaggre
     n1 = ok[idx] + 1
     t1, p1 = at(c, table.take(idx), n1)
     lo, hi, conf1 = ok[idx].astype(float), n1.astype(float), slo.approx(t1, p1)  # n1 ≤ top: t1, p1 meet the SLOs
+    full1 = serving(idx, n1)
     go = np.flatnonzero(hi - lo > np.maximum(lo, 1 / LOAD_PRECISION) / LOAD_PRECISION)
     while go.size:
         mid = (lo[go] + hi[go]) / 2
-        yes = queued(idx[go], n1[go], mid, t1[go], p1[go], conf1[go])
+        yes = queued(idx[go], n1[go], mid, t1[go], p1[go], conf1[go], full1[go])
         lo[go], hi[go] = np.where(yes, mid, lo[go]), np.where(yes, hi[go], mid)
         go = go[hi[go] - lo[go] > np.maximum(lo[go], 1 / LOAD_PRECISION) / LOAD_PRECISION]
     at_ok = throughput(np.maximum(ok[idx], 1), ttft[idx], tpot[idx])
