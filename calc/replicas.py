@@ -18,7 +18,7 @@ from calc.latency import PREFILL_LOAD, LatencyResult, latency
 from calc.numeric import largest_true
 from calc.pool import PoolResult
 from calc.scenario import Scenario
-from calc.slot_queue import late_share_one, queue_top
+from calc.slot_queue import late_share_one, queue_service
 from calc.specs import GPUSpec, ModelSpec
 from calc.step_inputs import step_model
 from calc.step_time import StepModel
@@ -64,7 +64,7 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
     """The highest Poisson rate whose conformance meets the quota. At b requests in flight the latency model gives
     the conformance; requests arrive at a ≤ b busy slots' worth (a / E2E(b) per second) and wait for one of the c
     slots past the TTFT slack with P = C(c, a') · exp(−(c − a') · slack / S), S the E2E at queue_top(b) in flight
-    and a' = S · a / E2E(b) (calc.slot_queue). By bisection (the
+    (calc.slot_queue.queue_service) and a' = S · a / E2E(b). By bisection (the
     conformance falls as b or a grows): the largest b whose latency keeps the quota, then the largest b ≤ it that
     keeps it at a load of b with the wait, then the largest a in (b, b + 1) with the latency at b + 1."""
     slots = max_requests_at_length(s, mem)
@@ -83,9 +83,9 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
     def queued(c: int, load: float) -> tuple[float, float]:
         """(conformance with the wait for a slot, the share waiting past the slack) at c in flight, load a."""
         conf, lat = at(c)
-        top = queue_top(c, slots)
-        full = top / at(top)[1].requests_per_s  # E2E near the top of the count's swings: the service as they queue
-        busy = load * full / (c / lat.requests_per_s)  # the rate (load / E2E(c)) times that service
+        service = c / lat.requests_per_s
+        full = queue_service(c, slots, service, slots / at(slots)[1].requests_per_s)
+        busy = load * full / service  # the rate (load / E2E(c)) times the queue's service
         late = late_share_one(slots, busy, s.slo_ttft_s - lat.ttft_s, full)
         return conf.conformance * (1 - late), late
 

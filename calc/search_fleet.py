@@ -14,7 +14,7 @@ import numpy as np
 from calc.replicas import LOAD_PRECISION
 from calc.scenario import Scenario
 from calc.search_capacity import Rows, Slo, aggregated_at, disaggregated_at, largest_ok, prefill_instances
-from calc.slot_queue import queue_top
+from calc.slot_queue import queue_service
 
 
 def serve_mode(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, disaggregated: bool) -> dict:
@@ -24,14 +24,17 @@ def serve_mode(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, disaggre
     def throughput(n, ttft, tpot):
         return n / (c.N * tpot) if disaggregated else n / (ttft + (c.N - 1) * tpot)
 
-    def serving(idx, n):
-        """E2E at the top of the count's swings above n (calc.slot_queue.queue_top): the service as requests queue."""
-        top = queue_top(n, held[idx])
-        return top / throughput(top, *at(c, table.take(idx), top))
+    full_e2e = np.full(len(held), np.nan)  # E2E with every slot busy
+    some = np.flatnonzero(held >= 1)
+    full_e2e[some] = held[some] / throughput(held[some], *at(c, table.take(some), held[some]))
+
+    def serving(idx, n, ttft, tpot):
+        """The queue's service time at n in flight (calc.slot_queue.queue_service)."""
+        return queue_service(n, held[idx], n / throughput(n, ttft, tpot), full_e2e[idx])
 
     def queued(idx, n, load, ttft, tpot, conf=None, full=None):
         """calc.replicas.capacity's test at n in flight and a load of `load` slots (at n's speed)."""
-        full = serving(idx, n) if full is None else full
+        full = serving(idx, n, ttft, tpot) if full is None else full
         slots, load = held[idx].astype(float), np.broadcast_to(np.asarray(load, dtype=float), np.shape(ttft))
         busy = load * full / (n / throughput(n, ttft, tpot))
         return slo.meets_queued(ttft, tpot, slots, busy, s.slo_ttft_s - ttft, full, conf)
@@ -65,7 +68,7 @@ def serve_mode(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, disaggre
     n1 = ok[idx] + 1
     t1, p1 = at(c, table.take(idx), n1)
     lo, hi, conf1 = ok[idx].astype(float), n1.astype(float), slo.approx(t1, p1)  # n1 ≤ top: t1, p1 meet the SLOs
-    full1 = serving(idx, n1)
+    full1 = serving(idx, n1, t1, p1)
     go = np.flatnonzero(hi - lo > np.maximum(lo, 1 / LOAD_PRECISION) / LOAD_PRECISION)
     while go.size:
         mid = (lo[go] + hi[go]) / 2

@@ -9,7 +9,8 @@ Erlang C (M/M/c), with c slots and an offered load of a = rate · S (S: one requ
 A request that waits longer than its TTFT slack (the SLO minus the TTFT estimate) misses the TTFT SLO; the
 capacity test (calc.replicas.capacity, calc.search_capacity) multiplies the conformance by 1 − P(wait > slack).
 S is not the operating point's E2E: a replica slows as more requests run, and a queue forms at the top of the
-count's swings, so S is the E2E at queue_top (b + ⌈3 √b⌉ + 2 in flight, at most c) and a the rate times it. With
+count's swings, so S is the E2E at queue_top (b + ⌈3 √b⌉ + 2 in flight, at most c; on the line from the E2E at b
+to the E2E at c: queue_service) and a the rate times it. With
 the operating point's E2E, 2 of 35 slot-bound random setups kept under 85 % within both SLOs in the simulation
 (77.2 % the lowest); with the E2E at c itself, a replica of 16,384 slots was sized at 6 in flight.
 Source: Kleinrock, Queueing Systems vol. 1 (1975), §3.5. Checked against the scheduler simulation's Poisson runs
@@ -126,3 +127,15 @@ def queue_top(in_flight, slots):
         return int(min(slots, in_flight + math.ceil(3 * math.sqrt(in_flight)) + 2))
     b = np.asarray(in_flight, dtype=np.int64)
     return np.minimum(slots, b + np.ceil(3 * np.sqrt(b)).astype(np.int64) + 2)
+
+
+def queue_service(in_flight, slots, e2e_s, full_e2e_s):
+    """The queue's service time S: the E2E at queue_top, on the line from the E2E at the operating point b
+    (e2e_s) to the E2E with every slot busy (full_e2e_s), so that it costs no latency evaluation of its own:
+    e2e + (full − e2e) · (top − b) / (c − b); at b = c, full. Scalars or arrays (s)."""
+    b = np.asarray(in_flight) if not isinstance(in_flight, (int, np.integer)) else in_flight
+    top = queue_top(in_flight, slots)
+    if np.ndim(b) == 0:
+        return full_e2e_s if slots <= b else e2e_s + (full_e2e_s - e2e_s) * (top - b) / (slots - b)
+    span = np.maximum(slots - b, 1)
+    return np.where(slots > b, e2e_s + (full_e2e_s - e2e_s) * (top - b) / span, full_e2e_s)
