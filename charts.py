@@ -203,18 +203,24 @@ def decode_vs_context(r, pts) -> Chart:
 
 def throughput_vs_concurrency(r, pts) -> Chart:
     """From one request in flight to as many as the pool holds at this length (the sweep stops there): a line
-    marks that limit, and the star is the scenario (beyond the line when it does not fit)."""
-    s, f = r.scenario, r.fit
+    marks that limit, the star is the scenario (beyond the line when it does not fit), and a diamond the capacity
+    the replica count divides by (Poisson arrivals, the wait for a free slot counted: below the curve where the
+    slots bind, since fewer than that many are busy on average)."""
+    s, f, cap = r.scenario, r.fit, r.fleet.capacity
     x = [p.concurrency for p in pts]
     limit = f.max_concurrency_at_length
     shape, note = _vline(max(limit, 1), f"pool holds {limit:,} at this length", log=True)
+    capacity = ([dict(type="scatter", x=[cap.concurrency], y=[cap.rps * s.output_len], mode="markers",
+                      marker=dict(symbol="diamond", size=12, color="#2ca02c", line=dict(width=1, color="black")),
+                      name=f"capacity: {fmt.rate(cap.rps, 'req/s')} per replica ({fmt.pct(s.conformance_quota, 0)} "
+                           "within both SLOs, Poisson arrivals)")] if cap.rps > 0 else [])  # fmt: skip
     return _fig(
         "Throughput, goodput and per-user rate vs concurrency", "concurrency (requests in flight)",
         "output tokens/s (all users)",
         [_line(x, [p.output_tokens_per_s for p in pts], "throughput"),
          _line(x, [p.goodput_rps * s.output_len for p in pts], "goodput (within both SLOs)"),
          _line(x, [p.per_user_tokens_per_s for p in pts], "per user (tokens/s, right axis)", yaxis="y2", line=dict(dash="dot")),
-         _here(s.concurrency, r.latency.output_tokens_per_s)],
+         *capacity, _here(s.concurrency, r.latency.output_tokens_per_s)],
         shapes=[shape], notes=[note],
         xaxis=dict(type="log", range=[0, math.log10(max(2, limit, s.concurrency) * 1.2)]),
         yaxis2=dict(title=dict(text="per-user tokens/s"), overlaying="y", side="right", tickmode="auto",

@@ -114,3 +114,18 @@ def test_the_latency_cdf_marks_medians_and_p99s(figures):
     assert f.layout.xaxis.type == "log" and "ms" in f.layout.xaxis.title.text
     names = [t.name for t in f.data]
     assert any(n.startswith("TTFT median") for n in names) and any(n.startswith("ITL p99") for n in names)
+
+
+def test_the_capacity_sits_on_the_throughput_chart(catalog):
+    """The rate the replica count divides by, as output tokens/s at its concurrency: on the throughput curve where
+    the SLOs bind, below it where the wait for a free slot does (fewer than that many busy on average)."""
+    for kw, on_curve in (({}, True), ({"model": "llama-3.1-8b", "gpu": "h100-sxm", "input_len": 512, "output_len": 512,
+                                       "max_num_seqs": 16}, False)):  # fmt: skip
+        r = evaluate(scenario(**kw), catalog)
+        cap = r.fleet.capacity
+        f = charts.throughput_vs_concurrency(r, r.curves.concurrency_sweep)
+        (d,) = [t for t in f.data if t.name.startswith("capacity:")]
+        assert d.x[0] == cap.concurrency and d.y[0] == pytest.approx(cap.rps * r.scenario.output_len)
+        at = r.scenario.model_copy(update={"concurrency": cap.concurrency})
+        curve = evaluate(at, catalog).latency.output_tokens_per_s
+        assert (d.y[0] == pytest.approx(curve)) is on_curve and d.y[0] <= curve * (1 + 1e-9)
