@@ -64,9 +64,10 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
     """The highest Poisson rate whose conformance meets the quota. At b requests in flight the latency model gives
     the conformance; requests arrive at a ≤ b busy slots' worth (a / E2E(b) per second) and wait for one of the c
     slots past the TTFT slack with P = C(c, a') · exp(−(c − a') · slack / S), S the E2E at queue_top(b) in flight
-    (calc.slot_queue.queue_service) and a' = S · a / E2E(b). By bisection (the
-    conformance falls as b or a grows): the largest b whose latency keeps the quota, then the largest b ≤ it that
-    keeps it at a load of b with the wait, then the largest a in (b, b + 1) with the latency at b + 1."""
+    (calc.slot_queue.queue_service) and a' = S · a / E2E(b). By bisection (the conformance falls as b or a
+    grows): the largest b whose latency keeps the quota, then the largest b ≤ it that keeps it at a load of b with
+    the wait, then the largest a in (b, b + 1) with the latency at b + 1. calc.search_fleet takes the same steps
+    over arrays."""
     slots = max_requests_at_length(s, mem)
     if slots == 0:
         return Capacity(0, 0.0, 0.0, "memory", "not even one request of this length fits in the KV pool")

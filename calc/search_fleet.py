@@ -1,6 +1,6 @@
-"""Each configuration in one serving mode: its capacity (calc.search_capacity.largest_ok over the SLO test), the
-latency at its operating point, and the replicas — or prefill and decode instances — for the request rate, as
-calc.replicas.fleet sizes them.
+"""Each configuration in one serving mode: its capacity (calc.search_capacity.largest_ok over the SLO test, then
+with the wait for a free slot, as calc.replicas.capacity), the latency at its operating point, and the replicas —
+or prefill and decode instances — for the request rate, as calc.replicas.fleet sizes them.
 
     aggregated      replicas = ⌈rate / capacity⌉; without a rate, one replica at its own throughput
     disaggregated   decode = ⌈rate / capacity⌉, capacity = b / (output_len · TPOT);
@@ -24,62 +24,7 @@ def serve_mode(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, disaggre
     def throughput(n, ttft, tpot):
         return n / (c.N * tpot) if disaggregated else n / (ttft + (c.N - 1) * tpot)
 
-    full_e2e = np.full(len(held), np.nan)  # E2E with every slot busy
-    some = np.flatnonzero(held >= 1)
-    full_e2e[some] = held[some] / throughput(held[some], *at(c, table.take(some), held[some]))
-
-    def serving(idx, n, ttft, tpot):
-        """The queue's service time at n in flight (calc.slot_queue.queue_service)."""
-        return queue_service(n, held[idx], n / throughput(n, ttft, tpot), full_e2e[idx])
-
-    def queued(idx, n, load, ttft, tpot, conf=None, full=None):
-        """calc.replicas.capacity's test at n in flight and a load of `load` slots (at n's speed)."""
-        full = serving(idx, n, ttft, tpot) if full is None else full
-        slots, load = held[idx].astype(float), np.broadcast_to(np.asarray(load, dtype=float), np.shape(ttft))
-        busy = load * full / (n / throughput(n, ttft, tpot))
-        return slo.meets_queued(ttft, tpot, slots, busy, s.slo_ttft_s - ttft, full, conf)
-
-    def latency_only(idx, n):
-        ttft, tpot = at(c, table.take(idx), n)
-        return slo.meets(ttft, tpot), ttft, tpot
-
-    def pred(idx, n):
-        ttft, tpot = at(c, table.take(idx), n)
-        return queued(idx, n, n, ttft, tpot), ttft, tpot
-
-    top, ttft, tpot = largest_ok(held, latency_only)
-    unprobed = held < 1  # nothing fits: one request's latency, for the table
-    if unprobed.any():
-        ttft[unprobed], tpot[unprobed] = at(c, table.take(np.flatnonzero(unprobed)), 1)
-    # with the wait for a slot (calc.replicas.capacity, the same steps): at a = c every arrival waits, so ok < slots
-    ok = top.copy()
-    idx = np.flatnonzero(top >= 1)
-    fails = idx[~queued(idx, top[idx], top[idx], ttft[idx], tpot[idx])]
-    if fails.size:
-        sub = np.zeros(len(top), dtype=np.int64)
-        sub[fails] = top[fails] - 1
-        ok_sub, t_sub, p_sub = largest_ok(sub, pred)
-        ok[fails] = ok_sub[fails]
-        has = fails[ok_sub[fails] >= 1]
-        ttft[has], tpot[has] = t_sub[has], p_sub[has]
-    b, load = ok.copy(), ok.astype(float)
-    # the latency at ok + 1 keeps the quota: the wait for a slot binds; the load between ok and ok + 1 by bisection
-    idx = fails
-    n1 = ok[idx] + 1
-    t1, p1 = at(c, table.take(idx), n1)
-    lo, hi, conf1 = ok[idx].astype(float), n1.astype(float), slo.approx(t1, p1)  # n1 ≤ top: t1, p1 meet the SLOs
-    full1 = serving(idx, n1, t1, p1)
-    go = np.flatnonzero(hi - lo > np.maximum(lo, 1 / LOAD_PRECISION) / LOAD_PRECISION)
-    while go.size:
-        mid = (lo[go] + hi[go]) / 2
-        yes = queued(idx[go], n1[go], mid, t1[go], p1[go], conf1[go], full1[go])
-        lo[go], hi[go] = np.where(yes, mid, lo[go]), np.where(yes, hi[go], mid)
-        go = go[hi[go] - lo[go] > np.maximum(lo[go], 1 / LOAD_PRECISION) / LOAD_PRECISION]
-    at_ok = throughput(np.maximum(ok[idx], 1), ttft[idx], tpot[idx])
-    better = (ok[idx] < 1) | (lo / n1 * throughput(n1, t1, p1) > at_ok)
-    j = idx[better]
-    b[j], load[j], ttft[j], tpot[j] = n1[better], lo[better], t1[better], p1[better]
-    b = np.where(load > 0, b, 0)
+    b, load, ttft, tpot = operating_points(s, c, table, slo, held, at, throughput)
     thr = throughput(np.maximum(b, 1), ttft, tpot)
     cap = np.where(b >= 1, load / np.maximum(b, 1) * thr, 0.0)
     rate = np.full(len(b), s.request_rate) if s.request_rate else thr
@@ -92,6 +37,66 @@ def serve_mode(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, disaggre
     prefill = np.where(decode > 0, prefill_instances(rate, v.alone), 0).astype(np.int64)
     return {"ok": b, "ttft": ttft, "tpot": tpot, "thr": thr, "cap": cap, "units": prefill + decode, "rate": rate,
             "prefill": prefill, "decode": decode, "share": 1 + thr * v.alone}  # fmt: skip
+
+
+def operating_points(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, at, throughput):
+    """calc.replicas.capacity's steps over arrays: (b in flight, load in busy slots, TTFT, TPOT at b) of every
+    configuration; b = 0 where not even one request keeps the quota (TTFT, TPOT then of one request)."""
+    full_e2e = np.full(len(held), np.nan)  # E2E with every slot busy
+    some = np.flatnonzero(held >= 1)
+    full_e2e[some] = held[some] / throughput(held[some], *at(c, table.take(some), held[some]))
+
+    def serving(idx, n, ttft, tpot):
+        """The queue's service time at n in flight (calc.slot_queue.queue_service)."""
+        return queue_service(n, held[idx], n / throughput(n, ttft, tpot), full_e2e[idx])
+
+    def queued(idx, n, load, ttft, tpot, conf=None, full=None):
+        """The SLO test with the wait for a slot, at n in flight and a load of `load` slots (at n's speed)."""
+        full = serving(idx, n, ttft, tpot) if full is None else full
+        slots, load = held[idx].astype(float), np.broadcast_to(np.asarray(load, dtype=float), np.shape(ttft))
+        busy = load * full / (n / throughput(n, ttft, tpot))
+        return slo.meets_queued(ttft, tpot, slots, busy, s.slo_ttft_s - ttft, full, conf)
+
+    def latency_only(idx, n):
+        ttft, tpot = at(c, table.take(idx), n)
+        return slo.meets(ttft, tpot), ttft, tpot
+
+    def with_wait(idx, n):
+        ttft, tpot = at(c, table.take(idx), n)
+        return queued(idx, n, n, ttft, tpot), ttft, tpot
+
+    top, ttft, tpot = largest_ok(held, latency_only)
+    unprobed = held < 1  # nothing fits: one request's latency, for the table
+    if unprobed.any():
+        ttft[unprobed], tpot[unprobed] = at(c, table.take(np.flatnonzero(unprobed)), 1)
+    # with the wait for a slot: at a = c every arrival waits, so ok < slots
+    ok = top.copy()
+    idx = np.flatnonzero(top >= 1)
+    fails = idx[~queued(idx, top[idx], top[idx], ttft[idx], tpot[idx])]
+    if fails.size:
+        sub = np.zeros(len(top), dtype=np.int64)
+        sub[fails] = top[fails] - 1
+        ok_sub, t_sub, p_sub = largest_ok(sub, with_wait)
+        ok[fails] = ok_sub[fails]
+        has = fails[ok_sub[fails] >= 1]
+        ttft[has], tpot[has] = t_sub[has], p_sub[has]
+    # where the wait binds (the latency at ok + 1 keeps the quota), the load between ok and ok + 1
+    b, load = ok.copy(), ok.astype(float)
+    n1 = ok[fails] + 1
+    t1, p1 = at(c, table.take(fails), n1)
+    lo, hi, conf1 = ok[fails].astype(float), n1.astype(float), slo.approx(t1, p1)  # n1 ≤ top: t1, p1 meet the SLOs
+    full1 = serving(fails, n1, t1, p1)
+    go = np.flatnonzero(hi - lo > np.maximum(lo, 1 / LOAD_PRECISION) / LOAD_PRECISION)
+    while go.size:
+        mid = (lo[go] + hi[go]) / 2
+        yes = queued(fails[go], n1[go], mid, t1[go], p1[go], conf1[go], full1[go])
+        lo[go], hi[go] = np.where(yes, mid, lo[go]), np.where(yes, hi[go], mid)
+        go = go[hi[go] - lo[go] > np.maximum(lo[go], 1 / LOAD_PRECISION) / LOAD_PRECISION]
+    at_ok = throughput(np.maximum(ok[fails], 1), ttft[fails], tpot[fails])
+    better = (ok[fails] < 1) | (lo / n1 * throughput(n1, t1, p1) > at_ok)
+    j = fails[better]
+    b[j], load[j], ttft[j], tpot[j] = n1[better], lo[better], t1[better], p1[better]
+    return np.where(load > 0, b, 0), load, ttft, tpot
 
 
 def ceil_div(a: np.ndarray, b) -> np.ndarray:

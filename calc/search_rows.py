@@ -158,9 +158,9 @@ RATE_CHECK_EXTRA = 4
 
 def rate_check(r, i: int, catalog) -> RateCheck | None:
     """None without a request rate, for a disaggregated configuration (the simulation serves one aggregated engine)
-    or where no replica count was found. The closed forms size a replica at the concurrency its SLOs allow; where
-    that is all its slots (max_num_seqs, or the KV pool), Poisson arrivals find them full and queue, which the
-    closed forms do not see: this check does."""
+    or where no replica count was found. The closed forms size a replica with the mean waits of Poisson arrivals
+    (for a free slot: Erlang C; for the step budget); bursts cost more where prompts are long or the spread of
+    TTFT and TPOT is wider than latency_sigma says: this check sees them."""
     s = r.scenario
     replicas = int(r.replicas[i])
     if not s.request_rate or r.disaggregated[i] or replicas < 1:

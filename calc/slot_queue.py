@@ -10,9 +10,9 @@ A request that waits longer than its TTFT slack (the SLO minus the TTFT estimate
 capacity test (calc.replicas.capacity, calc.search_capacity) multiplies the conformance by 1 − P(wait > slack).
 S is not the operating point's E2E: a replica slows as more requests run, and a queue forms at the top of the
 count's swings, so S is the E2E at queue_top (b + ⌈3 √b⌉ + 2 in flight, at most c; on the line from the E2E at b
-to the E2E at c: queue_service) and a the rate times it. With
-the operating point's E2E, 2 of 35 slot-bound random setups kept under 85 % within both SLOs in the simulation
-(77.2 % the lowest); with the E2E at c itself, a replica of 16,384 slots was sized at 6 in flight.
+to the E2E at c: queue_service) and a the rate times it. With the operating point's E2E, 2 of 35 slot-bound
+random setups kept under 85 % within both SLOs in the simulation (77.2 % the lowest); with the E2E at c itself, a
+replica of 16,384 slots was sized at 6 in flight.
 Source: Kleinrock, Queueing Systems vol. 1 (1975), §3.5. Checked against the scheduler simulation's Poisson runs
 in scripts/closed_form.py.
 
