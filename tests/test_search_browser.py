@@ -32,8 +32,8 @@ def test_a_click_on_a_frontier_point_opens_it(page):
     page.mouse.move(x, y)
     page.wait_for_timeout(500)  # plotly picks the point on hover; the click then selects it
     page.mouse.click(x, y)
-    # the link holds what differs from the defaults: the point's concurrency only when it is not 16
-    page.wait_for_function("() => ['gpu=', 'tensor_parallel_size=', 'max_num_seqs=']"
-                           ".every(k => location.search.includes(k))", timeout=30_000)  # fmt: skip
+    # the link holds what differs from the defaults: every frontier point of a 70B search is on another GPU than the
+    # default RTX 4090 and in quantized weights (its TP, max_num_seqs and concurrency only where not the defaults)
+    page.wait_for_function("() => ['gpu=', 'dtype='].every(k => location.search.includes(k))", timeout=30_000)
     page.wait_for_timeout(500)
     assert "model=llama-3.1-70b" in page.url and "request_rate=10" in page.url
