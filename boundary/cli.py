@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import asdict
 
 from boundary.args import Parser, add_scenario_flags, add_spec_flags, scenario_from_args
 from boundary.cli_bench import add_bench_parser, run_bench
@@ -84,7 +85,9 @@ def _run(args: argparse.Namespace, catalog=None) -> int:
 
     report = evaluate(scenario_from_args(args), catalog)
     if args.json:
-        print(json.dumps(json_safe(report.to_dict()), indent=2, default=str))
+        rc = report.replica_check
+        d = report.to_dict() | {"replica_check": asdict(rc) if rc else None}
+        print(json.dumps(json_safe(d), indent=2, default=str))
     else:
-        print(render_text(report))
+        print(render_text(report, replica_check=True))
     return 0

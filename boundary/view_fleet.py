@@ -3,12 +3,16 @@ text (split from boundary.view, which holds the headline and the memory and late
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from boundary import fmt
+from boundary.search_text import rate_check_line
 from boundary.view import Table, capacity_text
 from calc.tails import quantile_label
 
 
-def slo_lines(r) -> list[str]:
+def slo_lines(r, *, replica_check: bool = False) -> list[str]:
+    """`replica_check`: run and say the replica count's simulated check (up to five simulations)."""
     s, c, fl = r.scenario, r.conformance, r.fleet
     out = [f"P(TTFT ≤ {fmt.seconds(s.slo_ttft_s)}) = {fmt.pct(c.p_ttft)} · P(TPOT ≤ {fmt.seconds(s.slo_tpot_s)}) = "
            f"{fmt.pct(c.p_tpot)} → conformance {fmt.pct(c.conformance)}; goodput {fmt.rate(r.goodput_rps, 'req/s')} "
@@ -20,6 +24,8 @@ def slo_lines(r) -> list[str]:
                  if getattr(s, "disaggregated", False) and getattr(fl, "prefill_instances", None) is not None else "")  # fmt: skip
         out.append(f"{fmt.rate(s.request_rate, 'req/s')} → {fl.replicas:,} replica(s){split} × {s.gpus_per_replica} "
                    f"GPU(s) = {fl.gpus:,} GPU(s), capacity {fmt.pct(fl.headroom, 0)} above the rate")  # fmt: skip
+        if replica_check and r.replica_check is not None:
+            out.append(rate_check_line(asdict(r.replica_check)).strip())
     elif s.request_rate:
         out.append(f"no replica count for {fmt.rate(s.request_rate, 'req/s')}: {fl.capacity.reason}")
     if fl.cost_per_hour is not None:

@@ -167,6 +167,15 @@ class Report:
         return bench.serve(self, num_prompts=n, max_concurrency=c, range_ratio=bench.CHECK_RANGE_RATIO)
 
     @cached_property
+    def replica_check(self):
+        """The replica count for request_rate against the scheduler simulation (calc.replica_check): one replica
+        at its share of the rate, Poisson arrivals; None without a rate, a replica count, or for disaggregated
+        serving. Up to five simulations: computed only where shown."""
+        from calc.replica_check import replica_check
+
+        return replica_check(self, self.fleet.replicas)
+
+    @cached_property
     def benchmark_distribution(self):
         """Quantiles of the predicted benchmark's TTFT, TPOT, E2E and ITL (calc.distribution), for its CDF."""
         from calc.distribution import distribution

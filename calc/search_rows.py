@@ -10,6 +10,7 @@ import shlex
 from dataclasses import dataclass
 
 from calc.bench import CHECK_RANGE_RATIO, MAX_CHECK_PROMPTS
+from calc.replica_check import RateCheck, replica_check
 from calc.resolve import for_other_gpu
 from calc.scenario import Scenario
 
@@ -136,51 +137,12 @@ def check(r, i: int, catalog) -> Check | None:
                  CHECK_RANGE_RATIO)  # fmt: skip
 
 
-@dataclass(frozen=True)
-class RateCheck:
-    """A configuration's replica count against the scheduler simulation: one replica sent Poisson arrivals at its
-    share of the request rate (rate / replicas), lengths ±30 %, and the share of requests within both SLOs. Where
-    that misses the quota, the fewest replicas (up to 4 more) whose share meets it."""
-
-    replicas: int
-    rate_per_replica_rps: float
-    num_prompts: int
-    within_slo: float
-    """Requests within both SLOs, past the first fifth (the empty server's start), over those that completed."""
-    quota: float
-    replicas_meeting_quota: int | None
-    """`replicas` where it meets the quota; else the fewest of replicas + 1 … + 4 that does; None if none does."""
-
-
-RATE_CHECK_PROMPTS = 1_000
-RATE_CHECK_EXTRA = 4
-
-
 def rate_check(r, i: int, catalog) -> RateCheck | None:
-    """None without a request rate, for a disaggregated configuration (the simulation serves one aggregated engine)
-    or where no replica count was found. The closed forms size a replica with the mean waits of Poisson arrivals
-    (for a free slot: Erlang C; for the step budget); bursts cost more where prompts are long or the spread of
-    TTFT and TPOT is wider than latency_sigma says: this check sees them."""
-    s = r.scenario
-    replicas = int(r.replicas[i])
-    if not s.request_rate or r.disaggregated[i] or replicas < 1:
+    """calc.replica_check for configuration i at its replica count: None without a request rate, for a
+    disaggregated configuration (the simulation serves one aggregated engine) or where no replica count was
+    found."""
+    if not r.scenario.request_rate or r.disaggregated[i] or int(r.replicas[i]) < 1:
         return None
     from calc.evaluate import evaluate
 
-    report = evaluate(scenario_of(r, i), catalog)
-    first = _within_slo(report, s.request_rate / replicas)
-    meeting = replicas if first >= s.conformance_quota else None
-    for extra in range(1, RATE_CHECK_EXTRA + 1):
-        if meeting is not None:
-            break
-        if _within_slo(report, s.request_rate / (replicas + extra)) >= s.conformance_quota:
-            meeting = replicas + extra
-    return RateCheck(replicas, s.request_rate / replicas, RATE_CHECK_PROMPTS, first, s.conformance_quota, meeting)
-
-
-def _within_slo(report, rate_rps: float) -> float:
-    from calc import bench
-
-    s = report.scenario
-    res = bench.serve(report, num_prompts=RATE_CHECK_PROMPTS, request_rate=rate_rps, range_ratio=CHECK_RANGE_RATIO)
-    return res.within_slos(slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, skip=RATE_CHECK_PROMPTS // 5)
+    return replica_check(evaluate(scenario_of(r, i), catalog), int(r.replicas[i]))

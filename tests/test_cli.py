@@ -150,3 +150,19 @@ def test_bench_text_is_laid_out_like_the_tool(capsys):
 def test_bench_bad_input_names_the_flag(capsys, args, flag):
     code, _, err = run(capsys, "bench", *args)
     assert code == 2 and flag in err and len(err.strip().splitlines()) == 1
+
+
+def test_plan_checks_its_replica_count_in_the_simulation(capsys):
+    """With a request rate, the text follows the replicas line with the simulated share (calc.replica_check), and
+    the JSON carries it as replica_check (null without a rate)."""
+    code, out, _ = run(capsys, "plan", "--request-rate", "20")
+    assert code == 0
+    lines = out.splitlines()
+    at = next(i for i, x in enumerate(lines) if "20.0 req/s →" in x)
+    assert lines[at + 1].strip().startswith("one replica simulated at its share of the rate (")
+    code, out, _ = run(capsys, "plan", "--request-rate", "20", "--json")
+    rc = json.loads(out)["replica_check"]
+    assert set(rc) == {"replicas", "rate_per_replica_rps", "num_prompts", "within_slo", "quota", "replicas_meeting_quota"}
+    assert rc["rate_per_replica_rps"] == pytest.approx(20 / rc["replicas"])
+    code, out, _ = run(capsys, "plan", "--json")
+    assert json.loads(out)["replica_check"] is None

@@ -105,3 +105,13 @@ def test_the_chosen_configuration_can_be_simulated_at_its_share_of_the_rate():
     assert not at.exception
     line = next(c.value for c in at.caption if c.value.startswith("One replica simulated at its share of the rate"))
     assert "within both SLOs" in line and "90% quota" in line
+
+
+def test_the_slo_tab_can_simulate_its_replica_count():
+    """Off by default (up to five simulations); on, the replicas line is followed by the simulated share."""
+    at = app_run({"request_rate": "20"}, "SLOs & replicas")
+    assert not any("share of the rate" in m.value for m in at.markdown)
+    at.toggle(key="slo_replica_check").set_value(True).run()
+    assert not at.exception
+    text = next(m.value for m in at.markdown if m.value.startswith("**SLOs, replicas and cost**"))
+    assert "one replica simulated at its share of the rate" in text and "90% quota" in text

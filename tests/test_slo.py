@@ -222,3 +222,24 @@ def test_many_slots_do_not_make_a_queue(catalog):
     assert cap.rps >= evaluate(s.model_copy(update={"max_num_seqs": 256}), catalog).fleet.capacity.rps
     res = bench.serve(r, num_prompts=1500, request_rate=cap.rps, range_ratio=0.3)
     assert float(np.mean((res.ttft_s[300:] <= s.slo_ttft_s) & (res.tpot_s[300:] <= s.slo_tpot_s))) >= s.conformance_quota
+
+
+def test_the_plan_checks_its_replica_count_in_the_simulation(catalog):
+    """calc.replica_check for the scenario's own replica count (what `calc plan` prints and the SLO tab shows behind
+    a toggle): one replica at rate / replicas, Poisson. Llama-3.1-70B on 4 × H100 at 10 req/s, where the
+    capacity is the SLOs' (1.11 req/s, 93.3 % in scripts/closed_form.py's 3,000-request run): 10 replicas, each at
+    1.0 req/s, keep the quota. No rate, or disaggregated serving: no check."""
+    s = scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4, input_len=2000, output_len=500,
+                 request_rate=10.0)  # fmt: skip
+    r = evaluate(s, catalog)
+    rc = r.replica_check
+    assert r.fleet.replicas == math.ceil(10 / r.fleet.capacity.rps) == rc.replicas
+    assert rc.rate_per_replica_rps == pytest.approx(10 / rc.replicas) and rc.num_prompts == 1000
+    assert rc.within_slo >= 0.9 and rc.replicas_meeting_quota == rc.replicas
+    assert evaluate(scenario(), catalog).replica_check is None  # no request rate
+    assert evaluate(s.model_copy(update={"disaggregated": True}), catalog).replica_check is None
+    # one replica for 10 req/s: the simulation says how many more meet the quota (none of 1 + 4 here)
+    from calc.replica_check import replica_check
+
+    short = replica_check(r, 1)
+    assert short.within_slo < 0.9 and short.replicas_meeting_quota is None

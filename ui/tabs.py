@@ -109,7 +109,10 @@ def slo_tab(r) -> None:
     a, b = st.columns(2)
     a.plotly_chart(charts.throughput_vs_concurrency(r, r.curves.concurrency_sweep), key="goodput")
     b.plotly_chart(charts.fanout(r), key="chart_fanout")
-    st.markdown("**SLOs, replicas and cost**\n" + "\n".join(f"- {x}" for x in view_fleet.slo_lines(r)))
+    check = bool(r.fleet.replicas) and not r.scenario.disaggregated and st.toggle(
+        "Simulate one replica at its share of the request rate (Poisson arrivals; up to five simulations)",
+        key="slo_replica_check")  # fmt: skip
+    st.markdown("**SLOs, replicas and cost**\n" + "\n".join(f"- {x}" for x in view_fleet.slo_lines(r, replica_check=check)))
     st.markdown("**Tails: what averages hide**\n" + "\n".join(f"- {x}" for x in view_fleet.tails_lines(r)))
     st.markdown("**Simulation** (the seed's log-normal model, seeded)")
     table(view_fleet.simulation_table(r))

@@ -1,0 +1,54 @@
+"""A replica count against the scheduler simulation: one replica sent Poisson arrivals at its share of the request
+rate (rate / replicas, `vllm bench serve --request-rate`), lengths ±30 %, and the share of its requests within both
+SLOs against the quota. Where that misses, the fewest replicas (up to 4 more) whose share meets it.
+
+The closed forms size a replica with the mean waits of Poisson arrivals (for a free slot: Erlang C; for the step
+budget); bursts cost more where prompts are long or the spread of TTFT and TPOT is wider than latency_sigma says.
+This check sees them. It serves `calc plan` (the scenario's own replicas) and `calc search` (the cheapest's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from calc.bench import CHECK_RANGE_RATIO
+
+
+@dataclass(frozen=True)
+class RateCheck:
+    replicas: int
+    rate_per_replica_rps: float
+    num_prompts: int
+    within_slo: float
+    """Requests within both SLOs, past the first fifth (the empty server's start), over those that completed."""
+    quota: float
+    replicas_meeting_quota: int | None
+    """`replicas` where it meets the quota; else the fewest of replicas + 1 … + 4 that does; None if none does."""
+
+
+RATE_CHECK_PROMPTS = 1_000
+RATE_CHECK_EXTRA = 4
+
+
+def replica_check(report, replicas: int | None) -> RateCheck | None:
+    """None without a request rate or a replica count, and for a disaggregated scenario (the simulation serves one
+    aggregated engine). Up to five simulations of 1,000 requests."""
+    s = report.scenario
+    if not s.request_rate or s.disaggregated or not replicas or replicas < 1:
+        return None
+    first = _within_slo(report, s.request_rate / replicas)
+    meeting = replicas if first >= s.conformance_quota else None
+    for extra in range(1, RATE_CHECK_EXTRA + 1):
+        if meeting is not None:
+            break
+        if _within_slo(report, s.request_rate / (replicas + extra)) >= s.conformance_quota:
+            meeting = replicas + extra
+    return RateCheck(replicas, s.request_rate / replicas, RATE_CHECK_PROMPTS, first, s.conformance_quota, meeting)
+
+
+def _within_slo(report, rate_rps: float) -> float:
+    from calc import bench
+
+    s = report.scenario
+    res = bench.serve(report, num_prompts=RATE_CHECK_PROMPTS, request_rate=rate_rps, range_ratio=CHECK_RANGE_RATIO)
+    return res.within_slos(slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, skip=RATE_CHECK_PROMPTS // 5)
