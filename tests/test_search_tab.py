@@ -115,3 +115,15 @@ def test_the_slo_tab_can_simulate_its_replica_count():
     assert not at.exception
     text = next(m.value for m in at.markdown if m.value.startswith("**SLOs, replicas and cost**"))
     assert "one replica simulated at its share of the rate" in text and "90% quota" in text
+
+
+def test_moving_concurrency_does_not_search_again():
+    """The search finds each configuration's own operating point, so the scenario's concurrency does not change
+    it: the tab keeps its result when only that input moves, and searches again when another does."""
+    at = run({"request_rate": "10"})
+    first = at.session_state["_search_result"]
+    at.number_input(key="concurrency").set_value(48).run()
+    assert not at.exception and at.session_state["_search_result"] is first
+    at.number_input(key="request_rate").set_value(12.0).run()
+    assert at.session_state["_search_result"] is not first
+    assert at.session_state["_search_result"].scenario.request_rate == 12.0

@@ -61,6 +61,20 @@ def _on_click() -> None:
         _open(r, int(points[0]["customdata"]))
 
 
+def _searched(s: Scenario, catalog):
+    """(SearchResult, seconds it took). The search finds each configuration's own operating point, so the
+    scenario's concurrency — the page's most moved input — does not change it: the session keeps its last result
+    per scenario less that field (and per catalog, which tests reload) and moving it does not search again."""
+    key = s.model_dump_json(exclude={"concurrency"})
+    memo = st.session_state.get("_search_memo")
+    if memo is not None and memo[0] == key and memo[1] is catalog:
+        return memo[2], memo[3]
+    started = time.perf_counter()
+    r = search(s, catalog)
+    st.session_state["_search_memo"] = (key, catalog, r, time.perf_counter() - started)
+    return r, st.session_state["_search_memo"][3]
+
+
 def _table(r, idx, gpu_names, link_base: str) -> list[dict]:
     rows = []
     for i in idx:
@@ -73,13 +87,11 @@ def _table(r, idx, gpu_names, link_base: str) -> list[dict]:
 
 
 def render(s: Scenario, catalog, link_base: str) -> None:
-    started = time.perf_counter()
     try:
-        r = search(s, catalog)
+        r, seconds = _searched(s, catalog)
     except InputError as e:
         st.warning(f"The search space cannot be searched — {plain(e, MAX_MESSAGE_SHOWN)}", icon=":material/warning:")
         return
-    seconds = time.perf_counter() - started
     st.session_state["_search_result"] = r
     names = {gid: g.name for gid, g in catalog.gpus.items()}
     rate = f"{s.request_rate:g} req/s" if s.request_rate else "one replica (set a request rate to size a fleet)"
