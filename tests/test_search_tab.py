@@ -1,6 +1,7 @@
 """The "Find a deployment" tab with Streamlit's AppTest: it renders, names the cheapest deployment with its serve
 command, and opening that configuration makes the page show the same TTFT, TPOT, replicas and cost."""
 
+import pytest
 from conftest import field
 from test_app import run as app_run
 
@@ -97,24 +98,18 @@ def test_one_token_outputs_are_checked_without_a_tpot():
     assert any("one-token outputs have no TPOT" in c.value for c in at.caption)
 
 
-def test_the_chosen_configuration_can_be_simulated_at_its_share_of_the_rate():
-    """Off by default (up to five simulations); on, a caption with the share within both SLOs against the quota."""
-    at = run(DONE_WHEN)
-    assert not any("share of the rate" in c.value for c in at.caption)
-    at.toggle(key="search_rate_check").set_value(True).run()
+@pytest.mark.parametrize("tab, query, key, shown", [
+    (LABEL, DONE_WHEN, "search_rate_check", lambda at: [c.value for c in at.caption]),  # the chosen configuration
+    ("SLOs & replicas", {"request_rate": "20"}, "slo_replica_check", lambda at: [m.value for m in at.markdown]),
+])  # fmt: skip
+def test_a_replica_count_can_be_simulated_at_its_share_of_the_rate(tab, query, key, shown):
+    """Off by default (up to five simulations); on, the share within both SLOs against the quota."""
+    at = app_run(query, tab)
+    assert not any("share of the rate" in x for x in shown(at))
+    at.toggle(key=key).set_value(True).run()
     assert not at.exception
-    line = next(c.value for c in at.caption if c.value.startswith("One replica simulated at its share of the rate"))
+    line = next(x for x in shown(at) if "one replica simulated at its share of the rate" in x.lower())
     assert "within both SLOs" in line and "90% quota" in line
-
-
-def test_the_slo_tab_can_simulate_its_replica_count():
-    """Off by default (up to five simulations); on, the replicas line is followed by the simulated share."""
-    at = app_run({"request_rate": "20"}, "SLOs & replicas")
-    assert not any("share of the rate" in m.value for m in at.markdown)
-    at.toggle(key="slo_replica_check").set_value(True).run()
-    assert not at.exception
-    text = next(m.value for m in at.markdown if m.value.startswith("**SLOs, replicas and cost**"))
-    assert "one replica simulated at its share of the rate" in text and "90% quota" in text
 
 
 def test_moving_concurrency_does_not_search_again():
