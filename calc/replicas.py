@@ -18,7 +18,7 @@ from calc.latency import PREFILL_LOAD, LatencyResult, latency
 from calc.numeric import largest_true
 from calc.pool import PoolResult
 from calc.scenario import Scenario
-from calc.slot_queue import late_share_one, queue_service
+from calc.slot_queue import late_share_one, queue_service_one
 from calc.specs import GPUSpec, ModelSpec
 from calc.step_inputs import step_model
 from calc.step_time import StepModel
@@ -85,7 +85,7 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
         """(conformance with the wait for a slot, the share waiting past the slack) at c in flight, load a."""
         conf, lat = at(c)
         service = c / lat.requests_per_s
-        full = queue_service(c, slots, service, slots / at(slots)[1].requests_per_s)
+        full = queue_service_one(c, slots, service, slots / at(slots)[1].requests_per_s)
         busy = load * full / service  # the rate (load / E2E(c)) times the queue's service
         late = late_share_one(slots, busy, s.slo_ttft_s - lat.ttft_s, full)
         return conf.conformance * (1 - late), late

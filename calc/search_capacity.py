@@ -25,7 +25,7 @@ import numpy as np
 from calc.goodput import p_within
 from calc.latency import PREFILL_LOAD
 from calc.search_step import Consts, step_total
-from calc.slot_queue import erlang_c_bound, far, late_share
+from calc.slot_queue import erlang_c, erlang_c_bound, far, wait_decay
 
 
 class Rows:
@@ -169,23 +169,21 @@ class Slo:
 
     def meets_queued(self, ttft, tpot, slots, load, slack_s, service_s, conf=None) -> np.ndarray:
         """meets() with the conformance times 1 − late, late = calc.slot_queue.late_share (the share waiting past
-        the TTFT slack for a slot), as calc.replicas.capacity. Erlang C runs only where meets() passes and a
-        bound on late (calc.slot_queue.erlang_c_bound · e^(−(c − a) · slack / S)) could fail the quota; Φ to 1.5e-7 decides what is more than
-        1e-6 from the quota, the scalar p_within the rest. `conf`: approx() of these latencies, where every one is
-        known to pass meets() (the load's bisection: the latency stays, the load moves)."""
+        the TTFT slack for a slot), as calc.replicas.capacity. Erlang C runs only where meets() passes and a bound
+        on late (erlang_c_bound · wait_decay) could fail the quota; Φ to 1.5e-7 decides what is more than 1e-6
+        from the quota, the scalar p_within the rest. `conf`: approx() of these latencies, where every one is known
+        to pass meets() (the load's bisection: the latency stays, the load moves)."""
         out = np.ones(len(ttft), dtype=bool) if conf is not None else self.meets(ttft, tpot)
         i = np.flatnonzero(out & ~far(slots, load))  # where C(c, a) is 0 nothing waits
         if not i.size:
             return out
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            decay = np.exp(-np.maximum(slots[i] - load[i], 0.0) * np.maximum(slack_s[i], 0.0) / service_s[i])
-            bound = np.where(np.isfinite(decay), decay, 0.0) * erlang_c_bound(slots[i], load[i])
+        decay = wait_decay(slots[i], load[i], slack_s[i], service_s[i])
         conf = self.approx(ttft[i], tpot[i]) if conf is None else conf[i]
-        keep = conf * (1 - bound) - self.quota <= AS_MARGIN  # the rest pass whatever the wait
+        keep = conf * (1 - decay * erlang_c_bound(slots[i], load[i])) - self.quota <= AS_MARGIN  # the rest pass
         i, conf = i[keep], conf[keep]
         if not i.size:
             return out
-        late = late_share(slots[i], load[i], slack_s[i], service_s[i])
+        late = erlang_c(slots[i], load[i]) * decay[keep]  # = calc.slot_queue.late_share
         near = conf * (1 - late) - self.quota
         out[i] = near > 0
         j = np.abs(near) <= AS_MARGIN

@@ -16,8 +16,8 @@ replica of 16,384 slots was sized at 6 in flight.
 Source: Kleinrock, Queueing Systems vol. 1 (1975), §3.5. Checked against the scheduler simulation's Poisson runs
 in scripts/closed_form.py.
 
-erlang_c and late_share take arrays (the search); erlang_c_one and late_share_one one value (calc.replicas.capacity),
-with the same operations in the same order, so both give the same bits (tests/test_slot_queue.py).
+Each function takes arrays (the search); its *_one twin one value in plain numbers (calc.replicas.capacity), with the
+same operations in the same order, so both give the same bits (tests/test_slot_queue.py).
 """
 
 from __future__ import annotations
@@ -84,12 +84,17 @@ def erlang_c_bound(slots, load) -> np.ndarray:
     return np.where((c >= a + 1 / 3) & np.isfinite(bound), np.minimum(bound, 1.0), 1.0)
 
 
-def late_share(slots, load, slack_s, service_s) -> np.ndarray:
-    """P(wait for a slot > slack): C(c, a) · exp(−(c − a) · slack / S); slack_s ≥ 0, service_s > 0 (s)."""
+def wait_decay(slots, load, slack_s, service_s) -> np.ndarray:
+    """P(wait > slack | wait) = exp(−(c − a) · slack / S); slack_s ≥ 0, service_s > 0 (s)."""
     c, a = np.asarray(slots, dtype=float), np.asarray(load, dtype=float)
     with np.errstate(over="ignore", invalid="ignore"):
         decay = np.exp(-np.maximum(c - a, 0.0) * np.maximum(slack_s, 0.0) / service_s)
-    return erlang_c(c, a) * np.where(np.isfinite(decay), decay, 0.0)
+    return np.where(np.isfinite(decay), decay, 0.0)
+
+
+def late_share(slots, load, slack_s, service_s) -> np.ndarray:
+    """P(wait for a slot > slack): C(c, a) · exp(−(c − a) · slack / S)."""
+    return erlang_c(slots, load) * wait_decay(slots, load, slack_s, service_s)
 
 
 def erlang_c_one(slots: int, load: float) -> float:
@@ -120,22 +125,25 @@ def late_share_one(slots: int, load: float, slack_s: float, service_s: float) ->
     return late * math.exp(-max(float(slots) - load, 0.0) * max(slack_s, 0.0) / service_s)
 
 
-def queue_top(in_flight, slots):
+def queue_top(in_flight, slots) -> np.ndarray:
     """The in-flight count whose speed serves the queue: at most the slots, and 3 √b + 2 above the operating point
-    b (the Poisson count's swings): b + ⌈3 √b⌉ + 2. Integers (arrays or ints)."""
-    if isinstance(in_flight, (int, np.integer)) and isinstance(slots, (int, np.integer)):
-        return int(min(slots, in_flight + math.ceil(3 * math.sqrt(in_flight)) + 2))
+    b (the Poisson count's swings): b + ⌈3 √b⌉ + 2 (integer arrays)."""
     b = np.asarray(in_flight, dtype=np.int64)
     return np.minimum(slots, b + np.ceil(3 * np.sqrt(b)).astype(np.int64) + 2)
 
 
-def queue_service(in_flight, slots, e2e_s, full_e2e_s):
+def queue_service(in_flight, slots, e2e_s, full_e2e_s) -> np.ndarray:
     """The queue's service time S: the E2E at queue_top, on the line from the E2E at the operating point b
     (e2e_s) to the E2E with every slot busy (full_e2e_s), so that it costs no latency evaluation of its own:
-    e2e + (full − e2e) · (top − b) / (c − b); at b = c, full. Scalars or arrays (s)."""
-    b = np.asarray(in_flight) if not isinstance(in_flight, (int, np.integer)) else in_flight
-    top = queue_top(in_flight, slots)
-    if np.ndim(b) == 0:
-        return full_e2e_s if slots <= b else e2e_s + (full_e2e_s - e2e_s) * (top - b) / (slots - b)
-    span = np.maximum(slots - b, 1)
-    return np.where(slots > b, e2e_s + (full_e2e_s - e2e_s) * (top - b) / span, full_e2e_s)
+    e2e + (full − e2e) · (top − b) / (c − b); at b = c, full (s)."""
+    b = np.asarray(in_flight)
+    top = queue_top(b, slots)
+    return np.where(slots > b, e2e_s + (full_e2e_s - e2e_s) * (top - b) / np.maximum(slots - b, 1), full_e2e_s)
+
+
+def queue_service_one(in_flight: int, slots: int, e2e_s: float, full_e2e_s: float) -> float:
+    """queue_service for one value, in plain numbers."""
+    if slots <= in_flight:
+        return full_e2e_s
+    top = min(slots, in_flight + math.ceil(3 * math.sqrt(in_flight)) + 2)
+    return e2e_s + (full_e2e_s - e2e_s) * (top - in_flight) / (slots - in_flight)

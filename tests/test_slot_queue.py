@@ -6,7 +6,15 @@ import math
 import numpy as np
 import pytest
 
-from calc.slot_queue import erlang_c, erlang_c_one, late_share, late_share_one, queue_service, queue_top
+from calc.slot_queue import (
+    erlang_c,
+    erlang_c_one,
+    late_share,
+    late_share_one,
+    queue_service,
+    queue_service_one,
+    queue_top,
+)
 
 
 def erlang_b_recursion(c: int, a: float) -> float:
@@ -81,7 +89,7 @@ def test_the_queues_service_time_is_read_near_the_top_of_the_swings():
     # b = 16: 16 + ⌈3 · 4⌉ + 2 = 30 in flight; with 64 slots, 30 lies (30 − 16) / (64 − 16) of the way from the
     # E2E at 16 (8 s) to the E2E at 64 (20 s): 8 + 12 · 14/48 = 11.5 s
     assert queue_top(16, 64) == 30 and queue_top(16, 20) == 20 and queue_top(1, 1) == 1
-    assert queue_service(16, 64, 8.0, 20.0) == pytest.approx(11.5)
-    assert queue_service(16, 16, 8.0, 20.0) == 20.0  # every slot in flight: the full replica's E2E
+    assert queue_service_one(16, 64, 8.0, 20.0) == pytest.approx(11.5)
+    assert queue_service_one(16, 16, 8.0, 20.0) == 20.0  # every slot in flight: the full replica's E2E
     got = queue_service(np.array([16, 16, 1]), np.array([64, 20, 1]), np.array([8.0, 8.0, 3.0]), np.array([20.0, 20.0, 3.0]))
     assert got == pytest.approx([11.5, 20.0, 3.0])
