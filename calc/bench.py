@@ -7,7 +7,8 @@ import math
 from dataclasses import replace
 
 from calc.latency import engine_request_overhead_s
-from calc.scheduler import EngineConfig, Workload, batch_latency, simulate
+from calc.scheduler import Workload, batch_latency, simulate
+from calc.sim_engine import EngineConfig
 from calc.sim_stats import BatchLatency, SimResult
 
 MAX_SIM_PROMPTS = 5_000  # ≥ every published run here (4,096 the most); a simulation costs up to ~80 ms per 1,000

@@ -12,10 +12,8 @@ decision is in calc.sched_policies:
   requests will still grow); new_token_ratio starts at 0.7, falls linearly to 0.098 over 600 decode steps and resets
   to 0.7 when a decode runs out of memory and retracts the newest request (as a preemption).
 
-Time is compressed. Between events (an arrival, a prefill chunk, a finish, a preemption, the step at which the pool
-would run out) the decoding set is constant and every context grows by one token per step, so k decode steps are
-one stretch: with n sequences whose contexts sum to c₀ at the first,
-    Σ_{j<k} step_s(0, 0, n, c₀ + n·j) ≈ k · (f(0) + 4 f((k−1)/2) + f(k−1)) / 6     (Simpson; exact for linear)
+Time is compressed (calc.sim_engine): between events the decoding set is constant, so k decode steps are one
+stretch whose time is summed in closed form.
 Each decoding request keeps a = tokens − D against a global decode-step counter D, so finishes, contexts
 (Σ a + n·D) and block counts need no per-step work. Block counts are exact: blocks_for(t) is read as a function of
 ⌈t / block_size⌉ (true for vLLM's full, sliding, chunked and state groups), the pool is checked per step only when
@@ -29,9 +27,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import replace
 
 import numpy as np
 
@@ -42,11 +38,8 @@ from calc.sched_policies import (
     sglang_step,
     vllm_step,
 )
+from calc.sim_engine import EngineConfig, StepFn, steps_to_cover, stretch_s
 from calc.sim_stats import BatchLatency, ItlSegments, SimResult, Workload, workload_arrays
-
-StepFn = Callable[[float, float, int, float], float]
-"""step_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context) → seconds for one engine step."""
-
 
 MAX_SIM_ITERATIONS = 15_000
 """Scheduling decisions one simulation may take: 9 µs each with a linear step function, up to ~40 µs with the
@@ -54,26 +47,6 @@ step-time model when every decision is a prefill chunk (200 requests of 100,000 
 preemption recomputed: 0.6–0.7 s of CPU here at the cap, tests/test_cost_bound.py). A run of 200 prompts of 1,024
 tokens at C = 16 takes 155, 10,000 such prompts at C = 256 about 11,000, the most of any published run replayed
 11,304 (tests/data/benchmarks); 200 prompts under a 1-token budget would take 205,000."""
-
-
-@dataclass(frozen=True)
-class EngineConfig:
-    max_num_seqs: int
-    max_num_batched_tokens: int
-    """vLLM's per-step token budget; SGLang's chunked_prefill_size."""
-    num_gpu_blocks: int
-    block_size: int
-    blocks_for: Callable[[int], int]
-    """Blocks one request of that many tokens holds (a function of ⌈tokens / block_size⌉)."""
-    engine: Literal["vllm", "sglang"] = "vllm"
-    prefix_cached_tokens: int = 0
-    """Prompt tokens every request after the first finds in the prefix cache: no prefill compute, still context."""
-    request_overhead_s: float = 0.0
-    """Front-end latency per request (HTTP, chat template, first-token streaming): it counts in TTFT and E2E, and
-    requests overlap in it (the API server awaits, it does not compute, most of that time)."""
-    request_token_s: float = 0.0
-    """Front-end CPU time per prompt token (tokenisation), one request at a time: a burst of N prompts queues there
-    before the engine sees the last of them."""
 
 
 class _Sim:
@@ -309,14 +282,11 @@ class _Sim:
         f0 = step(0.0, 0.0, n, c0)
         fe = step(0.0, 0.0, n, c0 + n * (k - 1)) if k > 1 else f0
         if k > 1 and arrivals_matter and (gap := self.next_send() - self.t) < math.inf:
-            k2 = _steps_to_cover(gap, f0, (fe - f0) / (k - 1), k)
+            k2 = steps_to_cover(gap, f0, (fe - f0) / (k - 1), k)
             if k2 < k:
                 k = k2
                 fe = step(0.0, 0.0, n, c0 + n * (k - 1)) if k > 1 else f0
-        if k <= 2:
-            total = f0 + (fe if k == 2 else 0.0)
-        else:
-            total = k * (f0 + 4 * step(0.0, 0.0, n, c0 + n * (k - 1) / 2) + fe) / 6
+        total = stretch_s(step, n, c0, k, f0, fe)
         self.decoded_first(self.t + f0, n)
         if k > 1:
             self.add_itl(f0 + (fe - f0) / (k - 1), fe, k - 1, n, total - f0)
@@ -385,17 +355,6 @@ class _Sim:
             mean_running=self.busy / duration if duration > 0 else 0.0,
             num_steps=self.steps,
         )
-
-
-def _steps_to_cover(gap_s: float, f0_s: float, slope_s: float, k: int) -> int:
-    """Fewest steps m ≥ 1 whose summed time reaches gap_s, step j lasting f0 + slope·j:
-    m·f0 + slope·m(m−1)/2 ≥ gap  →  m = ⌈(−b + √(b² + 2·slope·gap)) / slope⌉, b = f0 − slope/2  (capped at k)."""
-    if slope_s <= 1e-12 * f0_s:
-        m = gap_s / f0_s
-    else:
-        b = f0_s - slope_s / 2
-        m = (-b + math.sqrt(b * b + 2 * slope_s * gap_s)) / slope_s
-    return max(1, min(k, math.ceil(m - 1e-9)))
 
 
 def simulate(cfg: EngineConfig, workload: Workload, step_s: StepFn) -> SimResult:

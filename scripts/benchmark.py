@@ -41,7 +41,8 @@ def bench_evaluate() -> None:
 def bench_simulate() -> None:
     """calc/scheduler.simulate() wall time per 1,000 requests of 1,024 + 256 tokens, one core. The step model is the
     seed's Qwen2.5-7B on an RTX 4090 as a max of linear terms (the shape the lead's step-time model has)."""
-    from calc.scheduler import EngineConfig, simulate
+    from calc.scheduler import simulate
+    from calc.sim_engine import EngineConfig
     from calc.sim_stats import Workload
 
     def step_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context):

@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from calc.scheduler import EngineConfig, batch_latency, simulate
+from calc.scheduler import batch_latency, simulate
+from calc.sim_engine import EngineConfig
 from calc.sim_stats import ItlSegments, Workload, workload_arrays
 
 MS = 1e-3

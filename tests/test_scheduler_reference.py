@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from test_scheduler import MS, const_10ms, engine
 
-from calc.scheduler import EngineConfig, simulate
+from calc.scheduler import simulate
+from calc.sim_engine import EngineConfig
 from calc.sim_stats import Workload, workload_arrays
 
 

@@ -1,0 +1,57 @@
+"""The engine's side of calc/scheduler.py: what one engine is (EngineConfig, its step-time function) and how long a
+stretch of identical decode steps takes, which is what lets the simulation skip from event to event.
+
+Time is compressed. Between events (an arrival, a prefill chunk, a finish, a preemption, the step at which the pool
+would run out) the decoding set is constant and every context grows by one token per step, so k decode steps are
+one stretch: with n sequences whose contexts sum to c₀ at the first,
+    Σ_{j<k} step_s(0, 0, n, c₀ + n·j) ≈ k · (f(0) + 4 f((k−1)/2) + f(k−1)) / 6     (Simpson; exact for linear)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+StepFn = Callable[[float, float, int, float], float]
+"""step_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context) → seconds for one engine step."""
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    """vLLM's per-step token budget; SGLang's chunked_prefill_size."""
+    num_gpu_blocks: int
+    block_size: int
+    blocks_for: Callable[[int], int]
+    """Blocks one request of that many tokens holds (a function of ⌈tokens / block_size⌉)."""
+    engine: Literal["vllm", "sglang"] = "vllm"
+    prefix_cached_tokens: int = 0
+    """Prompt tokens every request after the first finds in the prefix cache: no prefill compute, still context."""
+    request_overhead_s: float = 0.0
+    """Front-end latency per request (HTTP, chat template, first-token streaming): it counts in TTFT and E2E, and
+    requests overlap in it (the API server awaits, it does not compute, most of that time)."""
+    request_token_s: float = 0.0
+    """Front-end CPU time per prompt token (tokenisation), one request at a time: a burst of N prompts queues there
+    before the engine sees the last of them."""
+
+
+def stretch_s(step: StepFn, n: int, c0: float, k: int, f0: float, fe: float) -> float:
+    """k decode steps of n sequences whose contexts sum to c0 at the first (f0 = its time, fe = the last's), each
+    context one token longer per step: Simpson's rule over the step function, exact where it is linear [s]."""
+    if k <= 2:
+        return f0 + (fe if k == 2 else 0.0)
+    return k * (f0 + 4 * step(0.0, 0.0, n, c0 + n * (k - 1) / 2) + fe) / 6
+
+
+def steps_to_cover(gap_s: float, f0_s: float, slope_s: float, k: int) -> int:
+    """Fewest steps m ≥ 1 whose summed time reaches gap_s, step j lasting f0 + slope·j:
+    m·f0 + slope·m(m−1)/2 ≥ gap  →  m = ⌈(−b + √(b² + 2·slope·gap)) / slope⌉, b = f0 − slope/2  (capped at k)."""
+    if slope_s <= 1e-12 * f0_s:
+        m = gap_s / f0_s
+    else:
+        b = f0_s - slope_s / 2
+        m = (-b + math.sqrt(b * b + 2 * slope_s * gap_s)) / slope_s
+    return max(1, min(k, math.ceil(m - 1e-9)))
