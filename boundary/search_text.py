@@ -80,6 +80,10 @@ def render_csv(rows: list[dict]) -> str:
     return buf.getvalue()
 
 
+REPLICA_CHECK_LABEL = "Simulate one replica at its share of the request rate (Poisson arrivals; up to five simulations)"
+"""The page's toggle for it (the Find tab's chosen configuration, the SLO tab's scenario)."""
+
+
 def rate_check_line(rc: dict) -> str:
     """The replica count against the simulation: one replica at its share of the rate, Poisson arrivals."""
     head = (f"  one replica simulated at its share of the rate ({fmt.rate(rc['rate_per_replica_rps'], 'req/s')}, Poisson, "

@@ -14,8 +14,8 @@ def _block(head: str, lines: list[str]) -> list[str]:
 
 
 def render_text(r, *, gpu_options: bool = False, replica_check: bool = False) -> str:
-    """The whole plan. `gpu_options`: add the sweep over every shipped GPU (slower); `replica_check`: simulate the
-    replica count at its share of the rate (up to five simulations)."""
+    """The whole plan. `gpu_options`: add the sweep over every shipped GPU (slower); `replica_check`: say the
+    replica count's simulated check (Report.replica_check: up to five simulations)."""
     lines = [view.title(r), "", verdict(r)]
     if view.missing_lines(r):
         lines += _block("What is missing (per GPU)", [f"  {x}" for x in view.missing_lines(r)])
@@ -34,7 +34,7 @@ def render_text(r, *, gpu_options: bool = False, replica_check: bool = False) ->
         lines += _block(sec.title, sec.lines)
         sec = view_bench.benchmark_section(r)
         lines += _block(sec.title, sec.lines)
-        lines += _block("SLOs, replicas and cost", [f"  {x}" for x in view_fleet.slo_lines(r, replica_check=replica_check)])
+        lines += _block("SLOs, replicas and cost", [f"  {x}" for x in view_fleet.slo_lines(r, replica_check=r.replica_check if replica_check else None)])
         lines += _block("Tails (what averages hide)", [f"  {x}" for x in view_fleet.tails_lines(r)])
         sim = view_fleet.simulation_table(r)
         lines += _block(f"Simulation ({sim.note})", sim.text().splitlines())

@@ -11,8 +11,8 @@ from boundary.view import Table, capacity_text
 from calc.tails import quantile_label
 
 
-def slo_lines(r, *, replica_check: bool = False) -> list[str]:
-    """`replica_check`: run and say the replica count's simulated check (up to five simulations)."""
+def slo_lines(r, *, replica_check=None) -> list[str]:
+    """`replica_check`: the replica count's simulated check to say under it (calc.replica_check.RateCheck), if any."""
     s, c, fl = r.scenario, r.conformance, r.fleet
     out = [f"P(TTFT ≤ {fmt.seconds(s.slo_ttft_s)}) = {fmt.pct(c.p_ttft)} · P(TPOT ≤ {fmt.seconds(s.slo_tpot_s)}) = "
            f"{fmt.pct(c.p_tpot)} → conformance {fmt.pct(c.conformance)}; goodput {fmt.rate(r.goodput_rps, 'req/s')} "
@@ -24,8 +24,8 @@ def slo_lines(r, *, replica_check: bool = False) -> list[str]:
                  if getattr(s, "disaggregated", False) and getattr(fl, "prefill_instances", None) is not None else "")  # fmt: skip
         out.append(f"{fmt.rate(s.request_rate, 'req/s')} → {fl.replicas:,} replica(s){split} × {s.gpus_per_replica} "
                    f"GPU(s) = {fl.gpus:,} GPU(s), capacity {fmt.pct(fl.headroom, 0)} above the rate")  # fmt: skip
-        if replica_check and r.replica_check is not None:
-            out.append(rate_check_line(asdict(r.replica_check)).strip())
+        if replica_check is not None:
+            out.append(rate_check_line(asdict(replica_check)).strip())
     elif s.request_rate:
         out.append(f"no replica count for {fmt.rate(s.request_rate, 'req/s')}: {fl.capacity.reason}")
     if fl.cost_per_hour is not None:

@@ -14,7 +14,7 @@ import streamlit as st
 
 from boundary import fmt
 from boundary.search_cells import cells
-from boundary.search_text import rate_check_line
+from boundary.search_text import REPLICA_CHECK_LABEL, rate_check_line
 from boundary.urlstate import MAX_MESSAGE_SHOWN, plain, query_string
 from calc.errors import InputError
 from calc.scenario import SEARCH_LISTS, Scenario
@@ -148,8 +148,7 @@ def _chosen(r, i: int, names, catalog) -> None:
                    f"{_simulated(chk.simulated_ttft_s, chk.ttft_ratio, 'no request completed')}, TPOT "
                    f"{_simulated(chk.simulated_tpot_s, chk.tpot_ratio, 'one-token outputs have no TPOT')}.")  # fmt: skip
     if r.scenario.request_rate and not r.disaggregated[i] and st.toggle(
-            "Simulate one replica at its share of the request rate (Poisson arrivals; up to five simulations)",
-            key="search_rate_check"):  # fmt: skip
+            REPLICA_CHECK_LABEL, key="search_rate_check"):  # fmt: skip
         rc = _check(r, i, catalog, rate_check)
         if rc is not None:
             line = rate_check_line(asdict(rc)).strip()

@@ -11,6 +11,7 @@ import streamlit as st
 import charts
 from boundary import fmt, view, view_bench, view_compare, view_fleet
 from boundary.markdown import curves_csv, markdown_report, md_table, md_text
+from boundary.search_text import REPLICA_CHECK_LABEL
 from boundary.urlstate import MAX_MESSAGE_SHOWN, plain
 from boundary.vllm_log import MAX_LOG_CHARS
 from calc.evaluate import evaluate, json_safe
@@ -109,10 +110,9 @@ def slo_tab(r) -> None:
     a, b = st.columns(2)
     a.plotly_chart(charts.throughput_vs_concurrency(r, r.curves.concurrency_sweep), key="goodput")
     b.plotly_chart(charts.fanout(r), key="chart_fanout")
-    check = bool(r.fleet.replicas) and not r.scenario.disaggregated and st.toggle(
-        "Simulate one replica at its share of the request rate (Poisson arrivals; up to five simulations)",
-        key="slo_replica_check")  # fmt: skip
-    st.markdown("**SLOs, replicas and cost**\n" + "\n".join(f"- {x}" for x in view_fleet.slo_lines(r, replica_check=check)))
+    on = bool(r.fleet.replicas) and not r.scenario.disaggregated and st.toggle(REPLICA_CHECK_LABEL, key="slo_replica_check")
+    lines = view_fleet.slo_lines(r, replica_check=_replica_check(r) if on else None)
+    st.markdown("**SLOs, replicas and cost**\n" + "\n".join(f"- {x}" for x in lines))
     st.markdown("**Tails: what averages hide**\n" + "\n".join(f"- {x}" for x in view_fleet.tails_lines(r)))
     st.markdown("**Simulation** (the seed's log-normal model, seeded)")
     table(view_fleet.simulation_table(r))
@@ -120,6 +120,18 @@ def slo_tab(r) -> None:
     st.markdown("**GPU options for this model** (smallest TP that serves; cost where a price is known)")
     specs = hash((r.model, r.engine, tuple(r.other_gpus.items())))  # the catalog can be reloaded (tests do)
     table(gpu_options_table(f"{r.scenario.model_dump_json(exclude={'concurrency'})} {specs}", r))
+
+
+def _replica_check(r):
+    """Report.replica_check, kept per session by scenario and specs: a rerun that changes neither (an expander, a
+    chart) does not simulate again."""
+    memo = st.session_state.setdefault("_replica_checks", {})
+    key = (r.scenario, r.model, r.gpu, r.engine)
+    if key not in memo:
+        if len(memo) > 16:
+            memo.clear()
+        memo[key] = r.replica_check
+    return memo[key]
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
