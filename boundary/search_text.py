@@ -93,8 +93,8 @@ def rate_check_line(rc: dict) -> str:
     more = rc["replicas_meeting_quota"]
     fix = (f"{more:,} replicas meet it there" if more else
            f"not even {rc['replicas'] + 4:,} replicas meet it there")  # fmt: skip
-    why = ("bursts of arrivals queue longer there than the closed forms' averages (the wait for a free slot, "
-           "the prompts' wait for the step budget)")
+    why = ("bursts of arrivals queue longer there than the closed forms allow for (the wait for a free slot, "
+           "prompts queueing for prefill, the step budget)")
     if rc["quota"] - rc["within_slo"] < NEAR_QUOTA:  # a binomial 2σ at 800 requests and p = 0.9: 2.1 points
         why = f"by less than the sample's own error (±{NEAR_QUOTA * 100:.0f} points); {why}"
     return f"{head}, misses the {fmt.pct(rc['quota'], 0)} quota: {why}; {fix}"

@@ -233,9 +233,13 @@ def latency_metrics(r) -> list[Metric]:
     return out
 
 
+PREFILL_LOAD_SHOWN = 0.05  # below it the queue for prefill moves the capacity by under a percent or so
+
+
 def capacity_text(r) -> str:
     """Capacity per replica, saying at which concurrency it was found (not necessarily the scenario's) and what
-    bounds it: the SLOs at one more request in flight, or the wait for a free slot under Poisson arrivals."""
+    bounds it: the SLOs at one more request in flight (with prompts queueing for prefill under Poisson arrivals), or
+    the wait for a free slot."""
     s, cap = r.scenario, r.fleet.capacity
     if cap.rps <= 0:
         return f"one replica serves nothing within the SLOs: {cap.reason}"
@@ -249,6 +253,9 @@ def capacity_text(r) -> str:
     else:
         at = (f"{cap.concurrency:,} requests in flight per replica — the most that keeps {quota} within both SLOs "
               "(limited by the SLOs)")  # fmt: skip
+        if cap.prefill_load >= PREFILL_LOAD_SHOWN:
+            at += (f"; with Poisson arrivals prefills take {fmt.pct(cap.prefill_load, 0)} of the engine's time, so "
+                   "prompts that arrive together queue for prefill and stall the decodes, which the capacity counts")  # fmt: skip
     if cap.concurrency != s.concurrency:
         at += f"; not the scenario's {s.concurrency:,} in flight"
     return f"{fmt.rate(cap.rps, 'req/s')} per replica at {at}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from calc import prefill_queue
 from calc.cost import cost_per_million_output_tokens
 from calc.engine_spec import EngineSpec
 from calc.expr import E, eceil
@@ -21,7 +22,7 @@ from calc.scenario import Scenario
 from calc.slot_queue import late_share_one, queue_service_one
 from calc.specs import GPUSpec, ModelSpec
 from calc.step_inputs import step_model
-from calc.step_time import StepModel
+from calc.step_time import StepModel, chunk_pairs
 from calc.workload import max_requests_at_length
 
 
@@ -42,8 +43,9 @@ class Capacity:
     conformance: float
     """Both SLOs kept at the operating point, the chance of waiting past the TTFT slack for a slot included."""
     limited_by: str
-    """'slo' (the latency at one more request in flight misses the quota), 'slots' (the wait for one of the slots
-    does: Erlang C) or 'memory' (not one request of this length fits)."""
+    """'slo' (the SLOs: the latency at one more request in flight, with prompts that arrive together queueing for
+    prefill under Poisson arrivals, calc.prefill_queue), 'slots' (the wait for one of the slots costs more of the
+    quota: Erlang C) or 'memory' (not one request of this length fits)."""
     reason: str = ""
     """Why one replica serves nothing, when it does not."""
     slots: int = 0
@@ -52,6 +54,8 @@ class Capacity:
     """Mean busy slots at the capacity (Erlangs): rps · E2E, ≤ concurrency."""
     slot_wait_share: float = 0.0
     """Share of requests that wait for a slot longer than the TTFT SLO leaves (calc.slot_queue.late_share)."""
+    prefill_load: float = 0.0
+    """Share of the engine's time that prompts' prefills take at the capacity (calc.prefill_queue: u = λ · S)."""
 
 
 LOAD_PRECISION = 128
@@ -62,12 +66,13 @@ steps from one slot up, a capacity at most 0.8 % below the exact one."""
 def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec,
              model: StepModel | None = None) -> Capacity:  # fmt: skip
     """The highest Poisson rate whose conformance meets the quota. At b requests in flight the latency model gives
-    the conformance; requests arrive at a ≤ b busy slots' worth (a / E2E(b) per second) and wait for one of the c
-    slots past the TTFT slack with P = C(c, a') · exp(−(c − a') · slack / S), S the E2E at queue_top(b) in flight
-    (calc.slot_queue.queue_service) and a' = S · a / E2E(b). By bisection (the conformance falls as b or a
-    grows): the largest b whose latency keeps the quota, then the largest b ≤ it that keeps it at a load of b with
-    the wait, then the largest a in (b, b + 1) with the latency at b + 1. calc.search_fleet takes the same steps
-    over arrays."""
+    the conformance; requests arrive at a ≤ b busy slots' worth (λ = a / E2E(b) per second). Their prompts queue
+    behind each other's prefill (calc.prefill_queue: the conformance under Poisson arrivals at λ), and they wait for
+    one of the c slots past the TTFT slack with P = C(c, a') · exp(−(c − a') · slack / S), S the E2E at
+    queue_top(b) in flight (calc.slot_queue.queue_service) and a' = S · a / E2E(b). By bisection (the conformance
+    falls as b or a grows): the largest b whose latency keeps the quota, then the largest b ≤ it that keeps it at a
+    load of b with both waits, then the largest a in (b, b + 1) with the latency at b + 1. calc.search_fleet takes
+    the same steps over arrays."""
     slots = max_requests_at_length(s, mem)
     if slots == 0:
         return Capacity(0, 0.0, 0.0, "memory", "not even one request of this length fits in the KV pool")
@@ -81,15 +86,21 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
             seen[c] = (conformance_of(t, lat), lat)
         return seen[c]
 
-    def queued(c: int, load: float) -> tuple[float, float]:
-        """(conformance with the wait for a slot, the share waiting past the slack) at c in flight, load a."""
+    def queued(c: int, load: float) -> tuple[float, float, float]:
+        """(conformance under Poisson arrivals with the wait for a slot, the share waiting past the slack for a
+        slot, the share other prompts' prefills keep of the closed loop's conformance) at c in flight, load a."""
         conf, lat = at(c)
         service = c / lat.requests_per_s
         full = queue_service_one(c, slots, service, slots / at(slots)[1].requests_per_s)
         busy = load * full / service  # the rate (load / E2E(c)) times the queue's service
         late = late_share_one(slots, busy, s.slo_ttft_s - lat.ttft_s, full)
-        return conf.conformance * (1 - late), late
+        poisson = prefill_queue.conformance_one(
+            closed=conf.conformance, ttft_s=lat.ttft_s, tpot_s=lat.tpot_s, plain_s=lat.itl_s, work=work,
+            rate_rps=load / service, output_len=s.output_len, slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s,
+            sigma=s.latency_sigma)  # fmt: skip
+        return poisson * (1 - late), late, poisson / conf.conformance if conf.conformance > 0 else 1.0
 
+    work = 0.0 if s.disaggregated else prefill_work_s(s, at(1)[1], model)
     quota = s.conformance_quota
     top = largest_true(lambda c: at(c)[0].conformance >= quota, 1, slots)  # the latency alone
     if top < 1:
@@ -101,7 +112,7 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
     # with the wait for a slot: at a = c every arrival waits, so ok < slots
     ok = top if queued(top, top)[0] >= quota else largest_true(lambda c: queued(c, c)[0] >= quota, 1, top - 1)
     best, load, limited = ok, float(ok), "slo"
-    if ok < top:  # the latency at ok + 1 keeps the quota: the wait for a slot binds
+    if ok < top:  # the latency at ok + 1 keeps the quota: Poisson arrivals (a slot, others' prompts) bind
         limited, lo, hi = "slots", float(ok), float(ok + 1)
         while hi - lo > max(lo, 1 / LOAD_PRECISION) / LOAD_PRECISION:
             mid = (lo + hi) / 2
@@ -110,8 +121,17 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
             best, load = ok + 1, lo
     if load <= 0:  # only at a conformance equal to the quota to the last digit
         return Capacity(0, 0.0, at(1)[0].conformance, limited, "no load keeps the quota", slots)
-    conf, late = queued(best, load)
-    return Capacity(best, load / best * at(best)[1].requests_per_s, conf, limited, "", slots, load, late)
+    conf, late, kept = queued(best, load)
+    rate = load / best * at(best)[1].requests_per_s
+    if limited == "slots" and late < 1 - kept:  # other prompts' prefill costs more of the conformance than a slot
+        limited = "slo"
+    return Capacity(best, rate, conf, limited, "", slots, load, late, rate * work)
+
+
+def prefill_work_s(s: Scenario, alone: LatencyResult, model: StepModel) -> float:
+    """S of calc.prefill_queue: min(prefill alone, L · T_B / B), T_B one step of the budget's B prompt tokens."""
+    B = s.max_num_batched_tokens  # noqa: N806 - the formula's name
+    return float(prefill_queue.work_s(alone.prefill_terms.total_s, s.input_len, model.step_s(B, chunk_pairs(B, 0), 0, 0), B))
 
 
 @dataclass(frozen=True)

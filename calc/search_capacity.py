@@ -24,8 +24,9 @@ import numpy as np
 
 from calc.goodput import p_within
 from calc.latency import PREFILL_LOAD
+from calc.prefill_queue import conformance_approx, conformance_one
 from calc.search_step import Consts, step_total
-from calc.slot_queue import erlang_c, erlang_c_bound, far, wait_decay
+from calc.slot_queue import erlang_c, erlang_c_bound, far, late_share_one, wait_decay
 
 
 class Rows:
@@ -62,6 +63,11 @@ def _aggregated_at(c: Consts, v, b):
     dec = step_total(c, v, 0, 0, b, b * c.ctx)
     ttft = v.base + np.where(b > 1, dec / 2, 0.0)
     return ttft, dec if c.N <= 1 else dec + (b - 1) / c.N * v.alone
+
+
+def decode_step(c: Consts, v, b):
+    """One decode step of b requests (calc.latency's decode_point: the LatencyResult's itl_s)."""
+    return step_total(c, v, 0, 0, b, b * c.ctx)
 
 
 def _mixed_tpot(c: Consts, v, b):
@@ -140,6 +146,7 @@ class Slo:
 
     def __init__(self, s):
         self.ttft_s, self.tpot_s, self.sigma, self.quota = s.slo_ttft_s, s.slo_tpot_s, s.latency_sigma, s.conformance_quota
+        self.output_len = s.output_len
         if self.sigma > 0:
             self.r_fail = _ratio_for(self.quota, self.sigma) * (1 - 1e-9)
             self.r_pass = _ratio_for(math.sqrt(self.quota), self.sigma) * (1 + 1e-9)
@@ -167,29 +174,47 @@ class Slo:
             out[j] = self.conformance(ttft[j], tpot[j]) >= self.quota
         return out
 
-    def meets_queued(self, ttft, tpot, slots, load, slack_s, service_s, conf=None) -> np.ndarray:
-        """meets() with the conformance times 1 − late, late = calc.slot_queue.late_share (the share waiting past
-        the TTFT slack for a slot), as calc.replicas.capacity. Erlang C runs only where meets() passes and a bound
-        on late (erlang_c_bound · wait_decay) could fail the quota; Φ to 1.5e-7 decides what is more than 1e-6
-        from the quota, the scalar p_within the rest. `conf`: approx() of these latencies, where every one is known
-        to pass meets() (the load's bisection: the latency stays, the load moves)."""
+    def meets_queued(self, ttft, tpot, slots, load, slack_s, service_s, plain, work, rate, conf=None) -> np.ndarray:
+        """meets() under Poisson arrivals at `rate`, as calc.replicas.capacity: the conformance of
+        calc.prefill_queue (prompts queueing behind each other's prefill: `plain` the decode step, `work` S) times
+        1 − late, late = calc.slot_queue.late_share (the share waiting past the TTFT slack for a slot). Erlang C
+        runs only where meets() passes and a bound on late (erlang_c_bound · wait_decay) could fail the quota; Φ to
+        1.5e-7 decides what is more than 1e-6 from the quota, the scalar functions the rest. `conf`: approx() of
+        these latencies, where every one is known to pass meets() (the load's bisection: the latency stays, the
+        load moves)."""
         out = np.ones(len(ttft), dtype=bool) if conf is not None else self.meets(ttft, tpot)
-        i = np.flatnonzero(out & ~far(slots, load))  # where C(c, a) is 0 nothing waits
+        i = np.flatnonzero(out)
         if not i.size:
             return out
-        decay = wait_decay(slots[i], load[i], slack_s[i], service_s[i])
-        conf = self.approx(ttft[i], tpot[i]) if conf is None else conf[i]
-        keep = conf * (1 - decay * erlang_c_bound(slots[i], load[i])) - self.quota <= AS_MARGIN  # the rest pass
-        i, conf = i[keep], conf[keep]
-        if not i.size:
+        if self.sigma == 0:  # Φ is a step: the scalar decides every one
+            out[i] = [self.exact(*(x[k] for x in (ttft, tpot, plain, work, rate, slots, load, slack_s, service_s)))
+                      >= self.quota for k in i]  # fmt: skip
             return out
-        late = erlang_c(slots[i], load[i]) * decay[keep]  # = calc.slot_queue.late_share
-        near = conf * (1 - late) - self.quota
+        closed = self.approx(ttft[i], tpot[i]) if conf is None else conf[i]
+        poisson = conformance_approx(closed, ttft[i], tpot[i], plain[i], work[i], rate[i], self.output_len, self.ttft_s,
+                                     self.tpot_s, self.sigma, phi_approx)  # fmt: skip
+        late = np.zeros(i.size)
+        k = np.flatnonzero(~far(slots[i], load[i]))  # where C(c, a) is 0 nothing waits for a slot
+        if k.size:
+            decay = wait_decay(slots[i[k]], load[i[k]], slack_s[i[k]], service_s[i[k]])
+            k_keep = poisson[k] * (1 - decay * erlang_c_bound(slots[i[k]], load[i[k]])) - self.quota <= AS_MARGIN
+            k, decay = k[k_keep], decay[k_keep]  # the rest pass whatever the wait
+            late[k] = erlang_c(slots[i[k]], load[i[k]]) * decay  # = calc.slot_queue.late_share
+        near = poisson * (1 - late) - self.quota
         out[i] = near > 0
-        j = np.abs(near) <= AS_MARGIN
-        if j.any():
-            out[i[j]] = self.conformance(ttft[i[j]], tpot[i[j]]) * (1 - late[j]) >= self.quota
+        for j in i[np.abs(near) <= AS_MARGIN]:
+            out[j] = self.exact(ttft[j], tpot[j], plain[j], work[j], rate[j], slots[j], load[j], slack_s[j],
+                                service_s[j]) >= self.quota  # fmt: skip
         return out
+
+    def exact(self, ttft, tpot, plain, work, rate, slots, load, slack_s, service_s) -> float:
+        """calc.replicas.capacity's conformance under Poisson arrivals for one configuration, in its own operations."""
+        closed = p_within(median_s=ttft, slo_s=self.ttft_s, sigma=self.sigma) * p_within(
+            median_s=tpot, slo_s=self.tpot_s, sigma=self.sigma)  # fmt: skip
+        poisson = conformance_one(closed=closed, ttft_s=float(ttft), tpot_s=float(tpot), plain_s=float(plain),
+                                  work=float(work), rate_rps=float(rate), output_len=self.output_len,
+                                  slo_ttft_s=self.ttft_s, slo_tpot_s=self.tpot_s, sigma=self.sigma)  # fmt: skip
+        return poisson * (1 - late_share_one(int(slots), float(load), float(slack_s), float(service_s)))
 
     def approx(self, ttft, tpot) -> np.ndarray:
         """The conformance to 3e-7 (Φ by A&S 7.1.26); σ = 0: the step itself."""

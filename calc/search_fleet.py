@@ -13,7 +13,7 @@ import numpy as np
 
 from calc.replicas import LOAD_PRECISION
 from calc.scenario import Scenario
-from calc.search_capacity import Rows, Slo, aggregated_at, disaggregated_at, largest_ok, prefill_instances
+from calc.search_capacity import Rows, Slo, aggregated_at, decode_step, disaggregated_at, largest_ok, prefill_instances
 from calc.slot_queue import queue_service
 
 
@@ -42,6 +42,7 @@ def serve_mode(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, disaggre
 def operating_points(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, at, throughput):
     """calc.replicas.capacity's steps over arrays: (b in flight, load in busy slots, TTFT, TPOT at b) of every
     configuration; b = 0 where not even one request keeps the quota (TTFT, TPOT then of one request)."""
+    work = np.zeros(len(held)) if at is disaggregated_at else table.all().work  # decode instances prefill nothing
     full_e2e = np.full(len(held), np.nan)  # E2E with every slot busy
     some = np.flatnonzero(held >= 1)
     full_e2e[some] = held[some] / throughput(held[some], *at(c, table.take(some), held[some]))
@@ -50,12 +51,15 @@ def operating_points(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, at
         """The queue's service time at n in flight (calc.slot_queue.queue_service)."""
         return queue_service(n, held[idx], n / throughput(n, ttft, tpot), full_e2e[idx])
 
-    def queued(idx, n, load, ttft, tpot, conf=None, full=None):
-        """The SLO test with the wait for a slot, at n in flight and a load of `load` slots (at n's speed)."""
+    def queued(idx, n, load, ttft, tpot, conf=None, full=None, plain=None):
+        """The SLO test under Poisson arrivals (other prompts' prefill, the wait for a slot), at n in flight and a
+        load of `load` slots (at n's speed)."""
         full = serving(idx, n, ttft, tpot) if full is None else full
+        plain = decode_step(c, table.take(idx), n) if plain is None else plain
         slots, load = held[idx].astype(float), np.broadcast_to(np.asarray(load, dtype=float), np.shape(ttft))
-        busy = load * full / (n / throughput(n, ttft, tpot))
-        return slo.meets_queued(ttft, tpot, slots, busy, s.slo_ttft_s - ttft, full, conf)
+        service = n / throughput(n, ttft, tpot)
+        return slo.meets_queued(ttft, tpot, slots, load * full / service, s.slo_ttft_s - ttft, full, plain, work[idx],
+                                load / service, conf)  # fmt: skip
 
     def latency_only(idx, n):
         ttft, tpot = at(c, table.take(idx), n)
@@ -85,11 +89,11 @@ def operating_points(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, at
     n1 = ok[fails] + 1
     t1, p1 = at(c, table.take(fails), n1)
     lo, hi, conf1 = ok[fails].astype(float), n1.astype(float), slo.approx(t1, p1)  # n1 ≤ top: t1, p1 meet the SLOs
-    full1 = serving(fails, n1, t1, p1)
+    full1, plain1 = serving(fails, n1, t1, p1), decode_step(c, table.take(fails), n1)
     go = np.flatnonzero(hi - lo > np.maximum(lo, 1 / LOAD_PRECISION) / LOAD_PRECISION)
     while go.size:
         mid = (lo[go] + hi[go]) / 2
-        yes = queued(fails[go], n1[go], mid, t1[go], p1[go], conf1[go], full1[go])
+        yes = queued(fails[go], n1[go], mid, t1[go], p1[go], conf1[go], full1[go], plain1[go])
         lo[go], hi[go] = np.where(yes, mid, lo[go]), np.where(yes, hi[go], mid)
         go = go[hi[go] - lo[go] > np.maximum(lo[go], 1 / LOAD_PRECISION) / LOAD_PRECISION]
     at_ok = throughput(np.maximum(ok[fails], 1), ttft[fails], tpot[fails])

@@ -18,6 +18,7 @@ import numpy as np
 
 from calc.latency import request_overhead_s
 from calc.pool import kv_bytes_per_element
+from calc.prefill_queue import work_s
 from calc.resolve import override_gpu
 from calc.scenario import Scenario
 from calc.search_space import Grid
@@ -137,6 +138,8 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     rows["alone"] = step_total(c, v, L / steps, c.pairs / steps, 0, 0.0, scale=steps)
     rows["base"] = c.front_queue_s + rows["alone"]
     rows["dec1"] = step_total(c, v, 0, 0, 1, 1 * c.ctx)
+    budget_step = step_total(c, v, v.budget, v.budget * (v.budget + 1) / 2, 0, 0.0)
+    rows["work"] = work_s(rows["alone"], L, budget_step, v.budget)  # calc.replicas.prefill_work_s
     return c, rows
 
 

@@ -124,3 +124,21 @@ def test_where_the_slots_bind_the_search_sizes_as_evaluate(catalog):
         assert d["concurrency"] == fl.capacity.concurrency
         slots_bound += fl.capacity.limited_by == "slots"
     assert slots_bound >= 12
+
+
+def test_where_prompts_queue_for_prefill_the_search_sizes_as_evaluate(catalog):
+    """Long prompts and short outputs at a request rate: the capacity counts prompts queueing behind each other's
+    prefill under Poisson arrivals (calc.prefill_queue), over arrays in the search and over scalars in
+    calc.replicas.capacity; they must agree, and the queue must be what lowers the capacity for most."""
+    s = Scenario(model="llama-3.1-8b", input_len=6000, output_len=64, request_rate=10.0, slo_ttft_s=2.0,
+                 search_gpus="h100-sxm,l40s,rtx-5090,a100-80gb-sxm", search_max_num_seqs="16,64,256")  # fmt: skip
+    r = search(s, catalog)
+    rng = np.random.default_rng(1)
+    loaded = 0
+    for i in rng.choice(np.flatnonzero(r.gpus > 0), size=24, replace=False):
+        fl = evaluate(scenario_of(r, int(i)), catalog).fleet
+        d = row(r, int(i))
+        assert close(d["capacity_rps_per_replica"], fl.capacity.rps) and d["replicas"] == fl.replicas
+        assert d["concurrency"] == fl.capacity.concurrency
+        loaded += fl.capacity.prefill_load > 0.2
+    assert loaded >= 12
