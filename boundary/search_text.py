@@ -95,6 +95,9 @@ def rate_check_line(rc: dict) -> str:
            f"not even {rc['replicas'] + 4:,} replicas meet it there")  # fmt: skip
     why = ("bursts of arrivals queue longer there than the closed forms allow for (the wait for a free slot, "
            "prompts queueing for prefill, the step budget)")
+    if rc.get("preemptions"):  # the pool overflowed: vLLM recomputes, and each recompute is more prefill to queue
+        why = (f"bursts of arrivals overflowed the KV pool: {fmt.count(rc['preemptions'])} preemptions in the "
+               "simulation, each preempted request's prompt computed again, which the closed forms do not count")
     if rc["quota"] - rc["within_slo"] < NEAR_QUOTA:  # a binomial 2σ at 800 requests and p = 0.9: 2.1 points
         why = f"by less than the sample's own error (±{NEAR_QUOTA * 100:.0f} points); {why}"
     return f"{head}, misses the {fmt.pct(rc['quota'], 0)} quota: {why}; {fix}"

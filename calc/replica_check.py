@@ -24,6 +24,8 @@ class RateCheck:
     quota: float
     replicas_meeting_quota: int | None
     """`replicas` where it meets the quota; else the fewest of replicas + 1 … + 4 that does; None if none does."""
+    preemptions: int = 0
+    """Requests the first simulation preempted (vLLM: recomputed) or retracted (SGLang): the KV pool overflowed."""
 
 
 RATE_CHECK_PROMPTS = 1_000
@@ -36,19 +38,21 @@ def replica_check(report, replicas: int | None) -> RateCheck | None:
     s = report.scenario
     if not s.request_rate or s.disaggregated or not replicas or replicas < 1:
         return None
-    first = _within_slo(report, s.request_rate / replicas)
+    first, preempted = _within_slo(report, s.request_rate / replicas)
     meeting = replicas if first >= s.conformance_quota else None
     for extra in range(1, RATE_CHECK_EXTRA + 1):
         if meeting is not None:
             break
-        if _within_slo(report, s.request_rate / (replicas + extra)) >= s.conformance_quota:
+        if _within_slo(report, s.request_rate / (replicas + extra))[0] >= s.conformance_quota:
             meeting = replicas + extra
-    return RateCheck(replicas, s.request_rate / replicas, RATE_CHECK_PROMPTS, first, s.conformance_quota, meeting)
+    return RateCheck(replicas, s.request_rate / replicas, RATE_CHECK_PROMPTS, first, s.conformance_quota, meeting,
+                     preempted)  # fmt: skip
 
 
-def _within_slo(report, rate_rps: float) -> float:
+def _within_slo(report, rate_rps: float) -> tuple[float, int]:
+    """(share within both SLOs past the first fifth, preemptions) of one replica at rate_rps."""
     from calc import bench
 
     s = report.scenario
     res = bench.serve(report, num_prompts=RATE_CHECK_PROMPTS, request_rate=rate_rps, range_ratio=CHECK_RANGE_RATIO)
-    return res.within_slos(slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, skip=RATE_CHECK_PROMPTS // 5)
+    return res.within_slos(slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, skip=RATE_CHECK_PROMPTS // 5), res.preemptions

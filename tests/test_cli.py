@@ -162,7 +162,22 @@ def test_plan_checks_its_replica_count_in_the_simulation(capsys):
     assert lines[at + 1].strip().startswith("one replica simulated at its share of the rate (")
     code, out, _ = run(capsys, "plan", "--request-rate", "20", "--json")
     rc = json.loads(out)["replica_check"]
-    assert set(rc) == {"replicas", "rate_per_replica_rps", "num_prompts", "within_slo", "quota", "replicas_meeting_quota"}
+    assert set(rc) == {"replicas", "rate_per_replica_rps", "num_prompts", "within_slo", "quota", "replicas_meeting_quota",
+                       "preemptions"}  # fmt: skip
     assert rc["rate_per_replica_rps"] == pytest.approx(20 / rc["replicas"])
     code, out, _ = run(capsys, "plan", "--json")
     assert json.loads(out)["replica_check"] is None
+
+
+def test_a_replica_check_that_overflows_the_pool_says_so(capsys):
+    """Llama-3.1-8B at 4,000 + 512 on one RTX 5090 at 0.6 req/s: the pool holds 21 such requests, and Poisson bursts
+    overflow it; vLLM then preempts and computes the prompts again, which the simulation plays and the closed forms
+    do not count. The check names the preemptions and the replicas that meet the quota."""
+    code, out, _ = run(capsys, "plan", "--model", "llama-3.1-8b", "--gpu", "rtx-5090", "--input-len", "4000",
+                       "--output-len", "512", "--slo-ttft-s", "2", "--request-rate", "0.6", "--json")  # fmt: skip
+    rc = json.loads(out)["replica_check"]
+    assert code == 0 and rc["replicas"] == 1 and rc["preemptions"] > 100 and rc["within_slo"] < rc["quota"]
+    assert rc["replicas_meeting_quota"] == 2
+    code, out, _ = run(capsys, "plan", "--model", "llama-3.1-8b", "--gpu", "rtx-5090", "--input-len", "4000",
+                       "--output-len", "512", "--slo-ttft-s", "2", "--request-rate", "0.6")  # fmt: skip
+    assert f"overflowed the KV pool: {rc['preemptions']:,} preemptions in the simulation" in out
