@@ -258,6 +258,11 @@ def capacity_text(r) -> str:
                    "prompts that arrive together queue for prefill and stall the decodes, which the capacity counts")  # fmt: skip
     if cap.concurrency != s.concurrency:
         at += f"; not the scenario's {s.concurrency:,} in flight"
+    if cap.overcommitted:
+        at += (f". max_num_seqs {s.max_num_seqs:,} is above the {cap.slots:,} requests the KV pool holds at this "
+               f"length: vLLM admits a request when its prompt fits, so a burst beyond {cap.slots:,} makes the decodes "
+               f"preempt and recompute prompts instead of waiting, as this capacity assumes; set "
+               f"max_num_seqs={cap.slots:,}")  # fmt: skip
     return f"{fmt.rate(cap.rps, 'req/s')} per replica at {at}"
 
 

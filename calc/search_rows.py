@@ -70,6 +70,13 @@ def row(r, i: int) -> dict:
     return out
 
 
+CAPPED_SEQS = ("# --max-num-seqs {seqs:,}, not {asked:,}: the KV pool holds {seqs:,} requests of {tokens:,} tokens "
+               "(same capacity; above it vLLM admits on the prompt alone and bursts preempt)")
+"""vLLM admits a request when its prompt fits, so with max_num_seqs above what the pool holds at full length a burst
+preempts and recomputes instead of waiting, which the capacity assumes (calc.replicas.Capacity.overcommitted): the
+command caps it, and the capacity, found at the slots the pool holds, is the same."""
+
+
 def serve_commands(r, i: int) -> list[tuple[str, str]]:
     """(role, command) for configuration i: one `vllm serve` (or SGLang launch) line, or a prefill and a decode one."""
     f, s = fields_of(r, i), r.scenario
@@ -83,12 +90,15 @@ def serve_commands(r, i: int) -> list[tuple[str, str]]:
                 f"{f['gpu_memory_utilization']:g}", *kv, *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
         roles = (("prefill", ["--disaggregation-mode", "prefill"]), ("decode", ["--disaggregation-mode", "decode"]))
     else:
+        seqs = min(f["max_num_seqs"], max(1, int(r.pool.max_concurrency_at_length[r.base(i)])))  # see CAPPED_SEQS
         base = ["vllm", "serve", model, "--tensor-parallel-size", f["tensor_parallel_size"], "--pipeline-parallel-size",
-                f["pipeline_parallel_size"], "--max-model-len", s.max_model_len, "--max-num-seqs", f["max_num_seqs"],
+                f["pipeline_parallel_size"], "--max-model-len", s.max_model_len, "--max-num-seqs", seqs,
                 "--max-num-batched-tokens", f["max_num_batched_tokens"], "--gpu-memory-utilization",
                 f"{f['gpu_memory_utilization']:g}", "--kv-cache-dtype", f["kv_cache_dtype"], *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
         roles = (("prefill", ["--kv-transfer-config", NIXL]), ("decode", ["--kv-transfer-config", NIXL]))
     line = " ".join(shlex.quote(str(x)) for x in base)
+    if s.engine != "sglang" and seqs < f["max_num_seqs"]:
+        line = CAPPED_SEQS.format(seqs=seqs, asked=f["max_num_seqs"], tokens=s.input_len + s.output_len) + "\n" + line
     if not r.disaggregated[i]:
         return [("", line)]
     counts = {"prefill": r.prefill_instances[i], "decode": r.decode_instances[i]}

@@ -100,3 +100,40 @@ def test_a_prefill_heavy_replica_at_its_capacity_meets_the_quota_under_poisson_a
 
     assert before < s.conformance_quota <= within(cap.rps)
     assert within(1.25 * cap.rps) < s.conformance_quota
+
+
+def test_max_num_seqs_above_what_the_pool_holds_is_flagged_and_capped(catalog):
+    """Llama-3.1-8B at 4,000 + 512 on one RTX 5090: the pool holds 21 such requests. vLLM admits a request when its
+    prompt fits, so with max_num_seqs 256 a burst beyond 21 makes the decodes preempt and recompute: at the
+    capacity (0.60 req/s, 8.6 busy on average) the simulation collapses. With max_num_seqs 21, bursts wait in the
+    queue the capacity assumes (Erlang C), and the same rate keeps the quota. The plan says so, and the search's
+    command caps --max-num-seqs at what the pool holds."""
+    from calc import bench
+    from calc.search import search
+    from calc.search_rows import row
+
+    kw = dict(model="llama-3.1-8b", gpu="rtx-5090", input_len=4000, output_len=512, slo_ttft_s=2.0, request_rate=1.0)
+    loose, capped = (evaluate(scenario(**kw, max_num_seqs=n), catalog) for n in (256, 21))
+    a, b = loose.fleet.capacity, capped.fleet.capacity
+    assert a.slots == b.slots == 21 and a.overcommitted and not b.overcommitted
+    assert a.rps == pytest.approx(b.rps, rel=1e-12)
+
+    def within(r) -> float:
+        res = bench.serve(r, num_prompts=1500, request_rate=a.rps, range_ratio=0.3)
+        return float(np.mean((res.ttft_s[300:] <= 2.0) & (res.tpot_s[300:] <= 0.05)))
+
+    assert within(loose) < 0.5 and within(capped) >= 0.9
+    assert "set max_num_seqs=21" in view_capacity(loose) and "set max_num_seqs" not in view_capacity(capped)
+    s = scenario(**(kw | {"request_rate": 5.0}), search_gpus="rtx-5090", search_max_num_seqs="16,256",
+                 search_dtype="auto", search_kv_cache_dtype="auto")  # fmt: skip
+    r = search(s, catalog)
+    rows = [row(r, int(i)) for i in range(len(r.gpus)) if r.gpus[i] > 0]
+    wide = [d for d in rows if d["max_num_seqs"] == 256 and d["max_concurrency_at_length"] < 256]
+    assert wide and all(f"--max-num-seqs {d['max_concurrency_at_length']} " in d["serve_command"] for d in wide)
+    assert all("--max-num-seqs 16 " in d["serve_command"] for d in rows if d["max_num_seqs"] == 16)
+
+
+def view_capacity(r) -> str:
+    from boundary.view import capacity_text
+
+    return capacity_text(r)
