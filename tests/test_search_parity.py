@@ -109,21 +109,25 @@ def test_no_rate_costs_one_replica_at_its_own_throughput(catalog):
     assert math.isclose(row(r, i)["cost_per_million_output_tokens"], rep.fleet.cost_per_million_output_tokens, rel_tol=REL)
 
 
+def sized_as_evaluate(catalog, s: Scenario, seed: int, k: int = 24) -> list:
+    """The Capacity of k configurations that the search deploys, each checked against evaluate() of it."""
+    r = search(s, catalog)
+    caps = []
+    for i in np.random.default_rng(seed).choice(np.flatnonzero(r.gpus > 0), size=k, replace=False):
+        fl = evaluate(scenario_of(r, int(i)), catalog).fleet
+        d = row(r, int(i))
+        assert close(d["capacity_rps_per_replica"], fl.capacity.rps) and d["replicas"] == fl.replicas
+        assert d["concurrency"] == fl.capacity.concurrency
+        caps.append(fl.capacity)
+    return caps
+
+
 def test_where_the_slots_bind_the_search_sizes_as_evaluate(catalog):
     """Few slots (max_num_seqs 1–8) at a request rate: the capacity is the wait for a free slot's (Erlang C), found
     by the search's bisection over arrays and by calc.replicas.capacity's over scalars; they must agree."""
     s = Scenario(model="llama-3.1-8b", request_rate=20.0, search_max_num_seqs="1,2,4,8",
                  search_gpus="h100-sxm,l40s,rtx-4090,a100-80gb-sxm")  # fmt: skip
-    r = search(s, catalog)
-    rng = np.random.default_rng(0)
-    slots_bound = 0
-    for i in rng.choice(np.flatnonzero(r.gpus > 0), size=24, replace=False):
-        fl = evaluate(scenario_of(r, int(i)), catalog).fleet
-        d = row(r, int(i))
-        assert close(d["capacity_rps_per_replica"], fl.capacity.rps) and d["replicas"] == fl.replicas
-        assert d["concurrency"] == fl.capacity.concurrency
-        slots_bound += fl.capacity.limited_by == "slots"
-    assert slots_bound >= 12
+    assert sum(c.limited_by == "slots" for c in sized_as_evaluate(catalog, s, 0)) >= 12
 
 
 def test_where_prompts_queue_for_prefill_the_search_sizes_as_evaluate(catalog):
@@ -132,13 +136,4 @@ def test_where_prompts_queue_for_prefill_the_search_sizes_as_evaluate(catalog):
     calc.replicas.capacity; they must agree, and the queue must be what lowers the capacity for most."""
     s = Scenario(model="llama-3.1-8b", input_len=6000, output_len=64, request_rate=10.0, slo_ttft_s=2.0,
                  search_gpus="h100-sxm,l40s,rtx-5090,a100-80gb-sxm", search_max_num_seqs="16,64,256")  # fmt: skip
-    r = search(s, catalog)
-    rng = np.random.default_rng(1)
-    loaded = 0
-    for i in rng.choice(np.flatnonzero(r.gpus > 0), size=24, replace=False):
-        fl = evaluate(scenario_of(r, int(i)), catalog).fleet
-        d = row(r, int(i))
-        assert close(d["capacity_rps_per_replica"], fl.capacity.rps) and d["replicas"] == fl.replicas
-        assert d["concurrency"] == fl.capacity.concurrency
-        loaded += fl.capacity.prefill_load > 0.2
-    assert loaded >= 12
+    assert sum(c.prefill_load > 0.2 for c in sized_as_evaluate(catalog, s, 1)) >= 12
