@@ -77,6 +77,14 @@ preempts and recomputes instead of waiting, which the capacity assumes (calc.rep
 command caps it, and the capacity, found at the slots the pool holds, is the same."""
 
 
+def served_seqs(r, i: int) -> int:
+    """The max_num_seqs configuration i is served with: under vLLM at most what the pool holds at full length."""
+    seqs = int(fields_of(r, i)["max_num_seqs"])
+    if r.scenario.engine == "sglang":
+        return seqs
+    return min(seqs, max(1, int(r.pool.max_concurrency_at_length[r.base(i)])))
+
+
 def serve_commands(r, i: int) -> list[tuple[str, str]]:
     """(role, command) for configuration i: one `vllm serve` (or SGLang launch) line, or a prefill and a decode one."""
     f, s = fields_of(r, i), r.scenario
@@ -90,7 +98,7 @@ def serve_commands(r, i: int) -> list[tuple[str, str]]:
                 f"{f['gpu_memory_utilization']:g}", *kv, *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
         roles = (("prefill", ["--disaggregation-mode", "prefill"]), ("decode", ["--disaggregation-mode", "decode"]))
     else:
-        seqs = min(f["max_num_seqs"], max(1, int(r.pool.max_concurrency_at_length[r.base(i)])))  # see CAPPED_SEQS
+        seqs = served_seqs(r, i)
         base = ["vllm", "serve", model, "--tensor-parallel-size", f["tensor_parallel_size"], "--pipeline-parallel-size",
                 f["pipeline_parallel_size"], "--max-model-len", s.max_model_len, "--max-num-seqs", seqs,
                 "--max-num-batched-tokens", f["max_num_batched_tokens"], "--gpu-memory-utilization",
@@ -155,4 +163,8 @@ def rate_check(r, i: int, catalog) -> RateCheck | None:
         return None
     from calc.evaluate import evaluate
 
-    return replica_check(evaluate(scenario_of(r, i), catalog), int(r.replicas[i]))
+    s = scenario_of(r, i)
+    seqs = served_seqs(r, i)
+    if seqs < s.max_num_seqs:  # the serve command's cap (CAPPED_SEQS) is what is deployed, so what is simulated
+        s = Scenario.model_validate(s.model_dump() | {"max_num_seqs": seqs})
+    return replica_check(evaluate(s, catalog), int(r.replicas[i]))

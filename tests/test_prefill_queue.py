@@ -110,7 +110,7 @@ def test_max_num_seqs_above_what_the_pool_holds_is_flagged_and_capped(catalog):
     command caps --max-num-seqs at what the pool holds."""
     from calc import bench
     from calc.search import search
-    from calc.search_rows import row
+    from calc.search_rows import rate_check, row
 
     kw = dict(model="llama-3.1-8b", gpu="rtx-5090", input_len=4000, output_len=512, slo_ttft_s=2.0, request_rate=1.0)
     loose, capped = (evaluate(scenario(**kw, max_num_seqs=n), catalog) for n in (256, 21))
@@ -131,6 +131,11 @@ def test_max_num_seqs_above_what_the_pool_holds_is_flagged_and_capped(catalog):
     wide = [d for d in rows if d["max_num_seqs"] == 256 and d["max_concurrency_at_length"] < 256]
     assert wide and all(f"--max-num-seqs {d['max_concurrency_at_length']} " in d["serve_command"] for d in wide)
     assert all("--max-num-seqs 16 " in d["serve_command"] for d in rows if d["max_num_seqs"] == 16)
+    # the search's simulated check runs what the command deploys: the capped max_num_seqs, so no burst preempts
+    i = next(int(i) for i in range(len(r.gpus)) if r.gpus[i] > 0 and not r.disaggregated[i]
+             and row(r, int(i))["max_num_seqs"] == 256 and row(r, int(i))["max_concurrency_at_length"] < 256)  # fmt: skip
+    rc = rate_check(r, i, catalog)
+    assert rc.preemptions == 0 and rc.within_slo >= rc.quota - 0.02
 
 
 def view_capacity(r) -> str:
