@@ -41,7 +41,8 @@ class Capacity:
     the SLOs."""
     rps: float
     conformance: float
-    """Both SLOs kept at the operating point, the chance of waiting past the TTFT slack for a slot included."""
+    """Both SLOs kept at the operating point under Poisson arrivals: prompts queueing for prefill and the chance of
+    waiting past the TTFT slack for a slot included."""
     limited_by: str
     """'slo' (the SLOs: the latency at one more request in flight, with prompts that arrive together queueing for
     prefill under Poisson arrivals, calc.prefill_queue), 'slots' (the wait for one of the slots costs more of the
@@ -59,8 +60,9 @@ class Capacity:
     overcommitted: bool = False
     """vLLM with max_num_seqs above the slots the KV pool holds at the full length, where at the capacity an arrival
     finds every slot busy at least once in a thousand (OVERCOMMIT_SHARE): vLLM admits a request when its prompt
-    fits, so such a burst makes the decodes preempt and recompute rather than wait, as this capacity assumes. In the scheduler simulation (Llama-3.1-8B, 4,000 + 512 tokens, RTX 5090, 21 slots, 0.60 req/s)
-    max_num_seqs 256 kept 0–37 % within both SLOs after thousands of preemptions, max_num_seqs 21 kept 96–97 %."""
+    fits, so such a burst makes the decodes preempt and recompute rather than wait, as this capacity assumes. In
+    the scheduler simulation (Llama-3.1-8B, 4,000 + 512 tokens, RTX 5090, 21 slots, 0.60 req/s) max_num_seqs 256
+    kept 0–37 % within both SLOs after thousands of preemptions, max_num_seqs 21 kept 96–97 %."""
 
 
 OVERCOMMIT_SHARE = 1e-3
