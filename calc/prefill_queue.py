@@ -70,15 +70,22 @@ def conformance_one(*, closed: float, ttft_s: float, tpot_s: float, plain_s: flo
 
 def conformance_approx(closed, ttft_s, tpot_s, plain_s, work, rate_rps, output_len: int, slo_ttft_s: float,
                        slo_tpot_s: float, sigma: float, phi) -> np.ndarray:  # fmt: skip
-    """conformance_one over arrays with Φ ≈ phi (calc.search_capacity.phi_approx, to 1.5e-7); σ > 0. `closed`:
-    the closed loop's conformance (approximate alike)."""
+    """conformance_one over arrays with Φ ≈ phi (calc.search_capacity.phi_approx, to 1.5e-7). `closed`: the closed
+    loop's conformance (approximate alike)."""
     u = rate_rps * work
     live = (u > 0) & (u < 1)
     uu = np.where(live, u, 0.0)
     median = tpot_median(tpot_s, plain_s, uu)
     spread = tpot_sigma(sigma, uu, rate_rps, output_len, median)
     w = np.where(work > 0, work, 1.0)
-    p_f = phi(np.log(slo_ttft_s / ttft_s) / sigma) * (1 - late_share(uu, slo_ttft_s - ttft_s, w))
-    p = np.minimum(closed, p_f * phi(np.log(slo_tpot_s / median) / spread))
+    p_f = _within(slo_ttft_s / ttft_s, sigma, phi) * (1 - late_share(uu, slo_ttft_s - ttft_s, w))
+    p = np.minimum(closed, p_f * _within(slo_tpot_s / median, spread, phi))
     return np.where(u <= 0, closed, np.where(live, p, 0.0))
 
+
+def _within(ratio, sigma, phi) -> np.ndarray:
+    """P(X ≤ SLO) for X log-normal with SLO / median = ratio and spread σ (arrays or a number); σ = 0: the step."""
+    sigma = np.asarray(sigma, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.log(ratio) / np.where(sigma > 0, sigma, 1.0)
+    return np.where(sigma > 0, phi(z), (ratio >= 1).astype(float))

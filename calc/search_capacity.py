@@ -186,10 +186,6 @@ class Slo:
         i = np.flatnonzero(out)
         if not i.size:
             return out
-        if self.sigma == 0:  # Φ is a step: the scalar decides every one
-            out[i] = [self.exact(*(x[k] for x in (ttft, tpot, plain, work, rate, slots, load, slack_s, service_s)))
-                      >= self.quota for k in i]  # fmt: skip
-            return out
         closed = self.approx(ttft[i], tpot[i]) if conf is None else conf[i]
         poisson = conformance_approx(closed, ttft[i], tpot[i], plain[i], work[i], rate[i], self.output_len, self.ttft_s,
                                      self.tpot_s, self.sigma, phi_approx)  # fmt: skip

@@ -75,6 +75,12 @@ def test_the_array_form_is_the_scalar_to_the_approximation_of_phi():
     one = [pq.conformance_one(**{k: float(v[i]) for k, v in x.items()}, output_len=65, slo_ttft_s=1.5, slo_tpot_s=0.05,
                               sigma=0.35) for i in range(n)]  # fmt: skip
     assert np.max(np.abs(arr - np.array(one))) < 1e-6
+    # without a latency spread (σ = 0) the TTFT's factor is a step, TPOT's keeps the queue's own spread
+    arr0 = pq.conformance_approx(x["closed"], x["ttft_s"], x["tpot_s"], x["plain_s"], x["work"], x["rate_rps"], 65,
+                                 1.5, 0.05, 0.0, phi_approx)  # fmt: skip
+    one0 = [pq.conformance_one(**{k: float(v[i]) for k, v in x.items()}, output_len=65, slo_ttft_s=1.5,
+                               slo_tpot_s=0.05, sigma=0.0) for i in range(n)]  # fmt: skip
+    assert np.max(np.abs(arr0 - np.array(one0))) < 1e-6
 
 
 @pytest.mark.parametrize("kw, before", [
