@@ -24,6 +24,7 @@ import numpy as np
 
 from calc.goodput import p_within
 from calc.latency import PREFILL_LOAD
+from calc.numeric import phi_precise
 from calc.prefill_queue import conformance_approx, conformance_one
 from calc.search_step import Consts, step_total
 from calc.slot_queue import erlang_c, erlang_c_bound, far, late_share_one, wait_decay
@@ -126,6 +127,7 @@ def _ratio_for(target: float, sigma: float) -> float:
 AS_P = 0.3275911
 AS_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 AS_MARGIN = 1e-6  # conformance this close to the quota is decided by the exact p_within instead
+PRECISE_MARGIN = 1e-12  # with calc.numeric.phi_precise (1e-14 per Φ), what is closer still goes to the scalar
 
 
 def phi_approx(z: np.ndarray) -> np.ndarray:
@@ -198,9 +200,17 @@ class Slo:
             late[k] = erlang_c(slots[i[k]], load[i[k]]) * decay  # = calc.slot_queue.late_share
         near = poisson * (1 - late) - self.quota
         out[i] = near > 0
-        for j in i[np.abs(near) <= AS_MARGIN]:
-            out[j] = self.exact(ttft[j], tpot[j], plain[j], work[j], rate[j], slots[j], load[j], slack_s[j],
-                                service_s[j]) >= self.quota  # fmt: skip
+        close = np.abs(near) <= AS_MARGIN
+        if not close.any():
+            return out
+        j, late = i[close], late[close]  # again with Φ to 1e-14 (a quota of 0.9999999 can put every one here)
+        precise = conformance_approx(self.approx(ttft[j], tpot[j], phi_precise), ttft[j], tpot[j], plain[j], work[j],
+                                     rate[j], self.output_len, self.ttft_s, self.tpot_s, self.sigma, phi_precise)  # fmt: skip
+        near = precise * (1 - late) - self.quota
+        out[j] = near > 0
+        for k in j[np.abs(near) <= PRECISE_MARGIN]:  # a tie to 1e-12: the scalar itself
+            out[k] = self.exact(ttft[k], tpot[k], plain[k], work[k], rate[k], slots[k], load[k], slack_s[k],
+                                service_s[k]) >= self.quota  # fmt: skip
         return out
 
     def exact(self, ttft, tpot, plain, work, rate, slots, load, slack_s, service_s) -> float:
@@ -212,11 +222,11 @@ class Slo:
                                   slo_ttft_s=self.ttft_s, slo_tpot_s=self.tpot_s, sigma=self.sigma)  # fmt: skip
         return poisson * (1 - late_share_one(int(slots), float(load), float(slack_s), float(service_s)))
 
-    def approx(self, ttft, tpot) -> np.ndarray:
-        """The conformance to 3e-7 (Φ by A&S 7.1.26); σ = 0: the step itself."""
+    def approx(self, ttft, tpot, phi=phi_approx) -> np.ndarray:
+        """The conformance to 3e-7 (Φ by A&S 7.1.26; to 1e-13 with calc.numeric.phi_precise); σ = 0: the step."""
         if self.sigma == 0:
             return ((ttft <= self.ttft_s) & (tpot <= self.tpot_s)).astype(float)
-        return phi_approx(np.log(self.ttft_s / ttft) / self.sigma) * phi_approx(np.log(self.tpot_s / tpot) / self.sigma)
+        return phi(np.log(self.ttft_s / ttft) / self.sigma) * phi(np.log(self.tpot_s / tpot) / self.sigma)
 
 
 def largest_ok(hi: np.ndarray, pred) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
