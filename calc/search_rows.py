@@ -41,6 +41,14 @@ def scenario_of(r, i: int) -> Scenario:
     return Scenario.model_validate(for_other_gpu(r.scenario, f["gpu"]).model_dump() | f)
 
 
+def served_scenario(r, i: int) -> Scenario:
+    """scenario_of(r, i) as its serve command deploys it: under vLLM, max_num_seqs capped at what the KV pool holds at
+    the full length (served_seqs, CAPPED_SEQS). Its numbers are configuration i's; it is what the simulated check
+    runs and what the page opens."""
+    s, seqs = scenario_of(r, i), served_seqs(r, i)
+    return s if seqs >= s.max_num_seqs else Scenario.model_validate(s.model_dump() | {"max_num_seqs": seqs})
+
+
 def _num(x):
     x = float(x)
     return x if math.isfinite(x) else None
@@ -163,8 +171,4 @@ def rate_check(r, i: int, catalog) -> RateCheck | None:
         return None
     from calc.evaluate import evaluate
 
-    s = scenario_of(r, i)
-    seqs = served_seqs(r, i)
-    if seqs < s.max_num_seqs:  # the serve command's cap (CAPPED_SEQS) is what is deployed, so what is simulated
-        s = Scenario.model_validate(s.model_dump() | {"max_num_seqs": seqs})
-    return replica_check(evaluate(s, catalog), int(r.replicas[i]))
+    return replica_check(evaluate(served_scenario(r, i), catalog), int(r.replicas[i]))

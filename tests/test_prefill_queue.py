@@ -116,7 +116,7 @@ def test_max_num_seqs_above_what_the_pool_holds_is_flagged_and_capped(catalog):
     command caps --max-num-seqs at what the pool holds."""
     from calc import bench
     from calc.search import search
-    from calc.search_rows import rate_check, row
+    from calc.search_rows import rate_check, row, served_scenario
 
     kw = dict(model="llama-3.1-8b", gpu="rtx-5090", input_len=4000, output_len=512, slo_ttft_s=2.0, request_rate=1.0)
     loose, capped = (evaluate(scenario(**kw, max_num_seqs=n), catalog) for n in (256, 21))
@@ -142,6 +142,11 @@ def test_max_num_seqs_above_what_the_pool_holds_is_flagged_and_capped(catalog):
              and row(r, int(i))["max_num_seqs"] == 256 and row(r, int(i))["max_concurrency_at_length"] < 256)  # fmt: skip
     rc = rate_check(r, i, catalog)
     assert rc.preemptions == 0 and rc.within_slo >= rc.quota - 0.02
+    # and the page opens it so: the same capacity and replicas, no longer overcommitted
+    served = evaluate(served_scenario(r, i), catalog).fleet
+    assert served_scenario(r, i).max_num_seqs == row(r, i)["max_concurrency_at_length"] and not served.capacity.overcommitted
+    assert served.capacity.rps == pytest.approx(row(r, i)["capacity_rps_per_replica"], rel=1e-9)
+    assert served.replicas == row(r, i)["replicas"]
 
 
 def view_capacity(r) -> str:

@@ -19,7 +19,7 @@ from boundary.urlstate import MAX_MESSAGE_SHOWN, plain, query_string
 from calc.errors import InputError
 from calc.scenario import SEARCH_LISTS, Scenario
 from calc.search import search
-from calc.search_rows import check, rate_check, row, scenario_of, serve_commands
+from calc.search_rows import check, rate_check, row, scenario_of, serve_commands, served_scenario
 from ui.search_chart import label, pareto_figure, serving_of
 from ui.widgets import SEARCH_SPACE, lazy_group, text_input, widget
 
@@ -48,7 +48,7 @@ def sidebar() -> None:
 
 def _open(r, i: int) -> None:
     """Make configuration i the page's scenario (every bound input, hence the URL, follows)."""
-    s = scenario_of(r, i)
+    s = served_scenario(r, i)
     for name in Scenario.model_fields:
         value = getattr(s, name)
         st.session_state[name] = "" if value is None and name == "custom_model" else value
@@ -82,7 +82,7 @@ def _table(r, idx, gpu_names, link_base: str) -> list[dict]:
         rows.append({"configuration": label(r, i, gpu_names), "in flight": x["concurrency"], "TTFT": x["ttft"],
                      "TPOT": x["tpot"], "tokens/s per user": x["user"], "tokens/s per GPU": x["per_gpu"],
                      "replicas": x["replicas"], "GPUs": x["gpus"], "cost / M output tokens": x["cost"],
-                     "cost / hour": x["cost_per_hour"], "open": f"{link_base}?{query_string(scenario_of(r, i))}"})  # fmt: skip
+                     "cost / hour": x["cost_per_hour"], "open": f"{link_base}?{query_string(served_scenario(r, i))}"})  # fmt: skip
     return rows
 
 
