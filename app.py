@@ -110,7 +110,7 @@ def main() -> None:
     headline_rest(report, link_base)
     t = st.tabs([*tabs.TABS, search_tab.LABEL], key="tab", on_change="rerun")
     draw = (lambda: tabs.memory_tab(report), lambda: tabs.latency_tab(report), lambda: tabs.beyond_tab(report),
-            lambda: tabs.slo_tab(report), lambda: tabs.compare_tab(report, cat, pinned, link_base),
+            lambda: tabs.slo_tab(report, link_base), lambda: tabs.compare_tab(report, cat, pinned, link_base),
             lambda: tabs.log_tab(report, cat), lambda: search_tab.render(scenario, cat, link_base))  # fmt: skip
     for tab, drawn_here in zip(t, draw, strict=True):
         if tab.open:  # only the open tab is drawn

@@ -335,3 +335,20 @@ def test_the_gpu_options_table_follows_the_scenario_but_not_its_concurrency():
     more = options(at)
     assert not at.exception and sorted(more["GPU"]) == sorted(first["GPU"])  # sorted by cost: the order may move
     assert sum(int(x.replace(",", "")) for x in more["GPUs"]) > sum(int(x.replace(",", "")) for x in first["GPUs"])
+
+
+def test_an_overcommitted_max_num_seqs_gets_a_link_with_the_cure():
+    """Llama-3.1-8B at 4,000 + 512 on an RTX 5090 at 0.6 req/s: vLLM's default max_num_seqs (256) is above the 21
+    requests the pool holds at that length, so bursts preempt (calc.replicas.Capacity.overcommitted). The SLO tab
+    says so and links the same scenario with max_num_seqs=21; that scenario has the same capacity and no warning."""
+    q = {"model": "llama-3.1-8b", "gpu": "rtx-5090", "input_len": "4000", "output_len": "512", "slo_ttft_s": "2",
+         "request_rate": "0.6"}  # fmt: skip
+    at = run(q, "SLOs & replicas")
+    text = " ".join(m.value for m in at.markdown)
+    assert "set max_num_seqs=21" in text
+    link = next(m.value for m in at.markdown if m.value.startswith("[Open this scenario with max_num_seqs=21]"))
+    target = link.split("](", 1)[1].split(")", 1)[0]
+    assert re.search(r"[?&]max_num_seqs=21(&|$)", target) and "gpu=rtx-5090" in target
+    capped = run(q | {"max_num_seqs": "21"}, "SLOs & replicas")
+    assert not any("Open this scenario with max_num_seqs" in m.value for m in capped.markdown)
+    assert not any("set max_num_seqs=" in m.value for m in capped.markdown)

@@ -12,7 +12,7 @@ import charts
 from boundary import fmt, view, view_bench, view_compare, view_fleet
 from boundary.markdown import curves_csv, markdown_report, md_table, md_text
 from boundary.search_text import REPLICA_CHECK_LABEL
-from boundary.urlstate import MAX_MESSAGE_SHOWN, plain
+from boundary.urlstate import MAX_MESSAGE_SHOWN, plain, query_string
 from boundary.vllm_log import MAX_LOG_CHARS
 from calc.evaluate import evaluate, json_safe
 
@@ -104,7 +104,7 @@ def beyond_tab(r) -> None:
     st.warning(r.prefix.tenant_note, icon="🔒")
 
 
-def slo_tab(r) -> None:
+def slo_tab(r, link_base: str = "") -> None:
     if _cannot(r):
         return
     a, b = st.columns(2)
@@ -113,6 +113,11 @@ def slo_tab(r) -> None:
     on = bool(r.fleet.replicas) and not r.scenario.disaggregated and st.toggle(REPLICA_CHECK_LABEL, key="slo_replica_check")
     lines = view_fleet.slo_lines(r, replica_check=_replica_check(r) if on else None)
     st.markdown("**SLOs, replicas and cost**\n" + "\n".join(f"- {x}" for x in lines))
+    cap = r.fleet.capacity
+    if cap.overcommitted:  # the cure is one flag: a link to the same scenario with it
+        capped = query_string(r.scenario.model_copy(update={"max_num_seqs": cap.slots}))
+        st.markdown(f"[Open this scenario with max_num_seqs={cap.slots:,}]({link_base}?{capped}) (the same capacity; "
+                    "bursts then wait in vLLM's queue instead of preempting)")  # fmt: skip
     st.markdown("**Tails: what averages hide**\n" + "\n".join(f"- {x}" for x in view_fleet.tails_lines(r)))
     st.markdown("**Simulation** (the seed's log-normal model, seeded)")
     table(view_fleet.simulation_table(r))
