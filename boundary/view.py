@@ -218,7 +218,9 @@ def latency_metrics(r) -> list[Metric]:
                band=band_short(r, "tpot")),
         Metric("End-to-end", fmt.seconds(lat.e2e_s), "TTFT + (output_len − 1) × TPOT"),
         Metric("Within both SLOs", fmt.pct(r.conformance.conformance),
-               "share of requests meeting the TTFT and TPOT SLOs (goodput / throughput)"),
+               "share of requests meeting the TTFT and TPOT SLOs (goodput / throughput) at this scenario's "
+               "concurrency, a closed loop as `vllm bench serve --max-concurrency` runs; the replica count counts "
+               "Poisson arrivals (queues for prefill and for a slot)"),
     ]  # fmt: skip
     if fl.replicas is not None:
         out.append(Metric("Replicas / GPUs", f"{fl.replicas:,} / {fl.gpus:,}", capacity_text(r)))
