@@ -253,8 +253,9 @@ def capacity_text(r) -> str:
               f"of requests wait longer than the TTFT SLO leaves (Erlang C), and more traffic would break the "
               f"{quota} quota")  # fmt: skip
     else:
-        at = (f"{cap.concurrency:,} requests in flight per replica — the most that keeps {quota} within both SLOs "
-              "(limited by the SLOs)")  # fmt: skip
+        count = (f"{cap.concurrency:,} requests in flight per replica" if cap.load >= cap.concurrency else
+                 f"{cap.load:,.1f} requests in flight per replica on average (latency at {cap.concurrency:,})")  # fmt: skip
+        at = f"{count} — the most that keeps {quota} within both SLOs (limited by the SLOs)"
         if cap.prefill_load >= PREFILL_LOAD_SHOWN:
             at += (f"; with Poisson arrivals prefills take {fmt.pct(cap.prefill_load, 0)} of the engine's time, so "
                    "prompts that arrive together queue for prefill and stall the decodes, which the capacity counts")  # fmt: skip
