@@ -42,7 +42,8 @@ def render_text(out: dict) -> str:
                 if c["disaggregated"] and c["prefill_instances"] is not None else
                 f"{c['replicas']:,} replica(s)" if c["replicas"] is not None else "one replica")  # fmt: skip
         lines += ["", f"Cheapest: {c['gpu']}, TP {c['tensor_parallel_size']} × PP {c['pipeline_parallel_size']}, weights "
-                      f"{c['dtype']}, KV {c['kv_cache_dtype']}, max_num_seqs {x['max_num_seqs']}, {x['serving']}",
+                      f"{c['dtype']}, KV {c['kv_cache_dtype']}, max_num_seqs {x['max_num_seqs']}{served_note(c)}, "
+                      f"{x['serving']}",
                   f"  {what} of {c['tensor_parallel_size'] * c['pipeline_parallel_size']} GPU(s): {x['gpus']} GPUs, "
                   f"{x['cost']} per million output tokens, {x['cost_per_hour']} per hour",
                   f"  TTFT {x['ttft']}, TPOT {x['tpot']}, {x['concurrency']} in flight per "
@@ -63,6 +64,12 @@ def render_text(out: dict) -> str:
         lines += ["", "Cheapest per GPU", table(list(out["best_per_gpu"].values()), FRONTIER_COLUMNS[:-1])]
     lines += [f"note: {n}" for n in out["notes"]]
     return "\n".join(lines)
+
+
+def served_note(c: dict) -> str:
+    """' (served as 41: what the KV pool holds)' where vLLM's max_num_seqs is capped (calc.search_rows.CAPPED_SEQS)."""
+    served = c.get("served_max_num_seqs")
+    return f" (served as {served:,}: what the KV pool holds)" if served is not None and served < c["max_num_seqs"] else ""
 
 
 def render_csv(rows: list[dict]) -> str:

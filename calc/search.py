@@ -112,9 +112,35 @@ class SearchResult:
 
     def top(self, n: int = 10, *, disaggregated: bool | None = None) -> list[int]:
         """The n cheapest eligible configurations (ties: fewer GPUs, then more tokens/s per user), of one serving
-        mode when `disaggregated` is given."""
+        mode when `disaggregated` is given; of configurations that serve the same (served_key), the first."""
         mask = self.eligible if disaggregated is None else self.eligible & (self.disaggregated == disaggregated)
-        return by_cost(self.cost_per_million_output_tokens, self.gpus, self.tokens_per_s_per_user, mask)[:n].tolist()
+        out: list[int] = []
+        seen: set[tuple] = set()
+        for i in by_cost(self.cost_per_million_output_tokens, self.gpus, self.tokens_per_s_per_user, mask).tolist():
+            key = self.served_key(i)
+            if key not in seen:
+                seen.add(key)
+                out.append(i)
+                if len(out) == n:
+                    break
+        return out
+
+    def served_seqs(self, i: int) -> int:
+        """The max_num_seqs configuration i is served with: under vLLM at most what the KV pool holds at the full
+        length, since vLLM admits a request when its prompt fits and above that a burst preempts
+        (calc.replicas.Capacity.overcommitted); the capacity, found at the slots the pool holds, is the same."""
+        g, b = self.grid, self.base(i)
+        seqs = int(g.space.max_num_seqs[g.seqs[b]])
+        if self.scenario.engine == "sglang":
+            return seqs
+        return min(seqs, max(1, int(self.pool.max_concurrency_at_length[b])))
+
+    def served_key(self, i: int) -> tuple:
+        """What configuration i deploys: its grid entry with max_num_seqs as served, and its serving mode. Entries
+        that differ only in a max_num_seqs above what the pool holds serve the same and show the same numbers."""
+        g, b = self.grid, self.base(i)
+        return (int(g.gpu[b]), int(g.par[b]), int(g.dtype[b]), int(g.kv[b]), self.served_seqs(i), int(g.budget[b]),
+                int(g.util[b]), bool(self.disaggregated[i]))  # fmt: skip
 
 
 def search(s: Scenario, catalog: Catalog) -> SearchResult:

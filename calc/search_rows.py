@@ -43,9 +43,9 @@ def scenario_of(r, i: int) -> Scenario:
 
 def served_scenario(r, i: int) -> Scenario:
     """scenario_of(r, i) as its serve command deploys it: under vLLM, max_num_seqs capped at what the KV pool holds at
-    the full length (served_seqs, CAPPED_SEQS). Its numbers are configuration i's; it is what the simulated check
-    runs and what the page opens."""
-    s, seqs = scenario_of(r, i), served_seqs(r, i)
+    the full length (SearchResult.served_seqs, CAPPED_SEQS). Its numbers are configuration i's; it is what the
+    simulated check runs and what the page opens."""
+    s, seqs = scenario_of(r, i), r.served_seqs(i)
     return s if seqs >= s.max_num_seqs else Scenario.model_validate(s.model_dump() | {"max_num_seqs": seqs})
 
 
@@ -73,6 +73,7 @@ def row(r, i: int) -> dict:
             "cost_per_hour": _num(r.cost_per_hour[i]) if deployed else None,
             "cost_per_million_output_tokens": _num(r.cost_per_million_output_tokens[i]) if deployed else None,
             "currency": r.currency(i)}  # fmt: skip
+    out["served_max_num_seqs"] = r.served_seqs(i)  # what the serve command sets (CAPPED_SEQS)
     cmds = serve_commands(r, i)
     out["serve_command"] = "\n".join(f"# {role}\n{cmd}" if role else cmd for role, cmd in cmds)
     return out
@@ -83,14 +84,6 @@ CAPPED_SEQS = ("# --max-num-seqs {seqs:,}, not {asked:,}: the KV pool holds {seq
 """vLLM admits a request when its prompt fits, so with max_num_seqs above what the pool holds at full length a burst
 preempts and recomputes instead of waiting, which the capacity assumes (calc.replicas.Capacity.overcommitted): the
 command caps it, and the capacity, found at the slots the pool holds, is the same."""
-
-
-def served_seqs(r, i: int) -> int:
-    """The max_num_seqs configuration i is served with: under vLLM at most what the pool holds at full length."""
-    seqs = int(fields_of(r, i)["max_num_seqs"])
-    if r.scenario.engine == "sglang":
-        return seqs
-    return min(seqs, max(1, int(r.pool.max_concurrency_at_length[r.base(i)])))
 
 
 def serve_commands(r, i: int) -> list[tuple[str, str]]:
@@ -106,7 +99,7 @@ def serve_commands(r, i: int) -> list[tuple[str, str]]:
                 f"{f['gpu_memory_utilization']:g}", *kv, *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
         roles = (("prefill", ["--disaggregation-mode", "prefill"]), ("decode", ["--disaggregation-mode", "decode"]))
     else:
-        seqs = served_seqs(r, i)
+        seqs = r.served_seqs(i)
         base = ["vllm", "serve", model, "--tensor-parallel-size", f["tensor_parallel_size"], "--pipeline-parallel-size",
                 f["pipeline_parallel_size"], "--max-model-len", s.max_model_len, "--max-num-seqs", seqs,
                 "--max-num-batched-tokens", f["max_num_batched_tokens"], "--gpu-memory-utilization",

@@ -115,7 +115,7 @@ def test_max_num_seqs_above_what_the_pool_holds_is_flagged_and_capped(catalog):
     queue the capacity assumes (Erlang C), and the same rate keeps the quota. The plan says so, and the search's
     command caps --max-num-seqs at what the pool holds."""
     from calc import bench
-    from calc.search import search
+    from calc.search import by_cost, search
     from calc.search_rows import rate_check, row, served_scenario
 
     kw = dict(model="llama-3.1-8b", gpu="rtx-5090", input_len=4000, output_len=512, slo_ttft_s=2.0, request_rate=1.0)
@@ -137,6 +137,13 @@ def test_max_num_seqs_above_what_the_pool_holds_is_flagged_and_capped(catalog):
     wide = [d for d in rows if d["max_num_seqs"] == 256 and d["max_concurrency_at_length"] < 256]
     assert wide and all(f"--max-num-seqs {d['max_concurrency_at_length']} " in d["serve_command"] for d in wide)
     assert all("--max-num-seqs 16 " in d["serve_command"] for d in rows if d["max_num_seqs"] == 16)
+    # the lists show one of the configurations that serve the same (256 and 512 both serve 21)
+    s2 = s.model_copy(update={"search_max_num_seqs": "16,256,512"})
+    r2 = search(s2, catalog)
+    keys = [r2.served_key(i) for i in r2.top(40)]
+    raw = by_cost(r2.cost_per_million_output_tokens, r2.gpus, r2.tokens_per_s_per_user, r2.eligible)[:40]
+    assert len(keys) == len(set(keys)) == 40 and len({r2.served_key(int(i)) for i in raw}) < 40
+    assert any(row(r2, i)["served_max_num_seqs"] < row(r2, i)["max_num_seqs"] for i in r2.top(40))
     # the search's simulated check runs what the command deploys: the capped max_num_seqs, so no burst preempts
     i = next(int(i) for i in range(len(r.gpus)) if r.gpus[i] > 0 and not r.disaggregated[i]
              and row(r, int(i))["max_num_seqs"] == 256 and row(r, int(i))["max_concurrency_at_length"] < 256)  # fmt: skip

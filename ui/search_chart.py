@@ -27,8 +27,10 @@ def label(r, i: int, gpu_names: dict[str, str]) -> str:
     g, b = r.grid, r.base(i)
     tp, pp = g.parallel[g.par[b]]
     gid = g.space.gpus[g.gpu[b]]
+    asked, served = int(g.space.max_num_seqs[g.seqs[b]]), r.served_seqs(i)
+    seqs = f"{asked:,}" if served >= asked else f"{asked:,} (served as {served:,})"
     return (f"{gpu_names.get(gid, gid)} · TP {tp} × PP {pp} · {g.dtypes[g.dtype[b]]} / KV {g.space.kv_cache_dtypes[g.kv[b]]}"
-            f" · max_num_seqs {g.space.max_num_seqs[g.seqs[b]]:,} · {serving_of(r, i)}")  # fmt: skip
+            f" · max_num_seqs {seqs} · {serving_of(r, i)}")  # fmt: skip
 
 
 def hover(r, i: int, gpu_names: dict[str, str]) -> str:
