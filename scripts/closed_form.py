@@ -120,10 +120,11 @@ PREFILL_SETUPS = SETUPS[:4] + (dict(model="llama-3.1-8b", gpu="l40s"), dict(mode
                                 dict(model="llama-3.1-8b", gpu="rtx-5090"), dict(model="llama-3.1-8b", gpu="a10", max_model_len=8192))
 
 
-def at_capacity_prompts(catalog, draws: int = 200, seed: int = 21):
+def at_capacity_prompts(catalog, draws: int = 200, seed: int = 21, factors: tuple[float, ...] = (1.0, 1.25)):
     """A replica at its capacity (and at 1.25 times it) on random setups where prompts are often long and outputs
     short (prompts 256–6,000 tokens, outputs 64–512, SLOs, both engines, max_num_seqs default or 4–32): the share
-    within both SLOs; the queue for prefill under Poisson arrivals (calc.prefill_queue) binds there."""
+    within both SLOs at each of `factors` × the capacity, and the share of the engine's time prefills take; the queue
+    for prefill under Poisson arrivals (calc.prefill_queue) binds there."""
     rng = random.Random(seed)
     out: list[tuple[float, float, float]] = []
     for _ in range(draws):
@@ -141,8 +142,8 @@ def at_capacity_prompts(catalog, draws: int = 200, seed: int = 21):
         if cap.rps <= 0:
             continue
         shares = [bench.serve(r, num_prompts=2000, request_rate=cap.rps * f, range_ratio=0.3)
-                  .within_slos(slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, skip=400) for f in (1.0, 1.25)]  # fmt: skip
-        out.append((shares[0], shares[1], cap.prefill_load))
+                  .within_slos(slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, skip=400) for f in factors]  # fmt: skip
+        out.append((*shares, cap.prefill_load))
     return out
 
 
