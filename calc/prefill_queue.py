@@ -24,6 +24,8 @@ share of requests within both SLOs went from 24 of 148 below 85 % to 3.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from calc.goodput import p_within
@@ -55,23 +57,27 @@ def late_share(u, slack_s, work):
 
 def conformance_one(*, closed: float, ttft_s: float, tpot_s: float, plain_s: float, work: float, rate_rps: float,
                     output_len: int, slo_ttft_s: float, slo_tpot_s: float, sigma: float) -> float:  # fmt: skip
-    """min(the closed loop's conformance, P(TTFT ≤ τ_f) · P(TPOT ≤ τ_p) under Poisson arrivals at rate_rps), for one
-    configuration. work ≤ 0 or rate 0: the closed loop's."""
+    """conformance() for one configuration in plain floats (what calc.replicas.capacity takes; numpy on one value
+    cost it a third more), Φ from math.erfc: the same formula, term by term."""
     u = rate_rps * work
     if u <= 0:
         return closed
     if u >= 1:
         return 0.0
-    median = float(tpot_median(tpot_s, plain_s, u))
-    spread = float(tpot_sigma(sigma, u, rate_rps, output_len, median))
-    p_f = p_within(median_s=ttft_s, slo_s=slo_ttft_s, sigma=sigma) * (1 - float(late_share(u, slo_ttft_s - ttft_s, work)))
+    median = max(tpot_s, plain_s / (1 - u))
+    m = rate_rps * max(output_len - 1, 0) * median
+    spread = math.sqrt(sigma * sigma + math.log1p((u / (1 - u)) ** 2 / m if m > 0 else 0.0))
+    late = u * math.exp(-2 * (1 - u) * max(slo_ttft_s - ttft_s, 0.0) / work)
+    p_f = p_within(median_s=ttft_s, slo_s=slo_ttft_s, sigma=sigma) * (1 - late)
     return min(closed, p_f * p_within(median_s=median, slo_s=slo_tpot_s, sigma=spread))
 
 
-def conformance_approx(closed, ttft_s, tpot_s, plain_s, work, rate_rps, output_len: int, slo_ttft_s: float,
-                       slo_tpot_s: float, sigma: float, phi) -> np.ndarray:  # fmt: skip
-    """conformance_one over arrays with Φ ≈ phi (calc.search_capacity.phi_approx, to 1.5e-7). `closed`: the closed
-    loop's conformance (approximate alike)."""
+def conformance(closed, ttft_s, tpot_s, plain_s, work, rate_rps, output_len: int, slo_ttft_s: float,
+                slo_tpot_s: float, sigma: float, phi) -> np.ndarray:  # fmt: skip
+    """min(the closed loop's conformance `closed`, P(TTFT ≤ τ_f) · P(TPOT ≤ τ_p) under Poisson arrivals at
+    rate_rps), over arrays (conformance_one: one configuration); Φ by `phi` (the search passes
+    calc.search_capacity.phi_approx, to 1.5e-7, or calc.numeric.phi_precise). work ≤ 0 or rate 0: the closed
+    loop's; u ≥ 1: 0."""
     u = rate_rps * work
     live = (u > 0) & (u < 1)
     uu = np.where(live, u, 0.0)
@@ -88,4 +94,4 @@ def _within(ratio, sigma, phi) -> np.ndarray:
     sigma = np.asarray(sigma, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         z = np.log(ratio) / np.where(sigma > 0, sigma, 1.0)
-    return np.where(sigma > 0, phi(z), (ratio >= 1).astype(float))
+    return np.where(sigma > 0, phi(z), (np.asarray(ratio) >= 1).astype(float))

@@ -25,7 +25,8 @@ import numpy as np
 from calc.goodput import p_within
 from calc.latency import PREFILL_LOAD
 from calc.numeric import phi_precise
-from calc.prefill_queue import conformance_approx, conformance_one
+from calc.prefill_queue import conformance as poisson_conformance
+from calc.prefill_queue import conformance_one
 from calc.search_step import Consts, step_total
 from calc.slot_queue import erlang_c, erlang_c_bound, far, late_share_one, wait_decay
 
@@ -189,7 +190,7 @@ class Slo:
         if not i.size:
             return out
         closed = self.approx(ttft[i], tpot[i]) if conf is None else conf[i]
-        poisson = conformance_approx(closed, ttft[i], tpot[i], plain[i], work[i], rate[i], self.output_len, self.ttft_s,
+        poisson = poisson_conformance(closed, ttft[i], tpot[i], plain[i], work[i], rate[i], self.output_len, self.ttft_s,
                                      self.tpot_s, self.sigma, phi_approx)  # fmt: skip
         late = np.zeros(i.size)
         k = np.flatnonzero(~far(slots[i], load[i]))  # where C(c, a) is 0 nothing waits for a slot
@@ -204,7 +205,7 @@ class Slo:
         if not close.any():
             return out
         j, late = i[close], late[close]  # again with Φ to 1e-14 (a quota of 0.9999999 can put every one here)
-        precise = conformance_approx(self.approx(ttft[j], tpot[j], phi_precise), ttft[j], tpot[j], plain[j], work[j],
+        precise = poisson_conformance(self.approx(ttft[j], tpot[j], phi_precise), ttft[j], tpot[j], plain[j], work[j],
                                      rate[j], self.output_len, self.ttft_s, self.tpot_s, self.sigma, phi_precise)  # fmt: skip
         near = precise * (1 - late) - self.quota
         out[j] = near > 0

@@ -93,8 +93,7 @@ def at_capacity(catalog):
         cap = r.fleet.capacity
         if cap.rps <= 0:  # no concurrency meets the SLOs: nothing to load
             continue
-        res = bench.serve(r, num_prompts=3000, request_rate=cap.rps, range_ratio=0.3)
-        yield s, cap, res.within_slos(slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, skip=500)
+        yield s, cap, _within_at(r, cap.rps, num_prompts=3000, skip=500)
 
 
 def at_capacity_grid(catalog, draws: int = 40):
@@ -112,8 +111,7 @@ def at_capacity_grid(catalog, draws: int = 40):
         cap = r.fleet.capacity
         if cap.rps <= 0 or cap.limited_by not in out:
             continue
-        shares = [bench.serve(r, num_prompts=2000, request_rate=cap.rps * f, range_ratio=0.3)
-                  .within_slos(slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, skip=400) for f in (1.0, 1.25)]  # fmt: skip
+        shares = [_within_at(r, cap.rps * f) for f in (1.0, 1.25)]
         out[cap.limited_by].append((shares[0], shares[1]))
     return out
 
@@ -153,10 +151,11 @@ def at_capacity_prompts(catalog, draws: int = 200, seed: int = 21, factors: tupl
     return out
 
 
-def _within_at(r, rate: float) -> float:
+def _within_at(r, rate: float, num_prompts: int = 2000, skip: int = 400) -> float:
+    """Share within both SLOs of one replica sent Poisson arrivals at `rate`, lengths ±30 %, past its first `skip`."""
     s = r.scenario
-    res = bench.serve(r, num_prompts=2000, request_rate=rate, range_ratio=0.3)
-    return res.within_slos(slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, skip=400)
+    res = bench.serve(r, num_prompts=num_prompts, request_rate=rate, range_ratio=0.3)
+    return res.within_slos(slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, skip=skip)
 
 
 def _abs(xs: list[float]) -> tuple[float, float]:

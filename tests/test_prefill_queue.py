@@ -70,13 +70,13 @@ def test_the_array_form_is_the_scalar_to_the_approximation_of_phi():
     n = 2_000
     x = dict(closed=rng.uniform(0.5, 1, n), ttft_s=rng.uniform(0.05, 2, n), tpot_s=rng.uniform(0.01, 0.08, n),
              plain_s=rng.uniform(0.005, 0.02, n), work=rng.uniform(0.0, 1.0, n), rate_rps=rng.uniform(0, 4, n))  # fmt: skip
-    arr = pq.conformance_approx(x["closed"], x["ttft_s"], x["tpot_s"], x["plain_s"], x["work"], x["rate_rps"], 65, 1.5,
+    arr = pq.conformance(x["closed"], x["ttft_s"], x["tpot_s"], x["plain_s"], x["work"], x["rate_rps"], 65, 1.5,
                                 0.05, 0.35, phi_approx)  # fmt: skip
     one = [pq.conformance_one(**{k: float(v[i]) for k, v in x.items()}, output_len=65, slo_ttft_s=1.5, slo_tpot_s=0.05,
                               sigma=0.35) for i in range(n)]  # fmt: skip
     assert np.max(np.abs(arr - np.array(one))) < 1e-6
     # without a latency spread (σ = 0) the TTFT's factor is a step, TPOT's keeps the queue's own spread
-    arr0 = pq.conformance_approx(x["closed"], x["ttft_s"], x["tpot_s"], x["plain_s"], x["work"], x["rate_rps"], 65,
+    arr0 = pq.conformance(x["closed"], x["ttft_s"], x["tpot_s"], x["plain_s"], x["work"], x["rate_rps"], 65,
                                  1.5, 0.05, 0.0, phi_approx)  # fmt: skip
     one0 = [pq.conformance_one(**{k: float(v[i]) for k, v in x.items()}, output_len=65, slo_ttft_s=1.5,
                                slo_tpot_s=0.05, sigma=0.0) for i in range(n)]  # fmt: skip
