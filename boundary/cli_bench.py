@@ -89,6 +89,11 @@ def run_bench(args, catalog) -> int:
         out = bench.static_batch(r, batch_size=batch, input_len=s.input_len, output_len=s.output_len).bench_summary()
         print(json.dumps(out, indent=2) if args.json else _latency_text(out, batch, s))
         return 0
+    if not_served:  # nothing to time: the keys with null values, not zeros a script would read as latencies
+        meta = {"completed": 0, "num_prompts": n, "max_concurrency": conc, "request_rate": s.request_rate,
+                "preemptions": 0, "engine": s.engine, "model": s.model, "gpu": s.gpu, "not_served": not_served}  # fmt: skip
+        print(json.dumps(dict.fromkeys(SERVE_KEYS) | meta, indent=2) if args.json else f"not served: {not_served}")
+        return 0
     res = bench.serve(r, num_prompts=n, max_concurrency=conc, request_rate=s.request_rate or math.inf,
                       range_ratio=ratio, seed=seed)  # fmt: skip
     d = res.bench_summary()
@@ -99,7 +104,7 @@ def run_bench(args, catalog) -> int:
                                                  "not_served": not_served}  # fmt: skip
         print(json.dumps(json_safe(out), indent=2))
     else:
-        print(_serve_text(d, r, res, not_served))
+        print(_serve_text(d, r, res))
     return 0
 
 
@@ -107,7 +112,7 @@ def _line(label: str, value: str) -> str:
     return f"{label:<40} {value}"
 
 
-def _serve_text(d: dict, r, res, not_served: str | None = None) -> str:
+def _serve_text(d: dict, r, res) -> str:
     """Laid out as `vllm bench serve` prints its summary."""
     s = r.scenario
     head = (f"{r.model_name} on {s.tensor_parallel_size} × {r.gpu_name}, {s.engine}, predicted "
@@ -133,8 +138,6 @@ def _serve_text(d: dict, r, res, not_served: str | None = None) -> str:
     if res.stopped_early:
         lines.append(f"note: the simulation stopped at its work cap after {done} requests (tiny chunks or very long "
                      "prompts take a step each); the figures are over those")  # fmt: skip
-    elif not_served:
-        lines.append(f"note: nothing was served: {not_served} (`calc plan` says what is missing)")
     elif done < len(res.e2e_s):
         lines.append(f"note: {len(res.e2e_s) - done} requests can never fit the KV pool and were not completed")
     return "\n".join(lines)

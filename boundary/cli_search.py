@@ -80,7 +80,7 @@ def run_search(args, catalog) -> int:
 
     frontier = [obj(i) for i in r.frontier]
     out = {"model": s.model, "model_name": r.model_name, "configs_evaluated": r.configs_evaluated, "seconds": seconds,
-           "configs_meeting_slo": int(r.eligible.sum()), "frontier": frontier,
+           "configs_meeting_slo": int(r.eligible.sum()), "why_not_counts": r.why_counts(), "frontier": frontier,
            "cheapest": cheapest(r.cheapest) if r.cheapest is not None else None,
            "best_per_gpu": {g: row(r, i) for g, i in r.best_per_gpu.items()}, "notes": list(r.notes),
            "scenario": s.model_dump()}  # fmt: skip

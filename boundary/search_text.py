@@ -36,6 +36,7 @@ def render_text(out: dict) -> str:
     c = out["cheapest"]
     if c is None:
         lines += ["", "No configuration meets the SLOs within the filters: widen the space, relax the SLOs or raise the limits."]
+        lines += [f"  {n:,} of {out['configs_evaluated']:,}: {why}" for why, n in out.get("why_not_counts", {}).items()]
     else:
         x = cells(c)
         what = (f"{c['prefill_instances']:,} prefill + {c['decode_instances']:,} decode instances"

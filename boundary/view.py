@@ -90,6 +90,8 @@ def verdict(r) -> str:
 
 def _start_problem(r) -> str:
     sf, m, s = r.shortfall, r.memory, r.scenario
+    if r.fit.refused:
+        return r.fit.refused
     if sf.weights_over_bytes > 0:
         return (f"the weights alone ({fmt.gib(m.weights_bytes_per_gpu)} per GPU) exceed the "
                 f"{fmt.gib(sf.usable_bytes)} the engine may use")  # fmt: skip
@@ -107,7 +109,9 @@ def missing_lines(r) -> list[str]:
         out.append(f"weights: {fmt.gib(m.weights_bytes_per_gpu)} per GPU, the engine may use "
                    f"{fmt.gib(sf.usable_bytes)} (gpu_memory_utilization {s.gpu_memory_utilization:g} × "
                    f"{fmt.gib(m.total_memory_bytes)}): {fmt.gib(sf.weights_over_bytes)} short before any KV cache")  # fmt: skip
-    if not sf.engine_starts:
+    if r.fit.refused:
+        out.append(r.fit.refused)
+    if sf.start_missing_blocks or (not sf.engine_starts and not r.fit.refused):
         out.append(f"KV cache for one max_model_len request ({fmt.tokens(s.max_model_len)}): "
                    f"{fmt.count(m.blocks_per_max_len_request)} blocks; the pool has {fmt.count(m.num_gpu_blocks)} — "
                    f"{fmt.gib(sf.start_missing_bytes)} per GPU short")  # fmt: skip
@@ -129,6 +133,8 @@ def no_latency_reason(r) -> str | None:
     """Why no latency, SLO or cost figure is shown (they cannot happen), or None when they can."""
     if r.serves:
         return None
+    if r.fit.refused:
+        return r.fit.refused
     if not r.shortfall.engine_starts:
         return "the engine cannot start with this memory"
     if r.scenario.request_len > r.scenario.max_model_len:

@@ -38,6 +38,11 @@ def suggest(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> 
     """fp8 KV cache; the next tensor_parallel_size vLLM accepts; the smallest shipped GPU with more memory that
     fits; fewer concurrent requests; a shorter max_model_len. Only changes that fit are returned."""
     out: list[Suggestion | None] = []
+    if s.max_model_len > m.max_position_embeddings:  # vLLM refuses to start: every option needs the model's limit
+        if s.request_len > m.max_position_embeddings:
+            return ()  # no max_model_len the model accepts admits the request
+        s = s.model_copy(update={"max_model_len": m.max_position_embeddings})
+        out.append(_try(s, m, g, f"max_model_len={m.max_position_embeddings} (the model's max_position_embeddings)"))
     if s.request_len > s.max_model_len:  # every option also needs a max_model_len that admits the request
         s = s.model_copy(update={"max_model_len": s.request_len})
         out.append(_try(s, m, g, f"max_model_len={s.request_len}"))

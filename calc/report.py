@@ -284,7 +284,18 @@ class Report:
         flat["itl_example"] = asdict(self.itl_example)
         flat["labels"] = LABELS
         flat["notes"] = list(self.notes)
+        if not self.serves:  # no latency, SLO, cost or benchmark figure can happen: null, never a number
+            flat |= dict.fromkeys(UNSERVED_KEYS) | dict.fromkeys(UNSERVED_SECTIONS)
         return flat
+
+
+UNSERVED_KEYS = ("prefill_s", "decode_step_s", "ttft_s", "tpot_s", "e2e_s", "goodput_rps", "conformance",
+                 "capacity_rps_per_replica", "replicas", "gpus", "cost_per_million_output_tokens", "swap_recompute_ratio",
+                 "swap_s", "recompute_s", "prefix_reuse_saving")  # fmt: skip
+"""Top-level keys of Report.to_dict that are null when the plan serves nothing (the floors stay: they are the
+hardware's, not the engine's)."""
+UNSERVED_SECTIONS = ("latency", "slo", "fleet", "offload", "prefix", "tails", "curves", "simulation", "benchmark",
+                     "measured_decode", "error_bands", "benchmark_error_bands")  # fmt: skip
 
 
 GOODPUT_DEFINITION = (

@@ -37,7 +37,8 @@ from calc.search_step import step_arrays
 
 WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: one max_model_len request does not fit",
        "a request is longer than max_model_len", "not even one request at a time meets the SLOs at the quota",
-       "uses more GPUs than search_max_gpus", "costs more per hour than search_budget_per_hour")  # fmt: skip
+       "uses more GPUs than search_max_gpus", "costs more per hour than search_budget_per_hour",
+       "vLLM refuses to start: max_model_len exceeds the model's max_position_embeddings")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,12 @@ class SearchResult:
 
     def why_not(self, i: int) -> str:
         return WHY[self.why[i]]
+
+    def why_counts(self) -> dict[str, int]:
+        """How many configurations each reason rules out, the commonest first (empty when none is ruled out)."""
+        counts = np.bincount(self.why, minlength=len(WHY))
+        order = sorted(range(1, len(WHY)), key=lambda k: -counts[k])
+        return {WHY[k]: int(counts[k]) for k in order if counts[k]}
 
     @property
     def configs_evaluated(self) -> int:
@@ -167,7 +174,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     per_hour = price * gpus_used
     rate = cat["rate"]
     per_m = np.where(gpus_used > 0, cost_per_million_output_tokens(per_hour, rate, s.output_len), np.nan)
-    why = np.tile(_why(s, pool), len(modes))
+    why = np.tile(_why(s, pool, model.max_position_embeddings), len(modes))
     why = np.where((why == 0) & (cat["ok"] < 1), 4, why)
     if s.search_max_gpus is not None:
         why = np.where((why == 0) & (gpus_used > s.search_max_gpus), 5, why)
@@ -191,12 +198,14 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     )  # fmt: skip
 
 
-def _why(s: Scenario, pool: PoolArrays) -> np.ndarray:
+def _why(s: Scenario, pool: PoolArrays, positions: int) -> np.ndarray:
     why = np.zeros(len(pool.num_gpu_blocks), dtype=np.int8)
     if s.request_len > s.max_model_len:
         why[:] = 3
     why[pool.max_concurrency < 1] = 2
     why[pool.num_gpu_blocks == 0] = 1
+    if s.max_model_len > positions:  # whatever the memory: calc.workload.fit_workload's refusal
+        why[:] = 7
     return why
 
 

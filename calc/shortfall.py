@@ -25,7 +25,8 @@ class Shortfall:
     weights_over_bytes: float
     """Weights per GPU beyond the usable memory (0 when they fit)."""
     engine_starts: bool
-    """One request of max_model_len tokens fits the pool (vLLM's start-up check)."""
+    """One request of max_model_len tokens fits the pool (vLLM's start-up check), and nothing else makes vLLM
+    refuse to start (WorkloadFit.refused)."""
     start_missing_bytes: float
     """KV memory per GPU missing for one max_model_len request (0 when the engine starts)."""
     start_missing_blocks: int
@@ -51,14 +52,15 @@ def shortfall(s: Scenario, mem: PoolResult, fit: WorkloadFit) -> Shortfall:
     block = mem.layout.block_bytes
     avail = mem.kv_cache_memory_bytes
     start_blocks = max(0, mem.blocks_per_max_len_request - mem.num_gpu_blocks)
-    starts = mem.num_gpu_blocks > 0 and start_blocks == 0
+    pool_starts = mem.num_gpu_blocks > 0 and start_blocks == 0
+    starts = pool_starts and not fit.refused
     load_blocks = max(0, fit.blocks_needed - mem.num_gpu_blocks)
     return Shortfall(
         usable_bytes=mem.requested_memory_bytes,
         weights_over_bytes=max(0.0, mem.weights_bytes_per_gpu - mem.requested_memory_bytes),
         engine_starts=starts,
-        start_missing_bytes=max(0.0, mem.blocks_per_max_len_request * block - avail) if not starts else 0.0,
-        start_missing_blocks=start_blocks if not starts else 0,
+        start_missing_bytes=max(0.0, mem.blocks_per_max_len_request * block - avail) if not pool_starts else 0.0,
+        start_missing_blocks=start_blocks if not pool_starts else 0,
         serves=starts and fit.max_concurrency_at_length >= 1,
         workload_missing_bytes=max(0.0, fit.blocks_needed * block - avail) if load_blocks else 0.0,
         workload_missing_blocks=load_blocks,

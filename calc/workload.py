@@ -37,6 +37,9 @@ class WorkloadFit:
     """The same minus output_len (the seed's 'prompts of at most 816' for the MHA variant)."""
     formula: E = field(repr=False, compare=False)
     """concurrency × blocks per request, against the pool."""
+    refused: str = ""
+    """Why vLLM refuses to start whatever the pool holds (max_model_len beyond the model's positions, a
+    kv_cache_memory_bytes the GPU cannot hold), else ''."""
 
 
 def max_requests_at_length(s: Scenario, mem: PoolResult) -> int:
@@ -53,17 +56,20 @@ def fit_workload(s: Scenario, m: ModelSpec, mem: PoolResult) -> WorkloadFit:
     per_req = need(L)
     blocks = mem.num_gpu_blocks
     reasons = []
+    refused = ""
     if s.max_model_len > m.max_position_embeddings:
         reasons.append(
             f"vLLM refuses to start: max_model_len {s.max_model_len:,} exceeds the model's max_position_embeddings "
             f"{m.max_position_embeddings:,} (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 overrides it, at the model's risk)"
         )
+        refused = reasons[-1]
     if mem.kv_cache_memory_from_flag and mem.kv_cache_memory_bytes + mem.weights_bytes_per_gpu > mem.total_memory_bytes:
         reasons.append(
             f"kv_cache_memory_bytes ({mem.kv_cache_memory_bytes / GiB:,.2f} GiB) and the weights "
             f"({mem.weights_bytes_per_gpu / GiB:,.2f} GiB) exceed the GPU's {mem.total_memory_bytes / GiB:,.2f} GiB: "
             "vLLM cannot allocate that pool"
         )
+        refused = refused or reasons[-1]
     if mem.kv_cache_memory_bytes < 0 and not mem.kv_cache_memory_from_flag:
         reasons.append(
             f"the weights ({mem.weights_bytes_per_gpu / GiB:,.2f} GiB per GPU) and overheads exceed the usable memory "
@@ -98,4 +104,5 @@ def fit_workload(s: Scenario, m: ModelSpec, mem: PoolResult) -> WorkloadFit:
         longest_request_at_concurrency=longest,
         longest_prompt_at_concurrency=max(0, longest - s.output_len),
         formula=E(C, "concurrency") * E(per_req, f"blocks per {L:,}-token request"),
+        refused=refused,
     )

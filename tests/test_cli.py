@@ -116,9 +116,11 @@ def test_bench_of_a_plan_vllm_cannot_serve_says_why_instead_of_zeros(capsys):
     code, out, _ = run(capsys, "bench", *where, "--batch-size", "4")
     assert out.startswith("not served: ") and "Avg latency" not in out
     code, out, _ = run(capsys, "bench", *where, "--max-concurrency", "4", "--num-prompts", "20", "--json")
-    assert json.loads(out)["completed"] == 0 and "cannot run" in json.loads(out)["not_served"]
+    d = json.loads(out)
+    assert d["completed"] == 0 and "cannot run" in d["not_served"]
+    assert d["mean_ttft_ms"] is None and d["output_throughput"] is None  # null, not a 0 ms a script would believe
     code, out, _ = run(capsys, "bench", *where, "--max-concurrency", "4", "--num-prompts", "20")
-    assert "note: nothing was served: " in out
+    assert out.startswith("not served: ") and "TTFT" not in out
     code, out, _ = run(capsys, "bench", "--max-concurrency", "4", "--num-prompts", "20", "--json")
     assert json.loads(out)["not_served"] is None and json.loads(out)["completed"] == 20
 

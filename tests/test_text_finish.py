@@ -160,3 +160,29 @@ def test_the_report_json_carries_the_benchmark_summary(catalog):
         assert key in b
     assert b["completed"] == 200
     assert d["shortfall"]["serves"] is True
+
+
+def test_a_max_model_len_beyond_the_models_positions_is_a_plan_that_cannot_run(capsys, catalog):
+    """vLLM refuses to start when max_model_len exceeds max_position_embeddings (Llama-3.1-8B: 131,072), whatever
+    the pool holds: no latency, no benchmark, null figures in the JSON, the model's limit as the fix, and a search
+    that recommends nothing and says why."""
+    where = ("--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--max-model-len", "300000", "--input-len", "25000",
+             "--output-len", "100", "--request-rate", "1")  # fmt: skip
+    out = plan_text(capsys, *where)
+    assert "cannot run — vLLM refuses to start: max_model_len 300,000 exceeds the model's max_position_embeddings" in out
+    assert "max_model_len=131072 (the model's max_position_embeddings)" in out  # the first of the smallest changes
+    for absent in ("TTFT", "TPOT", "per million output tokens", "Predicted `vllm bench serve"):
+        assert absent not in out, absent
+    assert main(["plan", *where, "--json"], catalog=catalog) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["shortfall"]["engine_starts"] is False and d["ttft_s"] is None and d["latency"] is None
+    assert d["prefill_floor_s"] > 0  # the hardware's floor stays
+    assert main(["bench", *where[:6], "--random-input-len", "25000", "--random-output-len", "100", "--max-concurrency",
+                 "1", "--num-prompts", "5", "--json"], catalog=catalog) == 0  # fmt: skip
+    b = json.loads(capsys.readouterr().out)
+    assert b["median_ttft_ms"] is None and "max_position_embeddings" in b["not_served"]
+    assert main(["search", *where[:2], "--gpus", "h100-sxm", *where[4:], "--json"], catalog=catalog) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["cheapest"] is None and s["configs_meeting_slo"] == 0
+    assert s["why_not_counts"] == {"vLLM refuses to start: max_model_len exceeds the model's max_position_embeddings":
+                                   s["configs_evaluated"]}  # fmt: skip

@@ -103,6 +103,8 @@ def render(s: Scenario, catalog, link_base: str) -> None:
     if r.cheapest is None:
         st.error("No configuration of the search space meets the SLOs within the filters: widen the space, relax "
                  "the SLOs or raise the limits.", icon=":material/block:")  # fmt: skip
+        for why, n in r.why_counts().items():
+            st.caption(f"{n:,} of {r.configs_evaluated:,}: {why}")
         return
     top = r.top(TOP_ROWS)
     chosen = st.selectbox("Chosen configuration", top, format_func=lambda i: label(r, i, names), key="search_choice")
