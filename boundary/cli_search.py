@@ -62,7 +62,11 @@ def run_search(args, catalog) -> int:
     from calc.search_rows import check, rate_check, row
 
     try:
-        s = validate_scenario(scenario_data(args))
+        data = scenario_data(args)
+        gpus = [x.strip() for x in str(data.get("search_gpus", "")).split(",") if x.strip()]
+        if "gpu" not in data and len(gpus) == 1:  # one GPU searched: the scenario's GPU (its price, its overrides)
+            data["gpu"] = gpus[0]
+        s = validate_scenario(data)
         started = time.perf_counter()
         r = search(s, catalog)
         seconds = time.perf_counter() - started

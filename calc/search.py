@@ -183,7 +183,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     user = 1 / cat["tpot"]
     per_gpu = cat["thr"] * s.output_len / (gpr * cat["share"])
     ok = why == 0
-    notes = _currency_notes(currencies, g.gpu, ok)
+    notes = _currency_notes(currencies, g.gpu, ok) + _price_notes(s, sp.gpus)
     gpu_of = np.tile(g.gpu, len(modes))
     cheap_first = cheapest_per_group(per_m, gpus_used, user, ok, gpu_of, len(sp.gpus))
     return SearchResult(
@@ -221,6 +221,17 @@ def _prices(s: Scenario, catalog: Catalog, gpu_ids) -> tuple[np.ndarray, tuple[s
     prices = [t.gpu_hour_price or catalog.gpus[t.gpu].price_per_gpu_hour for t in moved]
     currencies = tuple(t.currency if t.gpu_hour_price else catalog.gpus[t.gpu].price_currency for t in moved)
     return np.array(prices, dtype=float), currencies
+
+
+def _price_notes(s: Scenario, searched) -> tuple[str, ...]:
+    """A price or currency set for the scenario's GPU reaches only that GPU: say so when it cannot apply."""
+    if s.gpu_hour_price is not None and s.gpu not in searched:
+        return (f"gpu_hour_price {s.gpu_hour_price:g} {s.currency} is the price of the scenario's GPU ({s.gpu}), which "
+                "this search does not include: the searched GPUs are priced from their specs (set gpu to one of them)",)  # fmt: skip
+    if s.currency != "USD" and s.gpu_hour_price is None:
+        return (f"currency {s.currency} applies to gpu_hour_price, which is not set: costs use each GPU spec's "
+                "reference price, in its own currency",)  # fmt: skip
+    return ()
 
 
 def _currency_notes(currencies: tuple[str, ...], gpu: np.ndarray, ok: np.ndarray) -> tuple[str, ...]:

@@ -140,3 +140,18 @@ def test_the_cheapest_is_simulated_at_its_share_of_the_rate(done_when):
     assert rc["replicas_meeting_quota"] == c["replicas"]
     text = run(*DONE_WHEN).stdout
     assert "one replica simulated at its share of the rate (2.00 req/s, Poisson" in text and "quota" in text
+
+
+def test_a_price_reaches_the_searched_gpu_or_says_why_not(capsys, catalog):
+    """--gpu-hour-price is the scenario GPU's price. Searching one GPU makes it the scenario's GPU, so the search
+    prices it as `calc plan` does (2.5 per GPU-hour × 8 GPUs a replica); searching others says the price is unused."""
+    where = ["--model", "llama-3.1-70b", "--request-rate", "4", "--input-len", "1000", "--output-len", "200",
+             "--gpu-hour-price", "2.5", "--currency", "EUR", "--no-disaggregated", "--json"]  # fmt: skip
+    assert main(["search", *where, "--gpus", "h100-sxm"], catalog=catalog) == 0
+    d = json.loads(capsys.readouterr().out)
+    c = d["cheapest"]
+    assert c["price_per_gpu_hour"] == 2.5 and c["currency"] == "EUR" and d["notes"] == []
+    assert c["cost_per_hour"] == pytest.approx(2.5 * c["gpus"])
+    assert main(["search", *where, "--gpus", "h100-sxm,a100-80gb-sxm"], catalog=catalog) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert any("gpu_hour_price 2.5 EUR is the price of the scenario's GPU (rtx-4090)" in n for n in d["notes"])
