@@ -30,7 +30,12 @@ def benchmark_lines(r) -> list[str]:
     if s.concurrency > s.max_num_seqs:
         out.append(f"max_num_seqs {s.max_num_seqs:,} < C = {s.concurrency:,}: the rest queue (TTFT includes it)")
     ratio = d["median_ttft_ms"] / 1e3 / r.latency.ttft_s if r.latency.ttft_s > 0 else 0.0
-    if 1 < s.concurrency <= s.max_num_seqs and ratio > LOCKSTEP_RATIO:  # beyond max_num_seqs the queue says why
+    held = r.fit.max_concurrency_at_length
+    if held < s.concurrency <= s.max_num_seqs and ratio > LOCKSTEP_RATIO:  # the pool, not the lockstep, says why
+        out.append(f"median TTFT {fmt.ratio(ratio, 2)} the estimate: the KV pool holds {fmt.count(held)} of the "
+                   f"{s.concurrency:,} requests at their full length, so vLLM preempts and computes prompts again; the "
+                   "estimates assume the requests fit")  # fmt: skip
+    elif 1 < s.concurrency <= s.max_num_seqs and ratio > LOCKSTEP_RATIO:  # beyond max_num_seqs the queue says why
         varied = r.benchmark_varied.bench_summary()["median_ttft_ms"] / 1e3
         out.append(f"median TTFT {fmt.ratio(ratio, 2)} the estimate: with every prompt and every output the same length (the "
                    "tool's default), requests finish together and their successors' prompts are prefilled together; "

@@ -291,3 +291,17 @@ def test_the_benchmark_says_when_fixed_lengths_put_requests_in_lockstep(catalog)
     assert varied == pytest.approx(r.latency.ttft_s, rel=0.15) and f"{varied * 1e3:.0f} ms" in line
     alone = evaluate(scenario(input_len=1024, output_len=256, concurrency=1), catalog)
     assert not any("the same length" in x for x in benchmark_lines(alone))
+
+
+def test_the_benchmark_blames_the_pool_not_the_lockstep_when_requests_do_not_fit(catalog):
+    """Llama-3.1-8B on an A10G, 128 × (200 + 1,000) with max_model_len 4,096: the pool holds 25 such requests
+    (1,879 blocks // 75 per request), so the simulated TTFT is hundreds of times the estimate because vLLM preempts
+    and recomputes, not because fixed lengths march in lockstep."""
+    from boundary.view_bench import benchmark_lines
+
+    r = evaluate(scenario(model="llama-3.1-8b", gpu="a10g", input_len=200, output_len=1000, concurrency=128,
+                          max_model_len=4096), catalog)  # fmt: skip
+    assert r.fit.max_concurrency_at_length == r.memory.num_gpu_blocks // -(-1200 // 16) == 25
+    lines = benchmark_lines(r)
+    assert r.benchmark.preemptions > 0 and not any("the same length" in x for x in lines)
+    assert any("the KV pool holds 25 of the 128 requests at their full length, so vLLM preempts" in x for x in lines)
