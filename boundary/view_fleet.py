@@ -46,8 +46,8 @@ def tails_lines(r) -> list[str]:
         f"{fmt.pct(t.hedge_extra_load, 0)} load and cuts that tail",
         f"a chain of {t.chain_calls:,} sequential calls: {fmt.seconds(t.chain_median_s)} at the median end-to-end, "
         f"{fmt.seconds(t.chain_one_slow_s)} with one step at its p99 (σ = {s.latency_sigma:g})",
-        f"mean vs max ITL over one request: mean {fmt.ms(t.itl_mean_s)}, max {fmt.ms(t.itl_max_s)} (the step that "
-        "carries a prefill chunk)",
+        f"mean vs max ITL over one request: mean {fmt.ms(t.itl_mean_s)} (the TPOT estimate), max "
+        f"{fmt.ms(t.itl_max_s)} (a step that carries another request's prefill chunk)",
         f"the seed's example: 200 gaps of 20 ms and one of 2 s average {fmt.ms(ex.mean_s, 4)} — a fine-looking TPOT over "
         f"a {fmt.seconds(ex.max_s)} freeze; report the max ITL too",
     ]  # fmt: skip

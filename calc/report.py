@@ -123,7 +123,7 @@ class Report:
     def tails(self) -> Tails:
         s, lat = self.scenario, self.latency
         return tails(fanout=s.fanout, chain_calls=s.chain_calls, e2e_s=lat.e2e_s, sigma=s.latency_sigma,
-                     itl_s=lat.itl_s, spike_s=lat.chunk_step_s, output_len=s.output_len)  # fmt: skip
+                     itl_s=lat.itl_s, spike_s=lat.chunk_step_s, tpot_s=lat.tpot_s)  # fmt: skip
 
     @cached_property
     def gpu_options(self) -> tuple[Option, ...]:

@@ -73,17 +73,17 @@ class Tails:
     chain_one_slow_s: float
     """The same chain with one step at its p99 (log-normal with σ = latency_sigma)."""
     itl_mean_s: float
-    """Mean gap over one request's output when one gap carries a prefill chunk (TPOT as a mean)."""
+    """Mean gap over one request's output: the TPOT estimate, every step that carries another prompt's chunk
+    included."""
     itl_max_s: float
     """The largest gap: the step that carries the chunk."""
 
 
 def tails(*, fanout: int, chain_calls: int, e2e_s: float, sigma: float, itl_s: float, spike_s: float,
-          output_len: int) -> Tails:  # fmt: skip
+          tpot_s: float) -> Tails:  # fmt: skip
     q = per_call_quantile(target_quantile=1 - P_SLOW, fanout=fanout)
     p99 = e2e_s * math.exp(Z99 * sigma)
-    gaps = max(1, output_len - 1)
-    spike = max(spike_s, itl_s)
+    spike = max(spike_s, itl_s, tpot_s)
     return Tails(
         fanout=fanout,
         p_any_slow=p_any_slow(p_slow=P_SLOW, fanout=fanout),
@@ -94,6 +94,6 @@ def tails(*, fanout: int, chain_calls: int, e2e_s: float, sigma: float, itl_s: f
         chain_calls=chain_calls,
         chain_median_s=chain_calls * e2e_s,
         chain_one_slow_s=(chain_calls - 1) * e2e_s + p99,
-        itl_mean_s=((gaps - 1) * itl_s + spike) / gaps,
+        itl_mean_s=tpot_s,
         itl_max_s=spike,
     )

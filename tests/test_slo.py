@@ -44,9 +44,20 @@ def test_tails_of_the_seed():
     assert hedge_extra_load(hedge_quantile=0.95) == pytest.approx(0.05)
     assert chain_total_s([1.0] * 19 + [3.0]) == 22.0
     # the same chain through the Report's tails: 20 calls of 1 s whose p99 is 3 s (σ = ln 3 / z₀.₉₉) → 22 s, +10 %
-    t = tails(fanout=20, chain_calls=20, e2e_s=1.0, sigma=math.log(3) / 2.3263, itl_s=0.02, spike_s=0.02, output_len=2)
+    t = tails(fanout=20, chain_calls=20, e2e_s=1.0, sigma=math.log(3) / 2.3263, itl_s=0.02, spike_s=0.02, tpot_s=0.02)
     assert t.chain_median_s == 20.0 and t.chain_one_slow_s == pytest.approx(22.0, rel=1e-4)
     assert t.p_any_slow == pytest.approx(0.182, abs=0.001) and t.per_call_quantile_label == "p99.95"
+
+
+def test_the_tails_mean_itl_is_the_tpot_estimate(catalog):
+    """TPOT is the mean gap: the tails section's mean ITL is that estimate, not one chunk per request (Llama-3.1-70B
+    on 4 × H100, 32 × (2,000 + 500): about 32 others' prompts ride on each request's decode steps)."""
+    from calc.evaluate import evaluate
+    from calc.scenario import Scenario
+
+    r = evaluate(Scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4, input_len=2000,
+                          output_len=500, concurrency=32), catalog)  # fmt: skip
+    assert r.tails.itl_mean_s == r.latency.tpot_s and r.tails.itl_max_s >= r.latency.tpot_s
 
 
 def test_mean_tpot_passes_where_max_itl_fails():
