@@ -156,9 +156,26 @@ def _stage(m: Measure, s: Scenario) -> int | None:
     return None if m.rank is None else min(m.rank // s.tensor_parallel_size, s.pipeline_parallel_size - 1)
 
 
+FP8_KV_HINT = "matches with kv_cache_dtype=fp8"
+
+
 def reconcile(log: VllmLog, catalog: Catalog, flags: dict | None = None) -> Reconciliation:
-    """Raises InputError when the log never reached KV sizing, names no known model, or breaks TP rules."""
+    """Raises InputError when the log never reached KV sizing, names no known model, or breaks TP rules. A log that
+    states no KV dtype and whose block count only fp8 explains (twice the blocks auto gives) is reconciled with
+    kv_cache_dtype=fp8, said in a note and carried in the calibration."""
     flags = flags or {}
+    rec = _reconcile(log, catalog, flags)
+    blocks = [r for r in rec.rows if r.key == "num_gpu_blocks" and r.matches is False]
+    if ("kv_cache_dtype" in flags or "kv_cache_dtype" in log_scenario_fields(log)[0] or not blocks
+            or not all(r.explanation.startswith(FP8_KV_HINT) for r in blocks)):  # fmt: skip
+        return rec
+    again = _reconcile(log, catalog, flags | {"kv_cache_dtype": "fp8"})
+    note = ("kv_cache_dtype=fp8 inferred: the log states no KV dtype and holds twice the blocks the model's own dtype "
+            "gives at the same memory (pass --kv-cache-dtype to set it)")  # fmt: skip
+    return replace(again, notes=(note, *again.notes), calibration={"kv_cache_dtype": "fp8"} | again.calibration)
+
+
+def _reconcile(log: VllmLog, catalog: Catalog, flags: dict) -> Reconciliation:
     if not any(log.get(k) for k in KV_KEYS) and "kv_cache_memory_bytes" not in flags:
         raise InputError("log", "the log stops before vLLM sized the KV cache (no 'Available KV cache memory', "
                                 "'# GPU blocks', 'GPU KV cache size' or 'Maximum concurrency' line): nothing to "

@@ -187,8 +187,14 @@ def test_25350_fp8_kv_hypothesis(capsys):
     # "(10.12 GiB KV cache is needed" for 221,000 tokens: ceil(221000 / 16) · 16 · 49,152 B
     assert math.ceil(221_000 / 16) * 16 * 49_152 / GiB == pytest.approx(10.12, abs=0.005)
     assert d["matches"]["kv_needed_bytes"] and d["matches"]["estimated_max_model_len"]  # "… is 122080"
-    # without the fp8 flag the explanation names the KV dtype
-    d16 = run_json(capsys, path, "--model", "qwen3-30b-a3b")
+    # without the flag: the log states no KV dtype and only fp8 explains its blocks, so it is inferred, said, and
+    # carried in the calibration; the fixes then count 10.12 GiB per request, not the bf16 20.23
+    inferred = run_json(capsys, path, "--model", "qwen3-30b-a3b")
+    assert inferred["scenario"]["kv_cache_dtype"] == "fp8" and inferred["calibration"]["kv_cache_dtype"] == "fp8"
+    assert inferred["matches"] == d["matches"] and inferred["notes"][0].startswith("kv_cache_dtype=fp8 inferred")
+    assert not any("kv_cache_dtype=fp8" in f or "20.23 GiB" in f for f in inferred["fixes"])
+    # a dtype given (or stated by the log) is kept, and the explanation names the other one
+    d16 = run_json(capsys, path, "--model", "qwen3-30b-a3b", "--kv-cache-dtype", "auto")
     assert not d16["matches"]["num_gpu_blocks"]
     assert "fp8" in next(r["explanation"] for r in d16["rows"] if r["key"] == "num_gpu_blocks")
 
