@@ -26,8 +26,9 @@ def _is_bool(name: str) -> bool:
 
 
 def help_text(info) -> str:
-    """First line of a field's docstring, safe for argparse (which %-formats help strings)."""
-    return (info.description or "").split("\n")[0].replace("%", "%%")
+    """A field's docstring's first paragraph as one line (its first line alone cut sentences short: 'default: the
+    engine'), safe for argparse (which %-formats help strings)."""
+    return " ".join((info.description or "").split("\n\n")[0].split()).replace("%", "%%")
 
 
 def add_scenario_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:

@@ -10,10 +10,11 @@ import json
 import sys
 from dataclasses import asdict
 
-from boundary.args import Parser, add_scenario_flags, add_spec_flags, scenario_from_args
+from boundary.args import Parser, add_scenario_flags, add_spec_flags, flag, scenario_from_args
 from boundary.cli_bench import add_bench_parser, run_bench
 from boundary.cli_search import add_search_parser, run_search
 from calc.errors import InputError
+from calc.scenario import Scenario
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,14 +41,22 @@ def main(argv: list[str] | None = None, catalog=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return _run(args, catalog)
-    except InputError as e:
-        print(f"error: {_one_line(str(e))}", file=sys.stderr)
+    except InputError as e:  # a Scenario field is named by its flag, as the user typed it
+        shown = flag(e.field) if e.field in Scenario.model_fields else e.field
+        print(f"error: {shown}: {_one_line(e.message)}", file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 0
     except (ValueError, ArithmeticError, OSError, UnicodeError, MemoryError, RecursionError) as e:  # last resort: one line, status 2
         print(f"error: {type(e).__name__}: {_one_line(str(e))}", file=sys.stderr)
         return 2
+
+
+def _columns(rows: list[tuple[str, ...]], align_after_two: str) -> str:
+    """Rows as columns as wide as their widest cell: the first two (id, name) left-aligned, then `align_after_two`."""
+    align = "<<" + align_after_two
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))] if rows else []
+    return "\n".join("  ".join(f"{c:{a}{w}}" for c, a, w in zip(r, align, widths, strict=True)).rstrip() for r in rows)
 
 
 def _one_line(text: str) -> str:
@@ -63,14 +72,14 @@ def _run(args: argparse.Namespace, catalog=None) -> int:
     if args.command == "models":
         from calc.params import count_params
 
-        for sid, m in catalog.models.items():
-            p = count_params(m)
-            print(f"{sid:26s} {m.name:26s} {p.total / 1e9:8.2f} B params  {m.model_type}")
+        rows = [(sid, m.name, f"{count_params(m).total / 1e9:,.2f} B params", m.model_type)
+                for sid, m in catalog.models.items()]  # fmt: skip
+        print(_columns(rows, "><"))
         return 0
     if args.command == "gpus":
-        for sid, g in catalog.gpus.items():
-            print(f"{sid:16s} {g.name:34s} {g.memory_gib:7.2f} GiB  {g.memory_bandwidth_gb_per_s:6.0f} GB/s  "
-                  f"{g.peak_16bit_tflop_per_s:7.1f} TFLOP/s")  # fmt: skip
+        rows = [(sid, g.name, f"{g.memory_gib:,.2f} GiB", f"{g.memory_bandwidth_gb_per_s:,.0f} GB/s",
+                 f"{g.peak_16bit_tflop_per_s:,.1f} TFLOP/s") for sid, g in catalog.gpus.items()]  # fmt: skip
+        print(_columns(rows, ">>>"))
         return 0
     if args.command == "bench":
         return run_bench(args, catalog)

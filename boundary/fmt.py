@@ -32,6 +32,10 @@ def split_missing(text: str) -> tuple[str, str]:
     return text, ""
 
 
+SIG_FLOOR = 1e-6
+"""sig() writes smaller magnitudes as '< 0.000001': beyond six decimals a figure is noise to a reader."""
+
+
 def sig(x: float, digits: int = 3) -> str:
     """`digits` significant digits, thousands separated, no exponent: 15.0776 → '15.1', 8031.2447 → '8,031',
     0.000123 → '0.000123'. Integers past the significant digits are kept (19,173,961 stays whole)."""
@@ -39,6 +43,8 @@ def sig(x: float, digits: int = 3) -> str:
         return missing("not finite")
     if x == 0:
         return "0"
+    if abs(x) < SIG_FLOOR:  # 8.6e-84 req/s of goodput is none: not 84 zeros
+        return f"> −{SIG_FLOOR:.6f}" if x < 0 else f"< {SIG_FLOOR:.6f}"
     mag = math.floor(math.log10(abs(x)))
     decimals = max(0, digits - 1 - mag)
     text = f"{x:,.{decimals}f}"
@@ -46,6 +52,11 @@ def sig(x: float, digits: int = 3) -> str:
     if decimals and rounded and math.floor(math.log10(rounded)) > mag:  # 9.996 → '10.0', not '10.00'
         text = f"{x:,.{decimals - 1}f}"
     return text
+
+
+def plural(n: int | float, word: str, words: str | None = None) -> str:
+    """'1 sequence', '16 sequences', '1,024 requests': the count with separators and the word it needs."""
+    return f"{count(n)} {word if round(n) == 1 else (words or word + 's')}"
 
 
 def count(n: int | float) -> str:

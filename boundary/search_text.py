@@ -30,8 +30,8 @@ def table(rows: list[dict], columns=FRONTIER_COLUMNS) -> str:
 def render_text(out: dict) -> str:
     s = out["scenario"]
     rate = f"{s['request_rate']:g} req/s" if s["request_rate"] else "one replica (no request_rate)"
-    lines = [f"{out['model_name']}: {out['configs_evaluated']:,} configurations evaluated in {fmt.ms(out['seconds'])}; "
-             f"{out['configs_meeting_slo']:,} meet TTFT ≤ {s['slo_ttft_s']:g} s and TPOT ≤ {s['slo_tpot_s']:g} s for "
+    lines = [f"{out['model_name']}: {fmt.plural(out['configs_evaluated'], 'configuration')} evaluated in {fmt.ms(out['seconds'])}; "
+             f"{out['configs_meeting_slo']:,} {'meets' if out['configs_meeting_slo'] == 1 else 'meet'} TTFT ≤ {s['slo_ttft_s']:g} s and TPOT ≤ {s['slo_tpot_s']:g} s for "
              f"{s['conformance_quota']:.0%} of requests at {rate}, {s['input_len']:,} in / {s['output_len']:,} out"]  # fmt: skip
     c = out["cheapest"]
     if c is None:
@@ -41,11 +41,11 @@ def render_text(out: dict) -> str:
         x = cells(c)
         what = (f"{c['prefill_instances']:,} prefill + {c['decode_instances']:,} decode instances"
                 if c["disaggregated"] and c["prefill_instances"] is not None else
-                f"{c['replicas']:,} replica(s)" if c["replicas"] is not None else "one replica")  # fmt: skip
+                fmt.plural(c["replicas"], "replica") if c["replicas"] is not None else "one replica")  # fmt: skip
         lines += ["", f"Cheapest: {c['gpu']}, TP {c['tensor_parallel_size']} × PP {c['pipeline_parallel_size']}, weights "
                       f"{c['dtype']}, KV {c['kv_cache_dtype']}, max_num_seqs {x['max_num_seqs']}{served_note(c)}, "
                       f"{x['serving']}",
-                  f"  {what} of {c['tensor_parallel_size'] * c['pipeline_parallel_size']} GPU(s): {x['gpus']} GPUs, "
+                  f"  {what} of {fmt.plural(c['tensor_parallel_size'] * c['pipeline_parallel_size'], 'GPU')}: {x['gpus']} GPUs, "
                   f"{x['cost']} per million output tokens, {x['cost_per_hour']} per hour",
                   f"  TTFT {x['ttft']}, TPOT {x['tpot']}, {x['concurrency']} in flight per "
                   f"{'decode instance' if c['disaggregated'] else 'replica'}", ""]  # fmt: skip

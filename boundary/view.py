@@ -313,11 +313,12 @@ def workload_section(r) -> Section:
              + (f", of which state {fmt.gib(sf.state_used_bytes)}" if sf.state_used_bytes else "")),
             ("most requests at this length", fmt.count(f.max_concurrency_at_length)),
             (f"longest request at C={s.concurrency:,}", f"{fmt.tokens(f.longest_request_at_concurrency)} "
-             f"(prompt ≤ {fmt.count(f.longest_prompt_at_concurrency)})")]  # fmt: skip
+             + (f"(prompt ≤ {fmt.count(f.longest_prompt_at_concurrency)})" if f.longest_prompt_at_concurrency else
+                f"(no room for a prompt beside the {s.output_len:,}-token output)"))]  # fmt: skip
     if s.shared_prefix_len:
         p = r.prefix
         rows.append((f"with the shared {fmt.count(s.shared_prefix_len)}-token prompt",
-                     f"{fmt.count(p.max_concurrency_with_sharing)} requests fit (without sharing "
+                     f"{fmt.plural(p.max_concurrency_with_sharing, 'request')} fit (without sharing "
                      f"{fmt.count(p.max_concurrency_without_sharing)}); {fmt.count(p.blocks_saved)} blocks saved"))  # fmt: skip
     return Section("Workload", rows)
 
@@ -326,7 +327,7 @@ def phases_table(r) -> Table:
     lat = r.latency
     rows = []
     for name, ph in ((f"prefill of {fmt.tokens(r.scenario.input_len)}", lat.prefill),
-                     (f"decode step, {lat.decode_batch:,} sequences", lat.decode)):  # fmt: skip
+                     (f"decode step, {fmt.plural(lat.decode_batch, 'sequence')}", lat.decode)):  # fmt: skip
         rows.append([name, fmt.ms(ph.floor_s), fmt.ms(ph.estimate_s), "compute" if ph.compute_bound else "bandwidth",
                      f"{fmt.sig(ph.intensity_flop_per_byte)} FLOP/byte"])  # fmt: skip
     md = r.measured_decode
@@ -346,7 +347,7 @@ def latency_section(r) -> Section:
         ("  = front-end + queue", f"{fmt.ms(lat.request_overhead_s)} + {fmt.ms(s.queue_s)}"),
         ("  + " + " + ".join(name for name, _ in lat.e2e_parts[2:-1]),
          " + ".join(fmt.ms(v) for _, v in lat.e2e_parts[2:-1])
-         + f" ({lat.prefill_steps:,} step(s) of ≤ {fmt.tokens(lat.chunk_tokens)})"),
+         + f" ({fmt.plural(lat.prefill_steps, 'step')} of ≤ {fmt.tokens(lat.chunk_tokens)})"),
         ("TPOT (estimate)", f"{fmt.ms(lat.tpot_s)}  {band(r, 'tpot')}".rstrip()),
         ("ITL: plain step / with a prefill chunk", f"{fmt.ms(lat.itl_s)} / {fmt.ms(lat.chunk_step_s)}"),
         ("end-to-end (estimate)", fmt.seconds(lat.e2e_s)),

@@ -22,8 +22,9 @@ def slo_lines(r, *, replica_check=None) -> list[str]:
     if fl.replicas is not None:
         split = (f" ({fl.prefill_instances:,} prefill + {fl.decode_instances:,} decode instances)"
                  if getattr(s, "disaggregated", False) and getattr(fl, "prefill_instances", None) is not None else "")  # fmt: skip
-        out.append(f"{fmt.rate(s.request_rate, 'req/s')} → {fl.replicas:,} replica(s){split} × {s.gpus_per_replica} "
-                   f"GPU(s) = {fl.gpus:,} GPU(s), capacity {fmt.pct(fl.headroom, 0)} above the rate")  # fmt: skip
+        out.append(f"{fmt.rate(s.request_rate, 'req/s')} → {fmt.plural(fl.replicas, 'replica')}{split} × "
+                   f"{fmt.plural(s.gpus_per_replica, 'GPU')} = {fmt.plural(fl.gpus, 'GPU')}, capacity "
+                   f"{fmt.pct(fl.headroom, 0)} above the rate")  # fmt: skip
         if replica_check is not None:
             out.append(rate_check_line(asdict(replica_check)).strip())
     elif s.request_rate:
@@ -85,9 +86,10 @@ def beyond_lines(r) -> list[str]:
         f"conversation of {s.turns:,} turns × {fmt.tokens(s.tokens_per_turn)}: {fmt.count(pre.conversation_tokens_without_reuse)} "
         f"prefill tokens without reuse, {fmt.count(pre.conversation_tokens_with_reuse)} with ({fmt.ratio(pre.prefix_reuse_saving)} "
         f"fewer); last turn TTFT {fmt.ms(pre.last_turn_ttft_without_reuse_s)} → {fmt.ms(pre.last_turn_ttft_with_reuse_s)}",
-        f"shared system prompt of {fmt.tokens(s.shared_prefix_len)}: {fmt.count(pre.max_concurrency_with_sharing)} requests "
-        f"fit ({fmt.count(pre.max_concurrency_without_sharing)} without sharing), {fmt.count(pre.blocks_saved)} blocks saved at "
-        f"C={s.concurrency:,}, TTFT {fmt.ms(pre.ttft_saved_per_request_s)} shorter per request",
+        (f"shared system prompt of {fmt.tokens(s.shared_prefix_len)}: {fmt.plural(pre.max_concurrency_with_sharing, 'request')} "
+         f"fit ({fmt.count(pre.max_concurrency_without_sharing)} without sharing), {fmt.count(pre.blocks_saved)} blocks saved at "
+         f"C={s.concurrency:,}, TTFT {fmt.ms(pre.ttft_saved_per_request_s)} shorter per request" if s.shared_prefix_len else
+         "shared system prompt: none (set shared_prefix_len to see the blocks and prefill a shared prompt saves)"),
         f"document of {fmt.tokens(s.document_len)} asked {s.document_queries:,}×: {fmt.count(pre.document_tokens_without_reuse)} → "
         f"{fmt.count(pre.document_tokens_with_reuse)} prefill tokens; repeat TTFT {fmt.ms(pre.document_ttft_repeat_s)} vs "
         f"{fmt.ms(pre.document_ttft_first_s)} the first time",

@@ -53,7 +53,8 @@ class Tier:
     break_even_bytes_per_s: float
     """Bandwidth at which reloading and recomputing this prefix cost the same."""
     capacity_tokens: float
-    """Prompt tokens the tier holds: per-GPU capacity / one prompt's cache (KV and state) × input_len."""
+    """Prompt tokens the tier holds: per-GPU capacity / one prompt's cache (KV and state) × input_len; the GPU's,
+    without per-request state, vLLM's "GPU KV cache size" (blocks × block_size)."""
 
 
 @dataclass(frozen=True)
@@ -95,18 +96,23 @@ def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, lat: Latency
         r, w = recompute_s(s, lat, c), transfer_s(mem, c, host) * way
         curve.append(SwapPoint(c, r, w, r / w))
     tiers = []
-    links = (
-        ("GPU memory (HBM)", g.memory_bandwidth_bytes_per_s, mem.kv_cache_memory_bytes),
-        ("host DRAM over PCIe", host, s.host_cache_gib * GiB),
-        ("local NVMe SSD", min(s.ssd_gb_per_s * GB, host), s.ssd_cache_gib * GiB),
-        ("remote memory over the network", min(s.network_gb_per_s * GB, host), s.remote_cache_gib * GiB),
-    )
     prefix_rec = recompute_s(s, lat, s.input_len)
     prefix_bytes = request_cache_bytes(mem, s.input_len)
-    for name, bw, cap_bytes in links:
+
+    def held(cap_bytes: float) -> float:
+        return max(0.0, cap_bytes) / prefix_bytes * s.input_len
+
+    # the GPU's tier holds what vLLM's "GPU KV cache size" says (blocks × block_size), where no state counts per prompt
+    gpu_tokens = held(mem.kv_cache_memory_bytes) if mem.state_bytes_per_request else float(mem.kv_cache_tokens)
+    links = (
+        ("GPU memory (HBM)", g.memory_bandwidth_bytes_per_s, gpu_tokens),
+        ("host DRAM over PCIe", host, held(s.host_cache_gib * GiB)),
+        ("local NVMe SSD", min(s.ssd_gb_per_s * GB, host), held(s.ssd_cache_gib * GiB)),
+        ("remote memory over the network", min(s.network_gb_per_s * GB, host), held(s.remote_cache_gib * GiB)),
+    )
+    for name, bw, tokens in links:
         reload = transfer_s(mem, s.input_len, bw)
-        tiers.append(Tier(name, bw, reload, prefix_rec, reload < prefix_rec, prefix_bytes / prefix_rec,
-                          max(0.0, cap_bytes) / prefix_bytes * s.input_len))  # fmt: skip
+        tiers.append(Tier(name, bw, reload, prefix_rec, reload < prefix_rec, prefix_bytes / prefix_rec, tokens))
     return OffloadResult(
         host_bytes_per_s=host,
         swap_s=sw * way,

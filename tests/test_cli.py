@@ -183,3 +183,23 @@ def test_a_replica_check_that_overflows_the_pool_says_so(capsys):
     code, out, _ = run(capsys, "plan", "--model", "llama-3.1-8b", "--gpu", "rtx-5090", "--input-len", "4000",
                        "--output-len", "512", "--slo-ttft-s", "2", "--request-rate", "0.6")  # fmt: skip
     assert f"overflowed the KV pool: {rc['preemptions']:,} preemptions in the simulation" in out
+
+
+@pytest.mark.parametrize("args, shown", [
+    (["plan", "--model", "no-such-model"], "--model"), (["plan", "--gpu", "no-such-gpu"], "--gpu"),
+    (["plan", "--model", "llama-3.1-70b", "--tensor-parallel-size", "3"], "--tensor-parallel-size"),
+    (["bench", "--model", "no-such-model"], "--model"), (["search", "--gpus", "no-such-gpu"], "--gpus"),
+])  # fmt: skip
+def test_errors_name_the_flag_the_user_typed(capsys, args, shown):
+    """Errors raised past validation (resolving the spec ids, the TP rules) name the flag, not the field."""
+    code, _, err = run(capsys, *args)
+    assert code == 2 and err.startswith(f"error: {shown}: ") and err.count("\n") == 1
+
+
+def test_help_gives_a_flags_whole_first_paragraph(capsys):
+    """A field's help was its docstring's first line, cut mid-sentence ('default: the engine')."""
+    with pytest.raises(SystemExit):
+        main(["plan", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "default: the engine spec's calibrated request_overhead_s." in out
+    assert "(fractional, e.g. 15.39): the decode floor and the MBU achieved at that batch" in out

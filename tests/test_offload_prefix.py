@@ -66,3 +66,15 @@ def test_slower_tiers_reload_slower(catalog):
     reload = [t.reload_s for t in tiers]
     assert reload[0] < reload[1] <= reload[3] and reload[1] < reload[2]
     assert all(t.capacity_tokens >= 0 for t in tiers)
+
+
+def test_the_gpu_tier_holds_what_vllm_says_the_pool_holds(catalog):
+    """Without per-request state the HBM tier is vLLM's "GPU KV cache size" itself (blocks × block_size), not a
+    bytes ratio a few tokens off it (479,316 beside 479,312)."""
+    from calc.evaluate import evaluate
+    from calc.scenario import Scenario
+
+    for kw in (dict(), dict(model="llama-3.1-8b", gpu="h100-sxm", input_len=3000)):
+        r = evaluate(Scenario(**kw), catalog)
+        hbm = next(t for t in r.offload.tiers if t.name == "GPU memory (HBM)")
+        assert hbm.capacity_tokens == r.memory.num_gpu_blocks * r.scenario.block_size == r.memory.kv_cache_tokens

@@ -312,8 +312,8 @@ def cli(*args):
 @pytest.mark.parametrize(
     "args, field",
     [(["NOT_A_LOG"], "log"), (["/nonexistent/vllm.log"], "logfile"),
-     ([LOGS / "vllm-26646-qwen3-next-fp8-kv.log"], "model"),
-     ([LOGS / "lmcache-1739-qwen3-14b.log", "--model", "no-such-model"], "model"),
+     ([LOGS / "vllm-26646-qwen3-next-fp8-kv.log"], "--model"),
+     ([LOGS / "lmcache-1739-qwen3-14b.log", "--model", "no-such-model"], "--model"),
      ([LOGS / "lmcache-1739-qwen3-14b.log", "--max-model-len", "-1"], "--max-model-len")],
 )  # fmt: skip
 def test_cli_bad_input_exits_2_with_one_line(tmp_path, args, field):

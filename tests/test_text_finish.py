@@ -27,6 +27,7 @@ def plan_text(capsys, *args) -> str:
 
 @pytest.mark.parametrize("value, text", [
     (15.0776, "15.1"), (956.0603, "956"), (8031.2447, "8,031"), (0.000123, "0.000123"), (9.996, "10.0"),
+    (8.6e-84, "< 0.000001"), (-3e-9, "> −0.000001"), (1.2e-6, "0.00000120"),  # a goodput of 8.6e-84 req/s is none
 ])  # fmt: skip
 def test_significant_digits_with_separators(value, text):
     assert fmt.sig(value) == text

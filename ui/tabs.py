@@ -55,7 +55,7 @@ def memory_tab(r) -> None:
         with col:
             st.markdown(f"**{sec.title}**")
             table(sec.table())
-    groups = f"{m.kv_groups:,} group(s), {m.layers_per_group:,} layers per group" + (
+    groups = f"{fmt.plural(m.kv_groups, 'group')}, {fmt.plural(m.layers_per_group, 'layer')} per group" + (
         f", {m.padding_layers:,} padding layers" if m.padding_layers else "")  # fmt: skip
     st.caption(f"Parameters: {fmt.params(m.params.total)} total, {fmt.params(m.params.active)} active; weights "
                f"{fmt.gib(m.weights_bytes)} in all ({plain(m.weight_format.label)}); KV layout: {groups}.")  # fmt: skip
