@@ -8,6 +8,7 @@ from dataclasses import asdict
 from boundary import fmt
 from boundary.search_text import rate_check_line
 from boundary.view import Table, capacity_text
+from calc.pool import MEASURED_MEMORY
 from calc.tails import quantile_label
 
 
@@ -107,8 +108,12 @@ def suggestions_table(r) -> Table:
     s = r.scenario
     rows = []
     for x in r.suggestions:
+        moved = [k for k in MEASURED_MEMORY if k in x.fields and getattr(s, k) != x.fields[k]]
         extra = [f"{k}={v}" if v is not None else f"{k} back to the spec" for k, v in x.fields.items()
-                 if k not in x.change and getattr(s, k) != v]  # fmt: skip
+                 if k not in x.change and k not in moved and getattr(s, k) != v]  # fmt: skip
+        if moved:  # calc.pool.measured_at: each measurement × its estimate there / here
+            w = x.fields.get("weights_memory_bytes")
+            extra.append("the measured memory scaled to it" + (f" (weights {fmt.gib(w)} per GPU)" if w else ""))
         label = x.change + (f" + {', '.join(extra)}" if extra else "")
         rows.append([label, fmt.count(x.num_gpu_blocks), fmt.count(x.max_concurrency_at_length), fmt.pct(x.pool_fraction, 0)])
     return Table(["change", "GPU blocks", "requests at this length", "pool used"], rows)

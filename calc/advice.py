@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calc.pool import size_pool, tp_check
+from calc.pool import measured_at, size_pool, tp_check
 from calc.resolve import other_gpu_fields
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
@@ -24,6 +24,9 @@ class Suggestion:
 
 
 def _try(s: Scenario, m: ModelSpec, g: GPUSpec, change: str, **fields) -> Suggestion | None:
+    if "tensor_parallel_size" in fields:  # measured memory holds for the TP it was measured at: moved with it
+        fields |= measured_at(s, m, tp=fields["tensor_parallel_size"], pp=s.pipeline_parallel_size, dtype=s.dtype,
+                              max_num_seqs=s.max_num_seqs, max_num_batched_tokens=s.max_num_batched_tokens)  # fmt: skip
     t = s.model_copy(update=fields)
     if s.max_model_len != Scenario.model_fields["max_model_len"].default:
         fields = {"max_model_len": s.max_model_len, **fields}

@@ -129,6 +129,33 @@ def stage_layouts(s: Scenario, m: ModelSpec, g: GPUSpec) -> list[StageLayout]:
             for layers in pp_layer_ranges(m.num_hidden_layers, s.pipeline_parallel_size)]  # fmt: skip
 
 
+MEASURED_MEMORY = ("weights_memory_bytes", "activation_memory_bytes", "non_torch_memory_bytes", "cudagraph_memory_bytes")
+
+
+def measured_at(s: Scenario, m: ModelSpec, *, tp: int, pp: int, dtype: str, max_num_seqs: int,
+                max_num_batched_tokens: int) -> dict[str, float]:  # fmt: skip
+    """The scenario's measured per-GPU memory (a startup log's, MEASURED_MEMORY) moved to another configuration, since
+    a log measures the configuration it ran (weights taken at TP 1 are about twice what each GPU holds at TP 2):
+    weights and activations, which split over the GPUs, × their estimate there / their estimate here; non-torch
+    memory and CUDA graphs, mostly a fixed context plus what TP adds (NCCL buffers), + their estimate there − here.
+    Only the fields set; at the scenario's own configuration, the measurements themselves."""
+    def estimates(tp_, pp_, dtype_, seqs, budget) -> dict[str, float]:
+        return {"weights_memory_bytes": max(weights_bytes_per_stage(m, m.params, weight_format(m, dtype_), tp=tp_, pp=pp_)),
+                "activation_memory_bytes": activation_peak_bytes(m, max_num_batched_tokens=budget, max_num_seqs=seqs,
+                                                                 tp=tp_, max_model_len=s.max_model_len),
+                "non_torch_memory_bytes": non_torch_bytes(gpus_per_replica=tp_ * pp_),
+                "cudagraph_memory_bytes": cudagraph_bytes(tp=tp_, enforce_eager=s.enforce_eager)}  # fmt: skip
+
+    given = {k: getattr(s, k) for k in MEASURED_MEMORY if getattr(s, k) is not None}
+    if not given:
+        return {}
+    own = estimates(s.tensor_parallel_size, s.pipeline_parallel_size, s.dtype, s.max_num_seqs, s.max_num_batched_tokens)
+    new = estimates(tp, pp, dtype, max_num_seqs, max_num_batched_tokens)
+    scaled = ("weights_memory_bytes", "activation_memory_bytes")
+    return {k: (v * (new[k] / own[k]) if own[k] > 0 else v) if k in scaled else max(0.0, v + (new[k] - own[k]))
+            for k, v in given.items()}  # fmt: skip
+
+
 def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
     tp, pp = s.tensor_parallel_size, s.pipeline_parallel_size
     params = m.params

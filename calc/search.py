@@ -34,6 +34,7 @@ from calc.search_fleet import serve_mode
 from calc.search_pool import PoolArrays, pool_arrays
 from calc.search_space import Grid, grid, space_of
 from calc.search_step import step_arrays
+from calc.specs import ModelSpec
 
 WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: one max_model_len request does not fit",
        "a request is longer than max_model_len", "not even one request at a time meets the SLOs at the quota",
@@ -78,6 +79,8 @@ class SearchResult:
     cheapest: int | None
     best_per_gpu: dict[str, int]
     notes: tuple[str, ...] = field(default=())
+    model: ModelSpec | None = field(default=None, repr=False, compare=False)
+    """The model searched (its overrides applied): what moves a measured memory override to each configuration."""
 
     @cached_property
     def conformance(self) -> np.ndarray:
@@ -194,7 +197,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
         price_per_gpu_hour=price, cost_per_hour=per_hour, cost_per_million_output_tokens=per_m, why=why,
         frontier=pareto(user, per_gpu, ok), cheapest=int(cheap_first[0]) if cheap_first.size else None,
         best_per_gpu=dict(zip((sp.gpus[x] for x in gpu_of[cheap_first]), cheap_first.tolist(), strict=True)),
-        notes=notes + tuple(g.refused),
+        notes=notes + tuple(g.refused), model=model,
     )  # fmt: skip
 
 

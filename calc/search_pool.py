@@ -21,7 +21,7 @@ import numpy as np
 from calc.kv_cache import forced_block_size, kv_bytes_per_token_expr, pp_layer_ranges
 from calc.overheads import activation_peak_bytes, cudagraph_bytes, non_torch_bytes
 from calc.params import count_params
-from calc.pool import kv_bytes_per_element, stage_layouts
+from calc.pool import kv_bytes_per_element, measured_at, stage_layouts
 from calc.scenario import Scenario
 from calc.search_space import Grid
 from calc.weights import weight_format, weights_bytes_per_stage
@@ -66,22 +66,28 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     depth = max(pps)
     # --- scalar tables, one entry per distinct combination ----------------------------------------------------
     weights = np.zeros((len(grid.parallel), len(grid.dtypes), depth))
+    def measured(key: str, tp: int, pp: int = s.pipeline_parallel_size, dtype: str = s.dtype, seqs: int = s.max_num_seqs,
+                 budget: int = s.max_num_batched_tokens) -> float | None:  # fmt: skip
+        """The scenario's measurement of `key` moved to this configuration (calc.pool.measured_at), or None."""
+        return measured_at(s, m, tp=tp, pp=pp, dtype=dtype, max_num_seqs=seqs, max_num_batched_tokens=budget).get(key)
+
     for j, (tp, pp) in enumerate(grid.parallel):
         for d, dt in enumerate(grid.dtypes):
             per_stage = weights_bytes_per_stage(m, params, weight_format(m, dt), tp=tp, pp=pp)
             if s.weights_memory_bytes is not None:
-                per_stage = [s.weights_memory_bytes] * pp
+                per_stage = [measured("weights_memory_bytes", tp, pp, dt)] * pp
             weights[j, d, :pp] = per_stage
     act = np.zeros((len(grid.parallel), len(sp.max_num_seqs), len(sp.max_num_batched_tokens)))
     for j, (tp, _) in enumerate(grid.parallel):
         for i, seqs in enumerate(sp.max_num_seqs):
             for b, budget in enumerate(sp.max_num_batched_tokens):
-                act[j, i, b] = s.activation_memory_bytes if s.activation_memory_bytes is not None else \
+                act[j, i, b] = measured("activation_memory_bytes", tp, seqs=seqs, budget=budget) \
+                    if s.activation_memory_bytes is not None else \
                     activation_peak_bytes(m, max_num_batched_tokens=budget, max_num_seqs=seqs, tp=tp,
                                           max_model_len=s.max_model_len)  # fmt: skip
-    non_torch = np.array([s.non_torch_memory_bytes if s.non_torch_memory_bytes is not None else
+    non_torch = np.array([measured("non_torch_memory_bytes", tp, pp) if s.non_torch_memory_bytes is not None else
                           non_torch_bytes(gpus_per_replica=tp * pp) for tp, pp in grid.parallel])  # fmt: skip
-    graphs = np.array([s.cudagraph_memory_bytes if s.cudagraph_memory_bytes is not None else
+    graphs = np.array([measured("cudagraph_memory_bytes", tp) if s.cudagraph_memory_bytes is not None else
                        cudagraph_bytes(tp=tp, enforce_eager=s.enforce_eager) for tp, _ in grid.parallel])  # fmt: skip
     blocking, reps = _blockings(m, s, grid, gpus)
     shape = (len(grid.parallel), len(sp.kv_cache_dtypes), len(reps), depth)

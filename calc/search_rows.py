@@ -10,6 +10,7 @@ import shlex
 from dataclasses import dataclass
 
 from calc.bench import CHECK_RANGE_RATIO, MAX_CHECK_PROMPTS
+from calc.pool import measured_at
 from calc.replica_check import RateCheck, replica_check
 from calc.resolve import for_other_gpu
 from calc.scenario import Scenario
@@ -38,7 +39,10 @@ def scenario_of(r, i: int) -> Scenario:
     """Configuration i as a Scenario at its operating point: `evaluate()` of it shows this configuration's numbers.
     On another GPU than the scenario's, the scenario's GPU overrides and own price do not travel."""
     f = fields_of(r, i)
-    return Scenario.model_validate(for_other_gpu(r.scenario, f["gpu"]).model_dump() | f)
+    moved = measured_at(r.scenario, r.model, tp=f["tensor_parallel_size"], pp=f["pipeline_parallel_size"],
+                        dtype=f["dtype"], max_num_seqs=f["max_num_seqs"],
+                        max_num_batched_tokens=f["max_num_batched_tokens"]) if r.model is not None else {}  # fmt: skip
+    return Scenario.model_validate(for_other_gpu(r.scenario, f["gpu"]).model_dump() | f | moved)
 
 
 def served_scenario(r, i: int) -> Scenario:
