@@ -209,7 +209,9 @@ def throughput_vs_concurrency(r, pts) -> Chart:
     s, f, cap = r.scenario, r.fit, r.fleet.capacity
     x = [p.concurrency for p in pts]
     limit = f.max_concurrency_at_length
-    shape, note = _vline(max(limit, 1), f"pool holds {limit:,} at this length", log=True)
+    capped = limit >= s.max_num_seqs  # the pool holds more: max_num_seqs is the limit
+    shape, note = _vline(max(limit, 1), f"max_num_seqs {limit:,}" if capped else f"pool holds {limit:,} at this length",
+                         log=True)  # fmt: skip
     capacity = ([dict(type="scatter", x=[cap.concurrency], y=[cap.rps * s.output_len], mode="markers",
                       marker=dict(symbol="diamond", size=12, color="#2ca02c", line=dict(width=1, color="black")),
                       name=f"capacity: {fmt.rate(cap.rps, 'req/s')} per replica ({fmt.pct(s.conformance_quota, 0)} "

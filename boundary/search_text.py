@@ -35,8 +35,11 @@ def render_text(out: dict) -> str:
              f"{s['conformance_quota']:.0%} of requests at {rate}, {s['input_len']:,} in / {s['output_len']:,} out"]  # fmt: skip
     c = out["cheapest"]
     if c is None:
-        lines += ["", "No configuration meets the SLOs within the filters: widen the space, relax the SLOs or raise the limits."]
-        lines += [f"  {n:,} of {out['configs_evaluated']:,}: {why}" for why, n in out.get("why_not_counts", {}).items()]
+        counts = out.get("why_not_counts", {})
+        first = next(iter(counts), "")
+        lines += ["", f"No configuration can serve: {first}." if counts.get(first) == out["configs_evaluated"] else
+                  "No configuration meets the SLOs within the filters: widen the space, relax the SLOs or raise the limits."]
+        lines += [f"  {n:,} of {out['configs_evaluated']:,}: {why}" for why, n in counts.items()]
     else:
         x = cells(c)
         what = (f"{c['prefill_instances']:,} prefill + {c['decode_instances']:,} decode instances"

@@ -60,11 +60,15 @@ def simulation_table(r) -> Table:
              fmt.pct(x.ttft_over_slo), fmt.ms_value(x.ttft_mean_ms),
              f"{fmt.sig(x.ttft_p50_ms)} / {fmt.sig(x.ttft_p95_ms)} / {fmt.sig(x.ttft_p99_ms)} ms",
              f"{fmt.sig(x.tpot_p50_ms)} / {fmt.sig(x.tpot_p95_ms)} / {fmt.sig(x.tpot_p99_ms)} ms"] for x in r.simulation]  # fmt: skip
-    s = r.scenario
+    s, mine = r.scenario, r.simulation[-1]
+    n = max(1, round(mine.requests_per_s * s.sim_window_s))
+    spread = 2 * (r.conformance.conformance * (1 - r.conformance.conformance) / n) ** 0.5  # two standard errors
     return Table(["configuration", "requests", "goodput", "conformant", "TTFT > SLO", "TTFT mean", "TTFT p50 / p95 / p99",
                   "TPOT p50 / p95 / p99"], rows,
                  note=f"log-normal σ = {s.latency_sigma:g}, window {fmt.seconds(s.sim_window_s)}, seeded; the seed's two "
-                      "configurations, then this scenario")  # fmt: skip
+                      f"configurations, then this scenario: {fmt.plural(n, 'request')} drawn around the estimates, so "
+                      f"its share conformant is the headline's {fmt.pct(r.conformance.conformance)} give or take "
+                      f"{fmt.pct(spread, 1)} (two standard errors of the sample)")  # fmt: skip
 
 
 def gpu_options_table(r) -> Table:
@@ -72,7 +76,11 @@ def gpu_options_table(r) -> Table:
              fmt.count(o.replicas) if o.replicas is not None else fmt.missing("set a request rate"),
              fmt.count(o.gpus) if o.gpus is not None else fmt.missing("set a request rate"),
              fmt.money(o.cost_per_million_output_tokens, o.currency)] for o in r.gpu_options]  # fmt: skip
-    return Table(["GPU", "TP", "capacity per replica", "replicas", "GPUs", "cost / M output tokens"], rows)
+    if r.scenario.request_rate:
+        return Table(["GPU", "TP", "capacity per replica", "replicas", "GPUs", "cost / M output tokens"], rows)
+    return Table(["GPU", "TP", "capacity per replica", "replicas", "GPUs", "cost / M output tokens at capacity"], rows,
+                 note="each GPU at its capacity within the SLOs; the headline's cost is this scenario's own, at its "
+                      f"{r.scenario.concurrency:,} in flight (set a request rate to price both alike)")  # fmt: skip
 
 
 def beyond_lines(r) -> list[str]:
@@ -116,4 +124,4 @@ def suggestions_table(r) -> Table:
             extra.append("the measured memory scaled to it" + (f" (weights {fmt.gib(w)} per GPU)" if w else ""))
         label = x.change + (f" + {', '.join(extra)}" if extra else "")
         rows.append([label, fmt.count(x.num_gpu_blocks), fmt.count(x.max_concurrency_at_length), fmt.pct(x.pool_fraction, 0)])
-    return Table(["change", "GPU blocks", "requests at this length", "pool used"], rows)
+    return Table(["change", "GPU blocks", "requests at this length (≤ max_num_seqs)", "pool used"], rows)

@@ -49,6 +49,8 @@ def suggest(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> 
     if s.request_len > s.max_model_len:  # every option also needs a max_model_len that admits the request
         s = s.model_copy(update={"max_model_len": s.request_len})
         out.append(_try(s, m, g, f"max_model_len={s.request_len}"))
+    if out and out[-1] is not None and out[-1].fits:  # the change every option needs is enough alone
+        return (out[-1],)
     if s.kv_cache_dtype != "fp8":
         out.append(_try(s, m, g, "fp8 KV cache (kv_cache_dtype=fp8)", kv_cache_dtype="fp8"))
     for tp in (2, 4, 8, 16):

@@ -101,9 +101,14 @@ def render(s: Scenario, catalog, link_base: str) -> None:
     for note in r.notes:
         st.caption(f"note: {plain(note, MAX_MESSAGE_SHOWN)}")
     if r.cheapest is None:
-        st.error("No configuration of the search space meets the SLOs within the filters: widen the space, relax "
-                 "the SLOs or raise the limits.", icon=":material/block:")  # fmt: skip
-        for why, n in r.why_counts().items():
+        counts = r.why_counts()
+        first = next(iter(counts), "")
+        if counts.get(first) == r.configs_evaluated:  # one reason rules out the whole space: it is the answer
+            st.error(f"No configuration of the search space can serve: {first}.", icon=":material/block:")
+        else:
+            st.error("No configuration of the search space meets the SLOs within the filters: widen the space, relax "
+                     "the SLOs or raise the limits.", icon=":material/block:")  # fmt: skip
+        for why, n in counts.items():
             st.caption(f"{n:,} of {r.configs_evaluated:,}: {why}")
         return
     top = r.top(TOP_ROWS)
