@@ -158,15 +158,31 @@ def occupancy(r, pts) -> Chart:
     )  # fmt: skip
 
 
+def log_ticks(values) -> dict:
+    """Ticks for a log axis over `values`: 1-2-5 steps where it spans under two decades, else the decades, each
+    written out with separators (plotly's own mix bare mantissas, '5, 2, 100', with '10k')."""
+    pos = [v for v in values if v > 0]
+    if not pos:
+        return {}
+    lo, hi = math.floor(math.log10(min(pos))), math.ceil(math.log10(max(pos)))
+    steps = (1,) if hi - lo > 2 else (1, 2, 5)
+    ticks = [m * 10.0**k for k in range(lo, hi + 1) for m in steps if min(pos) / 1.01 <= m * 10.0**k <= max(pos) * 1.01]
+    if len(ticks) < 2:  # a narrow range: its ends
+        ticks = sorted({float(fmt.sig(min(pos), 2).replace(",", "")), float(fmt.sig(max(pos), 2).replace(",", ""))})
+    return dict(tickvals=ticks, ticktext=[f"{t:,.0f}" if t == round(t) else fmt.sig(t, 2) for t in ticks])
+
+
 def concurrency_vs_context(r, pts) -> Chart:
     s = r.scenario
+    xs, ys = [p.max_model_len for p in pts], [p.max_concurrency for p in pts]
+    here = max(r.memory.max_concurrency, 1e-3)
     return _fig(
         "Maximum concurrency vs max_model_len (vLLM's startup line)",
         "max_model_len (tokens)",
         "max concurrency (requests)",
-        [_line([p.max_model_len for p in pts], [p.max_concurrency for p in pts], "this pool"),
-         _here(s.max_model_len, max(r.memory.max_concurrency, 1e-3))],
-        xaxis=dict(type="log"), yaxis=dict(type="log", dtick=None),
+        [_line(xs, ys, "this pool"), _here(s.max_model_len, here)],
+        xaxis=dict(type="log", dtick=None, **log_ticks([*xs, s.max_model_len])),
+        yaxis=dict(type="log", dtick=None, **log_ticks([*ys, here])),
     )  # fmt: skip
 
 

@@ -111,10 +111,15 @@ def missing_lines(r) -> list[str]:
                    f"{fmt.gib(m.total_memory_bytes)}): {fmt.gib(sf.weights_over_bytes)} short before any KV cache")  # fmt: skip
     if r.fit.refused:
         out.append(r.fit.refused)
+    overrun = -m.kv_cache_memory_bytes if m.kv_cache_memory_bytes < 0 else 0.0
+
+    def beyond(short: float) -> str:  # a KV shortfall counts the overrun before the pool, said once above
+        return f" (the {fmt.gib(overrun)} the weights and overheads overrun, plus {fmt.gib(short - overrun)})" if overrun else ""
+
     if sf.start_missing_blocks or (not sf.engine_starts and not r.fit.refused):
         out.append(f"KV cache for one max_model_len request ({fmt.tokens(s.max_model_len)}): "
                    f"{fmt.count(m.blocks_per_max_len_request)} blocks; the pool has {fmt.count(m.num_gpu_blocks)} — "
-                   f"{fmt.gib(sf.start_missing_bytes)} per GPU short")  # fmt: skip
+                   f"{fmt.gib(sf.start_missing_bytes)} per GPU short{beyond(sf.start_missing_bytes)}")  # fmt: skip
     if s.request_len > s.max_model_len:
         out.append(f"request length: {fmt.tokens(s.request_len)} exceeds max_model_len {fmt.count(s.max_model_len)} "
                    f"by {fmt.tokens(s.request_len - s.max_model_len)}: vLLM rejects it")  # fmt: skip
@@ -122,7 +127,7 @@ def missing_lines(r) -> list[str]:
         out.append(f"KV cache for {s.concurrency:,} requests of {fmt.tokens(f.request_tokens)}: "
                    f"{fmt.count(f.blocks_needed)} blocks, the pool has {fmt.count(m.num_gpu_blocks)} — "
                    f"{fmt.count(sf.workload_missing_blocks)} blocks ({fmt.gib(sf.workload_missing_bytes)} per GPU) short"
-                   + (": vLLM preempts" if sf.engine_starts else ""))  # fmt: skip
+                   + beyond(sf.workload_missing_bytes) + (": vLLM preempts" if sf.engine_starts else ""))  # fmt: skip
     if s.concurrency > s.max_num_seqs:
         out.append(f"max_num_seqs {s.max_num_seqs:,} < concurrency {s.concurrency:,}: "
                    f"{s.concurrency - s.max_num_seqs:,} requests wait in the queue")  # fmt: skip
@@ -158,8 +163,11 @@ def memory_metrics(r) -> list[Metric]:
                "per GPU; vLLM's 'Available KV cache memory'" + (f" — {fmt.gib(kv_short)} short" if kv_short else ""),
                f"{fmt.gib(kv_short)} short" if kv_short else ""),
         Metric("KV cache (tokens)", fmt.compact(m.kv_cache_tokens),
-               f"vLLM's 'GPU KV cache size': {fmt.tokens(m.kv_cache_tokens)} = {fmt.count(m.num_gpu_blocks)} blocks × "
-               f"{m.block_size}"),
+               f"vLLM's 'GPU KV cache size': {fmt.tokens(m.kv_cache_tokens)} = " + (
+                   f"{fmt.count(m.num_gpu_blocks)} blocks × {fmt.count(m.block_size)}"
+                   if m.kv_cache_tokens == m.num_gpu_blocks * m.block_size else
+                   f"{m.max_concurrency:,.2f} × max_model_len {fmt.count(s.max_model_len)} (its blocks also hold "
+                   "per-request state)")),
         Metric(f"Max conc. @ {fmt.count(s.max_model_len)}", f"{m.max_concurrency:,.2f}x",
                "vLLM's 'Maximum concurrency for max_model_len tokens per request'"),
         Metric("Fit at this length", fmt.count(f.max_concurrency_at_length),
@@ -259,7 +267,7 @@ def capacity_text(r) -> str:
               f"of requests wait longer than the TTFT SLO leaves (Erlang C), and more traffic would break the "
               f"{quota} quota")  # fmt: skip
     else:
-        count = (f"{cap.concurrency:,} requests in flight per replica" if cap.load >= cap.concurrency else
+        count = (f"{fmt.plural(cap.concurrency, 'request')} in flight per replica" if cap.load >= cap.concurrency else
                  f"{cap.load:,.1f} requests in flight per replica on average (latency at {cap.concurrency:,})")  # fmt: skip
         at = f"{count} — the most that keeps {quota} within both SLOs (limited by the SLOs)"
         if cap.prefill_load >= PREFILL_LOAD_SHOWN:
@@ -300,8 +308,11 @@ def kv_section(r) -> Section:
     if m.state_bytes_per_request:
         rows.append(("state per request per GPU", f"{fmt.bytes_exact(m.state_bytes_per_request)} = "
                      f"{fmt.size(m.state_bytes_per_request)} (Mamba / linear attention)"))  # fmt: skip
-    rows += [("GPU blocks × block size", f"{fmt.count(m.num_gpu_blocks)} × {m.block_size}"),
-             ("GPU KV cache size", fmt.tokens(m.kv_cache_tokens)),
+    size = fmt.tokens(m.kv_cache_tokens)
+    if m.kv_cache_tokens != m.num_gpu_blocks * m.block_size:  # vLLM ≥ 0.20 prints concurrency × max_model_len
+        size += f" = {m.max_concurrency:,.2f} × max_model_len {fmt.count(s.max_model_len)}, as vLLM prints it"
+    rows += [("GPU blocks × block size", f"{fmt.count(m.num_gpu_blocks)} × {fmt.count(m.block_size)}"),
+             ("GPU KV cache size", size),
              (f"max concurrency at {fmt.count(s.max_model_len)}", f"{m.max_concurrency:,.2f}x")]  # fmt: skip
     return Section("KV cache", rows)
 

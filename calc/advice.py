@@ -38,8 +38,9 @@ def _try(s: Scenario, m: ModelSpec, g: GPUSpec, change: str, **fields) -> Sugges
 
 
 def suggest(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> tuple[Suggestion, ...]:
-    """fp8 KV cache; the next tensor_parallel_size vLLM accepts; the smallest shipped GPU with more memory that
-    fits; fewer concurrent requests; a shorter max_model_len. Only changes that fit are returned."""
+    """fp8 KV cache; the next tensor_parallel_size vLLM accepts; fp8 weights for a 16-bit checkpoint, on fewer GPUs
+    than that TP; the smallest shipped GPU with more memory that fits; fewer concurrent requests; a shorter
+    max_model_len. Only changes that fit are returned."""
     out: list[Suggestion | None] = []
     if s.max_model_len > m.max_position_embeddings:  # vLLM refuses to start: every option needs the model's limit
         if s.request_len > m.max_position_embeddings:
@@ -53,9 +54,21 @@ def suggest(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> 
         return (out[-1],)
     if s.kv_cache_dtype != "fp8":
         out.append(_try(s, m, g, "fp8 KV cache (kv_cache_dtype=fp8)", kv_cache_dtype="fp8"))
+    tp_fix = None
     for tp in (2, 4, 8, 16):
         if tp > s.tensor_parallel_size:
             sug = _try(s, m, g, f"tensor_parallel_size={tp}", tensor_parallel_size=tp)
+            if sug and sug.fits:
+                out.append(sug)
+                tp_fix = tp
+                break
+    if s.dtype in ("auto", "bf16", "fp16") and m.quantization_config is None:  # a 16-bit checkpoint, fp8 on the fly
+        for tp in (1, 2, 4, 8, 16):
+            if tp < s.tensor_parallel_size or (tp_fix is not None and tp >= tp_fix):
+                continue  # fewer GPUs than the TP fix, or none of it
+            more = {"tensor_parallel_size": tp} if tp != s.tensor_parallel_size else {}
+            label = "fp8 weights (dtype=fp8)" + (f" + tensor_parallel_size={tp}" if more else "")
+            sug = _try(s, m, g, label, dtype="fp8", **more)
             if sug and sug.fits:
                 out.append(sug)
                 break

@@ -52,7 +52,7 @@ def weight_format(m: ModelSpec, dtype: str) -> WeightFormat:
             return WeightFormat(NVFP4_BYTES, NVFP4_BYTES, native, f"nvfp4 ({method})")
         if method in FP8_METHODS or (method in ("compressed-tensors", "modelopt") and q.bits != 4):
             b = 1 + FP8_BLOCK_SCALE_OVERHEAD
-            return WeightFormat(b, b, "fp8", f"fp8 ({method})")
+            return WeightFormat(b, b, "fp8", "fp8" if method == "fp8" else f"fp8 ({method})")
         if method in INT_METHODS:
             bits = q.bits or 4
             b = INT4_GROUP_BYTES if bits == 4 else 1.0

@@ -135,3 +135,13 @@ def test_the_capacity_sits_on_the_throughput_chart(catalog):
         at = r.scenario.model_copy(update={"concurrency": cap.concurrency})
         curve = evaluate(at, catalog).latency.output_tokens_per_s
         assert (d.y[0] == pytest.approx(curve)) is on_curve and d.y[0] <= curve * (1 + 1e-9)
+
+
+def test_log_axes_carry_whole_tick_labels(catalog):
+    """The concurrency-vs-max_model_len chart's log axes: labels written out with separators, 1-2-5 within two
+    decades, the decades beyond (plotly's own were bare mantissas, '5, 2, 100, 5', beside '10k')."""
+    assert charts.log_ticks([128, 300_000]) == {"tickvals": [1e3, 1e4, 1e5], "ticktext": ["1,000", "10,000", "100,000"]}
+    assert charts.log_ticks([1.5, 40])["ticktext"] == ["2", "5", "10", "20"]
+    r = evaluate(scenario(), catalog)
+    f = charts.concurrency_vs_context(r, r.curves.concurrency_vs_context)
+    assert f.layout.yaxis.ticktext and all("," in t or len(t) < 4 for t in f.layout.xaxis.ticktext)

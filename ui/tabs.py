@@ -57,7 +57,10 @@ def memory_tab(r) -> None:
             table(sec.table())
     groups = f"{fmt.plural(m.kv_groups, 'group')}, {fmt.plural(m.layers_per_group, 'layer')} per group" + (
         f", {m.padding_layers:,} padding layers" if m.padding_layers else "")  # fmt: skip
-    st.caption(f"Parameters: {fmt.params(m.params.total)} total, {fmt.params(m.params.active)} active; weights "
+    counts = (f"{fmt.params(m.params.total)} total, {fmt.params(m.params.active)} active per token" if m.params.experts
+              else f"{fmt.params(m.params.total)} ({fmt.params(m.params.active)} in the per-token matmuls: the "
+                   "embedding is a lookup)")  # fmt: skip
+    st.caption(f"Parameters: {counts}; weights "
                f"{fmt.gib(m.weights_bytes)} in all ({plain(m.weight_format.label)}); KV layout: {groups}.")  # fmt: skip
 
 
