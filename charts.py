@@ -64,12 +64,13 @@ def _here(x, y, name="this scenario") -> dict:
     return dict(type="scatter", x=[x], y=[y], mode="markers", marker=CURRENT, name=name)
 
 
-def _hline(y, text, *, log: bool = False) -> tuple[dict, dict]:
-    """A dashed horizontal line and its label at the same height. Plotly places shapes on a log axis by value but
-    annotations by log10(value): the label takes the logarithm, or it floats a decade off its line."""
+def _hline(y, text, *, log: bool = False, side: str = "right") -> tuple[dict, dict]:
+    """A dashed horizontal line and its label at the same height, at the `side` end (where the data are not: a
+    rising line crosses the right end). Plotly places shapes on a log axis by value but annotations by
+    log10(value): the label takes the logarithm, or it floats a decade off its line."""
     shape = dict(type="line", xref="paper", x0=0, x1=1, y0=y, y1=y, line=dict(dash="dash", color="gray"))
-    note = dict(xref="paper", x=1, y=math.log10(y) if log else y, text=text, showarrow=False, xanchor="right",
-                yanchor="bottom")  # fmt: skip
+    note = dict(xref="paper", x=1 if side == "right" else 0, y=math.log10(y) if log else y, text=text,
+                showarrow=False, xanchor=side, yanchor="bottom")  # fmt: skip
     return shape, note
 
 
@@ -147,7 +148,7 @@ def memory_breakdown(r) -> Chart:
 
 def occupancy(r, pts) -> Chart:
     s, fit = r.scenario, r.fit
-    shape, note = _hline(100, "pool full: vLLM preempts")
+    shape, note = _hline(100, "pool full: vLLM preempts", side="left")  # the occupancy rises to the right
     return _fig(
         f"KV pool occupancy at {s.concurrency} concurrent requests (output {s.output_len} tokens)",
         "prompt + output length (tokens)",

@@ -122,14 +122,17 @@ class SearchResult:
 
     def top(self, n: int = 10, *, disaggregated: bool | None = None) -> list[int]:
         """The n cheapest eligible configurations (ties: fewer GPUs, then more tokens/s per user), of one serving
-        mode when `disaggregated` is given; of configurations that serve the same (served_key), the first."""
+        mode when `disaggregated` is given; of configurations that serve the same (served_key), or that differ only
+        in a max_num_seqs their operating point never reaches (the same numbers), the first."""
         mask = self.eligible if disaggregated is None else self.eligible & (self.disaggregated == disaggregated)
         out: list[int] = []
         seen: set[tuple] = set()
         for i in by_cost(self.cost_per_million_output_tokens, self.gpus, self.tokens_per_s_per_user, mask).tolist():
             key = self.served_key(i)
-            if key not in seen:
-                seen.add(key)
+            alike = (*key[:4], *key[5:], float(self.ttft_s[i]), float(self.tpot_s[i]), int(self.gpus[i]),
+                     int(self.concurrency[i]))  # fmt: skip
+            if key not in seen and alike not in seen:
+                seen.update((key, alike))
                 out.append(i)
                 if len(out) == n:
                     break

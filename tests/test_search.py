@@ -6,6 +6,7 @@ from conftest import scenario
 from pydantic import ValidationError
 
 from calc.errors import InputError
+from calc.scenario import Scenario
 from calc.search import pareto, search
 from calc.search_rows import check, row, serve_commands
 from calc.search_space import grid, space_of
@@ -191,3 +192,15 @@ def test_the_rate_check_needs_a_rate_and_an_aggregated_engine(catalog, small):
     assert rate_check(small, dis, catalog) is None
     no_rate = search(scenario(**(SMALL | {"request_rate": None})), catalog)
     assert rate_check(no_rate, no_rate.top(1, disaggregated=False)[0], catalog) is None
+
+
+def test_the_lists_show_configurations_that_differ_only_in_an_unreached_max_num_seqs_once(catalog):
+    """Llama-3.1-70B at 10 req/s: MI300X TP 4 fp8 at max_num_seqs 64, 128, 256 and 512 all run 31 in flight with the
+    same TTFT, TPOT and GPUs, and the list showed all four; now the first (the smallest max_num_seqs)."""
+    s = Scenario(model="llama-3.1-70b", request_rate=10, input_len=2000, output_len=500, search_gpus="mi300x",
+                 search_tensor_parallel_size="4", search_dtype="fp8", search_kv_cache_dtype="fp8",
+                 search_disaggregated=False)  # fmt: skip
+    r = search(s, catalog)
+    top = r.top(10)
+    shown = [(r.ttft_s[i], r.tpot_s[i], r.gpus[i], r.concurrency[i]) for i in top]
+    assert len(shown) == len(set(shown)) and row(r, top[0])["max_num_seqs"] == 64
