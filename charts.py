@@ -156,6 +156,8 @@ def occupancy(r, pts) -> Chart:
         [_line([p.request_tokens for p in pts], [p.pool_fraction * 100 for p in pts], f"{s.concurrency} × blocks(L) / pool"),
          _here(fit.request_tokens, min(fit.pool_fraction, 10) * 100)],
         shapes=[shape], notes=[note],
+        # up to a little past full, or past the scenario: the line may leave the top where lengths run far beyond
+        yaxis=dict(range=[0, max(120.0, 1.15 * min(fit.pool_fraction, 10) * 100)]),
     )  # fmt: skip
 
 
@@ -198,7 +200,7 @@ def roofline(r) -> Chart:
     ]
     for name, ph in (("prefill", lat.prefill), ("decode step", lat.decode)):
         t = _here(ph.intensity_flop_per_byte, ph.flop / ph.estimate_s / 1e12, f"{name} (estimate)")
-        t.update(mode="markers+text", text=[name], textposition="top center")
+        t.update(mode="markers+text", text=[name], textposition="bottom center")  # under the roof, off its line
         if name == "prefill":
             t["marker"] = dict(size=14, color="#1f77b4")
         traces.append(t)
@@ -260,9 +262,9 @@ def latency_breakdown(r) -> Chart:
 def chunk_spike(r) -> Chart:
     lat, s = r.latency, r.scenario
     steps = ["plain decode step", f"step + {min(lat.chunk_tokens, s.input_len):,}-token chunk"]
-    shape, note = _hline(s.slo_tpot_s * 1e3, "TPOT SLO")
+    shape, note = _hline(s.slo_tpot_s * 1e3, "TPOT SLO", side="left")  # above the plain step, not the chunk's bar
     return _fig(
-        f"Chunked prefill: a {s.input_len:,}-token prompt takes {lat.prefill_steps:,} step(s)", "engine step (one forward pass)",
+        f"Chunked prefill: a {s.input_len:,}-token prompt takes {fmt.plural(lat.prefill_steps, 'step')}", "engine step (one forward pass)",
         "step time (ms)",
         [dict(type="bar", x=steps, y=[lat.itl_s * 1e3, lat.chunk_step_s * 1e3], name="inter-token latency (ms)"),
          _here(steps[1], lat.chunk_step_s * 1e3)],
