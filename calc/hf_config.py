@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from calc.errors import InputError, describe
+from calc.hf_families import adapt, vision_defaults
 from calc.model_spec import MAX_LAYERS, ModelSpec, VisionConfig
 
 WRAPPERS = ("text_config", "llm_config", "language_config")
@@ -46,6 +47,8 @@ FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
     "llama4_text": {"n_shared_experts": 1},  # one shared expert of intermediate_size per MoE layer
     "cohere2": {"sliding_window_pattern": 4},
     "starcoder2": {"attention_bias": True},
+    "falcon": {"max_position_embeddings": 2048},  # FalconConfig
+    "ernie4_5_moe": {"max_position_embeddings": 131072},  # Ernie4_5_MoeConfig
 }
 KNOWN = (
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next", "gemma", "gemma2",
@@ -53,7 +56,8 @@ KNOWN = (
     "qwen2_5_vl_text", "qwen2_vl_text", "qwen3_vl_text", "qwen3_vl_moe_text", "glm4_moe", "minimax_m2",
     "ministral3", "nemotron_h", "nemotron-nas", "granitemoehybrid", "exaone4", "cohere", "cohere2", "olmo2", "olmo3",
     "starcoder2", "internlm2", "baichuan", "falcon_h1", "jamba", "mamba", "mamba2", "falcon_mamba", "lfm2", "minimax",
-    "bamba", "granite", "granitemoe", "phi", "ernie4_5", "ernie4_5_moe", "hunyuan_v1_dense", "seed_oss",
+    "bamba", "granite", "granitemoe", "phi", "ernie4_5", "ernie4_5_moe", "hunyuan_v1_dense", "seed_oss", "dbrx",
+    "arctic", "falcon", "minicpm3", "olmoe", "chatglm",
 )  # fmt: skip
 TEXT_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen2_5_vl": "qwen2_5_vl_text",
               "qwen2_vl": "qwen2_vl_text", "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text"}  # fmt: skip
@@ -193,6 +197,9 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
         cfg = {PURE_MAMBA_ALIASES.get(k, k): v for k, v in cfg.items()}
     if mt == "nemotron_h" and "expand" in cfg:
         cfg["mamba_expand"] = cfg.pop("expand")
+    if wrapper is None and mt in TEXT_TYPES:  # the flat layout of a multimodal checkpoint (Qwen2-VL's own)
+        mt = TEXT_TYPES[mt]
+    adapt(cfg, mt, assumptions)
     for old, new in ALIASES.items():
         if old in cfg and cfg.get(new) is None:
             cfg[new] = cfg.pop(old)
@@ -231,7 +238,8 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
     data = {k: v for k, v in cfg.items() if k in keep and v is not None}
     hf_id = config.get("_name_or_path") if isinstance(config.get("_name_or_path"), str) else None
     data |= {"name": (name or hf_id or mt)[:120], "hf_id": hf_id[:200] if hf_id else None, "source": source,
-             "assumptions": tuple(a[:300] for a in assumptions), "vision_config": _vision(vision)}  # fmt: skip
+             "assumptions": tuple(a[:300] for a in assumptions),
+             "vision_config": _vision(vision_defaults(vision, wrapper or mt) if vision else None)}  # fmt: skip
     if wrapper and not data.get("architectures"):
         data["architectures"] = (wrapper,)
     try:

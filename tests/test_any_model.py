@@ -63,6 +63,17 @@ FAMILIES = {
     "lfm2-2.6b": (8 * 2 * 8 * 64 * 2, (8, 8 * 2 * 1 * 64 * 2), 2 * 2048 * 2),  # short conv: (L_cache − 1) · conv_dim
     "gemma-3-4b-it": (34 * 2 * 4 * 256 * 2, (4, 34 * 2 * 1 * 256 * 2), 0),  # 8 heads
     "phi-4-mini-instruct": (32 * 2 * 8 * 128 * 2, (8, 32 * 2 * 1 * 128 * 2), 0),
+    # 2026-12-02, a review with real configs: DBRX's attn_config / ffn_config, Arctic's residual MLP, ERNIE-4.5's
+    # moe_* layout, Falcon's defaults, MiniCPM3's MLA without v_head_dim, Qwen2-VL's flat layout
+    "dbrx-instruct": (40 * 2 * 8 * 128 * 2, (8, 40 * 2 * 1 * 128 * 2), 0),  # kv_n_heads 8, 6,144 / 48 heads
+    "arctic-instruct": (35 * 2 * 8 * 128 * 2, (8, 35 * 2 * 1 * 128 * 2), 0),
+    "falcon-40b": (60 * 2 * 8 * 64 * 2, (8, 60 * 2 * 1 * 64 * 2), 0),  # num_kv_heads 8, 8,192 / 128 heads
+    "minicpm3-4b": (62 * (256 + 32) * 2, (8, 62 * (256 + 32) * 2), 0),  # MLA latent + rope key on every rank
+    "ernie-4.5-21b-a3b": (28 * 2 * 4 * 128 * 2, (4, 28 * 2 * 1 * 128 * 2), 0),  # 20 heads: TP 8 refused
+    "qwen2-vl-7b": (28 * 2 * 4 * 128 * 2, (4, 28 * 2 * 1 * 128 * 2), 0),
+    "mixtral-8x22b": (56 * 2 * 8 * 128 * 2, (8, 56 * 2 * 1 * 128 * 2), 0),
+    "olmoe-1b-7b": (16 * 2 * 16 * 128 * 2, (8, 16 * 2 * 2 * 128 * 2), 0),
+    "glm-4-9b-chat": (40 * 2 * 2 * 128 * 2, (2, 40 * 2 * 1 * 128 * 2), 0),  # multi_query_group_num 2
 }
 
 
@@ -222,3 +233,37 @@ def test_a_hybrid_shows_its_state_in_json_and_text(catalog):
     r = evaluate(Scenario(model="nemotron-h-8b", gpu="h100-sxm"), catalog)
     assert r.to_dict()["state_bytes_per_request"] == 24 * 1040 * 4096
     assert f"{24 * 1040 * 4096:,} B" in render_text(r)
+
+
+def test_family_layouts_count_their_parameters_by_hand():
+    """Parameters of the families whose config.json the general reader could not read by field names alone, written
+    out from their configs (gated MLPs: 3 · hidden · width; attention: hidden · (hidden + 2 · kv · head) + hidden²)."""
+    # DBRX: 40 layers, d 6,144, 48 heads (8 KV) of 128, 16 experts of 10,752, top 4, vocab 100,352 untied
+    attn, expert = 6144 * (6144 + 2 * 1024) + 6144 * 6144, 3 * 6144 * 10752
+    p = count_params(load("dbrx-instruct"))
+    assert p.total == pytest.approx(40 * (attn + 16 * expert) + 2 * 100_352 * 6144, rel=1e-3)  # 131.6 B ("132B")
+    assert p.active == pytest.approx(40 * (attn + 4 * expert) + 100_352 * 6144, rel=1e-3)  # 35.9 B ("36B")
+    # Arctic: 35 layers, d 7,168, 56 heads (8 KV), 128 experts of 4,864, top 2, and the dense residual MLP of 4,864
+    attn, expert, router = 7168 * (7168 + 2 * 1024) + 7168 * 7168, 3 * 7168 * 4864, 7168 * 128
+    p = count_params(load("arctic-instruct"))
+    assert p.total == pytest.approx(35 * (attn + 129 * expert + router) + 2 * 32_000 * 7168, rel=1e-3)
+    assert p.active == pytest.approx(35 * (attn + 3 * expert + router) + 32_000 * 7168, rel=1e-3)  # 15.4 B, not 11.7
+    # ERNIE-4.5-21B-A3B: layer 0 dense (12,288), layers 1–27 MoE: 64 experts of 1,536 (top 6) + 2 shared
+    attn, expert = 2560 * (2560 + 2 * 512) + 2560 * 2560, 3 * 2560 * 1536
+    p = count_params(load("ernie-4.5-21b-a3b"))
+    assert p.total == pytest.approx(28 * attn + 3 * 2560 * 12288 + 27 * 66 * expert + 103_424 * 2560, rel=1e-3)
+    assert _within_card(p.active, "3B")  # "3B activated" (the 21.8 B total the name rounds to 21B)
+    # Falcon-40B: 60 layers, d 8,192, 128 heads (8 KV) of 64, MLP 4 · d not gated, vocab 65,024 untied
+    attn = 8192 * (8192 + 2 * 512) + 8192 * 8192
+    p = count_params(load("falcon-40b"))
+    assert p.total == pytest.approx(60 * (attn + 2 * 8192 * 4 * 8192) + 2 * 65_024 * 8192, rel=1e-3)
+    # Qwen2-VL-7B's tower from Qwen2VLVisionConfig's defaults: 32 blocks of 1,280 wide, MLP 4 × 1,280 (not gated)
+    v = count_params(load("qwen2-vl-7b")).vision
+    assert v == pytest.approx(32 * (4 * 1280 * 1280 + 2 * 1280 * 5120), rel=0.08)  # + biases, norms, merger
+
+
+def test_llama_32_vision_is_refused_by_name():
+    """mllama's cross-attention layers keep each request's image KV: refused, naming the field, not planned 10× off."""
+    with pytest.raises(InputError) as e:
+        load("llama-3.2-90b-vision")
+    assert e.value.field == "cross_attention_layers" and "does not model" in e.value.message

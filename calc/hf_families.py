@@ -1,0 +1,90 @@
+"""Family rules for config.json layouts that the general reader (calc.hf_config) cannot read by field names alone:
+nested blocks, family spellings of MoE layouts, and fields a family's transformers class leaves to its defaults.
+
+Each rule rewrites the config dict in place into the standard fields ModelSpec reads, and says what it assumed.
+Sources: the families' transformers configuration classes and vLLM's model files (model_executor/models/*.py).
+Pure: dicts in, dicts out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from calc.errors import InputError
+
+QWEN2_VL_VISION = {"depth": 32, "embed_dim": 1280, "mlp_ratio": 4, "num_heads": 16, "patch_size": 14,
+                   "spatial_merge_size": 2, "temporal_patch_size": 2}  # fmt: skip
+"""Qwen2VLVisionConfig's defaults: a saved config leaves out what equals them."""
+
+
+def _first(x: Any) -> Any:
+    """ERNIE-4.5 lists some fields per modality (text first): the text's."""
+    return x[0] if isinstance(x, list) and x else x
+
+
+def _nested(cfg: dict, block: str) -> dict:
+    x = cfg.pop(block, None) or {}
+    if not isinstance(x, dict):
+        raise InputError(block, "expected an object of fields")
+    return x
+
+
+def adapt(cfg: dict, mt: str, assumptions: list[str]) -> None:
+    """Rewrite `cfg` (model_type `mt`) into the standard fields, in place."""
+    if mt == "dbrx":  # DbrxConfig: attention and MoE fields in attn_config / ffn_config; every layer MoE
+        attn, ffn = _nested(cfg, "attn_config"), _nested(cfg, "ffn_config")
+        cfg.setdefault("num_attention_heads", cfg.pop("n_heads", None))
+        cfg.setdefault("num_key_value_heads", attn.get("kv_n_heads", 1))
+        cfg.setdefault("max_position_embeddings", cfg.pop("max_seq_len", 2048))
+        cfg.setdefault("num_local_experts", ffn.get("moe_num_experts", 4))
+        cfg.setdefault("num_experts_per_tok", ffn.get("moe_top_k", 1))
+        cfg.setdefault("moe_intermediate_size", ffn.get("ffn_hidden_size", 3584))
+    elif mt in ("ernie4_5_moe", "ernie4_5_vl_moe"):  # Ernie4_5_MoeConfig: MoE where start ≤ i ≤ end, (i+1) % interval == 0
+        experts = _first(cfg.pop("moe_num_experts", None))
+        if experts:
+            cfg.setdefault("num_experts", experts)
+            cfg.setdefault("num_experts_per_tok", cfg.pop("moe_k", 2))
+            cfg.setdefault("n_shared_experts", cfg.pop("moe_num_shared_experts", 0))
+            cfg["moe_intermediate_size"] = _first(cfg.get("moe_intermediate_size")) or None
+            n = cfg.get("num_hidden_layers")
+            start = cfg.pop("moe_layer_start_index", 1)
+            end = cfg.pop("moe_layer_end_index", -1)
+            step = cfg.pop("moe_layer_interval", 1)
+            start = min(start) if isinstance(start, list) and start else start
+            end = max(end) if isinstance(end, list) and end else end
+            if isinstance(n, int) and all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step)):
+                end = n - 1 if end < 0 else end
+                cfg.setdefault("mlp_layer_types", ["moe" if start <= i <= end and (i + 1) % max(step, 1) == 0
+                                                   else "dense" for i in range(max(0, min(n, 10**6)))])  # fmt: skip
+    elif mt == "arctic":  # ArcticConfig: a dense residual MLP beside the experts, as wide as one (vLLM arctic.py)
+        cfg.setdefault("decoder_sparse_step", cfg.pop("moe_layer_frequency", 2))
+        if cfg.pop("use_residual", False):
+            cfg.setdefault("n_shared_experts", 1)
+    elif mt == "falcon":  # FalconConfig: the MLP is 4 × hidden_size unless ffn_hidden_size says otherwise
+        if cfg.get("intermediate_size") is None and cfg.get("ffn_hidden_size") is None and isinstance(cfg.get("hidden_size"), int):
+            cfg["intermediate_size"] = 4 * cfg["hidden_size"]
+        if cfg.get("multi_query") and cfg.get("num_kv_heads") is None and cfg.get("n_head_kv") is None \
+                and not cfg.get("new_decoder_architecture"):  # fmt: skip
+            cfg["num_key_value_heads"] = 1
+    elif mt == "minicpm3":  # MiniCPM3Config carries no v_head_dim: vLLM takes hidden_size / heads
+        h, heads = cfg.get("hidden_size"), cfg.get("num_attention_heads")
+        if cfg.get("v_head_dim") is None and isinstance(h, int) and isinstance(heads, int) and heads > 0:
+            cfg["v_head_dim"] = h // heads
+    elif mt == "mllama_text_model" or cfg.get("cross_attention_layers"):
+        raise InputError("cross_attention_layers", "Llama 3.2 Vision (mllama): its cross-attention layers keep each "
+                         "request's image KV, which this planner does not model; it refuses rather than plan it wrong")  # fmt: skip
+
+
+def vision_defaults(v: dict, model_type: str) -> dict:
+    """Qwen2-VL's vision_config (embed_dim wide; its hidden_size is the projector's output): the tower's own width,
+    its MLP (mlp_ratio × embed_dim) and the defaults the saved config left out."""
+    if model_type not in ("qwen2_vl", "qwen2_vl_text") and "embed_dim" not in v:
+        return v
+    v = {**QWEN2_VL_VISION, **v}
+    out = dict(v)
+    embed, ratio = v.get("embed_dim"), v.get("mlp_ratio")
+    if isinstance(embed, int) and isinstance(ratio, (int, float)) and not isinstance(ratio, bool):
+        out["out_hidden_size"] = v.get("hidden_size")
+        out["hidden_size"] = embed
+        out["intermediate_size"] = int(embed * ratio)
+    return out
