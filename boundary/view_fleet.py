@@ -12,13 +12,23 @@ from calc.pool import MEASURED_MEMORY
 from calc.tails import quantile_label
 
 
+def _strict_why(r) -> str:
+    """Why the strict variant is what it is: a chunk step over the SLO (calc.goodput.conformance), or the gaps' odds."""
+    s, lat = r.scenario, r.latency
+    if lat.decode_batch > 1 and not s.disaggregated and lat.chunk_step_s > s.slo_tpot_s:
+        return (f"a step that carries another request's prefill chunk takes {fmt.ms(lat.chunk_step_s)}, over the SLO, "
+                "and a request with company meets one")  # fmt: skip
+    return (f"each of the {max(s.output_len - 1, 0):,} gaps log-normal with σ = {s.latency_sigma:g} around the plain "
+            "step: a long output has that many chances to exceed it")  # fmt: skip
+
+
 def slo_lines(r, *, replica_check=None) -> list[str]:
     """`replica_check`: the replica count's simulated check to say under it (calc.replica_check.RateCheck), if any."""
     s, c, fl = r.scenario, r.conformance, r.fleet
     out = [f"P(TTFT ≤ {fmt.seconds(s.slo_ttft_s)}) = {fmt.pct(c.p_ttft)} · P(TPOT ≤ {fmt.seconds(s.slo_tpot_s)}) = "
            f"{fmt.pct(c.p_tpot)} → conformance {fmt.pct(c.conformance)}; goodput {fmt.rate(r.goodput_rps, 'req/s')} "
            f"of {fmt.rate(r.latency.requests_per_s, 'req/s')}",
-           f"strict variant (every inter-token gap ≤ SLO): {fmt.pct(c.strict_conformance)}",
+           f"strict variant (every inter-token gap ≤ SLO): {fmt.pct(c.strict_conformance)} ({_strict_why(r)})",
            f"capacity: {capacity_text(r)}"]  # fmt: skip
     if fl.replicas is not None:
         split = (f" ({fl.prefill_instances:,} prefill + {fl.decode_instances:,} decode instances)"

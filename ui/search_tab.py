@@ -137,7 +137,11 @@ def _chosen(r, i: int, names, catalog) -> None:
     if r.disaggregated[i] and d["prefill_instances"] is not None:
         c[2].metric("Prefill : decode instances", f"{fmt.count(d['prefill_instances'])} : {fmt.count(d['decode_instances'])}")
     else:
-        c[2].metric("Replicas", x["replicas"])
+        if d["replicas"] is None:  # the reason in the help: a metric's value has room for a few characters only
+            c[2].metric("Replicas", "—", help="Set a request rate to size a fleet: without one, one replica is priced at "
+                        "its own capacity.")  # fmt: skip
+        else:
+            c[2].metric("Replicas", x["replicas"])
     c[3].metric("TTFT", x["ttft"])
     c[4].metric("TPOT", x["tpot"])
     st.caption(f"{plain(label(r, i, names))}; {d['concurrency']:,} requests in flight per "
