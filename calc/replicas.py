@@ -23,7 +23,7 @@ from calc.slot_queue import erlang_c_one, late_share_one, queue_service_one
 from calc.specs import GPUSpec, ModelSpec
 from calc.step_inputs import step_model
 from calc.step_time import StepModel, chunk_pairs
-from calc.workload import max_requests_at_length
+from calc.workload import max_requests_at_length, start_refusal
 
 
 def conformance_of(s: Scenario, lat: LatencyResult) -> Conformance:
@@ -83,9 +83,10 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
     falls as b or a grows): the largest b whose latency keeps the quota, then the largest b ≤ it that keeps it at a
     load of b with both waits, then the largest a in (b, b + 1) with the latency at b + 1. calc.search_fleet takes
     the same steps over arrays."""
-    slots = max_requests_at_length(s, mem)
+    slots = max_requests_at_length(s, mem, m)
     if slots == 0:
-        return Capacity(0, 0.0, 0.0, "memory", "not even one request of this length fits in the KV pool")
+        return Capacity(0, 0.0, 0.0, "memory", start_refusal(s, m, mem) or
+                        "not even one request of this length fits in the KV pool")  # fmt: skip
     model = model or step_model(s, m, g, mem, engine)
     seen: dict[int, tuple] = {}
 

@@ -39,7 +39,8 @@ from calc.specs import ModelSpec
 WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: one max_model_len request does not fit",
        "a request is longer than max_model_len", "not even one request at a time meets the SLOs at the quota",
        "uses more GPUs than search_max_gpus", "costs more per hour than search_budget_per_hour",
-       "vLLM refuses to start: max_model_len exceeds the model's max_position_embeddings")  # fmt: skip
+       "vLLM refuses to start: max_model_len exceeds the model's max_position_embeddings",
+       "vLLM refuses to start: kv_cache_memory_bytes and the weights exceed the GPU's memory")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -210,6 +211,7 @@ def _why(s: Scenario, pool: PoolArrays, positions: int) -> np.ndarray:
         why[:] = 3
     why[pool.max_concurrency < 1] = 2
     why[pool.num_gpu_blocks == 0] = 1
+    why[pool.pool_beyond_gpu] = 8
     if s.max_model_len > positions:  # whatever the memory: calc.workload.fit_workload's refusal
         why[:] = 7
     return why

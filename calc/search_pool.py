@@ -44,6 +44,9 @@ class PoolArrays:
     kv_bytes_per_token_per_gpu: np.ndarray
     state_bytes_per_request: np.ndarray
     block_size: np.ndarray
+    pool_beyond_gpu: np.ndarray
+    """kv_cache_memory_bytes and the weights exceed the GPU's memory: vLLM cannot allocate that pool, and refuses to
+    start (calc.workload.fit_workload's refusal)."""
 
 
 def _blockings(m, s: Scenario, grid: Grid, gpus) -> tuple[np.ndarray, list]:
@@ -134,10 +137,14 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     per_max = per_max_len[par, kvi, f, low, bi]
     conc = np.divide(blocks, per_max, out=np.zeros(grid.size), where=per_max > 0)
     held = np.minimum(blocks // per_request[par, kvi, f, low, bi], seqs_values[si])
-    if s.request_len > s.max_model_len:
+    if s.request_len > s.max_model_len or s.max_model_len > m.max_position_embeddings:  # rejected, or no start
         held[:] = 0
     held[conc < 1] = 0
+    beyond = np.zeros(grid.size, dtype=bool)
+    if s.kv_cache_memory_bytes is not None:  # as size_pool's weights_bytes_per_gpu: the heaviest stage's
+        beyond = s.kv_cache_memory_bytes + weights[par, dt].max(axis=1) > memory[grid.gpu]
+        held[beyond] = 0
     return PoolArrays(num_gpu_blocks=blocks, max_concurrency=conc, max_concurrency_at_length=held,
                       kv_cache_memory_bytes=avail_k[low, cols], weights_bytes_per_gpu=weights[par, dt, low],
                       kv_bytes_per_token_per_gpu=kv_gpu[par, kvi], state_bytes_per_request=state[par, kvi, f, low],
-                      block_size=block_size[par, kvi, f, low])  # fmt: skip
+                      block_size=block_size[par, kvi, f, low], pool_beyond_gpu=beyond)  # fmt: skip

@@ -63,7 +63,7 @@ def row(r, i: int) -> dict:
     s, p, b = r.scenario, r.pool, r.base(i)
     deployed = r.gpus[i] > 0
     out = fields_of(r, i) | {"max_model_len": s.max_model_len, "engine": s.engine}
-    out |= {"fits": bool(r.why[i] not in (1, 2, 3, 7)), "meets_slo": bool(r.capacity_rps[i] > 0), "why_not": r.why_not(i),
+    out |= {"fits": bool(r.why[i] not in (1, 2, 3, 7, 8)), "meets_slo": bool(r.capacity_rps[i] > 0), "why_not": r.why_not(i),
             "num_gpu_blocks": int(p.num_gpu_blocks[b]), "max_concurrency": float(p.max_concurrency[b]),
             "max_concurrency_at_length": int(p.max_concurrency_at_length[b]), "ttft_s": _num(r.ttft_s[i]),
             "tpot_s": _num(r.tpot_s[i]), "tokens_per_s_per_user": _num(r.tokens_per_s_per_user[i]),

@@ -30,7 +30,7 @@ class WorkloadFit:
     fits: bool
     reasons: tuple[str, ...]
     max_concurrency_at_length: int
-    """Most requests of this length held at once, capped by max_num_seqs."""
+    """Most requests of this length held at once, capped by max_num_seqs (0 when vLLM refuses to start)."""
     longest_request_at_concurrency: int
     """Longest request (prompt + output) each of `concurrency` requests can have, capped by max_model_len."""
     longest_prompt_at_concurrency: int
@@ -42,10 +42,23 @@ class WorkloadFit:
     kv_cache_memory_bytes the GPU cannot hold), else ''."""
 
 
-def max_requests_at_length(s: Scenario, mem: PoolResult) -> int:
+def start_refusal(s: Scenario, m: ModelSpec, mem: PoolResult) -> str:
+    """Why vLLM refuses to start whatever the pool holds, or '': max_model_len beyond the model's positions, or a
+    kv_cache_memory_bytes that does not fit beside the weights."""
+    if s.max_model_len > m.max_position_embeddings:
+        return (f"vLLM refuses to start: max_model_len {s.max_model_len:,} exceeds the model's max_position_embeddings "
+                f"{m.max_position_embeddings:,} (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 overrides it, at the model's risk)")  # fmt: skip
+    if mem.kv_cache_memory_from_flag and mem.kv_cache_memory_bytes + mem.weights_bytes_per_gpu > mem.total_memory_bytes:
+        return (f"kv_cache_memory_bytes ({mem.kv_cache_memory_bytes / GiB:,.2f} GiB) and the weights "
+                f"({mem.weights_bytes_per_gpu / GiB:,.2f} GiB) exceed the GPU's {mem.total_memory_bytes / GiB:,.2f} GiB: "
+                "vLLM cannot allocate that pool")  # fmt: skip
+    return ""
+
+
+def max_requests_at_length(s: Scenario, mem: PoolResult, m: ModelSpec | None = None) -> int:
     """Most requests of input_len + output_len tokens the pool holds at once, capped by max_num_seqs (0 when the
-    engine would not start or the request exceeds max_model_len)."""
-    if s.request_len > s.max_model_len or mem.max_concurrency < 1:
+    engine would not start — with the model given, for its refusals too — or the request exceeds max_model_len)."""
+    if s.request_len > s.max_model_len or mem.max_concurrency < 1 or (m is not None and start_refusal(s, m, mem)):
         return 0
     return min(mem.num_gpu_blocks // mem.blocks_per_request(s.request_len), s.max_num_seqs)
 
@@ -55,21 +68,8 @@ def fit_workload(s: Scenario, m: ModelSpec, mem: PoolResult) -> WorkloadFit:
     L, C = s.request_len, s.concurrency
     per_req = need(L)
     blocks = mem.num_gpu_blocks
-    reasons = []
-    refused = ""
-    if s.max_model_len > m.max_position_embeddings:
-        reasons.append(
-            f"vLLM refuses to start: max_model_len {s.max_model_len:,} exceeds the model's max_position_embeddings "
-            f"{m.max_position_embeddings:,} (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 overrides it, at the model's risk)"
-        )
-        refused = reasons[-1]
-    if mem.kv_cache_memory_from_flag and mem.kv_cache_memory_bytes + mem.weights_bytes_per_gpu > mem.total_memory_bytes:
-        reasons.append(
-            f"kv_cache_memory_bytes ({mem.kv_cache_memory_bytes / GiB:,.2f} GiB) and the weights "
-            f"({mem.weights_bytes_per_gpu / GiB:,.2f} GiB) exceed the GPU's {mem.total_memory_bytes / GiB:,.2f} GiB: "
-            "vLLM cannot allocate that pool"
-        )
-        refused = refused or reasons[-1]
+    refused = start_refusal(s, m, mem)
+    reasons = [refused] if refused else []
     if mem.kv_cache_memory_bytes < 0 and not mem.kv_cache_memory_from_flag:
         reasons.append(
             f"the weights ({mem.weights_bytes_per_gpu / GiB:,.2f} GiB per GPU) and overheads exceed the usable memory "
@@ -100,7 +100,7 @@ def fit_workload(s: Scenario, m: ModelSpec, mem: PoolResult) -> WorkloadFit:
         pool_fraction=(C * per_req / blocks) if blocks else float("inf"),
         fits=not reasons,
         reasons=tuple(reasons),
-        max_concurrency_at_length=max_requests_at_length(s, mem),
+        max_concurrency_at_length=max_requests_at_length(s, mem, m),
         longest_request_at_concurrency=longest,
         longest_prompt_at_concurrency=max(0, longest - s.output_len),
         formula=E(C, "concurrency") * E(per_req, f"blocks per {L:,}-token request"),

@@ -27,7 +27,7 @@ def random_scenario(rng, model: str, catalog) -> Scenario:
     return Scenario(
         model=model, gpu=str(rng.choice(gpus)), engine=str(rng.choice(["vllm", "sglang"])),
         input_len=int(rng.integers(64, 4000)), output_len=int(rng.integers(1, 1000)),
-        max_model_len=int(rng.choice([8192, 32768])),
+        max_model_len=min(int(rng.choice([8192, 32768])), catalog.models[model].max_position_embeddings),  # vLLM starts
         request_rate=float(rng.uniform(0.5, 40)) if rng.random() < 0.7 else None,
         slo_ttft_s=float(rng.uniform(0.3, 3)), slo_tpot_s=float(rng.uniform(0.02, 0.15)),
         latency_sigma=float(rng.choice([0.0, 0.2, 0.35, 0.6])), conformance_quota=float(rng.uniform(0.5, 0.99)),

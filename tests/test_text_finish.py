@@ -187,3 +187,16 @@ def test_a_max_model_len_beyond_the_models_positions_is_a_plan_that_cannot_run(c
     assert s["cheapest"] is None and s["configs_meeting_slo"] == 0
     assert s["why_not_counts"] == {"vLLM refuses to start: max_model_len exceeds the model's max_position_embeddings":
                                    s["configs_evaluated"]}  # fmt: skip
+
+
+def test_a_pool_the_gpu_cannot_hold_is_refused_by_the_search_too(capsys, catalog):
+    """kv_cache_memory_bytes of 1 PB on a 24 GB card: the plan says vLLM cannot allocate it (issue 16), and the search
+    rules out every configuration for it rather than recommending one."""
+    assert main(["search", "--kv-cache-memory-bytes", str(10**15), "--gpus", "rtx-4090", "--json"], catalog=catalog) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["cheapest"] is None and d["why_not_counts"] == {
+        "vLLM refuses to start: kv_cache_memory_bytes and the weights exceed the GPU's memory": d["configs_evaluated"]}
+    # 5 GB beside Llama-3.1-8B's 16 GB of bf16 weights fits a 24 GB card: nothing refused for it
+    assert main(["search", "--model", "llama-3.1-8b", "--kv-cache-memory-bytes", str(5 * 10**9), "--gpus", "rtx-4090",
+                 "--json"], catalog=catalog) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["cheapest"] is not None
