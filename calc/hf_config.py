@@ -40,7 +40,7 @@ PURE_MAMBA_ALIASES = {"state_size": "ssm_state_size", "expand": "mamba_expand", 
                       "head_dim": "mamba_head_dim", "intermediate_size": "mamba_intermediate_size"}  # fmt: skip
 VISION_ALIASES = {"depth": "num_hidden_layers", "num_heads": "num_attention_heads", "in_chans": "in_channels",
                   "num_channels": "in_channels"}  # fmt: skip
-TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3_text", "opt", "cohere", "cohere2")
+TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3_text", "opt", "cohere", "cohere2", "gpt_bigcode", "bloom")
 FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3_text": {"vocab_size": 262208, "max_position_embeddings": 131072, "sliding_window_pattern": 6,
                     "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256},  # Gemma3TextConfig
@@ -48,6 +48,7 @@ FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
     "cohere2": {"sliding_window_pattern": 4},
     "starcoder2": {"attention_bias": True},
     "falcon": {"max_position_embeddings": 2048},  # FalconConfig
+    "bamba": {"max_position_embeddings": 262144},  # BambaConfig
     "ernie4_5_moe": {"max_position_embeddings": 131072},  # Ernie4_5_MoeConfig
 }
 KNOWN = (
@@ -57,11 +58,15 @@ KNOWN = (
     "ministral3", "nemotron_h", "nemotron-nas", "granitemoehybrid", "exaone4", "cohere", "cohere2", "olmo2", "olmo3",
     "starcoder2", "internlm2", "baichuan", "falcon_h1", "jamba", "mamba", "mamba2", "falcon_mamba", "lfm2", "minimax",
     "bamba", "granite", "granitemoe", "phi", "ernie4_5", "ernie4_5_moe", "hunyuan_v1_dense", "seed_oss", "dbrx",
-    "arctic", "falcon", "minicpm3", "olmoe", "chatglm",
+    "arctic", "falcon", "minicpm3", "olmoe", "chatglm", "gpt_bigcode", "gptj", "bloom", "gpt_neox", "nemotron",
+    "persimmon", "llava", "qwen2_audio",
 )  # fmt: skip
 TEXT_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen2_5_vl": "qwen2_5_vl_text",
               "qwen2_vl": "qwen2_vl_text", "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text"}  # fmt: skip
 REQUIRED = ("num_hidden_layers", "hidden_size", "vocab_size")
+NO_LENGTH_KEY = 10_485_760
+"""max_position_embeddings for a config without a length key: no limit that a max_model_len meets (vLLM's
+_get_and_verify_max_len returns the max_model_len it is given), the largest a shipped model states (Llama 4 Scout)."""
 
 
 def _unwrap(config: dict) -> tuple[dict, dict | None, str | None]:
@@ -199,7 +204,9 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
         cfg["mamba_expand"] = cfg.pop("expand")
     if wrapper is None and mt in TEXT_TYPES:  # the flat layout of a multimodal checkpoint (Qwen2-VL's own)
         mt = TEXT_TYPES[mt]
-    adapt(cfg, mt, assumptions)
+    adapt(cfg, mt, assumptions, wrapper)
+    if isinstance(config.get("audio_config"), dict):
+        assumptions.append("audio_config (an audio encoder) is not counted: its weights and its profiling are missing")
     for old, new in ALIASES.items():
         if old in cfg and cfg.get(new) is None:
             cfg[new] = cfg.pop(old)
@@ -225,9 +232,10 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
     missing = [f for f in REQUIRED if cfg.get(f) is None]
     if missing:
         raise InputError(missing[0], f"config.json lacks {', '.join(missing)}: cannot size this model without it")
-    if cfg.get("max_position_embeddings") is None:
-        cfg["max_position_embeddings"] = 4096
-        assumptions.append("max_position_embeddings missing: assumed 4,096 tokens")
+    if cfg.get("max_position_embeddings") is None:  # vLLM then takes max_model_len as given (2,048 without one)
+        cfg["max_position_embeddings"] = NO_LENGTH_KEY
+        assumptions.append("the config has no maximum length (max_position_embeddings or the like): vLLM then takes "
+                           "max_model_len as given, and assumes 2,048 tokens when none is given")  # fmt: skip
     if mt not in KNOWN:
         assumptions.append(
             f"model_type '{mt}' is not one this planner knows: read as a decoder whose layers are described by its "

@@ -17,6 +17,16 @@ QWEN2_VL_VISION = {"depth": 32, "embed_dim": 1280, "mlp_ratio": 4, "num_heads": 
 """Qwen2VLVisionConfig's defaults: a saved config leaves out what equals them."""
 
 
+TEXT_CLASS_DEFAULTS = {  # what a multimodal wrapper's text_config leaves to its transformers class
+    "llama": {"hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+              "vocab_size": 32000, "max_position_embeddings": 2048},  # LlamaConfig
+    "qwen2": {"hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32, "num_attention_heads": 32,
+              "num_key_value_heads": 32, "vocab_size": 151936, "max_position_embeddings": 32768},  # Qwen2Config
+}  # fmt: skip
+WIDE_MLP = ("gptj", "bloom", "gpt2", "gpt_bigcode", "falcon")
+"""Families whose MLP is 4 × hidden_size unless n_inner / ffn_hidden_size / intermediate_size says otherwise."""
+
+
 def _first(x: Any) -> Any:
     """ERNIE-4.5 lists some fields per modality (text first): the text's."""
     return x[0] if isinstance(x, list) and x else x
@@ -29,8 +39,20 @@ def _nested(cfg: dict, block: str) -> dict:
     return x
 
 
-def adapt(cfg: dict, mt: str, assumptions: list[str]) -> None:
-    """Rewrite `cfg` (model_type `mt`) into the standard fields, in place."""
+def adapt(cfg: dict, mt: str, assumptions: list[str], wrapper: str | None = None) -> None:
+    """Rewrite `cfg` (model_type `mt`; `wrapper`: the multimodal config around it, if any) into the standard fields,
+    in place."""
+    if wrapper is not None:
+        for k, v in TEXT_CLASS_DEFAULTS.get(mt, {}).items():
+            cfg.setdefault(k, v)
+    if "n_embed" in cfg and cfg.get("hidden_size") is None:  # BloomConfig's old spelling
+        cfg["hidden_size"] = cfg.pop("n_embed")
+    if mt in WIDE_MLP and all(cfg.get(k) is None for k in ("intermediate_size", "n_inner", "ffn_hidden_size")):
+        width = cfg.get("hidden_size", cfg.get("n_embd"))
+        if isinstance(width, int) and not isinstance(width, bool):
+            cfg["intermediate_size"] = 4 * width
+    if mt == "gpt_bigcode" and cfg.get("multi_query", True):  # GPTBigCodeConfig: multi_query defaults to True
+        cfg.setdefault("num_key_value_heads", 1)
     if mt == "dbrx":  # DbrxConfig: attention and MoE fields in attn_config / ffn_config; every layer MoE
         attn, ffn = _nested(cfg, "attn_config"), _nested(cfg, "ffn_config")
         cfg.setdefault("num_attention_heads", cfg.pop("n_heads", None))
@@ -60,9 +82,7 @@ def adapt(cfg: dict, mt: str, assumptions: list[str]) -> None:
         cfg.setdefault("decoder_sparse_step", cfg.pop("moe_layer_frequency", 2))
         if cfg.pop("use_residual", False):
             cfg.setdefault("n_shared_experts", 1)
-    elif mt == "falcon":  # FalconConfig: the MLP is 4 × hidden_size unless ffn_hidden_size says otherwise
-        if cfg.get("intermediate_size") is None and cfg.get("ffn_hidden_size") is None and isinstance(cfg.get("hidden_size"), int):
-            cfg["intermediate_size"] = 4 * cfg["hidden_size"]
+    elif mt == "falcon":  # FalconConfig: multi_query (Falcon-7B) means one KV head
         if cfg.get("multi_query") and cfg.get("num_kv_heads") is None and cfg.get("n_head_kv") is None \
                 and not cfg.get("new_decoder_architecture"):  # fmt: skip
             cfg["num_key_value_heads"] = 1

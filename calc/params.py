@@ -14,9 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-NON_GATED_MLP = ("opt", "starcoder2", "nemotron_h", "gpt2", "gpt_bigcode", "phi", "falcon", "gpt_neox")
+NON_GATED_MLP = ("opt", "starcoder2", "nemotron_h", "gpt2", "gpt_bigcode", "phi", "falcon", "gpt_neox", "nemotron",
+                 "persimmon", "gptj", "bloom")  # fmt: skip
 QKV_BIAS = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text")
 QK_NORM = ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "qwen3_vl_text", "qwen3_vl_moe_text", "olmo2", "olmo3")
+LEARNED_POSITIONS = ("gpt2", "gpt_bigcode")
+"""Families with a learned position table (wpe) beside the token embedding (OPT's has an offset of 2, counted apart)."""
 NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4, "olmo2": 2, "opt": 4}  # × hidden_size
 
 
@@ -188,6 +191,8 @@ def count_params(m) -> ParamCounts:
     embedding = m.vocab_size * H
     if m.model_type == "opt":
         embedding += (m.max_position_embeddings + 2) * H  # learned positions, offset 2
+    elif m.model_type in LEARNED_POSITIONS:
+        embedding += m.max_position_embeddings * H  # wpe: n_positions × hidden
     final_norm = 2 * H if m.model_type == "opt" else H
     return ParamCounts(
         embedding=embedding,

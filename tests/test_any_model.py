@@ -74,6 +74,20 @@ FAMILIES = {
     "mixtral-8x22b": (56 * 2 * 8 * 128 * 2, (8, 56 * 2 * 1 * 128 * 2), 0),
     "olmoe-1b-7b": (16 * 2 * 16 * 128 * 2, (8, 16 * 2 * 2 * 128 * 2), 0),
     "glm-4-9b-chat": (40 * 2 * 2 * 128 * 2, (2, 40 * 2 * 1 * 128 * 2), 0),  # multi_query_group_num 2
+    # a second review: gpt_bigcode's multi_query (one KV head, on every rank), GPT-J / BLOOM's 4 × hidden MLP and
+    # BLOOM's n_embed, LLaVA / Qwen2-Audio text_configs that leave their class defaults out, Bamba's 262,144 positions
+    "starcoder-15b": (40 * 2 * 1 * 128 * 2, (8, 40 * 2 * 1 * 128 * 2), 0),
+    "gpt-j-6b": (28 * 2 * 16 * 256 * 2, (8, 28 * 2 * 2 * 256 * 2), 0),
+    "bloom-7b1": (30 * 2 * 32 * 128 * 2, (8, 30 * 2 * 4 * 128 * 2), 0),
+    "bloomz-176b": (70 * 2 * 112 * 128 * 2, (8, 70 * 2 * 14 * 128 * 2), 0),
+    "llava-1.5-7b": (32 * 2 * 32 * 128 * 2, (8, 32 * 2 * 4 * 128 * 2), 0),  # LlamaConfig: 32 layers, 32 heads
+    "qwen2-audio-7b": (32 * 2 * 32 * 128 * 2, (8, 32 * 2 * 4 * 128 * 2), 0),  # Qwen2Config: 32 KV heads
+    "persimmon-8b": (36 * 2 * 64 * 64 * 2, (8, 36 * 2 * 8 * 64 * 2), 0),
+    "minitron-8b": (32 * 2 * 8 * 128 * 2, (8, 32 * 2 * 1 * 128 * 2), 0),
+    "nemotron-mini-4b": (32 * 2 * 8 * 128 * 2, (8, 32 * 2 * 1 * 128 * 2), 0),  # kv_channels 128
+    # 3 attention layers (9, 18, 27); Mamba2: conv 3·(8,192 + 2·1·128) + SSM 128 heads · 64 · 128, ×2 B
+    "bamba-9b": (3 * 2 * 8 * 128 * 2, (8, 3 * 2 * 1 * 128 * 2), 3 * (8192 + 256) * 2 + 128 * 64 * 128 * 2),
+    "pythia-12b": (36 * 2 * 40 * 128 * 2, (8, 36 * 2 * 5 * 128 * 2), 0),
 }
 
 
@@ -267,3 +281,32 @@ def test_llama_32_vision_is_refused_by_name():
     with pytest.raises(InputError) as e:
         load("llama-3.2-90b-vision")
     assert e.value.field == "cross_attention_layers" and "does not model" in e.value.message
+
+
+def test_non_gated_and_multi_query_families_count_by_hand():
+    """MLPs of 2 · hidden · width where the family's is not gated (gpt_bigcode, GPT-J, Nemotron's relu²), one KV head
+    where multi_query says so, and the width 4 · hidden where the config leaves it out (GPT-J's n_inner null)."""
+    # StarCoder: 40 layers, d 6,144, 48 heads sharing one KV head of 128, MLP 24,576, tied 49,152 vocab, 8,192 positions
+    attn = 6144 * (6144 + 2 * 128) + 6144 * 6144
+    p = count_params(load("starcoder-15b"))
+    assert p.total == pytest.approx(40 * (attn + 2 * 6144 * 24576) + 49_152 * 6144 + 8192 * 6144, rel=2e-3)  # 15.5 B
+    # GPT-J-6B: 28 layers, d 4,096, MHA, MLP 4 · 4,096, untied 50,400 vocab
+    p = count_params(load("gpt-j-6b"))
+    assert p.total == pytest.approx(28 * (4 * 4096 * 4096 + 2 * 4096 * 4 * 4096) + 2 * 50_400 * 4096, rel=2e-3)
+    # Minitron-8B (nemotron): 32 layers, d 4,096, 48 heads of 128 (8 KV), relu² MLP 16,384, untied 256,000 vocab
+    attn = 4096 * (6144 + 2 * 1024) + 6144 * 4096
+    p = count_params(load("minitron-8b"))
+    assert p.total == pytest.approx(32 * (attn + 2 * 4096 * 16384) + 2 * 256_000 * 4096, rel=2e-3)  # 8.3 B, not 10.4
+
+
+def test_a_config_without_a_length_key_takes_max_model_len_as_given(catalog):
+    """BLOOM (ALiBi) states no maximum length: vLLM then uses the max_model_len it is given (2,048 without one), so
+    the plan does not refuse 8,192, and says what it assumed."""
+    m = load("bloom-7b1")
+    assert any("takes max_model_len as given" in a for a in m.assumptions)
+    s = Scenario(model="custom", custom_model=_encode(m), gpu="h100-sxm", max_model_len=8192)
+    assert evaluate(s, catalog).fit.fits
+
+
+def test_an_audio_tower_is_named_as_not_counted():
+    assert any(a.startswith("audio_config (an audio encoder) is not counted") for a in load("qwen2-audio-7b").assumptions)
