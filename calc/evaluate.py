@@ -8,7 +8,7 @@ from calc.latency import latency
 from calc.pool import size_pool, tp_check
 from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)
-from calc.resolve import resolve
+from calc.resolve import default_context, resolve
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 from calc.workload import fit_workload
@@ -81,10 +81,16 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
 def evaluate(s: Scenario, catalog: Catalog) -> Report:
     """Raises InputError (naming the field) when the scenario names unknown specs or breaks vLLM's TP rules."""
     model, gpu = resolve_checked(s, catalog)
+    given = s.max_model_len
+    s = default_context(s, model)
     mem = size_pool(s, model, gpu)
     fit = fit_workload(s, model, mem)
     engine = catalog.engines[s.engine]
     lat = latency(s, model, gpu, mem, engine)
     conf = conformance_of(s, lat)
-    return Report(s, model, gpu, engine, mem, fit, lat, conf, notes_for(s, model, mem), other_gpus=catalog.gpus,
+    notes = notes_for(s, model, mem)
+    if s.max_model_len != given:
+        notes = (f"max_model_len {s.max_model_len:,}: the model's own maximum, which vLLM serves without "
+                 f"--max-model-len (the planner's default {given:,} is beyond it)", *notes)  # fmt: skip
+    return Report(s, model, gpu, engine, mem, fit, lat, conf, notes, other_gpus=catalog.gpus,
                   accuracy=catalog.accuracy)  # fmt: skip

@@ -69,6 +69,15 @@ def resolve(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
     return model, gpu
 
 
+def default_context(s: Scenario, model: ModelSpec) -> Scenario:
+    """max_model_len at its default (8,192) stands for 'not set': vLLM without --max-model-len serves the model's own
+    maximum, so where that is smaller (Llama-2's 4,096) the plan takes it rather than refuse to start."""
+    default = Scenario.model_fields["max_model_len"].default
+    if s.max_model_len == default and model.max_position_embeddings < default:
+        return s.model_copy(update={"max_model_len": model.max_position_embeddings})
+    return s
+
+
 def other_gpu_fields(s: Scenario, gid: str) -> dict:
     """The fields that move the scenario to GPU `gid`: on another GPU than its own, every override meant for its own
     GPU and its own price are dropped (the other GPU is priced from its spec). Only the fields that change."""

@@ -27,7 +27,7 @@ from calc.catalog import Catalog
 from calc.cost import cost_per_million_output_tokens
 from calc.params import count_params
 from calc.pool import kv_link_bytes_per_s, transfer_s
-from calc.resolve import base_model, for_other_gpu, override_gpu, override_model
+from calc.resolve import base_model, default_context, for_other_gpu, override_gpu, override_model
 from calc.scenario import Scenario
 from calc.search_capacity import Rows, Slo
 from calc.search_fleet import serve_mode
@@ -160,6 +160,7 @@ class SearchResult:
 def search(s: Scenario, catalog: Catalog) -> SearchResult:
     """Every configuration of the scenario's search space; InputError names the search field that is wrong."""
     model = override_model(s, base_model(s, catalog))
+    s = default_context(s, model)
     sp = space_of(s, catalog.gpus)
     g = grid(sp, s, model)
     gpus = {gid: _planned_gpu(s, catalog, gid) for gid in sp.gpus}

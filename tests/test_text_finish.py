@@ -200,3 +200,13 @@ def test_a_pool_the_gpu_cannot_hold_is_refused_by_the_search_too(capsys, catalog
     assert main(["search", "--model", "llama-3.1-8b", "--kv-cache-memory-bytes", str(5 * 10**9), "--gpus", "rtx-4090",
                  "--json"], catalog=catalog) == 0  # fmt: skip
     assert json.loads(capsys.readouterr().out)["cheapest"] is not None
+
+
+def test_the_default_context_follows_a_shorter_model_as_vllm_does(capsys, catalog):
+    """max_model_len left at its default (8,192) is 'not set': Llama-2-7B (4,096 positions) is planned at 4,096, as
+    `vllm serve` without --max-model-len runs it, and says so; set beyond it, vLLM refuses to start."""
+    r = evaluate(Scenario(model="llama-2-7b"), catalog)
+    assert r.scenario.max_model_len == 4096 and r.shortfall.engine_starts
+    assert r.notes[0].startswith("max_model_len 4,096: the model's own maximum")
+    assert not evaluate(Scenario(model="llama-2-7b", max_model_len=16384), catalog).shortfall.engine_starts
+    assert evaluate(Scenario(model="llama-3.1-8b"), catalog).scenario.max_model_len == 8192  # 131,072: untouched
