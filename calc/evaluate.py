@@ -28,7 +28,10 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
     if mem.block_size_note:
         notes.append(mem.block_size_note)
     plan = model.plan
-    if model.sliding_layer_count:
+    if model.sliding_layer_count and model.sliding_window >= s.max_model_len:
+        notes.append(f"{model.sliding_layer_count} of {model.num_hidden_layers} layers declare a "
+                     f"{model.sliding_window:,}-token sliding window, no shorter than max_model_len: full attention here")  # fmt: skip
+    elif model.sliding_layer_count:
         notes.append(
             f"{model.sliding_layer_count} of {model.num_hidden_layers} layers use a {model.sliding_window:,}-token "
             "sliding window; their blocks are capped at the window plus max_num_batched_tokens"

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from calc.errors import InputError, describe
-from calc.hf_families import adapt, vision_defaults
+from calc.hf_families import adapt, img_processor_tower, vision_defaults
 from calc.model_spec import MAX_LAYERS, ModelSpec, VisionConfig
 
 WRAPPERS = ("text_config", "llm_config", "language_config")
@@ -59,7 +59,7 @@ KNOWN = (
     "starcoder2", "internlm2", "baichuan", "falcon_h1", "jamba", "mamba", "mamba2", "falcon_mamba", "lfm2", "minimax",
     "bamba", "granite", "granitemoe", "phi", "ernie4_5", "ernie4_5_moe", "hunyuan_v1_dense", "seed_oss", "dbrx",
     "arctic", "falcon", "minicpm3", "olmoe", "chatglm", "gpt_bigcode", "gptj", "bloom", "gpt_neox", "nemotron",
-    "persimmon", "llava", "qwen2_audio",
+    "persimmon", "llava", "qwen2_audio", "hunyuan", "hunyuan_v1_moe", "phi3_v",
 )  # fmt: skip
 TEXT_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen2_5_vl": "qwen2_5_vl_text",
               "qwen2_vl": "qwen2_vl_text", "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text"}  # fmt: skip
@@ -193,6 +193,7 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
     if not isinstance(config, dict):
         raise InputError("config.json", "expected a JSON object")
     cfg, vision, wrapper = _unwrap(config)
+    vision = vision or img_processor_tower(config)
     mt = str(cfg.get("model_type") or "")[:60]
     assumptions = []
     if not mt:

@@ -53,6 +53,9 @@ def adapt(cfg: dict, mt: str, assumptions: list[str], wrapper: str | None = None
             cfg["intermediate_size"] = 4 * width
     if mt == "gpt_bigcode" and cfg.get("multi_query", True):  # GPTBigCodeConfig: multi_query defaults to True
         cfg.setdefault("num_key_value_heads", 1)
+    if cfg.get("num_kv_shared_layers"):  # Gemma 3n: the last layers read earlier layers' KV
+        assumptions.append(f"the last {cfg['num_kv_shared_layers']} layers reuse earlier layers' KV "
+                           "(num_kv_shared_layers): KV is counted for every layer here, an overestimate")  # fmt: skip
     if mt == "dbrx":  # DbrxConfig: attention and MoE fields in attn_config / ffn_config; every layer MoE
         attn, ffn = _nested(cfg, "attn_config"), _nested(cfg, "ffn_config")
         cfg.setdefault("num_attention_heads", cfg.pop("n_heads", None))
@@ -90,9 +93,37 @@ def adapt(cfg: dict, mt: str, assumptions: list[str], wrapper: str | None = None
         h, heads = cfg.get("hidden_size"), cfg.get("num_attention_heads")
         if cfg.get("v_head_dim") is None and isinstance(h, int) and isinstance(heads, int) and heads > 0:
             cfg["v_head_dim"] = h // heads
+    elif mt in ("hunyuan", "hunyuan_v1_moe"):  # vLLM hunyuan_v1.py: per-layer lists, and a shared MLP beside
+        for k in ("moe_topk", "moe_intermediate_size", "num_shared_expert"):  # the experts (use_mixed_mlp_moe)
+            if isinstance(cfg.get(k), list):
+                cfg[k] = _first(cfg[k])
+        cfg.setdefault("num_experts_per_tok", cfg.pop("moe_topk", None))
+        shared = cfg.pop("num_shared_expert", 0)
+        if cfg.get("use_mixed_mlp_moe") and isinstance(shared, int) and isinstance(cfg.get("intermediate_size"), int):
+            cfg.setdefault("shared_expert_intermediate_size", shared * cfg["intermediate_size"])
+        if cfg.get("use_cla"):
+            assumptions.append(f"cross-layer attention (use_cla, share factor {cfg.get('cla_share_factor', 2)}) "
+                               "reuses KV between layers: KV is counted for every layer here, an overestimate")  # fmt: skip
+    elif mt == "phi3small":
+        raise InputError("model_type", "Phi-3-small (phi3small) uses block-sparse attention, which this planner does "
+                         "not model, and current vLLM no longer serves it")  # fmt: skip
     elif mt == "mllama_text_model" or cfg.get("cross_attention_layers"):
         raise InputError("cross_attention_layers", "Llama 3.2 Vision (mllama): its cross-attention layers keep each "
                          "request's image KV, which this planner does not model; it refuses rather than plan it wrong")  # fmt: skip
+
+
+CLIP_VIT_L_336 = {"model_type": "clip_vision_model", "hidden_size": 1024, "intermediate_size": 4096,
+                  "num_hidden_layers": 23, "num_attention_heads": 16, "patch_size": 14, "image_size": 336}
+"""Phi-3-vision's img_processor names openai/clip-vit-large-patch14-336, which vLLM's phi3v.py builds from a fixed
+config, up to the layer the features are taken from (layer_idx −2: 23 of 24)."""
+
+
+def img_processor_tower(config: dict) -> dict | None:
+    """A vision tower named by `img_processor` rather than described by `vision_config` (Phi-3 / 3.5-vision)."""
+    p = config.get("img_processor")
+    if isinstance(p, dict) and "clip-vit-large-patch14-336" in str(p.get("model_name", "")):
+        return dict(CLIP_VIT_L_336)
+    return None
 
 
 def vision_defaults(v: dict, model_type: str) -> dict:

@@ -88,6 +88,10 @@ FAMILIES = {
     # 3 attention layers (9, 18, 27); Mamba2: conv 3·(8,192 + 2·1·128) + SSM 128 heads · 64 · 128, ×2 B
     "bamba-9b": (3 * 2 * 8 * 128 * 2, (8, 3 * 2 * 1 * 128 * 2), 3 * (8192 + 256) * 2 + 128 * 64 * 128 * 2),
     "pythia-12b": (36 * 2 * 40 * 128 * 2, (8, 36 * 2 * 5 * 128 * 2), 0),
+    # a third review: Hunyuan's per-layer lists and shared MLP, Phi-3.5-vision's img_processor tower, DeepSeek-V2
+    "hunyuan-a13b": (32 * 2 * 8 * 128 * 2, (8, 32 * 2 * 1 * 128 * 2), 0),
+    "phi-3.5-vision": (32 * 2 * 32 * 96 * 2, (8, 32 * 2 * 4 * 96 * 2), 0),
+    "deepseek-v2": (60 * (512 + 64) * 2, (8, 60 * (512 + 64) * 2), 0),
 }
 
 
@@ -310,3 +314,26 @@ def test_a_config_without_a_length_key_takes_max_model_len_as_given(catalog):
 
 def test_an_audio_tower_is_named_as_not_counted():
     assert any(a.startswith("audio_config (an audio encoder) is not counted") for a in load("qwen2-audio-7b").assumptions)
+
+
+def test_hunyuan_lists_its_moe_per_layer_and_keeps_a_shared_mlp():
+    """Hunyuan-A13B: moe_topk / moe_intermediate_size / num_shared_expert are per-layer lists (vLLM hunyuan_v1.py
+    reads layer i's), and use_mixed_mlp_moe adds a shared MLP of intermediate_size × num_shared_expert beside the 64
+    experts. 32 layers, d 4,096, 32 heads (8 KV) of 128, experts of 3,072, top 8, tied 128,167 vocab."""
+    attn, expert, router = 4096 * (4096 + 2 * 1024) + 4096 * 4096, 3 * 4096 * 3072, 4096 * 64
+    p = count_params(load("hunyuan-a13b"))
+    assert p.total == pytest.approx(32 * (attn + 65 * expert + router) + 128_167 * 4096, rel=2e-3)  # 80.4 B: "80B"
+    assert _within_card(p.active + p.embedding, "13B")  # "13B active", the tied embedding counted once
+
+
+def test_a_vision_tower_named_by_img_processor_is_counted():
+    """Phi-3.5-vision names openai/clip-vit-large-patch14-336 instead of a vision_config: 23 blocks (features from
+    layer −2) of 1,024 wide, MLP 4,096: 23 · (4 · 1,024² + 2 · 1,024 · 4,096) = 289 M, plus biases and embeddings."""
+    v = count_params(load("phi-3.5-vision")).vision
+    assert v == pytest.approx(23 * (4 * 1024 * 1024 + 2 * 1024 * 4096), rel=0.05)
+
+
+def test_phi_3_small_is_refused_by_name():
+    with pytest.raises(InputError) as e:
+        load("phi-3-small-8k")
+    assert e.value.field == "model_type" and "block-sparse" in e.value.message
