@@ -81,6 +81,15 @@ def adapt(cfg: dict, mt: str, assumptions: list[str], wrapper: str | None = None
                 end = n - 1 if end < 0 else end
                 cfg.setdefault("mlp_layer_types", ["moe" if start <= i <= end and (i + 1) % max(step, 1) == 0
                                                    else "dense" for i in range(max(0, min(n, 10**6)))])  # fmt: skip
+    elif mt == "mpt":  # MptConfig: n_heads, attn_config.kv_n_heads (GQA variants), expansion_ratio × d_model, ALiBi
+        attn = _nested(cfg, "attn_config")
+        cfg.setdefault("num_attention_heads", cfg.pop("n_heads", 16))
+        if attn.get("kv_n_heads") is not None:
+            cfg.setdefault("num_key_value_heads", attn["kv_n_heads"])
+        ratio, width = cfg.pop("expansion_ratio", 4), cfg.get("hidden_size", cfg.get("d_model"))
+        if isinstance(width, int) and isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and ratio > 0:
+            cfg.setdefault("intermediate_size", int(ratio * width))
+        cfg.setdefault("max_position_embeddings", cfg.pop("max_seq_len", 2048))
     elif mt == "arctic":  # ArcticConfig: a dense residual MLP beside the experts, as wide as one (vLLM arctic.py)
         cfg.setdefault("decoder_sparse_step", cfg.pop("moe_layer_frequency", 2))
         if cfg.pop("use_residual", False):

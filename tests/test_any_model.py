@@ -92,6 +92,7 @@ FAMILIES = {
     "hunyuan-a13b": (32 * 2 * 8 * 128 * 2, (8, 32 * 2 * 1 * 128 * 2), 0),
     "phi-3.5-vision": (32 * 2 * 32 * 96 * 2, (8, 32 * 2 * 4 * 96 * 2), 0),
     "deepseek-v2": (60 * (512 + 64) * 2, (8, 60 * (512 + 64) * 2), 0),
+    "mpt-7b-instruct": (32 * 2 * 32 * 128 * 2, (8, 32 * 2 * 4 * 128 * 2), 0),  # n_heads 32 of d_model 4,096
 }
 
 
@@ -337,3 +338,11 @@ def test_phi_3_small_is_refused_by_name():
     with pytest.raises(InputError) as e:
         load("phi-3-small-8k")
     assert e.value.field == "model_type" and "block-sparse" in e.value.message
+
+
+def test_mpt_reads_its_attn_config_and_expansion_ratio():
+    """MPT-7B: n_heads 32, MLP expansion_ratio 4 × d_model 4,096 (GELU, not gated), tied 50,432 vocab, ALiBi (no
+    position table), max_seq_len 2,048: 32 · (4 · 4,096² + 2 · 4,096 · 16,384) + 50,432 · 4,096 = 6.65 B ("6.7B")."""
+    m = load("mpt-7b-instruct")
+    assert m.max_position_embeddings == 2048 and m.tie_word_embeddings
+    assert count_params(m).total == pytest.approx(32 * (4 * 4096**2 + 2 * 4096 * 16384) + 50_432 * 4096, rel=1e-3)
