@@ -41,6 +41,20 @@ def run_reconcile(args: argparse.Namespace, catalog: Catalog) -> int:
     return 0
 
 
+def _command_flags(rec: Reconciliation) -> str:
+    """`calc plan` flags for every field that reproduces the log (Reconciliation.adopted); a custom model is the
+    config.json the user passed."""
+    fields = {"model": "<your config.json>" if rec.scenario.model == "custom" else rec.scenario.model,
+              "gpu": rec.scenario.gpu} | rec.adopted  # fmt: skip
+    parts = []
+    for k, v in fields.items():
+        if isinstance(v, bool):
+            parts.append(flag(k) if v else "--no-" + flag(k)[2:])
+        else:
+            parts.append(f"{flag(k)} {round(v) if k.endswith('_bytes') else v}")
+    return " ".join(parts)
+
+
 def render(rec: Reconciliation, path: str) -> str:
     log, s = rec.log, rec.scenario
     version = f"vLLM {log.version}" if log.version else "version not printed"
@@ -57,6 +71,7 @@ def render(rec: Reconciliation, path: str) -> str:
     if rec.calibration:
         args = " ".join(f"{flag(k)} {round(v) if k.endswith('_bytes') else v}" for k, v in rec.calibration.items())
         out.append(f"calibration (apply to `python -m calc plan`): {args}")
+        out.append(f"  reproduce the log: python -m calc plan {_command_flags(rec)}")
         cal = rec.calibrated
         out.append(f"  → {fmt.gib(cal['kv_cache_memory_bytes'])}, {fmt.count(cal['num_gpu_blocks'])} blocks, "
                    f"{log_value(cal['max_concurrency'], 'x')} at {fmt.tokens(s.max_model_len)}")  # fmt: skip

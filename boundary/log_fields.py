@@ -19,7 +19,8 @@ def _int(text: str | None) -> int | None:
 def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
     """Scenario fields the log states (engine config line first, then the measured lines), plus notes on guesses.
 
-    max_model_len: config max_seq_len / max_model_len, else the L of "Maximum concurrency for L tokens", else the
+    max_model_len: config max_seq_len / max_model_len, else the L of "Maximum concurrency for L tokens", else a
+    failed start's "max seq len (L)" (V1), else the
     V0 "max seq len (L)" error. V0 without chunked prefill (≤ 32k context) profiles max(L, 2048) batched tokens.
     estimate_cudagraphs: only vLLM ≥ 0.20 (or a log with "Estimated CUDA graph memory") subtracts CUDA graphs.
     """
@@ -28,10 +29,10 @@ def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
         if _int(cfg.get(name)) is not None:
             out[name] = _int(cfg[name])
     length = _int(cfg.get("max_model_len")) or _int(cfg.get("max_seq_len"))
-    conc, err = log.first("max_concurrency"), log.first("seq_len_error_tokens")
+    conc, err = log.first("max_concurrency"), log.first("seq_len_error_tokens") or log.first("kv_needed_gib")
     if length is None and conc is not None:
         length = conc.arg
-    elif length is None and err is not None:
+    elif length is None and err is not None:  # V0's "max seq len (L) is larger …", V1's "max seq len (L), X GiB …"
         length = err.arg
     if length:
         out["max_model_len"] = length

@@ -65,6 +65,13 @@ class Reconciliation:
     """Set when the log is a start that failed for memory: what vLLM logged and the fixes."""
 
     @property
+    def adopted(self) -> dict:
+        """Every field that reproduces the log: the scenario's own (TP, PP, max_model_len, estimate_cudagraphs, …
+        as the log states them) and the calibration. What the page's "Adopt" sets and `calc reconcile` prints as
+        a command."""
+        return {k: v for k, v in self.scenario.changed().items() if k != "custom_model"} | self.calibration
+
+    @property
     def matches(self) -> dict[str, bool]:
         return {r.key: r.matches for r in self.rows if r.matches is not None}
 
@@ -76,7 +83,8 @@ class Reconciliation:
                 "gpu_name": self.gpu_name, "gpu_source": self.gpu_source, "gpu_assumed": self.gpu_assumed,
                 "engine": self.log.engine, "vllm_version": self.log.version, "logged": self.logged,
                 "predicted": self.predicted, "estimate": self.estimate, "calibrated": self.calibrated, "rows": rows,
-                "scenario": self.scenario.changed(), "calibration": self.calibration, "matches": self.matches,
+                "scenario": self.scenario.changed(), "calibration": self.calibration, "adopted": self.adopted,
+                "matches": self.matches,
                 "notes": list(self.notes), "does_not_fit": self.failure.message if self.failure else None,
                 "fixes": list(self.failure.fixes) if self.failure else []}  # fmt: skip
 
@@ -86,8 +94,10 @@ def _pool_dict(m: PoolResult) -> dict:
             "kv_cache_tokens": m.kv_cache_tokens, "max_concurrency": m.max_concurrency}  # fmt: skip
 
 
-def build_scenario(log: VllmLog, catalog: Catalog, flags: dict) -> tuple[Scenario, str, bool, list[str]]:
-    """The Scenario the log describes; `flags` (validated Scenario fields) fill gaps and override the log.
+def build_scenario(log: VllmLog, catalog: Catalog, flags: dict,
+                   defaults: dict | None = None) -> tuple[Scenario, str, bool, list[str]]:  # fmt: skip
+    """The Scenario the log describes; `flags` (validated Scenario fields) fill gaps and override the log;
+    `defaults` (the page's scenario) only fill what the log does not state.
 
     Returns (scenario, where the GPU came from, whether it was assumed, notes)."""
     data, notes = log_scenario_fields(log)
@@ -96,6 +106,8 @@ def build_scenario(log: VllmLog, catalog: Catalog, flags: dict) -> tuple[Scenari
         data |= {"tensor_parallel_size": tp, "pipeline_parallel_size": pp}
         notes.append(f"assumed tensor_parallel_size={tp}, pipeline_parallel_size={pp} from {len(log.workers)} worker "
                      "ranks; pass --tensor-parallel-size / --pipeline-parallel-size if the split differs")  # fmt: skip
+    for k, v in (defaults or {}).items():
+        data.setdefault(k, v)
     if "model" not in flags:
         names = [n for n in (log.config.get("model"), log.config.get("served_model_name")) if n]
         hint = log.header.get("model", "").split(" ")[0]
@@ -159,28 +171,29 @@ def _stage(m: Measure, s: Scenario) -> int | None:
 FP8_KV_HINT = "matches with kv_cache_dtype=fp8"
 
 
-def reconcile(log: VllmLog, catalog: Catalog, flags: dict | None = None) -> Reconciliation:
+def reconcile(log: VllmLog, catalog: Catalog, flags: dict | None = None,
+              defaults: dict | None = None) -> Reconciliation:  # fmt: skip
     """Raises InputError when the log never reached KV sizing, names no known model, or breaks TP rules. A log that
     states no KV dtype and whose block count only fp8 explains (twice the blocks auto gives) is reconciled with
     kv_cache_dtype=fp8, said in a note and carried in the calibration."""
     flags = flags or {}
-    rec = _reconcile(log, catalog, flags)
+    rec = _reconcile(log, catalog, flags, defaults)
     blocks = [r for r in rec.rows if r.key == "num_gpu_blocks" and r.matches is False]
     if ("kv_cache_dtype" in flags or "kv_cache_dtype" in log_scenario_fields(log)[0] or not blocks
             or not all(r.explanation.startswith(FP8_KV_HINT) for r in blocks)):  # fmt: skip
         return rec
-    again = _reconcile(log, catalog, flags | {"kv_cache_dtype": "fp8"})
+    again = _reconcile(log, catalog, flags | {"kv_cache_dtype": "fp8"}, defaults)
     note = ("kv_cache_dtype=fp8 inferred: the log states no KV dtype and holds twice the blocks the model's own dtype "
             "gives at the same memory (pass --kv-cache-dtype to set it)")  # fmt: skip
     return replace(again, notes=(note, *again.notes), calibration={"kv_cache_dtype": "fp8"} | again.calibration)
 
 
-def _reconcile(log: VllmLog, catalog: Catalog, flags: dict) -> Reconciliation:
+def _reconcile(log: VllmLog, catalog: Catalog, flags: dict, defaults: dict | None = None) -> Reconciliation:
     if not any(log.get(k) for k in KV_KEYS) and "kv_cache_memory_bytes" not in flags:
         raise InputError("log", "the log stops before vLLM sized the KV cache (no 'Available KV cache memory', "
                                 "'# GPU blocks', 'GPU KV cache size' or 'Maximum concurrency' line): nothing to "
                                 "reconcile; pass the whole startup log")  # fmt: skip
-    s, gpu_source, assumed, notes = build_scenario(log, catalog, flags)
+    s, gpu_source, assumed, notes = build_scenario(log, catalog, flags, defaults)
     notes += log.reading_notes
     model, gpu = resolve_checked(s, catalog)
     kv_model = _engine_layout_model(log, model, notes)

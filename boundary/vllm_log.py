@@ -71,7 +71,7 @@ PATTERNS: dict[str, tuple[str, ...]] = {
                    rf"Setting attention block size to (?P<v>{_INT}) tokens"),
     "seq_len_error_tokens": (rf"max seq len \((?P<arg>{_INT})\) is larger than the maximum number of tokens that can "
                              rf"be stored in KV cache \((?P<v>{_INT})\)",),
-    "kv_needed_gib": (rf"max seq len \((?P<arg>{_INT})\), \((?P<v>{_F}) GiB KV cache is needed",),
+    "kv_needed_gib": (rf"max seq len \((?P<arg>{_INT})\),\s?\(?(?P<v>{_F}) GiB KV cache is needed",),
     "error_available_gib": (rf"larger than the available KV cache memory \((?P<v>{_F}) GiB\)",),
     "estimated_max_model_len": (rf"estimated maximum model length is (?P<v>{_INT})",),
 }  # fmt: skip
@@ -283,6 +283,30 @@ class _Scan:
                 self.version = m.group("v")
 
 
+_QUOTE = re.compile(r"^[\s▎|>│]+")
+_FAILURE_KEYS = ("kv_needed_gib", "error_available_gib")
+
+
+def _wrapped_failure(scan: _Scan, body: list[str], offset: int) -> None:
+    """vLLM's failed-start sentence ("… max seq len (196608), 23.25 GiB KV cache is needed, which is larger than the
+    available KV cache memory (22.5 GiB)") wrapped over lines by a terminal or a quote: read again as one line
+    with the next, for the values the line alone missed. Bounded: the first few such lines, each with one more."""
+    if all(k in scan.found for k in _FAILURE_KEYS):
+        return
+    starts = [i for i, line in enumerate(body[:MAX_LOG_LINES]) if "max seq len (" in line[:MAX_LINE_CHARS]][:4]
+    for i in starts:
+        tail = _QUOTE.sub("", body[i + 1][:MAX_LINE_CHARS]) if i + 1 < len(body) else ""
+        joined = _QUOTE.sub("", body[i][:MAX_LINE_CHARS]).rstrip() + " " + tail
+        for key in _FAILURE_KEYS:
+            if key in scan.found:
+                continue
+            for rx in _COMPILED[key]:
+                for m in rx.finditer(joined):
+                    raw, arg = m.group("v"), m.groupdict().get("arg")
+                    scan.found.setdefault(key, []).append(Measure(float(raw.replace(",", "")), offset + i + 1, None,
+                                                                  _decimals(raw), int(arg.replace(",", "")) if arg else None))  # fmt: skip
+
+
 def _too_long(size: str, limit: str) -> InputError:
     return InputError("log", f"the log has {size}; the limit is {limit}: pass the startup part (from "
                              "'Initializing' to 'Maximum concurrency')")  # fmt: skip
@@ -323,6 +347,7 @@ def parse_log(text: str) -> VllmLog:
             break
         scan.read(line, offset + i + 1, worker)
     stopped_at = offset + i + 1 if stopped else None
+    _wrapped_failure(scan, body, offset)
     if not scan.found and not scan.config:
         more = f" ({skipped:,} lines over {MAX_LINE_CHARS:,} characters were skipped)" if skipped else ""
         raise InputError(

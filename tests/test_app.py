@@ -125,6 +125,20 @@ def test_log_panel_reconciles_and_calibrates():
     assert not at.exception and field(at, "weights_memory_bytes") is not None
 
 
+def test_adopting_a_logs_overheads_adopts_its_tp_too_and_reproduces_its_blocks():
+    """vllm#17469: Qwen3-30B-A3B on four A10s (TP 4 from the worker ranks), 12,424 blocks. Adopting only the
+    overheads planned the 4-GPU weights on one A10 ("fits" with 3,106 blocks); with the log's own settings the page
+    now holds the logged 12,424 blocks at TP 4."""
+    log = (Path(__file__).parent / "data/vllm_logs/vllm-17469-qwen3-30b-a3b-4xa10.log").read_text()
+    at = run({"gpu": "a10", "model": "qwen3-30b-a3b"}, tab="Check a vLLM log")
+    at.text_area(key="vllm_log_text").input(log)
+    at.run()
+    next(b for b in at.button if b.key == "adopt_btn").click()
+    at.run()
+    assert not at.exception and field(at, "tensor_parallel_size") == 4
+    assert next(m for m in at.metric if m.label == "KV cache (tokens)").value == f"{12_424 * 16:,}"
+
+
 def test_log_panel_rejects_text_that_is_not_a_log():
     at = run(tab="Check a vLLM log")
     at.text_area(key="vllm_log_text").input("hello <b>world</b>\nnothing to see")

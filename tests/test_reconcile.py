@@ -346,3 +346,28 @@ def test_gemma3_1b_sliding_window_hybrid_v013(capsys):
     assert round(lo / blocks_per_request, 2) <= 461.21 <= round(hi / blocks_per_request, 2)
     assert d["logged"]["max_concurrency"] == 461.21 and d["matches"]["max_concurrency"]
     assert d["logged"]["kv_cache_tokens"] == 950_864 and d["matches"]["kv_cache_tokens"]
+
+
+def test_a_wrapped_v1_failed_start_is_read_and_its_max_seq_len_adopted(capsys):
+    """vLLM ≥ 0.2x words the failed start "… max seq len (196608), 23.25 GiB KV cache is needed, which is larger
+    than the available KV cache memory (22.5 GiB)" (no parenthesis before the GiB), here wrapped over two quoted
+    lines. Read as one: max_model_len 196,608, and at TP 2 the KV a request needs reproduces (MiniMax-M2: 62 layers
+    × 2 × 8 KV heads / 2 × 128 × 2 B per token = 126,976 B; ⌈196,608 / 16⌉ × 16 tokens = 23.25 GiB)."""
+    d = run_json(capsys, LOGS / "spark-396-minimax-m2.7-awq-tp2-kv-short.log", "--model", "minimax-m2", "--gpu",
+                 "rtx-4090", "--tensor-parallel-size", "2")  # fmt: skip
+    needed = next(r for r in d["rows"] if r["key"] == "kv_needed_bytes")
+    assert d["scenario"]["max_model_len"] == 196_608 and needed["logged"] == pytest.approx(23.25 * GiB)
+    assert 196_608 * 126_976 / GiB == pytest.approx(23.25, abs=0.005) and d["matches"]["kv_needed_bytes"]
+
+
+def test_the_command_a_reconciliation_prints_reproduces_the_log(capsys, tmp_path):
+    """`reproduce the log:` carries the log's own settings (TP from its four ranks) with the calibration: run as
+    printed, `calc plan` holds the logged 12,424 blocks (vllm#17469, four A10s)."""
+    import shlex
+
+    assert main(["reconcile", str(LOGS / "vllm-17469-qwen3-30b-a3b-4xa10.log"), "--model", "qwen3-30b-a3b",
+                 "--gpu", "a10"]) == 0  # fmt: skip
+    line = next(x for x in capsys.readouterr().out.splitlines() if "reproduce the log:" in x)
+    argv = shlex.split(line.split("python -m calc ", 1)[1])
+    assert "--tensor-parallel-size" in argv and main([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["num_gpu_blocks"] == 12_424

@@ -197,8 +197,9 @@ def log_tab(r, catalog) -> None:
 
     s = r.scenario
     st.caption("Paste the engine's startup lines (from 'Initializing … engine' to 'Maximum concurrency'). The "
-               "log's own settings win; the GPU and, if the log does not name a shipped model, the model come "
-               "from this scenario.")  # fmt: skip
+               "log's own settings win; where it is silent (TP, PP, dtypes, max_model_len, …) this scenario's "
+               "apply, and the GPU and, if the log does not name a shipped model, the model come from this "
+               "scenario.")  # fmt: skip
     text = st.text_area("vLLM startup log", key="vllm_log_text", height=220, max_chars=PASTE_CHARS)
     if not text.strip():
         return
@@ -207,12 +208,13 @@ def log_tab(r, catalog) -> None:
                    "first, so what is left usually reconciles; for a whole log, `python -m calc reconcile LOGFILE` "
                    f"reads up to {MAX_LOG_CHARS:,} characters.", icon=":material/content_cut:")  # fmt: skip
     flags = {"gpu": s.gpu} | ({"model": s.model, "custom_model": s.custom_model} if s.model == "custom" else {})
+    defaults = {k: v for k, v in s.changed().items() if k in LOG_GAPS}  # where the log is silent, this scenario's
     try:
-        rec = reconcile(parse_log(text), catalog, flags)
+        rec = reconcile(parse_log(text), catalog, flags, defaults)
     except InputError as e:
         if e.field == "model" and s.model != "custom":
             try:
-                rec = reconcile(parse_log(text), catalog, flags | {"model": s.model})
+                rec = reconcile(parse_log(text), catalog, flags | {"model": s.model}, defaults)
                 st.info(f"The log names no shipped model; reconciled as {plain(s.model)} (this scenario's model).")
             except ValueError as e2:
                 st.warning(f"Cannot reconcile this log — {plain(e2, MAX_MESSAGE_SHOWN)}")
@@ -231,11 +233,17 @@ def log_tab(r, catalog) -> None:
         st.markdown("**To make it fit:**\n" + "\n".join(f"- {plain(fix)}" for fix in rec.failure.fixes))
     table(view_compare.reconcile_table(rec))
     for note in rec.notes:
-        st.caption(f"note: {plain(note)}")
+        st.caption(f"note: {plain(note, MAX_MESSAGE_SHOWN)}")
     if rec.calibration:
-        st.markdown("**Calibrate this scenario from the log** (the overrides travel in the link):")
-        st.code(view_compare.calibration_text(rec.calibration), language=None, wrap_lines=True)
-        st.button("Adopt the logged overheads", on_click=_adopt, args=(rec.calibration,), key="adopt_btn")
+        st.markdown("**Calibrate this scenario from the log** (the overrides travel in the link; with them, the "
+                    "log's own settings — TP, PP, max_model_len, … — that reproduce its pool):")  # fmt: skip
+        st.code(view_compare.calibration_text(rec.adopted), language=None, wrap_lines=True)
+        st.button("Adopt the logged overheads", on_click=_adopt, args=(rec.adopted,), key="adopt_btn")
+
+
+LOG_GAPS = ("tensor_parallel_size", "pipeline_parallel_size", "dtype", "kv_cache_dtype", "max_model_len",
+            "gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens", "enforce_eager", "block_size")
+"""Engine settings the page's scenario lends a pasted log where the log does not state them."""
 
 
 def _adopt(calibration: dict) -> None:
