@@ -63,6 +63,7 @@ def render(rec: Reconciliation, path: str) -> str:
            f"gpu:   {rec.gpu_name} ({s.gpu}) — {rec.gpu_source}",
            "scenario: " + (", ".join(f"{k}={v}" for k, v in s.changed().items() if k != "custom_model") or "defaults"),
            ""]  # fmt: skip
+    out[-1:-1] = [f"warning: {n}" for n in rec.notes if n.startswith("WRONG GPU?")]
     if rec.failure:
         out += [rec.failure.message[0].upper() + rec.failure.message[1:] + ".", "To make it fit:"]
         out += [f"  - {fix}" for fix in rec.failure.fixes] + [""]
@@ -75,7 +76,8 @@ def render(rec: Reconciliation, path: str) -> str:
         cal = rec.calibrated
         out.append(f"  → {fmt.gib(cal['kv_cache_memory_bytes'])}, {fmt.count(cal['num_gpu_blocks'])} blocks, "
                    f"{log_value(cal['max_concurrency'], 'x')} at {fmt.tokens(s.max_model_len)}")  # fmt: skip
-    if rec.notes:
+    rest = [n for n in rec.notes if not n.startswith("WRONG GPU?")]
+    if rest:
         out.append("notes:")
-        out += [f"  - {n}" for n in rec.notes]
+        out += [f"  - {n}" for n in rest]
     return "\n".join(out)

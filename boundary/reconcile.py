@@ -217,6 +217,10 @@ def _reconcile(log: VllmLog, catalog: Catalog, flags: dict, defaults: dict | Non
         notes.append("speculative decoding: draft-model attention layers share the pool and are not in the model spec")
     if assumed:
         notes.insert(0, f"GPU ASSUMED: {gpu.name} ({s.gpu}); the log names no device and no --gpu was given")
+    biggest = max((f.bytes_ for f in feeds if source == "logged"), default=0.0)
+    if biggest > gpu.memory_bytes:  # more KV memory than the whole GPU: the log ran on another
+        notes.insert(0, f"WRONG GPU? the log's available KV cache memory ({biggest / GiB:,.2f} GiB) is more than the "
+                        f"whole {gpu.name} ({gpu.memory_bytes / GiB:,.2f} GiB): it ran on another GPU; pick that one")  # fmt: skip
     return Reconciliation(s, model.name, gpu.name, gpu_source, assumed, logged, predicted, _pool_dict(est),
                           _pool_dict(size_pool(s_cal, kv_model, gpu)), tuple(rows), cal, tuple(notes), log,
                           start_failure(log, s, kv_model, gpu))  # fmt: skip

@@ -75,6 +75,8 @@ class E:
             return self.args[0]._render(leaf, True)
         if self.op in ("floor", "ceil"):
             return f"{self.op}({', '.join(a._render(leaf, True) for a in self.args)})"
+        if self.op == "max0":
+            return f"max(0, {self.args[0]._render(leaf, True)})"
         a, b = self.args
         return f"{a._side(leaf, self.op, False)} {self.op} {b._side(leaf, self.op, True)}"
 
@@ -116,6 +118,12 @@ def lift(x) -> E:
 def efloor(x) -> E:
     e = lift(x)
     return E(math.floor(e.value) if math.isfinite(e.value) else e.value, "", "floor", (e,))
+
+
+def emax0(x) -> E:
+    """max(0, x): a count that cannot go below none (the blocks of a pool the weights overrun)."""
+    e = lift(x)
+    return E(max(0.0, e.value) if math.isfinite(e.value) else e.value, "", "max0", (e,))
 
 
 def eceil(x) -> E:

@@ -13,6 +13,7 @@ Pure: a dict in, a ModelSpec (or an InputError naming the field) out.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -188,6 +189,19 @@ def _vision(v: dict | None) -> dict | None:
     return out
 
 
+def _display_name(hf_id: str | None) -> str | None:
+    """A readable name from _name_or_path: 'Qwen/Qwen2-VL-7B-Instruct' as it is, a local cache path's repo
+    ('…/models--Qwen--Qwen2-VL-7B-Instruct/snapshots/…' → 'Qwen/Qwen2-VL-7B-Instruct'), else its last part."""
+    if not hf_id:
+        return None
+    cached = re.search(r"models--([^/]+?)--([^/]+)", hf_id)
+    if cached:
+        return f"{cached.group(1)}/{cached.group(2)}"
+    if hf_id.startswith(("/", ".", "~")):
+        return hf_id.rstrip("/").rsplit("/", 1)[-1] or None
+    return hf_id
+
+
 def model_from_hf_config(config: Any, name: str | None = None, source: str = "uploaded config.json") -> ModelSpec:
     """Build a ModelSpec from a parsed config.json."""
     if not isinstance(config, dict):
@@ -246,7 +260,7 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
     keep = set(ModelSpec.model_fields) - {"name", "hf_id", "source", "assumptions", "vision_config"}
     data = {k: v for k, v in cfg.items() if k in keep and v is not None}
     hf_id = config.get("_name_or_path") if isinstance(config.get("_name_or_path"), str) else None
-    data |= {"name": (name or hf_id or mt)[:120], "hf_id": hf_id[:200] if hf_id else None, "source": source,
+    data |= {"name": (name or _display_name(hf_id) or mt)[:120], "hf_id": hf_id[:200] if hf_id else None, "source": source,
              "assumptions": tuple(a[:300] for a in assumptions),
              "vision_config": _vision(vision_defaults(vision, wrapper or mt) if vision else None)}  # fmt: skip
     if wrapper and not data.get("architectures"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from calc.expr import E, efloor
+from calc.expr import E, efloor, emax0
 from calc.kv_cache import StageLayout, blocks_from_bytes, kv_bytes_per_token_expr, pp_layer_ranges, stage_layout
 from calc.numeric import largest_true
 from calc.overheads import EncoderProfile, activation_peak_bytes, cudagraph_bytes, encoder_profile, non_torch_bytes
@@ -202,6 +202,8 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
     kv_gpu = kv_bytes_per_token_expr(m, busiest, kv_bytes_per_element=kv_elem, tp=tp)
     block_e = _block_expr(layout)
     blocks_e = efloor(avail.named("available", "GiB") / block_e)
+    if blocks_e.value < 0:  # the weights overrun the memory: no pool, as the blocks the headline counts
+        blocks_e = emax0(blocks_e)
     conc_e = E(blocks, "num_gpu_blocks") / E(per_max_len, f"blocks per {s.max_model_len:,}-token request")
     return PoolResult(
         params=params,

@@ -371,3 +371,13 @@ def test_the_command_a_reconciliation_prints_reproduces_the_log(capsys, tmp_path
     argv = shlex.split(line.split("python -m calc ", 1)[1])
     assert "--tensor-parallel-size" in argv and main([*argv, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["num_gpu_blocks"] == 12_424
+
+
+def test_a_log_from_a_bigger_gpu_is_flagged(capsys):
+    """eole's Gemma-3-1B log reports 25.39 GiB available for the KV cache: more than an RTX 4090's whole 23.68 GiB,
+    so it cannot have run there; the reconciliation says so first rather than explain the gap as overheads."""
+    assert main(["reconcile", str(LOGS / "eole-gemma-3-1b-v0.13.log"), "--model",
+                 str(LOGS / "gemma-3-1b" / "config.json"), "--gpu", "rtx-4090"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "warning: WRONG GPU? the log's available KV cache memory (25.39 GiB) is more than the whole" in out
+    assert out.index("WRONG GPU?") < out.index("quantity")

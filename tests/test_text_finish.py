@@ -210,3 +210,11 @@ def test_the_default_context_follows_a_shorter_model_as_vllm_does(capsys, catalo
     assert r.notes[0].startswith("max_model_len 4,096: the model's own maximum")
     assert not evaluate(Scenario(model="llama-2-7b", max_model_len=16384), catalog).shortfall.engine_starts
     assert evaluate(Scenario(model="llama-3.1-8b"), catalog).scenario.max_model_len == 8192  # 131,072: untouched
+
+
+def test_the_blocks_formula_of_a_pool_the_weights_overrun_is_zero(catalog):
+    """Llama-3.1-70B on one RTX 4090: 23.68 × 0.9 − 131.42 − … = −111.68 GiB available; the formula showed
+    −22,873 blocks beside a headline of 0."""
+    r = evaluate(scenario(model="llama-3.1-70b"), catalog)
+    text = r.formulas["GPU blocks"]
+    assert r.memory.num_gpu_blocks == 0 and text.startswith("max(0, floor(") and text.endswith("= 0 blocks")

@@ -233,7 +233,10 @@ def log_tab(r, catalog) -> None:
         st.markdown("**To make it fit:**\n" + "\n".join(f"- {plain(fix)}" for fix in rec.failure.fixes))
     table(view_compare.reconcile_table(rec))
     for note in rec.notes:
-        st.caption(f"note: {plain(note, MAX_MESSAGE_SHOWN)}")
+        if note.startswith("WRONG GPU?"):
+            st.warning(plain(note, MAX_MESSAGE_SHOWN), icon=":material/warning:")
+        else:
+            st.caption(f"note: {plain(note, MAX_MESSAGE_SHOWN)}")
     if rec.calibration:
         st.markdown("**Calibrate this scenario from the log** (the overrides travel in the link; with them, the "
                     "log's own settings — TP, PP, max_model_len, … — that reproduce its pool):")  # fmt: skip

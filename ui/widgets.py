@@ -360,7 +360,8 @@ def _on_upload() -> None:
     if f is None:
         return
     try:
-        spec = parse_config_json(f.getvalue(), name=f.name.removesuffix(".json"))
+        stem = f.name.removesuffix(".json")  # every Hub config is config.json: then its own name (_name_or_path)
+        spec = parse_config_json(f.getvalue(), name=None if stem.lower() in ("config", "") else stem)
     except InputError as e:
         st.session_state["upload_error"] = str(e)
         return
