@@ -57,7 +57,8 @@ def md_table(t) -> str:
     return "\n".join([row(t.columns), rule, *map(row, t.rows)])
 
 
-def markdown_report(r, link_base: str = "") -> str:
+def markdown_report(r, link_base: str = "", check=None) -> str:
+    """The plan as Markdown; `check`: the replica count's simulated check where it was run (calc plan runs it)."""
     s = r.scenario
     link = f"Scenario link: {code_span(f'{link_base}?{query_string(s)}')}" if link_base else \
         f"Scenario query: {code_span(f'?{query_string(s)}')}"  # fmt: skip
@@ -72,7 +73,7 @@ def markdown_report(r, link_base: str = "") -> str:
         "",
         "## Numbers",
         "",
-        fence(render_text(r)),
+        fence(render_text(r, check=check)),
         "",
         "## Formulas",
         "",

@@ -13,9 +13,12 @@ def _block(head: str, lines: list[str]) -> list[str]:
     return ["", head, *lines]
 
 
-def render_text(r, *, gpu_options: bool = False, replica_check: bool = False) -> str:
+def render_text(r, *, gpu_options: bool = False, replica_check: bool = False, check=None) -> str:
     """The whole plan. `gpu_options`: add the sweep over every shipped GPU (slower); `replica_check`: say the
-    replica count's simulated check (Report.replica_check: up to five simulations)."""
+    replica count's simulated check (Report.replica_check: up to five simulations); `check`: that check, already
+    run (the page's, kept per scenario)."""
+    if check is not None:
+        replica_check = True
     lines = [view.title(r), "", verdict(r)]
     if view.missing_lines(r):
         lines += _block("What is missing (per GPU)", [f"  {x}" for x in view.missing_lines(r)])
@@ -34,7 +37,7 @@ def render_text(r, *, gpu_options: bool = False, replica_check: bool = False) ->
         lines += _block(sec.title, sec.lines)
         sec = view_bench.benchmark_section(r)
         lines += _block(sec.title, sec.lines)
-        lines += _block("SLOs, replicas and cost", [f"  {x}" for x in view_fleet.slo_lines(r, replica_check=r.replica_check if replica_check else None)])
+        lines += _block("SLOs, replicas and cost", [f"  {x}" for x in view_fleet.slo_lines(r, replica_check=check or (r.replica_check if replica_check else None))])
         lines += _block("Tails (what averages hide)", [f"  {x}" for x in view_fleet.tails_lines(r)])
         sim = view_fleet.simulation_table(r)
         lines += _block(f"Simulation ({sim.note})", sim.text().splitlines())

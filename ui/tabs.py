@@ -4,6 +4,7 @@ comes from boundary.view (formatted once for the page, the CLI text and the expo
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import pandas as pd
 import streamlit as st
@@ -173,11 +174,15 @@ def compare_tab(r, catalog, pinned, link_base) -> None:
         st.table(styled, hide_index=True)
     st.markdown("**Export**")
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Markdown report", markdown_report(r, link_base), file_name="capacity-plan.md", mime="text/markdown",
-                       on_click="ignore")  # fmt: skip  # a download changes nothing: no rerun (which would also
-    # replace the other buttons' files while the browser may still be fetching one)
-    c2.download_button("JSON report", json.dumps(json_safe(r.to_dict()), indent=2, default=str), file_name="capacity-plan.json",
+    check = st.session_state.get("_replica_checks", {}).get((r.scenario, r.model, r.gpu, r.engine))  # if it was run
+    c1.download_button("Markdown report", markdown_report(r, link_base, check), file_name="capacity-plan.md",
+                       mime="text/markdown", on_click="ignore")  # fmt: skip  # a download changes nothing: no rerun
+    # (which would also replace the other buttons' files while the browser may still be fetching one)
+    data = r.to_dict() | {"replica_check": asdict(check) if check else None}  # as `calc plan --json`
+    c2.download_button("JSON report", json.dumps(json_safe(data), indent=2, default=str), file_name="capacity-plan.json",
                        mime="application/json", on_click="ignore")  # fmt: skip
+    if s.request_rate and check is None:
+        c1.caption("The replica count's simulated check is in the exports once it has run (SLOs & replicas tab).")
     csv_button(r, c3)
 
 
