@@ -172,9 +172,11 @@ def memory_metrics(r) -> list[Metric]:
                "vLLM's 'Maximum concurrency for max_model_len tokens per request'"),
         Metric("Fit at this length", fmt.count(f.max_concurrency_at_length),
                "most requests of input_len + output_len held at once (capped by max_num_seqs)"),
-        Metric(f"Longest @ C={s.concurrency:,}", f"{fmt.count(f.longest_request_at_concurrency)} tok",
-               "longest prompt + output each of the concurrent requests can have"),
-        Metric("Pool used", fmt.pct(f.pool_fraction, 0) if m.num_gpu_blocks else "none",
+        Metric(f"Longest @ C={s.concurrency:,}", f"{fmt.count(f.longest_request_at_concurrency)} tok"
+               if short.engine_starts else "none",
+               "longest prompt + output each of the concurrent requests can have" + ("" if short.engine_starts else
+               " — none: the engine does not start")),
+        Metric("Pool used", fmt.pct(f.pool_fraction, 0) if m.num_gpu_blocks and short.engine_starts else "none",
                "blocks the concurrent requests take / blocks in the pool" + ("" if m.num_gpu_blocks else
                " — there is no KV cache"), f"{fmt.count(short.workload_missing_blocks)} blocks short"
                if short.workload_missing_blocks and m.num_gpu_blocks else ""),
