@@ -41,7 +41,8 @@ PURE_MAMBA_ALIASES = {"state_size": "ssm_state_size", "expand": "mamba_expand", 
                       "head_dim": "mamba_head_dim", "intermediate_size": "mamba_intermediate_size"}  # fmt: skip
 VISION_ALIASES = {"depth": "num_hidden_layers", "num_heads": "num_attention_heads", "in_chans": "in_channels",
                   "num_channels": "in_channels"}  # fmt: skip
-TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3_text", "opt", "cohere", "cohere2", "gpt_bigcode", "bloom", "mpt")
+TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3_text", "opt", "cohere", "cohere2", "gpt_bigcode", "bloom", "mpt",
+                   "gpt2")  # fmt: skip
 FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3_text": {"vocab_size": 262208, "max_position_embeddings": 131072, "sliding_window_pattern": 6,
                     "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256},  # Gemma3TextConfig
@@ -60,7 +61,8 @@ KNOWN = (
     "starcoder2", "internlm2", "baichuan", "falcon_h1", "jamba", "mamba", "mamba2", "falcon_mamba", "lfm2", "minimax",
     "bamba", "granite", "granitemoe", "phi", "ernie4_5", "ernie4_5_moe", "hunyuan_v1_dense", "seed_oss", "dbrx",
     "arctic", "falcon", "minicpm3", "olmoe", "chatglm", "gpt_bigcode", "gptj", "bloom", "gpt_neox", "nemotron",
-    "persimmon", "llava", "qwen2_audio", "hunyuan", "hunyuan_v1_moe", "phi3_v", "mpt",
+    "persimmon", "llava", "qwen2_audio", "hunyuan", "hunyuan_v1_moe", "phi3_v", "mpt", "gpt2", "qwen", "internlm",
+    "stablelm", "orion", "minicpm", "deepseek",
 )  # fmt: skip
 TEXT_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen2_5_vl": "qwen2_5_vl_text",
               "qwen2_vl": "qwen2_vl_text", "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text"}  # fmt: skip

@@ -23,7 +23,10 @@ TEXT_CLASS_DEFAULTS = {  # what a multimodal wrapper's text_config leaves to its
     "qwen2": {"hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32, "num_attention_heads": 32,
               "num_key_value_heads": 32, "vocab_size": 151936, "max_position_embeddings": 32768},  # Qwen2Config
 }  # fmt: skip
-WIDE_MLP = ("gptj", "bloom", "gpt2", "gpt_bigcode", "falcon")
+WIDE_MLP = ("gptj", "bloom", "gpt2", "gpt_bigcode", "falcon", "phi-msft")
+ENCODERS = ("bert", "roberta", "xlm-roberta", "distilbert", "electra", "deberta", "deberta-v2", "nomic_bert", "modernbert")
+"""Encoder-only families: embeddings or classification, no decoding and no KV cache to plan."""
+RECURRENT = ("rwkv", "rwkv5", "rwkv6", "rwkv7")
 """Families whose MLP is 4 × hidden_size unless n_inner / ffn_hidden_size / intermediate_size says otherwise."""
 
 
@@ -51,6 +54,13 @@ def adapt(cfg: dict, mt: str, assumptions: list[str], wrapper: str | None = None
         width = cfg.get("hidden_size", cfg.get("n_embd"))
         if isinstance(width, int) and not isinstance(width, bool):
             cfg["intermediate_size"] = 4 * width
+    if mt in ENCODERS:
+        raise InputError("model_type", f"'{mt}' is an encoder (embeddings, classification): it decodes nothing and "
+                         "keeps no KV cache, so there is no serving capacity of this kind to plan")  # fmt: skip
+    if mt in RECURRENT:
+        raise InputError("model_type", f"'{mt}' is an RWKV recurrent network, which this planner does not model")
+    if mt == "qwen" and isinstance(cfg.get("intermediate_size"), int):  # Qwen-1: the MLP's width is half of it
+        cfg["intermediate_size"] //= 2  # vLLM qwen.py: QWenMLP(hidden_size, intermediate_size // 2)
     if mt == "gpt_bigcode" and cfg.get("multi_query", True):  # GPTBigCodeConfig: multi_query defaults to True
         cfg.setdefault("num_key_value_heads", 1)
     if cfg.get("num_kv_shared_layers"):  # Gemma 3n: the last layers read earlier layers' KV

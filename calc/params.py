@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 NON_GATED_MLP = ("opt", "starcoder2", "nemotron_h", "gpt2", "gpt_bigcode", "phi", "falcon", "gpt_neox", "nemotron",
-                 "persimmon", "gptj", "bloom", "mpt")  # fmt: skip
+                 "persimmon", "gptj", "bloom", "mpt", "phi-msft")  # fmt: skip
 QKV_BIAS = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text")
 QK_NORM = ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "qwen3_vl_text", "qwen3_vl_moe_text", "olmo2", "olmo3")
 LEARNED_POSITIONS = ("gpt2", "gpt_bigcode")

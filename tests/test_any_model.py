@@ -93,6 +93,9 @@ FAMILIES = {
     "phi-3.5-vision": (32 * 2 * 32 * 96 * 2, (8, 32 * 2 * 4 * 96 * 2), 0),
     "deepseek-v2": (60 * (512 + 64) * 2, (8, 60 * (512 + 64) * 2), 0),
     "mpt-7b-instruct": (32 * 2 * 32 * 128 * 2, (8, 32 * 2 * 4 * 128 * 2), 0),  # n_heads 32 of d_model 4,096
+    "gpt2": (12 * 2 * 12 * 64 * 2, (4, 12 * 2 * 3 * 64 * 2), 0),
+    "qwen-1.8b-chat": (24 * 2 * 16 * 128 * 2, (8, 24 * 2 * 2 * 128 * 2), 0),  # kv_channels 128
+    "phi-2-msft": (32 * 2 * 32 * 80 * 2, (8, 32 * 2 * 4 * 80 * 2), 0),
 }
 
 
@@ -346,3 +349,26 @@ def test_mpt_reads_its_attn_config_and_expansion_ratio():
     m = load("mpt-7b-instruct")
     assert m.max_position_embeddings == 2048 and m.tie_word_embeddings
     assert count_params(m).total == pytest.approx(32 * (4 * 4096**2 + 2 * 4096 * 16384) + 50_432 * 4096, rel=1e-3)
+
+
+def test_older_layouts_count_as_their_families_do():
+    """GPT-2 ties its head and learns 1,024 positions: 12 · (4 · 768² + 2 · 768 · 3,072) + (50,257 + 1,024) · 768
+    = 124 M. Qwen-1's intermediate_size is twice its MLP width (vLLM qwen.py: intermediate_size // 2): 24 ·
+    (4 · 2,048² + 3 · 2,048 · 5,504) + 2 · 151,936 · 2,048 = 1.84 B. Phi-2 in its first (phi-msft) format: n_inner
+    null is 4 · 2,560, not gated: 32 · (4 · 2,560² + 2 · 2,560 · 10,240) + 2 · 51,200 · 2,560 = 2.78 B."""
+    assert count_params(load("gpt2")).total == pytest.approx(12 * (4 * 768**2 + 2 * 768 * 3072) + (50_257 + 1024) * 768, rel=3e-3)
+    assert count_params(load("qwen-1.8b-chat")).total == pytest.approx(
+        24 * (4 * 2048**2 + 3 * 2048 * 5504) + 2 * 151_936 * 2048, rel=3e-3)  # fmt: skip
+    assert count_params(load("phi-2-msft")).total == pytest.approx(
+        32 * (4 * 2560**2 + 2 * 2560 * 10240) + 2 * 51_200 * 2560, rel=3e-3)  # fmt: skip
+
+
+@pytest.mark.parametrize("config, word", [
+    ({"model_type": "bert", "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
+      "intermediate_size": 3072, "vocab_size": 30522}, "encoder"),
+    ({"model_type": "rwkv5", "hidden_size": 2560, "num_hidden_layers": 32, "vocab_size": 65536}, "RWKV"),
+])  # fmt: skip
+def test_models_that_are_not_decoders_it_plans_are_refused_by_name(config, word):
+    with pytest.raises(InputError) as e:
+        model_from_hf_config(config)
+    assert e.value.field == "model_type" and word in e.value.message
