@@ -16,6 +16,7 @@ COMPARE = (
     ("ttft", "TTFT (estimate)", lambda r: fmt.ms(r.latency.ttft_s)),
     ("tpot", "TPOT (estimate)", lambda r: fmt.ms(r.latency.tpot_s)),
     ("e2e", "End-to-end (estimate)", lambda r: fmt.seconds(r.latency.e2e_s)),
+    ("conformance", "Within both SLOs", lambda r: fmt.pct(r.conformance.conformance)),
     ("goodput", "Goodput", lambda r: fmt.rate(r.goodput_rps, "req/s")),
     ("capacity", "Capacity per replica", lambda r: fmt.rate(r.fleet.capacity.rps, "req/s")),
     ("replicas", "Replicas", lambda r: fmt.opt(r.fleet.replicas, fmt.count, "no request rate")),
