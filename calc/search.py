@@ -27,6 +27,7 @@ from calc.catalog import Catalog
 from calc.cost import cost_per_million_output_tokens
 from calc.params import count_params
 from calc.pool import kv_link_bytes_per_s, transfer_s
+from calc.precision_support import unsupported
 from calc.resolve import base_model, default_context, for_other_gpu, override_gpu, override_model
 from calc.scenario import Scenario
 from calc.search_capacity import Rows, Slo
@@ -40,7 +41,8 @@ WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: o
        "a request is longer than max_model_len", "not even one request at a time meets the SLOs at the quota",
        "uses more GPUs than search_max_gpus", "costs more per hour than search_budget_per_hour",
        "vLLM refuses to start: max_model_len exceeds the model's max_position_embeddings",
-       "vLLM refuses to start: kv_cache_memory_bytes and the weights exceed the GPU's memory")  # fmt: skip
+       "vLLM refuses to start: kv_cache_memory_bytes and the weights exceed the GPU's memory",
+       "vLLM has no kernel for these weights on this GPU (its quantization support table)")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -182,7 +184,10 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     per_hour = price * gpus_used
     rate = cat["rate"]
     per_m = np.where(gpus_used > 0, cost_per_million_output_tokens(per_hour, rate, s.output_len), np.nan)
-    why = np.tile(_why(s, pool, model.max_position_embeddings), len(modes))
+    why = _why(s, pool, model.max_position_embeddings)
+    kernel = np.array([[bool(unsupported(d, gpus[gid].arch)) for d in g.dtypes] for gid in sp.gpus])
+    why = np.where((why == 0) & kernel[g.gpu, g.dtype], 9, why)
+    why = np.tile(why, len(modes))
     why = np.where((why == 0) & (cat["ok"] < 1), 4, why)
     if s.search_max_gpus is not None:
         why = np.where((why == 0) & (gpus_used > s.search_max_gpus), 5, why)

@@ -63,7 +63,7 @@ def row(r, i: int) -> dict:
     s, p, b = r.scenario, r.pool, r.base(i)
     deployed = r.gpus[i] > 0
     out = fields_of(r, i) | {"max_model_len": s.max_model_len, "engine": s.engine}
-    out |= {"fits": bool(r.why[i] not in (1, 2, 3, 7, 8)), "meets_slo": bool(r.capacity_rps[i] > 0), "why_not": r.why_not(i),
+    out |= {"fits": bool(r.why[i] not in (1, 2, 3, 7, 8, 9)), "meets_slo": bool(r.capacity_rps[i] > 0), "why_not": r.why_not(i),
             "num_gpu_blocks": int(p.num_gpu_blocks[b]), "max_concurrency": float(p.max_concurrency[b]),
             "max_concurrency_at_length": int(p.max_concurrency_at_length[b]), "ttft_s": _num(r.ttft_s[i]),
             "tpot_s": _num(r.tpot_s[i]), "tokens_per_s_per_user": _num(r.tokens_per_s_per_user[i]),
@@ -90,6 +90,24 @@ preempts and recomputes instead of waiting, which the capacity assumes (calc.rep
 command caps it, and the capacity, found at the slots the pool holds, is the same."""
 
 
+def _vllm_scenario_flags(s: Scenario) -> list:
+    """The scenario's own engine settings the search priced and every configuration shares: left out, vLLM would
+    serve something else (its default block size, CUDA graphs, a pool sized by memory, …)."""
+    default = {k: f.default for k, f in Scenario.model_fields.items()}
+    out: list = []
+    if s.enforce_eager:
+        out.append("--enforce-eager")
+    if s.block_size != default["block_size"]:
+        out += ["--block-size", s.block_size]
+    if s.kv_cache_memory_bytes is not None:
+        out += ["--kv-cache-memory-bytes", int(s.kv_cache_memory_bytes)]
+    if s.mamba_ssm_cache_dtype != default["mamba_ssm_cache_dtype"]:
+        out += ["--mamba-ssm-cache-dtype", s.mamba_ssm_cache_dtype]
+    if s.disable_hybrid_kv_cache_manager:
+        out.append("--disable-hybrid-kv-cache-manager")
+    return out
+
+
 def serve_commands(r, i: int) -> list[tuple[str, str]]:
     """(role, command) for configuration i: one `vllm serve` (or SGLang launch) line, or a prefill and a decode one."""
     f, s = fields_of(r, i), r.scenario
@@ -101,6 +119,8 @@ def serve_commands(r, i: int) -> list[tuple[str, str]]:
                 "--pp-size", f["pipeline_parallel_size"], "--context-length", s.max_model_len, "--max-running-requests",
                 f["max_num_seqs"], "--chunked-prefill-size", f["max_num_batched_tokens"], "--mem-fraction-static",
                 f"{f['gpu_memory_utilization']:g}", *kv, *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
+        base += (["--disable-cuda-graph"] if s.enforce_eager else []) + (
+            ["--page-size", s.block_size] if s.block_size != Scenario.model_fields["block_size"].default else [])
         roles = (("prefill", ["--disaggregation-mode", "prefill"]), ("decode", ["--disaggregation-mode", "decode"]))
     else:
         seqs = r.served_seqs(i)
@@ -108,9 +128,11 @@ def serve_commands(r, i: int) -> list[tuple[str, str]]:
                 f["pipeline_parallel_size"], "--max-model-len", s.max_model_len, "--max-num-seqs", seqs,
                 "--max-num-batched-tokens", f["max_num_batched_tokens"], "--gpu-memory-utilization",
                 f"{f['gpu_memory_utilization']:g}", "--kv-cache-dtype", f["kv_cache_dtype"], *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
+        base += _vllm_scenario_flags(s)
         roles = (("prefill", ["--kv-transfer-config", NIXL]), ("decode", ["--kv-transfer-config", NIXL]))
     line = " ".join(shlex.quote(str(x)) for x in base)
-    if s.engine != "sglang" and seqs < f["max_num_seqs"]:
+    serves = r.pool.max_concurrency_at_length[r.base(i)] >= 1  # a configuration that cannot run has no cap to explain
+    if s.engine != "sglang" and seqs < f["max_num_seqs"] and serves:
         line = CAPPED_SEQS.format(seqs=seqs, asked=f["max_num_seqs"], tokens=s.input_len + s.output_len) + "\n" + line
     if not r.disaggregated[i]:
         return [("", line)]

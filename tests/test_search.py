@@ -6,6 +6,7 @@ from conftest import scenario
 from pydantic import ValidationError
 
 from calc.errors import InputError
+from calc.evaluate import evaluate
 from calc.scenario import Scenario
 from calc.search import pareto, search
 from calc.search_rows import check, row, serve_commands
@@ -204,3 +205,31 @@ def test_the_lists_show_configurations_that_differ_only_in_an_unreached_max_num_
     top = r.top(10)
     shown = [(r.ttft_s[i], r.tpot_s[i], r.gpus[i], r.concurrency[i]) for i in top]
     assert len(shown) == len(set(shown)) and row(r, top[0])["max_num_seqs"] == 64
+
+
+def test_the_search_recommends_only_precisions_vllm_has_kernels_for(catalog):
+    """vLLM's quantization table: no AWQ / GPTQ on AMD GPUs, Gaudi or TPU, no fp8 W8A8 on Turing (T4), Ampere, TPU or
+    Gaudi. Gaudi 3 with int4 was the cheapest of many searches; now no such pair is eligible, and the plan of one says
+    it cannot be served."""
+    s = Scenario(model="llama-3.1-8b", request_rate=10, input_len=1000, output_len=500, search_gpus="all",
+                 search_tensor_parallel_size="1,2", search_pipeline_parallel_size="1", search_max_num_seqs="64",
+                 search_disaggregated=False)  # fmt: skip
+    r = search(s, catalog)
+    arch = {gid: g.arch for gid, g in catalog.gpus.items()}
+    bad = {("int4", a) for a in ("cdna3", "gaudi3", "tpu")} | {("fp8", a) for a in ("turing", "ampere", "tpu", "gaudi3")}
+    for i in np.flatnonzero(r.eligible):
+        d = row(r, int(i))
+        assert (d["dtype"], arch[d["gpu"]]) not in bad, d
+    assert "vLLM has no kernel for these weights on this GPU (its quantization support table)" in r.why_counts()
+    rep = evaluate(Scenario(gpu="mi300x", dtype="int4"), catalog)
+    assert rep.notes[0].startswith("vLLM has no int4 weight kernel on cdna3 accelerators")
+
+
+def test_the_serve_command_carries_the_scenarios_engine_settings(catalog):
+    """--enforce-eager, --block-size and --kv-cache-memory-bytes change what the search priced: left out of the
+    command, vLLM would serve a different pool."""
+    s = Scenario(model="llama-3.1-8b", request_rate=10, search_gpus="h100-sxm", search_disaggregated=False,
+                 enforce_eager=True, block_size=32, kv_cache_memory_bytes=2e10)  # fmt: skip
+    r = search(s, catalog)
+    cmd = serve_commands(r, r.cheapest)[0][1]
+    assert "--enforce-eager" in cmd and "--block-size 32" in cmd and "--kv-cache-memory-bytes 20000000000" in cmd
