@@ -66,6 +66,9 @@ def run_search(args, catalog) -> int:
         gpus = [x.strip() for x in str(data.get("search_gpus", "")).split(",") if x.strip()]
         if "gpu" not in data and len(gpus) == 1:  # one GPU searched: the scenario's GPU (its price, its overrides)
             data["gpu"] = gpus[0]
+        elif "gpu" not in data and "gpu_hour_price" in data:  # it would price the default GPU, unseen
+            raise InputError("--gpu-hour-price", "prices one GPU, and several are searched: name it with --gpu "
+                             "(the others keep their specs' prices)")  # fmt: skip
         s = validate_scenario(data)
         started = time.perf_counter()
         r = search(s, catalog)

@@ -33,7 +33,7 @@ def cells(d: dict) -> dict[str, str]:
         "replicas": fmt.opt(d["replicas"], fmt.count, "no request_rate"),
         "gpus": fmt.opt(d["gpus"], fmt.count, "not deployed"),
         "cost": fmt.money(d["cost_per_million_output_tokens"], cur) if deployed else fmt.missing("not deployed"),
-        "cost_per_hour": fmt.money(d["cost_per_hour"], cur, 2) if deployed else fmt.missing("not deployed"),
+        "cost_per_hour": fmt.money(d["cost_per_hour"], cur, 3) if deployed else fmt.missing("not deployed"),
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 from boundary import fmt
 from boundary.search_cells import cells, simulated
@@ -31,7 +32,7 @@ def render_text(out: dict) -> str:
     s = out["scenario"]
     rate = f"{s['request_rate']:g} req/s" if s["request_rate"] else "one replica (no request_rate)"
     lines = [f"{out['model_name']}: {fmt.plural(out['configs_evaluated'], 'configuration')} evaluated in {fmt.ms(out['seconds'])}; "
-             f"{out['configs_meeting_slo']:,} {'meets' if out['configs_meeting_slo'] == 1 else 'meet'} TTFT ≤ {fmt.seconds(s['slo_ttft_s'])} and TPOT ≤ {fmt.seconds(s['slo_tpot_s'])} for "
+             f"{out['configs_meeting_slo']:,} {'meets' if out['configs_meeting_slo'] == 1 else 'meet'} the filters and TTFT ≤ {fmt.seconds(s['slo_ttft_s'])} and TPOT ≤ {fmt.seconds(s['slo_tpot_s'])} for "
              f"{s['conformance_quota']:.0%} of requests at {rate}, {s['input_len']:,} in / {s['output_len']:,} out"]  # fmt: skip
     c = out["cheapest"]
     if c is None:
@@ -60,6 +61,9 @@ def render_text(out: dict) -> str:
         rc = c.get("rate_check")
         if rc:
             lines[-1:-1] = [rate_check_line(rc)]
+        elif c["disaggregated"]:
+            lines[-1:-1] = ["  not checked by the scheduler simulation, which serves one aggregated engine; a router "
+                            "(vLLM's disaggregated proxy) sends each request to a prefill and a decode instance"]
         lines += ["  " + x for x in c["serve_command"].splitlines()]
     if out["frontier"]:
         lines += ["", "Pareto frontier (tokens/s per user against tokens/s per GPU; simulated: the scheduler simulation "
@@ -77,7 +81,9 @@ def served_note(c: dict) -> str:
 
 
 def render_csv(rows: list[dict]) -> str:
-    """One configuration per line, the JSON keys as the header (serve_command quoted, its lines joined by ' ; ')."""
+    """One configuration per line, the JSON keys as the header; serve_command keeps its lines inside its quoted
+    cell (joined on one line, a leading '# …' comment would swallow the command when pasted), nested values as
+    JSON, and floats to 12 significant digits (no 38.400000000000006)."""
     if not rows:
         return ""
     keys = [k for k in rows[0] if k != "check"] + ["simulated_ttft_s", "simulated_tpot_s"]
@@ -86,9 +92,18 @@ def render_csv(rows: list[dict]) -> str:
     w.writeheader()
     for d in rows:
         chk = d.get("check") or {}
-        w.writerow(d | {"serve_command": " ; ".join(d["serve_command"].splitlines()),
-                        "simulated_ttft_s": chk.get("simulated_ttft_s"), "simulated_tpot_s": chk.get("simulated_tpot_s")})  # fmt: skip
+        cells = {k: _csv_cell(v) for k, v in d.items()}
+        w.writerow(cells | {"simulated_ttft_s": _csv_cell(chk.get("simulated_ttft_s")),
+                            "simulated_tpot_s": _csv_cell(chk.get("simulated_tpot_s"))})  # fmt: skip
     return buf.getvalue()
+
+
+def _csv_cell(v):
+    if isinstance(v, float):
+        return float(f"{v:.12g}")
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, separators=(",", ":"))
+    return v
 
 
 REPLICA_CHECK_LABEL = "Simulate one replica at its share of the request rate (Poisson arrivals; up to five simulations)"

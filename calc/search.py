@@ -39,7 +39,7 @@ from calc.specs import ModelSpec
 
 WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: one max_model_len request does not fit",
        "a request is longer than max_model_len", "not even one request at a time meets the SLOs at the quota",
-       "uses more GPUs than search_max_gpus", "costs more per hour than search_budget_per_hour",
+       "uses more GPUs than the limit (max GPUs)", "costs more per hour than the budget per hour",
        "vLLM refuses to start: max_model_len exceeds the model's max_position_embeddings",
        "vLLM refuses to start: kv_cache_memory_bytes and the weights exceed the GPU's memory",
        "vLLM has no kernel for these weights on this GPU (its quantization support table)")  # fmt: skip

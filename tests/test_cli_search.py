@@ -89,7 +89,10 @@ def test_csv_for_spreadsheets():
     assert rows and {"gpu", "tensor_parallel_size", "ttft_s", "cost_per_million_output_tokens", "currency",
                      "serve_command", "listed_as"} <= set(rows[0])  # fmt: skip
     assert rows[0]["listed_as"].startswith("cheapest") and {r["gpu"] for r in rows} <= {"h100-sxm", "l40s"}
-    assert all("\n" not in r["serve_command"] for r in rows)
+    # a multi-line command keeps its lines in its quoted cell: joined on one line, a leading '# …' comment would
+    # swallow the command when pasted into a shell
+    assert all(r["serve_command"].splitlines()[-1].startswith(("vllm serve", "python")) for r in rows)
+    assert all("." not in r["cost_per_hour"] or len(r["cost_per_hour"].split(".")[1]) <= 12 for r in rows)
 
 
 def test_all_lists_every_configuration(catalog):
@@ -152,6 +155,9 @@ def test_a_price_reaches_the_searched_gpu_or_says_why_not(capsys, catalog):
     c = d["cheapest"]
     assert c["price_per_gpu_hour"] == 2.5 and c["currency"] == "EUR" and d["notes"] == []
     assert c["cost_per_hour"] == pytest.approx(2.5 * c["gpus"])
-    assert main(["search", *where, "--gpus", "h100-sxm,a100-80gb-sxm"], catalog=catalog) == 0
+    assert main(["search", *where, "--gpus", "h100-sxm,a100-80gb-sxm", "--gpu", "l40s"], catalog=catalog) == 0
     d = json.loads(capsys.readouterr().out)
-    assert any("gpu_hour_price 2.5 EUR is the price of the scenario's GPU (rtx-4090)" in n for n in d["notes"])
+    assert any("gpu_hour_price 2.5 EUR is the price of the scenario's GPU (l40s)" in n for n in d["notes"])
+    # several GPUs and no --gpu: the price would land on the unseen default GPU, so the flag is refused by name
+    assert main(["search", *where, "--gpus", "h100-sxm,rtx-4090"], catalog=catalog) == 2
+    assert capsys.readouterr().err.startswith("error: --gpu-hour-price: prices one GPU, and several are searched")

@@ -86,7 +86,7 @@ def test_max_gpus_and_budget_filter(catalog):
     r = search(scenario(**SMALL, search_max_gpus=4, search_budget_per_hour=12.0), catalog)
     ok = r.eligible
     assert ok.any() and r.gpus[ok].max() <= 4 and r.cost_per_hour[ok].max() <= 12.0
-    assert {r.why_not(i) for i in np.flatnonzero(~ok)} >= {"uses more GPUs than search_max_gpus"}
+    assert {r.why_not(i) for i in np.flatnonzero(~ok)} >= {"uses more GPUs than the limit (max GPUs)"}
 
 
 def test_a_users_price_applies_to_its_own_gpu_only(catalog):
