@@ -85,6 +85,10 @@ class Grid:
         return len(self.gpu)
 
 
+FOUR_BIT_BYTES = 0.7
+"""Bytes per weight below which a checkpoint is already 4-bit (MXFP4 0.53, NVFP4 0.56, AWQ/GPTQ int4 0.52)."""
+
+
 def grid(space: Space, s: Scenario, m) -> Grid:
     parallel, refused = [], []
     for tp in space.tensor_parallel_sizes:
@@ -92,7 +96,11 @@ def grid(space: Space, s: Scenario, m) -> Grid:
             problem = tp_check(s.model_copy(update={"tensor_parallel_size": tp, "pipeline_parallel_size": pp}), m)
             (refused.append(f"TP {tp}, PP {pp}: {problem}") if problem else parallel.append((tp, pp)))
     formats: dict[tuple, str] = {}
+    native = weight_format(m, "auto")
+    four_bit = min(native.linear_bytes, native.expert_bytes) < FOUR_BIT_BYTES  # gpt-oss (MXFP4), NVFP4, AWQ …
     for d in space.dtypes:
+        if four_bit and d != "auto" and "auto" in space.dtypes:
+            continue  # a 4-bit checkpoint requantized is no smaller: its own format is the one to serve
         f = weight_format(m, d)
         formats.setdefault((f.linear_bytes, f.expert_bytes, f.compute_dtype), d)
     dtypes = tuple(formats.values())

@@ -233,3 +233,10 @@ def test_the_serve_command_carries_the_scenarios_engine_settings(catalog):
     r = search(s, catalog)
     cmd = serve_commands(r, r.cheapest)[0][1]
     assert "--enforce-eager" in cmd and "--block-size 32" in cmd and "--kv-cache-memory-bytes 20000000000" in cmd
+
+
+def test_a_four_bit_checkpoint_is_served_in_its_own_format(catalog):
+    """gpt-oss ships its experts in MXFP4 (0.53 B per weight): requantized to int4 it is no smaller and its command
+    names no checkpoint one can pull, to fp8 or int8 larger; the search keeps its own format."""
+    s = Scenario(model="gpt-oss-120b", request_rate=10, search_gpus="h100-sxm", search_dtype="auto,fp8,int4")
+    assert search(s, catalog).grid.dtypes == ("auto",)
