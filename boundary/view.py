@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from boundary import fmt
+from boundary.view_verdict import missing_lines, no_latency_reason, verdict  # noqa: F401  (re-exported: view.verdict)
 from calc.latency import READER_TOKENS_PER_S
 
 
@@ -74,77 +75,6 @@ def title(r) -> str:
     s, m = r.scenario, r.memory
     return (f"{r.model_name} on {r.gpu_name} (TP={s.tensor_parallel_size} PP={s.pipeline_parallel_size}, weights "
             f"{m.weight_format.label}, KV {s.kv_cache_dtype}, {r.engine.name})")  # fmt: skip
-
-
-def verdict(r) -> str:
-    """The headline sentence, e.g. '16 × 8,448 tokens: does not fit — 16 requests need 8,448 blocks, …'."""
-    s, f, m = r.scenario, r.fit, r.memory
-    head = f"{s.concurrency:,} × {fmt.tokens(f.request_tokens)}"
-    if f.fits:
-        return (f"{head}: fits ({fmt.count(f.blocks_needed)} of {fmt.count(m.num_gpu_blocks)} blocks, "
-                f"{fmt.pct(f.pool_fraction, 0)} of the pool)")  # fmt: skip
-    if not r.shortfall.engine_starts:
-        return f"{head}: cannot run — {_start_problem(r)}"
-    return f"{head}: does not fit — {f.reasons[0]}"
-
-
-def _start_problem(r) -> str:
-    sf, m, s = r.shortfall, r.memory, r.scenario
-    if r.fit.refused:
-        return r.fit.refused
-    if sf.weights_over_bytes > 0:
-        return (f"the weights alone ({fmt.gib(m.weights_bytes_per_gpu)} per GPU) exceed the "
-                f"{fmt.gib(sf.usable_bytes)} the engine may use")  # fmt: skip
-    if m.num_gpu_blocks == 0:
-        return "no memory is left for the KV cache"
-    return (f"the KV cache holds {fmt.count(m.num_gpu_blocks)} blocks, one request of max_model_len "
-            f"{fmt.count(s.max_model_len)} tokens needs {fmt.count(m.blocks_per_max_len_request)}: vLLM refuses to start")  # fmt: skip
-
-
-def missing_lines(r) -> list[str]:
-    """What is missing and by how much, per GPU; empty when the workload fits."""
-    sf, m, s, f = r.shortfall, r.memory, r.scenario, r.fit
-    out = []
-    if sf.weights_over_bytes > 0:
-        out.append(f"weights: {fmt.gib(m.weights_bytes_per_gpu)} per GPU, the engine may use "
-                   f"{fmt.gib(sf.usable_bytes)} (gpu_memory_utilization {s.gpu_memory_utilization:g} × "
-                   f"{fmt.gib(m.total_memory_bytes)}): {fmt.gib(sf.weights_over_bytes)} short before any KV cache")  # fmt: skip
-    if r.fit.refused:
-        out.append(r.fit.refused)
-    overrun = -m.kv_cache_memory_bytes if m.kv_cache_memory_bytes < 0 else 0.0
-
-    def beyond(short: float) -> str:  # a KV shortfall counts the overrun before the pool, said once above
-        return f" (the {fmt.gib(overrun)} the weights and overheads overrun, plus {fmt.gib(short - overrun)})" if overrun else ""
-
-    if sf.start_missing_blocks or (not sf.engine_starts and not r.fit.refused):
-        out.append(f"KV cache for one max_model_len request ({fmt.tokens(s.max_model_len)}): "
-                   f"{fmt.count(m.blocks_per_max_len_request)} blocks; the pool has {fmt.count(m.num_gpu_blocks)} — "
-                   f"{fmt.gib(sf.start_missing_bytes)} per GPU short{beyond(sf.start_missing_bytes)}")  # fmt: skip
-    if s.request_len > s.max_model_len:
-        out.append(f"request length: {fmt.tokens(s.request_len)} exceeds max_model_len {fmt.count(s.max_model_len)} "
-                   f"by {fmt.tokens(s.request_len - s.max_model_len)}: vLLM rejects it")  # fmt: skip
-    if sf.workload_missing_blocks:
-        out.append(f"KV cache for {s.concurrency:,} requests of {fmt.tokens(f.request_tokens)}: "
-                   f"{fmt.count(f.blocks_needed)} blocks, the pool has {fmt.count(m.num_gpu_blocks)} — "
-                   f"{fmt.count(sf.workload_missing_blocks)} blocks ({fmt.gib(sf.workload_missing_bytes)} per GPU) short"
-                   + beyond(sf.workload_missing_bytes) + (": vLLM preempts" if sf.engine_starts else ""))  # fmt: skip
-    if s.concurrency > s.max_num_seqs:
-        out.append(f"max_num_seqs {s.max_num_seqs:,} < concurrency {s.concurrency:,}: "
-                   f"{s.concurrency - s.max_num_seqs:,} requests wait in the queue")  # fmt: skip
-    return out
-
-
-def no_latency_reason(r) -> str | None:
-    """Why no latency, SLO or cost figure is shown (they cannot happen), or None when they can."""
-    if r.serves:
-        return None
-    if r.fit.refused:
-        return r.fit.refused
-    if not r.shortfall.engine_starts:
-        return "the engine cannot start with this memory"
-    if r.scenario.request_len > r.scenario.max_model_len:
-        return "vLLM rejects a request longer than max_model_len"
-    return "not one request of this length fits the KV pool"
 
 
 def kv_available(r) -> str:
