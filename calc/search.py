@@ -199,13 +199,14 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     notes = _currency_notes(currencies, g.gpu, ok) + _price_notes(s, sp.gpus)
     gpu_of = np.tile(g.gpu, len(modes))
     cheap_first = cheapest_per_group(per_m, gpus_used, user, ok, gpu_of, len(sp.gpus))
+    cheapest = _cheapest_in_one_currency(cheap_first, np.array(currencies, dtype=object)[gpu_of], ok)
     return SearchResult(
         scenario=s, grid=g, model_name=model.name, hf_id=model.hf_id, currencies=currencies, pool=pool,
         disaggregated=np.repeat(np.array(modes), g.size), concurrency=np.maximum(cat["ok"], 1), ttft_s=cat["ttft"],
         tpot_s=cat["tpot"], requests_per_s=cat["thr"], capacity_rps=cat["cap"], tokens_per_s_per_user=user, tokens_per_s_per_gpu=per_gpu,
         replicas=cat["units"], prefill_instances=cat["prefill"], decode_instances=cat["decode"], gpus=gpus_used,
         price_per_gpu_hour=price, cost_per_hour=per_hour, cost_per_million_output_tokens=per_m, why=why,
-        frontier=pareto(user, per_gpu, ok), cheapest=int(cheap_first[0]) if cheap_first.size else None,
+        frontier=pareto(user, per_gpu, ok), cheapest=cheapest,
         best_per_gpu=dict(zip((sp.gpus[x] for x in gpu_of[cheap_first]), cheap_first.tolist(), strict=True)),
         notes=notes + tuple(g.refused), model=model,
     )  # fmt: skip
@@ -248,10 +249,21 @@ def _price_notes(s: Scenario, searched) -> tuple[str, ...]:
     return ()
 
 
+def _cheapest_in_one_currency(cheap_first: np.ndarray, currency: np.ndarray, ok: np.ndarray) -> int | None:
+    """The cheapest configuration, among those priced in the currency most of the eligible ones are priced in: costs
+    in two currencies are not converted, so a cheapest across them would compare numbers, not prices."""
+    if not cheap_first.size:
+        return None
+    names, counts = np.unique(currency[ok], return_counts=True)
+    main = names[np.argmax(counts)]
+    return int(next(i for i in cheap_first if currency[i] == main))
+
+
 def _currency_notes(currencies: tuple[str, ...], gpu: np.ndarray, ok: np.ndarray) -> tuple[str, ...]:
     used = {currencies[x] for x in np.unique(np.tile(gpu, len(ok) // len(gpu))[ok])}
     if len(used) > 1:
-        return (f"costs are in {', '.join(sorted(used))} and are not converted: compare within one currency",)
+        return (f"costs are in {', '.join(sorted(used))} and are not converted: the cheapest is named among the "
+                "configurations priced in the currency most of them use; compare the others within theirs",)  # fmt: skip
     return ()
 
 

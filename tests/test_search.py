@@ -240,3 +240,12 @@ def test_a_four_bit_checkpoint_is_served_in_its_own_format(catalog):
     names no checkpoint one can pull, to fp8 or int8 larger; the search keeps its own format."""
     s = Scenario(model="gpt-oss-120b", request_rate=10, search_gpus="h100-sxm", search_dtype="auto,fp8,int4")
     assert search(s, catalog).grid.dtypes == ("auto",)
+
+
+def test_the_cheapest_is_not_named_across_currencies(catalog):
+    """250 JPY an hour for the H100 beside specs priced in USD: 27.8 (JPY) and 0.111 (USD) are numbers, not prices to
+    compare; the cheapest is named among the configurations priced in the currency most of them use (USD here)."""
+    s = Scenario(model="llama-3.1-8b", gpu="h100-sxm", request_rate=10, gpu_hour_price=250, currency="JPY",
+                 search_gpus="h100-sxm,l40s,rtx-4090", search_disaggregated=False)  # fmt: skip
+    r = search(s, catalog)
+    assert r.currency(r.cheapest) == "USD" and any("not converted" in n for n in r.notes)
