@@ -49,7 +49,7 @@ def render_text(out: dict) -> str:
         lines += ["", f"Cheapest: {c['gpu']}, TP {c['tensor_parallel_size']} × PP {c['pipeline_parallel_size']}, weights "
                       f"{c['dtype']}, KV {c['kv_cache_dtype']}, max_num_seqs {x['max_num_seqs']}{served_note(c)}, "
                       f"{x['serving']}",
-                  f"  {what} of {fmt.plural(c['tensor_parallel_size'] * c['pipeline_parallel_size'], 'GPU')}: {x['gpus']} GPUs, "
+                  f"  {what} of {fmt.plural(c['tensor_parallel_size'] * c['pipeline_parallel_size'], 'GPU')}: {fmt.plural(c['gpus'], 'GPU') if c['gpus'] is not None else x['gpus']}, "
                   f"{x['cost']} per million output tokens, {x['cost_per_hour']} per hour",
                   f"  TTFT {x['ttft']}, TPOT {x['tpot']}, {x['concurrency']} in flight per "
                   f"{'decode instance' if c['disaggregated'] else 'replica'}", ""]  # fmt: skip
