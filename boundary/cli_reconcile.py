@@ -13,6 +13,7 @@ import json
 from boundary import fmt
 from boundary.args import flag, scenario_from_args
 from boundary.reconcile import Reconciliation, reconcile
+from boundary.urlstate import cli_command
 from boundary.view_compare import log_value, reconcile_table
 from boundary.vllm_log import MAX_LOG_CHARS, parse_log
 from calc.catalog import Catalog
@@ -41,18 +42,13 @@ def run_reconcile(args: argparse.Namespace, catalog: Catalog) -> int:
     return 0
 
 
-def _command_flags(rec: Reconciliation) -> str:
-    """`calc plan` flags for every field that reproduces the log (Reconciliation.adopted); a custom model is the
-    config.json the user passed."""
-    fields = {"model": "<your config.json>" if rec.scenario.model == "custom" else rec.scenario.model,
-              "gpu": rec.scenario.gpu} | rec.adopted  # fmt: skip
-    parts = []
-    for k, v in fields.items():
-        if isinstance(v, bool):
-            parts.append(flag(k) if v else "--no-" + flag(k)[2:])
-        else:
-            parts.append(f"{flag(k)} {round(v) if k.endswith('_bytes') else v}")
-    return " ".join(parts)
+def _reproduce(rec: Reconciliation) -> str:
+    """The `calc plan` call that reproduces the log: the page's own command line (boundary.urlstate.cli_command) of
+    the reconciled scenario with its calibration; a custom model is the config.json the user passed."""
+    s = rec.scenario.model_copy(update=rec.calibration)
+    if s.model != "custom":
+        return cli_command(s)
+    return cli_command(s.model_copy(update={"custom_model": None})).replace("--model custom", "--model CONFIG.json", 1)
 
 
 def render(rec: Reconciliation, path: str) -> str:
@@ -72,7 +68,7 @@ def render(rec: Reconciliation, path: str) -> str:
     if rec.calibration:
         args = " ".join(f"{flag(k)} {round(v) if k.endswith('_bytes') else v}" for k, v in rec.calibration.items())
         out.append(f"calibration (apply to `python -m calc plan`): {args}")
-        out.append(f"  reproduce the log: python -m calc plan {_command_flags(rec)}")
+        out.append(f"  reproduce the log: {_reproduce(rec)}")
         cal = rec.calibrated
         out.append(f"  → {fmt.gib(cal['kv_cache_memory_bytes'])}, {fmt.count(cal['num_gpu_blocks'])} blocks, "
                    f"{log_value(cal['max_concurrency'], 'x')} at {fmt.tokens(s.max_model_len)}")  # fmt: skip

@@ -261,11 +261,15 @@ class _Scan:
             elif key == "version":
                 self._version(line)
             else:
-                for rx in _COMPILED[key]:
-                    for m in rx.finditer(line):
-                        raw, arg = m.group("v"), m.groupdict().get("arg")
-                        value, argument = float(raw.replace(",", "")), int(arg.replace(",", "")) if arg else None
-                        self.found.setdefault(key, []).append(Measure(value, line_no, worker, _decimals(raw), argument))
+                self.measure(key, line, line_no, worker)
+
+    def measure(self, key: str, text: str, line_no: int, worker: str | None) -> None:
+        """Every value of `key`'s patterns in `text`, recorded at `line_no`."""
+        for rx in _COMPILED[key]:
+            for m in rx.finditer(text):
+                raw, arg = m.group("v"), m.groupdict().get("arg")
+                value, argument = float(raw.replace(",", "")), int(arg.replace(",", "")) if arg else None
+                self.found.setdefault(key, []).append(Measure(value, line_no, worker, _decimals(raw), argument))
 
     def _config(self, line: str) -> None:
         if self.config_lines >= MAX_CONFIG_LINES or not _CONFIG_LINE.search(line):
@@ -298,13 +302,8 @@ def _wrapped_failure(scan: _Scan, body: list[str], offset: int) -> None:
         tail = _QUOTE.sub("", body[i + 1][:MAX_LINE_CHARS]) if i + 1 < len(body) else ""
         joined = _QUOTE.sub("", body[i][:MAX_LINE_CHARS]).rstrip() + " " + tail
         for key in _FAILURE_KEYS:
-            if key in scan.found:
-                continue
-            for rx in _COMPILED[key]:
-                for m in rx.finditer(joined):
-                    raw, arg = m.group("v"), m.groupdict().get("arg")
-                    scan.found.setdefault(key, []).append(Measure(float(raw.replace(",", "")), offset + i + 1, None,
-                                                                  _decimals(raw), int(arg.replace(",", "")) if arg else None))  # fmt: skip
+            if key not in scan.found:
+                scan.measure(key, joined, offset + i + 1, None)
 
 
 def _too_long(size: str, limit: str) -> InputError:

@@ -43,6 +43,8 @@ WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: o
        "vLLM refuses to start: max_model_len exceeds the model's max_position_embeddings",
        "vLLM refuses to start: kv_cache_memory_bytes and the weights exceed the GPU's memory",
        "vLLM has no kernel for these weights on this GPU (its quantization support table)")  # fmt: skip
+CANNOT_SERVE = (1, 2, 3, 7, 8, 9)
+"""The WHY entries of a configuration vLLM would not serve at all (a row's `fits` is false), whatever the SLOs."""
 
 
 @dataclass(frozen=True)

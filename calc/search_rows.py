@@ -14,6 +14,7 @@ from calc.pool import measured_at
 from calc.replica_check import RateCheck, replica_check
 from calc.resolve import for_other_gpu
 from calc.scenario import Scenario
+from calc.search import CANNOT_SERVE
 
 # weight precision → the flags that serve it (vLLM and SGLang spell them alike); int8/int4 need a checkpoint
 # quantized that way
@@ -63,7 +64,7 @@ def row(r, i: int) -> dict:
     s, p, b = r.scenario, r.pool, r.base(i)
     deployed = r.gpus[i] > 0
     out = fields_of(r, i) | {"max_model_len": s.max_model_len, "engine": s.engine}
-    out |= {"fits": bool(r.why[i] not in (1, 2, 3, 7, 8, 9)), "meets_slo": bool(r.capacity_rps[i] > 0), "why_not": r.why_not(i),
+    out |= {"fits": bool(r.why[i] not in CANNOT_SERVE), "meets_slo": bool(r.capacity_rps[i] > 0), "why_not": r.why_not(i),
             "num_gpu_blocks": int(p.num_gpu_blocks[b]), "max_concurrency": float(p.max_concurrency[b]),
             "max_concurrency_at_length": int(p.max_concurrency_at_length[b]), "ttft_s": _num(r.ttft_s[i]),
             "tpot_s": _num(r.tpot_s[i]), "tokens_per_s_per_user": _num(r.tokens_per_s_per_user[i]),
