@@ -352,3 +352,13 @@ def test_an_overcommitted_max_num_seqs_gets_a_link_with_the_cure():
     capped = run(q | {"max_num_seqs": "21"}, "SLOs & replicas")
     assert not any("Open this scenario with max_num_seqs" in m.value for m in capped.markdown)
     assert not any("set max_num_seqs=" in m.value for m in capped.markdown)
+
+
+def test_the_context_box_says_when_a_shorter_model_is_planned_at_its_own_maximum():
+    """The box shows the default 8,192, but Llama-2-7B (max_position_embeddings 4,096, reference/models.md) is planned
+    at 4,096 (calc.resolve.default_context): the box says so; a model longer than 8,192 gets no such line."""
+    at = open_group_of(run({"model": "llama-2-7b"}), "max_model_len")
+    assert field(at, "max_model_len") == 8192
+    assert any(c.value.startswith("Planned at 4,096: the model's own maximum") for c in at.sidebar.caption)
+    at = open_group_of(run({"model": "llama-3.1-8b"}), "max_model_len")
+    assert not any(c.value.startswith("Planned at") for c in at.sidebar.caption)

@@ -323,11 +323,21 @@ def sidebar_rest(model_spec, gpu_spec) -> None:
         with box:
             for name, label in fields:
                 widget(name, label)
+                if name == "max_model_len":
+                    _context_caption(model_spec)
     for w in gpu_spec.sparse_warnings if gpu_spec else ():
         sb.warning(f"GPU spec: {w}", icon=":material/warning:")
     box = lazy_group(SPEC_OVERRIDES)
     if box is not None:
         spec_overrides(box, model_spec, gpu_spec)
+
+
+def _context_caption(model_spec) -> None:
+    """The box shows 8,192 where a shorter model is planned at its own maximum (calc.resolve.default_context)."""
+    default = F["max_model_len"].default
+    own = model_spec.max_position_embeddings if model_spec else None
+    if st.session_state.get("max_model_len") == default and own is not None and own < default:
+        st.caption(f"Planned at {own:,}: the model's own maximum, what vLLM serves without --max-model-len.")
 
 
 def spec_overrides(box, model_spec, gpu_spec) -> None:
