@@ -187,7 +187,11 @@ def _range_ratio(r: dict) -> float:
     client = str(r.get("client") or "")
     if r.get("dataset") == "sharegpt" or ("sglang" in client and not stated):
         return 0.95
-    return float(stated or 0.0) if "sglang" not in client else 1.0 - float(stated)
+    if "sglang" in client:
+        return 1.0 - float(stated)
+    # vLLM's benchmark before 0.9 drew lengths uniformly over [ratio · L, L] and defaulted to 1.0 (fixed lengths,
+    # vLLM 0.8.5's benchmarks/benchmark_dataset.py); since then the ratio is ±ratio · L, below 1.
+    return 0.0 if float(stated or 0.0) >= 1.0 else float(stated or 0.0)
 
 
 def _skip(r: dict, models: dict, catalog) -> str | None:

@@ -124,3 +124,15 @@ def test_a_setup_faster_than_its_stated_gpus_allow_is_left_out(catalog):
     assert "tt-340-qwen3-14b-a100-isl128-osl128-c1" in why  # the whole group goes
     assert not any(r.id.startswith("tt-340") for r in runs)
     assert not any("floor" in w for rid, w in skipped if not rid.startswith("tt-340"))  # no other source
+
+
+def test_every_kept_run_is_replayed(runs, catalog):
+    """A run the simulation cannot replay is a fit's constant miss, not information: every kept run must predict.
+    Massed Compute's L40S vLLM runs state range ratio 1.0, which vLLM 0.8.5's benchmark read as [1.0 · 128, 128]
+    tokens (fixed lengths); the current ±ratio reading refused it, so they sat out every fit."""
+    from boundary.bench_check import predict
+
+    l40s = [r for r in runs if r.id.startswith("massed-qwen25-7b-l40s-vllm")]
+    assert len(l40s) == 3 and all(r.range_ratio == 0.0 for r in l40s)
+    for r in runs:
+        assert predict(r, catalog, max_prompts=20), r.id
