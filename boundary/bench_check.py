@@ -58,7 +58,8 @@ def measured(run: BenchRun) -> dict[str, float]:
 
 
 def predict(run: BenchRun, catalog, *, engine=None, max_prompts: int | None = None) -> dict[str, float]:
-    """The same metrics from the planner (optionally with another engine spec, for fitting)."""
+    """The same metrics from the planner (optionally with another engine spec, and at most max_prompts of a run's
+    prompts where that keeps its load, for fitting)."""
     if engine is not None:
         catalog = replace(catalog, engines={**catalog.engines, run.scenario.engine: engine})
     r = evaluate(run.scenario, catalog)
@@ -66,7 +67,10 @@ def predict(run: BenchRun, catalog, *, engine=None, max_prompts: int | None = No
     if run.kind == "latency":
         lat = bench.static_batch(r, batch_size=run.batch_size or 1, input_len=s.input_len, output_len=s.output_len)
         return {"latency": lat.latency_s}
-    n = run.num_prompts if max_prompts is None else min(run.num_prompts, max_prompts)
+    # A shorter replay keeps a closed loop's or a paced run's load; an unpaced, uncapped run sends every prompt at
+    # once, so fewer prompts would be a lighter load (200 of 1,000: fewer in flight, a shorter queue). Never cut.
+    unpaced = (run.request_rate is None or math.isinf(run.request_rate)) and run.max_concurrency is None
+    n = run.num_prompts if max_prompts is None or unpaced else min(run.num_prompts, max_prompts)
     res = bench.serve(r, num_prompts=max(n, run.max_concurrency or 1), max_concurrency=run.max_concurrency,
                       request_rate=run.request_rate or math.inf, range_ratio=run.range_ratio)  # fmt: skip
     d = res.bench_summary()
