@@ -42,7 +42,10 @@ def add_bench_parser(sub) -> None:
     g.add_argument("--seed", dest="seed", default="0", metavar="S", help="random seed of lengths and arrivals")
     g.add_argument("--batch-size", dest="batch_size", default=None, metavar="B",
                    help="`vllm bench latency`: one static batch of B prompts")  # fmt: skip
-    add_scenario_flags(b, skip=("input_len", "output_len"))
+    g.add_argument("--request-rate", dest="request_rate", default=None, metavar="R",
+                   help="Poisson arrivals at R requests/s (without it, and without --max-concurrency, every prompt "
+                        "at once)")  # fmt: skip
+    add_scenario_flags(b, skip=("input_len", "output_len", "request_rate"))
     b.add_argument("--input-len", dest="input_len", default=None, help=argparse.SUPPRESS)
     b.add_argument("--output-len", dest="output_len", default=None, help=argparse.SUPPRESS)
 

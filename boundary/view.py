@@ -175,11 +175,23 @@ def latency_metrics(r) -> list[Metric]:
     else:
         out.append(Metric("Capacity per replica", fmt.rate(fl.capacity.rps, "req/s"),
                           capacity_text(r) + "; set a request rate for replicas"))  # fmt: skip
-    out.append(Metric("Cost / M output tokens", fmt.money(fl.cost_per_million_output_tokens, fl.currency),
-                      "price per GPU-hour × GPUs / output tokens per hour" + (f" at {s.request_rate:g} req/s"
-                      if s.request_rate else " at this scenario's own throughput")))  # fmt: skip
+    cost = fl.cost_per_million_output_tokens
+    out.append(Metric("Cost / M output tokens",
+                      fmt.money(cost, fl.currency) if cost is not None else fmt.missing(cost_reason(r, short=True)),
+                      "price per GPU-hour × GPUs / output tokens per hour" + (
+                          f" at {fmt.rate(s.request_rate, 'req/s')}" if s.request_rate
+                          else " at this scenario's own throughput")))  # fmt: skip
     return out
 
+
+def cost_reason(r, *, short: bool = False) -> str:
+    """Why a plan has no cost: no price to multiply, or no replica count to multiply it by (short: for a tile)."""
+    fl, s = r.fleet, r.scenario
+    if fl.price_per_gpu_hour is None:
+        return "no price: set gpu_hour_price"
+    if s.request_rate and fl.replicas is None:
+        return "no replica count: " + ("SLOs not met" if short else fl.capacity.reason or "the SLOs are not met")
+    return "nothing served"
 
 PREFILL_LOAD_SHOWN = 0.05  # below it the queue for prefill moves the capacity by under a percent or so
 

@@ -7,7 +7,7 @@ from dataclasses import asdict
 
 from boundary import fmt
 from boundary.search_text import rate_check_line
-from boundary.view import Table, capacity_text
+from boundary.view import Table, capacity_text, cost_reason
 from calc.pool import MEASURED_MEMORY
 from calc.tails import quantile_label
 
@@ -45,8 +45,9 @@ def slo_lines(r, *, replica_check=None) -> list[str]:
                    f"{fmt.money(fl.cost_per_million_output_tokens, fl.currency)} per million output tokens "
                    f"({fmt.money(fl.price_per_gpu_hour, fl.currency)} per GPU-hour)")  # fmt: skip
     else:
-        out.append("cost: " + fmt.money(None, None))
+        out.append("cost: " + fmt.missing(cost_reason(r)))
     return out
+
 
 
 def tails_lines(r) -> list[str]:

@@ -62,6 +62,10 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
         notes.append(f"tensor_parallel_size exceeds the {model.kv_heads} KV heads: each GPU keeps a replica of one")
     if model.is_mla:
         notes.append("MLA: one latent per layer is stored on every tensor-parallel rank (not split)")
+    if s.pipeline_parallel_size > 1:
+        notes.append(f"pipeline_parallel_size {s.pipeline_parallel_size}: memory is split across the stages; speed "
+                     "is one batch passing them in turn (the stage-to-stage transfer and vLLM's several batches in "
+                     "flight are not modelled), so at high concurrency latency and cost are on the high side")
     if s.disable_hybrid_kv_cache_manager and not (model.sliding_layer_count or plan.count("chunked_attention")
                                                   or mem.state_bytes_per_request):  # fmt: skip
         notes.append("disable_hybrid_kv_cache_manager changes nothing here: every layer of this model keeps the whole "

@@ -126,6 +126,9 @@ def emax0(x) -> E:
     return E(max(0.0, e.value) if math.isfinite(e.value) else e.value, "", "max0", (e,))
 
 
-def eceil(x) -> E:
+def eceil(x, rel_tol: float = 0.0) -> E:
+    """⌈x⌉; with rel_tol, a quotient within rel_tol above an integer counts as that integer (a rate of exactly
+    100 capacities is 100.00000000000001 of them in floating point)."""
     e = lift(x)
-    return E(math.ceil(e.value) if math.isfinite(e.value) else e.value, "", "ceil", (e,))
+    v = e.value * (1 - rel_tol) if rel_tol and e.value > 0 else e.value
+    return E(math.ceil(v) if math.isfinite(v) else e.value, "", "ceil", (e,))

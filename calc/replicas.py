@@ -72,6 +72,9 @@ LOAD_PRECISION = 128
 """The load between two concurrencies is found to 1/128 of itself (of 1/128 of a slot below one slot): 7 bisection
 steps from one slot up, a capacity at most 0.8 % below the exact one."""
 
+RATIO_TOL = 1e-9
+"""Replicas = ⌈rate / capacity⌉ with a rate this close above a multiple of the capacity counted as that multiple."""
+
 
 def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec,
              model: StepModel | None = None) -> Capacity:  # fmt: skip
@@ -182,7 +185,7 @@ def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float, pref
                      formulas=f)  # fmt: skip
     if cap.rps <= 0:
         return Fleet(cap, None, None, None, price, None, None, currency)
-    f = {"replicas": eceil(E(rate, "request_rate") / E(cap.rps, "capacity per replica"))}
+    f = {"replicas": eceil(E(rate, "request_rate") / E(cap.rps, "capacity per replica"), RATIO_TOL)}
     replicas, gpus = _gpus(s, f)
     per_hour = price * gpus if price else None
     f |= _cost(s, per_hour, rate, currency)
@@ -205,7 +208,7 @@ def _disaggregated(s: Scenario, cap: Capacity, price, currency, *, throughput_rp
     if rate is None:
         decode = 1
     else:
-        f["decode_instances"] = eceil(E(rate, "request_rate") / E(cap.rps, "capacity per decode instance"))
+        f["decode_instances"] = eceil(E(rate, "request_rate") / E(cap.rps, "capacity per decode instance"), RATIO_TOL)
         decode = int(f["decode_instances"].value)
         f["replicas"] = f["prefill_instances"].named("prefill") + f["decode_instances"].named("decode")
         _gpus(s, f)

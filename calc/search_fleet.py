@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calc.replicas import LOAD_PRECISION
+from calc.replicas import LOAD_PRECISION, RATIO_TOL
 from calc.scenario import Scenario
 from calc.search_capacity import Rows, Slo, aggregated_at, decode_step, disaggregated_at, largest_ok, prefill_instances
 from calc.slot_queue import queue_service
@@ -107,4 +107,4 @@ def ceil_div(a: np.ndarray, b) -> np.ndarray:
     """⌈a / b⌉ where b > 0, else 0 (no deployment)."""
     b = np.broadcast_to(b, np.shape(a))
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(b > 0, np.ceil(a / np.where(b > 0, b, 1.0)), 0).astype(np.int64)
+        return np.where(b > 0, np.ceil(a / np.where(b > 0, b, 1.0) * (1 - RATIO_TOL)), 0).astype(np.int64)

@@ -218,3 +218,36 @@ def test_the_blocks_formula_of_a_pool_the_weights_overrun_is_zero(catalog):
     r = evaluate(scenario(model="llama-3.1-70b"), catalog)
     text = r.formulas["GPU blocks"]
     assert r.memory.num_gpu_blocks == 0 and text.startswith("max(0, floor(") and text.endswith("= 0 blocks")
+
+
+def test_a_missing_cost_says_whether_the_price_or_the_replica_count_is_missing(capsys, catalog):
+    """Llama-3.1-70B on two H100s at 2,000 + 500 tokens meets the SLOs at no load, so no replica count exists for
+    10 req/s; the H100's price (3.2 USD per GPU-hour) is known, so 'no price' was the wrong reason."""
+    r = evaluate(Scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=2, input_len=2000,
+                          output_len=500, request_rate=10), catalog)  # fmt: skip
+    assert r.fleet.replicas is None and r.fleet.price_per_gpu_hour is not None
+    text = plan_text(capsys, "--model", "llama-3.1-70b", "--gpu", "h100-sxm", "--tensor-parallel-size", "2",
+                     "--input-len", "2000", "--output-len", "500", "--request-rate", "10")  # fmt: skip
+    assert "cost: — (no replica count: " in text and "no price" not in text
+
+
+def test_a_rate_of_exactly_n_capacities_needs_n_replicas(catalog):
+    """rate = 100 × capacity is 100.00000000000001 capacities in floating point: 100 replicas, not 101."""
+    cap = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm"), catalog).fleet.capacity.rps
+    r = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm", request_rate=100 * cap), catalog)
+    assert r.fleet.replicas == 100
+    r = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm", request_rate=100 * cap * 1.001), catalog)
+    assert r.fleet.replicas == 101
+
+
+def test_pipeline_parallelism_says_its_speed_is_not_modelled(catalog):
+    r = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm", pipeline_parallel_size=2), catalog)
+    assert any(n.startswith("pipeline_parallel_size 2: memory is split") for n in r.notes)
+    assert not any("pipeline_parallel_size" in n for n in evaluate(Scenario(model="llama-3.1-8b"), catalog).notes)
+
+
+def test_bench_help_says_what_its_request_rate_does(capsys):
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--request-rate R Poisson arrivals at R requests/s" in text and "sets replicas" not in text
