@@ -27,8 +27,7 @@ ALIASES = {  # family spelling → the name ModelSpec uses
     "n_layer": "num_hidden_layers", "n_layers": "num_hidden_layers", "num_layers": "num_hidden_layers",
     "n_embd": "hidden_size", "d_model": "hidden_size", "n_head": "num_attention_heads",
     "n_inner": "intermediate_size", "ffn_hidden_size": "intermediate_size",
-    "n_positions": "max_position_embeddings", "seq_length": "max_position_embeddings",
-    "max_sequence_length": "max_position_embeddings", "padded_vocab_size": "vocab_size",
+    "padded_vocab_size": "vocab_size", "num_shared_experts": "n_shared_experts",
     "num_kv_heads": "num_key_value_heads", "n_head_kv": "num_key_value_heads", "multi_query_group_num": "num_key_value_heads",
     "kv_channels": "head_dim", "attention_head_dim": "head_dim", "experts_per_token": "num_experts_per_tok", "moe_topk": "num_experts_per_tok",
     "num_experts_per_token": "num_experts_per_tok", "dtype": "torch_dtype", "tie_embedding": "tie_word_embeddings",
@@ -62,11 +61,14 @@ KNOWN = (
     "bamba", "granite", "granitemoe", "phi", "ernie4_5", "ernie4_5_moe", "hunyuan_v1_dense", "seed_oss", "dbrx",
     "arctic", "falcon", "minicpm3", "olmoe", "chatglm", "gpt_bigcode", "gptj", "bloom", "gpt_neox", "nemotron",
     "persimmon", "llava", "qwen2_audio", "hunyuan", "hunyuan_v1_moe", "phi3_v", "mpt", "gpt2", "qwen", "internlm",
-    "stablelm", "orion", "minicpm", "deepseek",
+    "stablelm", "orion", "minicpm", "deepseek", "bailing_moe",
 )  # fmt: skip
 TEXT_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen2_5_vl": "qwen2_5_vl_text",
               "qwen2_vl": "qwen2_vl_text", "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text"}  # fmt: skip
 REQUIRED = ("num_hidden_layers", "hidden_size", "vocab_size")
+LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
+               "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
+"""vLLM's _get_and_verify_max_len reads every one of these a config states and takes the smallest."""
 NO_LENGTH_KEY = 10_485_760
 """max_position_embeddings for a config without a length key: no limit that a max_model_len meets (vLLM's
 _get_and_verify_max_len returns the max_model_len it is given), the largest a shipped model states (Llama 4 Scout)."""
@@ -227,6 +229,10 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
     for old, new in ALIASES.items():
         if old in cfg and cfg.get(new) is None:
             cfg[new] = cfg.pop(old)
+    lengths = [cfg.pop(k) for k in LENGTH_KEYS[1:] if k in cfg] + [cfg.get("max_position_embeddings")]
+    lengths = [v for v in lengths if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if lengths:
+        cfg["max_position_embeddings"] = min(lengths)
     cfg["model_type"] = mt
     for k, v in FAMILY_DEFAULTS.get(mt, {}).items():
         cfg.setdefault(k, v)

@@ -372,3 +372,27 @@ def test_models_that_are_not_decoders_it_plans_are_refused_by_name(config, word)
     with pytest.raises(InputError) as e:
         model_from_hf_config(config)
     assert e.value.field == "model_type" and word in e.value.message
+
+
+def test_shared_experts_spelled_num_shared_experts_are_counted():
+    """Ling-lite-1.5 (bailing_moe) writes num_shared_experts: 2 of moe_intermediate_size 1,408 per layer; they were
+    dropped. 28 layers × 2 × 3 matrices × 2,048 × 1,408 = 484,442,112 parameters, in every token's path."""
+    cfg = json.loads((CONFIGS / "ling-lite-1.5" / "config.json").read_text())
+    with_shared = count_params(model_from_hf_config(cfg, name="ling"))
+    without = count_params(model_from_hf_config({**cfg, "num_shared_experts": 0}, name="ling"))
+    assert with_shared.total - without.total == 28 * 2 * 3 * 2048 * 1408 == 484_442_112
+    assert with_shared.active - without.active == 484_442_112
+
+
+@pytest.mark.parametrize(("keys", "expected"), [
+    ({"model_max_length": 1_048_576}, 1_048_576),  # Kimi-Linear states only this one (vLLM: Command-R's key)
+    ({"max_position_embeddings": 131_072, "model_max_length": 32_768}, 32_768),
+    ({"max_position_embeddings": 8_192, "seq_length": 32_768}, 8_192),
+    ({"n_positions": 2_048, "max_seq_len": 4_096}, 2_048),
+])  # fmt: skip
+def test_the_model_length_is_the_smallest_length_key_as_vllm_reads_it(keys, expected):
+    """vLLM's _get_and_verify_max_len reads max_position_embeddings, n_positions, max_seq_len, seq_length,
+    model_max_length, max_target_positions, max_sequence_length, max_seq_length and seq_len, and keeps the least."""
+    cfg = json.loads((CONFIGS / "ling-lite-1.5" / "config.json").read_text())
+    cfg.pop("max_position_embeddings")
+    assert model_from_hf_config({**cfg, **keys}, name="x").max_position_embeddings == expected
