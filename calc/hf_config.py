@@ -61,7 +61,7 @@ KNOWN = (
     "bamba", "granite", "granitemoe", "phi", "ernie4_5", "ernie4_5_moe", "hunyuan_v1_dense", "seed_oss", "dbrx",
     "arctic", "falcon", "minicpm3", "olmoe", "chatglm", "gpt_bigcode", "gptj", "bloom", "gpt_neox", "nemotron",
     "persimmon", "llava", "qwen2_audio", "hunyuan", "hunyuan_v1_moe", "phi3_v", "mpt", "gpt2", "qwen", "internlm",
-    "stablelm", "orion", "minicpm", "deepseek", "bailing_moe",
+    "stablelm", "orion", "minicpm", "deepseek", "bailing_moe", "kimi_linear",
 )  # fmt: skip
 TEXT_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen2_5_vl": "qwen2_5_vl_text",
               "qwen2_vl": "qwen2_vl_text", "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text"}  # fmt: skip

@@ -66,6 +66,8 @@ def adapt(cfg: dict, mt: str, assumptions: list[str], wrapper: str | None = None
     if cfg.get("num_kv_shared_layers"):  # Gemma 3n: the last layers read earlier layers' KV
         assumptions.append(f"the last {cfg['num_kv_shared_layers']} layers reuse earlier layers' KV "
                            "(num_kv_shared_layers): KV is counted for every layer here, an overestimate")  # fmt: skip
+    if mt == "kimi_linear":
+        _kimi_linear(cfg, assumptions)
     if mt == "dbrx":  # DbrxConfig: attention and MoE fields in attn_config / ffn_config; every layer MoE
         attn, ffn = _nested(cfg, "attn_config"), _nested(cfg, "ffn_config")
         cfg.setdefault("num_attention_heads", cfg.pop("n_heads", None))
@@ -158,3 +160,21 @@ def vision_defaults(v: dict, model_type: str) -> dict:
         out["hidden_size"] = embed
         out["intermediate_size"] = int(embed * ratio)
     return out
+
+
+def _kimi_linear(cfg: dict, assumptions: list[str]) -> None:
+    """Kimi-Linear: linear_attn_config lists (from 1) the MLA layers (full_attn_layers) and the Kimi Delta Attention
+    ones (kda_layers). A KDA layer keeps a state per request shaped as a gated-DeltaNet one (vLLM kda.py: a
+    num_heads × head_dim × head_dim recurrent state and short convolutions over q, k and v), so it is read as one."""
+    lac, n = _nested(cfg, "linear_attn_config"), cfg.get("num_hidden_layers")
+    full = lac.get("full_attn_layers")
+    if not isinstance(full, list) or not isinstance(n, int) or isinstance(n, bool) or not 0 < n <= 4096:
+        return
+    cfg.setdefault("layer_types", ["full_attention" if i + 1 in full else "linear_attention" for i in range(n)])
+    heads, dim = lac.get("num_heads"), lac.get("head_dim")
+    cfg.setdefault("mamba_ssm_cache_dtype", "float32")  # vLLM kda_state_dtype: the recurrent state is fp32 always
+    for k, v in (("linear_num_key_heads", heads), ("linear_num_value_heads", heads), ("linear_key_head_dim", dim),
+                 ("linear_value_head_dim", dim), ("linear_conv_kernel_dim", lac.get("short_conv_kernel_size"))):
+        cfg.setdefault(k, v)
+    assumptions.append("Kimi Delta Attention layers are sized as gated-DeltaNet ones (the same state per request); "
+                       "their projection weights may differ slightly")

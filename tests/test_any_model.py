@@ -396,3 +396,17 @@ def test_the_model_length_is_the_smallest_length_key_as_vllm_reads_it(keys, expe
     cfg = json.loads((CONFIGS / "ling-lite-1.5" / "config.json").read_text())
     cfg.pop("max_position_embeddings")
     assert model_from_hf_config({**cfg, **keys}, name="x").max_position_embeddings == expected
+
+
+def test_kimi_linear_keeps_kv_for_its_mla_layers_and_a_state_for_its_kda_layers(catalog):
+    """Kimi-Linear-48B-A3B: 7 of 27 layers are MLA (linear_attn_config.full_attn_layers), 20 are Kimi Delta
+    Attention. KV per token: 7 × (kv_lora_rank 512 + rope 64) × 2 B = 8,064 B (all 27 as MLA gave 31,104).
+    A KDA layer's state (vLLM kda.py, mamba_utils.kda_state_dtype): 32 heads × 128 × 128 × 4 B (fp32 recurrent)
+    + 3 short convolutions × (kernel 4 − 1) × 4,096 × 2 B = 2,097,152 + 73,728 = 2,170,880 B; vLLM pads pages."""
+    m = load("kimi-linear-48b-a3b")
+    assert m.max_position_embeddings == 1_048_576  # model_max_length, its only length key
+    r = evaluate(Scenario(model="custom", custom_model=_encode(m), gpu="h200", max_model_len=1_048_576), catalog)
+    assert r.memory.kv_bytes_per_token == 7 * (512 + 64) * 2 == 8064
+    raw = 20 * (32 * 128 * 128 * 4 + 3 * 3 * 4096 * 2)
+    assert raw <= r.memory.state_bytes_per_request <= raw * 1.01
+    assert r.shortfall.engine_starts  # one 1M-token request: 8,064 B × 1,048,576 = 7.9 GiB of KV fits an H200
