@@ -16,7 +16,7 @@ import pandas  # noqa: F401
 import plotly.graph_objects  # noqa: F401
 import streamlit as st
 
-from boundary.urlstate import MAX_MESSAGE_SHOWN, plain
+from boundary.urlstate import MAX_MESSAGE_SHOWN, page_base, plain
 from calc.catalog import model_summary
 from calc.errors import InputError
 from calc.evaluate import evaluate
@@ -70,7 +70,7 @@ def main() -> None:
         scenario = st.session_state.get("_last_good", Scenario())
         report = evaluate(scenario, cat)
     state.remember(scenario)
-    link_base = st.context.url.split("?")[0] if st.context.url else ""
+    link_base = page_base(st.context.url)
     # ----------------------------------------------------------------------------- the headline, before anything else
     st.title("LLM serving capacity planner")
     if cat.problems:  # a broken spec file is skipped, never fatal: say which

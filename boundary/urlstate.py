@@ -105,3 +105,18 @@ def cli_command(s: Scenario) -> str:
         else:
             parts += [flag, url_text(v)]
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def page_base(url: str | None) -> str:
+    """The page's own address without its query, safe to put in a Markdown link: the browser's path is whatever the
+    visitor opened (Streamlit serves the page under any path), so every character outside an ordinary path is
+    percent-encoded: a path like `/p)[Click](https:evil.example` cannot close the link and open another."""
+    from urllib.parse import quote, urlsplit
+
+    if not url:
+        return ""
+    parts = urlsplit(url.split("?")[0].split("#")[0])
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return ""
+    netloc = quote(parts.netloc, safe=":@.-_~[]")
+    return f"{parts.scheme}://{netloc}{quote(parts.path, safe='/-._~%')}"

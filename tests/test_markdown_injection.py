@@ -6,6 +6,7 @@ import json
 import re
 import zlib
 
+import pytest
 from streamlit.testing.v1 import AppTest
 from test_app import pin, run
 
@@ -105,3 +106,17 @@ def test_a_markdown_table_keeps_every_cell_inert():
         "| \\# GPU blocks | 1,478 |",  # not a heading
         "| a \\| b | \\[x\\](http:\u200b//e.vil) |",  # the pipe stays in its cell; no link
     ]
+
+
+@pytest.mark.parametrize("path", ["/p)[Click here to verify](https:evil.example", "/a)![EVIL](https:evil.example",
+                                  "/x<img src=https:evil.example>", "/p%29[x](https:evil.example"])  # fmt: skip
+def test_the_pages_own_address_cannot_open_a_link_in_its_markdown(path):
+    """Streamlit serves the page under any path, and the page puts its own address into Markdown links (the
+    suggestions' 'open' column, the max_num_seqs link): a path that closes the link and opens another must arrive
+    percent-encoded, with no ( ) [ ] < > ! left to parse."""
+    from boundary.urlstate import page_base
+
+    base = page_base(f"http://127.0.0.1:8501{path}?concurrency=1000")
+    assert base.startswith("http://127.0.0.1:8501/") and not any(c in base for c in "()[]<>! ")
+    assert page_base("http://127.0.0.1:8501/planner/?model=x") == "http://127.0.0.1:8501/planner/"
+    assert page_base("javascript:alert(1)") == ""
