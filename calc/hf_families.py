@@ -100,6 +100,9 @@ def adapt(cfg: dict, mt: str, assumptions: list[str], wrapper: str | None = None
             cfg.setdefault("num_key_value_heads", attn["kv_n_heads"])
         ratio, width = cfg.pop("expansion_ratio", 4), cfg.get("hidden_size", cfg.get("d_model"))
         if isinstance(width, int) and isinstance(ratio, (int, float)) and not isinstance(ratio, bool) and ratio > 0:
+            if not ratio * width < 2**40:  # also inf and nan
+                raise InputError("expansion_ratio", f"expected a finite MLP width (expansion_ratio × d_model below "
+                                 f"2^40; got {ratio:g} × {width:,})")  # fmt: skip
             cfg.setdefault("intermediate_size", int(ratio * width))
         cfg.setdefault("max_position_embeddings", cfg.pop("max_seq_len", 2048))
     elif mt == "arctic":  # ArcticConfig: a dense residual MLP beside the experts, as wide as one (vLLM arctic.py)

@@ -153,6 +153,8 @@ def check(m) -> str | None:
         if v is not None and len(v) != n and name != "no_rope_layers":
             return f"{name} has {len(v)} entries, num_hidden_layers is {n}"
     kinds, ffns = set(m.layer_types), set(m.mlp_layer_types)
+    if kinds <= {"none"}:
+        return "no layer attends or keeps a state (every layer_types entry is 'none'): there is nothing to decode"
     attention = kinds & {"full_attention", "sliding_attention", "chunked_attention", "hybrid"}
     if (attention or ("linear_attention" in kinds and m.linear_key_head_dim is None)) and not m.num_attention_heads:
         return "num_attention_heads is required: the model has attention layers"

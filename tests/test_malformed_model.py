@@ -62,3 +62,26 @@ def test_a_crafted_custom_model_link_names_the_field(shape):
         decode_custom_model(link)
     assert e.value.field == "custom_model" and field in str(e.value)
     assert field in refused(["plan", "--model", "custom", "--custom-model", link])
+
+
+def test_a_model_with_no_attention_or_state_layer_is_refused_by_name():
+    """layer_types all 'none' (or every Nemotron-NAS block a no_op): nothing keeps KV or state, and the pool
+    arithmetic divided by its zero bytes a request (plan --json: ZeroDivisionError; the page's Compare tab)."""
+    from calc.errors import InputError
+    from calc.hf_config import model_from_hf_config
+
+    cfg = {"model_type": "llama", "num_hidden_layers": 4, "hidden_size": 512, "num_attention_heads": 8,
+           "num_key_value_heads": 8, "intermediate_size": 1024, "vocab_size": 1000, "max_position_embeddings": 8192,
+           "layer_types": ["none"] * 4}  # fmt: skip
+    with pytest.raises(InputError, match="no layer attends or keeps a state"):
+        model_from_hf_config(cfg, name="x")
+
+
+def test_an_overflowing_mpt_expansion_ratio_is_refused_by_name():
+    from calc.errors import InputError
+    from calc.hf_config import model_from_hf_config
+
+    cfg = {"model_type": "mpt", "n_layers": 2, "d_model": 4096, "n_heads": 32, "vocab_size": 50432,
+           "max_seq_len": 2048, "expansion_ratio": 1e308}  # fmt: skip
+    with pytest.raises(InputError, match="expansion_ratio"):
+        model_from_hf_config(cfg, name="x")
