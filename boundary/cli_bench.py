@@ -100,6 +100,11 @@ def run_bench(args, catalog) -> int:
     res = bench.serve(r, num_prompts=n, max_concurrency=conc, request_rate=s.request_rate or math.inf,
                       range_ratio=ratio, seed=seed)  # fmt: skip
     d = res.bench_summary()
+    if not res.completed:
+        not_served = res.none_completed_reason(s.max_num_batched_tokens, s.input_len)
+        if not args.json:
+            print(f"not served: {not_served}")
+            return 0
     if args.json:
         out = {k: d[k] for k in SERVE_KEYS} | {"num_prompts": n, "max_concurrency": conc,
                                                  "request_rate": s.request_rate, "preemptions": res.preemptions,

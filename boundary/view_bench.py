@@ -11,13 +11,19 @@ from boundary.view import NO_BAND, Section, Table, band
 def benchmark_table(r) -> Table:
     """The predicted `vllm bench serve` summary: mean / median / p99 per latency, then throughputs."""
     d = r.benchmark.bench_summary()
-    rows = [[name, fmt.ms_value(d[f"mean_{k}_ms"]), fmt.ms_value(d[f"median_{k}_ms"]), fmt.ms_value(d[f"p99_{k}_ms"])]
+
+    def ms(v):
+        return fmt.missing("nothing completed") if v is None else fmt.ms_value(v)
+
+    rows = [[name, ms(d[f"mean_{k}_ms"]), ms(d[f"median_{k}_ms"]), ms(d[f"p99_{k}_ms"])]
             for name, k in (("TTFT", "ttft"), ("TPOT", "tpot"), ("ITL", "itl"), ("E2E latency", "e2el"))]  # fmt: skip
     return Table(["metric", "mean", "median", "p99"], rows)
 
 
 def benchmark_lines(r) -> list[str]:
     b, s = r.benchmark, r.scenario
+    if not b.completed:
+        return [f"nothing to time: {b.none_completed_reason(s.max_num_batched_tokens, s.input_len)}"]
     d = b.bench_summary()
     out = [f"request throughput {fmt.rate(d['request_throughput'], 'req/s')}, output throughput "
            f"{fmt.rate(d['output_throughput'], 'tokens/s')} ({fmt.count(b.completed)} of "

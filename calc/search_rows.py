@@ -169,7 +169,8 @@ class Check:
 
 
 def check(r, i: int, catalog) -> Check | None:
-    """None for a disaggregated configuration: the simulation serves one aggregated engine."""
+    """None for a disaggregated configuration (the simulation serves one aggregated engine) or one whose simulation
+    completed nothing."""
     from calc import bench
     from calc.evaluate import evaluate
 
@@ -179,6 +180,8 @@ def check(r, i: int, catalog) -> Check | None:
     c = int(r.concurrency[i])
     n = min(MAX_CHECK_PROMPTS, max(400, 8 * c))
     d = bench.serve(report, num_prompts=n, max_concurrency=c, range_ratio=CHECK_RANGE_RATIO).bench_summary()
+    if not d["completed"]:  # nothing timed within the simulation's work cap: no check to show
+        return None
     return Check(float(r.ttft_s[i]), float(r.tpot_s[i]), d["median_ttft_ms"] / 1e3, d["mean_tpot_ms"] / 1e3, n, c,
                  CHECK_RANGE_RATIO)  # fmt: skip
 

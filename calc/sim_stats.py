@@ -204,7 +204,17 @@ class SimResult:
         }
         for name, (mean, median, p99) in (("ttft", ttft), ("tpot", tpot), ("itl", itl), ("e2el", e2el)):
             out |= {f"mean_{name}_ms": mean, f"median_{name}_ms": median, f"p99_{name}_ms": p99}
+        if not self.completed:  # nothing was timed: no latency or throughput at all, not zeros read as figures
+            out |= {k: None for k in out if k != "completed"}
         return out
+
+    def none_completed_reason(self, max_num_batched_tokens: int, input_len: int) -> str:
+        """Why a run completed nothing: its work cap came first, or no request fits the KV pool even alone."""
+        if self.stopped_early:
+            return (f"no request finished within the simulation's work cap (every prefill chunk is a step: a "
+                    f"{input_len:,}-token prompt takes {math.ceil(input_len / max(1, max_num_batched_tokens)):,} "
+                    f"steps at max_num_batched_tokens {max_num_batched_tokens:,})")  # fmt: skip
+        return "no request fits the KV pool, even alone"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The command line's contract: every path exits 0, or 2 with ONE stderr line naming the field or file; never a
 traceback, never a hang. In-process calls of `boundary.cli.main` (fast), and one whole process for /dev/zero."""
 
+import json
 import os
 import subprocess
 import sys
@@ -107,3 +108,16 @@ def test_the_whole_process_refuses_dev_zero_quickly():
 def test_an_out_of_range_flag_names_its_allowed_range(capsys, argv, allowed):
     err = one_error_line(capsys, ["plan", *argv])
     assert err.startswith(f"error: {argv[0]}: ") and err.rstrip().endswith(allowed), err
+
+
+def test_a_benchmark_that_completes_nothing_has_null_figures_and_says_why(capsys):
+    """A 1-token prefill budget and a 20,000-token prompt: 20,000 steps a prompt, past the simulation's work cap of
+    15,000 before the first request finishes. Every key was 0.0 (Mean TTFT 0.00 ms), read as a latency."""
+    args = ["bench", "--max-num-batched-tokens", "1", "--max-num-seqs", "1", "--random-input-len", "20000",
+            "--max-model-len", "32768"]  # fmt: skip
+    assert main([*args, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["completed"] == 0 and d["mean_ttft_ms"] is None and d["output_throughput"] is None
+    assert "20,000 steps at max_num_batched_tokens 1" in d["not_served"]
+    assert main(args) == 0
+    assert capsys.readouterr().out.startswith("not served: no request finished within the simulation's work cap")
