@@ -42,8 +42,9 @@ WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: o
        "uses more GPUs than the limit (max GPUs)", "costs more per hour than the budget per hour",
        "vLLM refuses to start: max_model_len exceeds the model's max_position_embeddings",
        "vLLM refuses to start: kv_cache_memory_bytes and the weights exceed the GPU's memory",
-       "vLLM has no kernel for these weights on this GPU (its quantization support table)")  # fmt: skip
-CANNOT_SERVE = (1, 2, 3, 7, 8, 9)
+       "vLLM has no kernel for these weights on this GPU (its quantization support table)",
+       "vLLM refuses to start: max_num_batched_tokens is below max_num_seqs")  # fmt: skip
+CANNOT_SERVE = (1, 2, 3, 7, 8, 9, 10)
 """The WHY entries of a configuration vLLM would not serve at all (a row's `fits` is false), whatever the SLOs."""
 
 
@@ -189,6 +190,9 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     why = _why(s, pool, model.max_position_embeddings)
     kernel = np.array([[bool(unsupported(d, gpus[gid].arch)) for d in g.dtypes] for gid in sp.gpus])
     why = np.where((why == 0) & kernel[g.gpu, g.dtype], 9, why)
+    if s.engine == "vllm":  # calc.workload.start_refusal's budget rule
+        seqs, budget = np.array(sp.max_num_seqs)[g.seqs], np.array(sp.max_num_batched_tokens)[g.budget]
+        why = np.where((why == 0) & (budget < seqs), 10, why)
     why = np.tile(why, len(modes))
     why = np.where((why == 0) & (cat["ok"] < 1), 4, why)
     if s.search_max_gpus is not None:

@@ -140,6 +140,8 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     if s.request_len > s.max_model_len or s.max_model_len > m.max_position_embeddings:  # rejected, or no start
         held[:] = 0
     held[conc < 1] = 0
+    if s.engine == "vllm":  # no start with a token budget below max_num_seqs (calc.workload.start_refusal)
+        held[np.array(sp.max_num_batched_tokens, dtype=np.int64)[bi] < seqs_values[si]] = 0
     beyond = np.zeros(grid.size, dtype=bool)
     if s.kv_cache_memory_bytes is not None:  # as size_pool's weights_bytes_per_gpu: the heaviest stage's
         beyond = s.kv_cache_memory_bytes + weights[par, dt].max(axis=1) > memory[grid.gpu]

@@ -43,11 +43,15 @@ class WorkloadFit:
 
 
 def start_refusal(s: Scenario, m: ModelSpec, mem: PoolResult) -> str:
-    """Why vLLM refuses to start whatever the pool holds, or '': max_model_len beyond the model's positions, or a
-    kv_cache_memory_bytes that does not fit beside the weights."""
+    """Why vLLM refuses to start whatever the pool holds, or '': max_model_len beyond the model's positions, a token
+    budget below max_num_seqs, or a kv_cache_memory_bytes that does not fit beside the weights."""
     if s.max_model_len > m.max_position_embeddings:
         return (f"vLLM refuses to start: max_model_len {s.max_model_len:,} exceeds the model's max_position_embeddings "
                 f"{m.max_position_embeddings:,} (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 overrides it, at the model's risk)")  # fmt: skip
+    if s.engine == "vllm" and s.max_num_batched_tokens < s.max_num_seqs:
+        return (f"vLLM refuses to start: max_num_batched_tokens ({s.max_num_batched_tokens:,}) must be at least "
+                f"max_num_seqs ({s.max_num_seqs:,}) (vLLM's SchedulerConfig: every running request may need a token "
+                "a step)")  # fmt: skip
     if mem.kv_cache_memory_from_flag and mem.kv_cache_memory_bytes + mem.weights_bytes_per_gpu > mem.total_memory_bytes:
         return (f"kv_cache_memory_bytes ({mem.kv_cache_memory_bytes / GiB:,.2f} GiB) and the weights "
                 f"({mem.weights_bytes_per_gpu / GiB:,.2f} GiB) exceed the GPU's {mem.total_memory_bytes / GiB:,.2f} GiB: "

@@ -213,7 +213,9 @@ def test_capacity_falls_with_fewer_slots_and_with_a_stricter_ttft(catalog):
         return evaluate(scenario(model="llama-3.1-8b", gpu="h100-sxm", input_len=512, output_len=512, request_rate=1.0,
                                  **kw), catalog).fleet.capacity.rps  # fmt: skip
 
-    by_slots = [cap(max_num_seqs=n) for n in (1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 16384)]
+    # vLLM starts only with max_num_batched_tokens ≥ max_num_seqs
+    by_slots = [cap(max_num_seqs=n, max_num_batched_tokens=max(2048, n)) for n in (1, 2, 4, 8, 16, 32, 64, 128, 256,
+                                                                                  1024, 16384)]  # fmt: skip
     assert by_slots == sorted(by_slots) and by_slots[0] > 0
     by_ttft = [cap(max_num_seqs=16, slo_ttft_s=t) for t in (2.0, 1.0, 0.5, 0.3)]
     assert by_ttft == sorted(by_ttft, reverse=True)
@@ -226,7 +228,7 @@ def test_many_slots_do_not_make_a_queue(catalog):
     from calc import bench
 
     s = scenario(model="llama-3.1-8b", gpu="h100-sxm", input_len=128, output_len=128, max_num_seqs=4096,
-                 slo_tpot_s=0.1, request_rate=1.0)  # fmt: skip
+                 max_num_batched_tokens=4096, slo_tpot_s=0.1, request_rate=1.0)  # fmt: skip
     r = evaluate(s, catalog)
     cap = r.fleet.capacity
     assert cap.slots > 1000 and cap.limited_by == "slo" and cap.slot_wait_share == 0

@@ -251,3 +251,16 @@ def test_bench_help_says_what_its_request_rate_does(capsys):
         main(["bench", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "--request-rate R Poisson arrivals at R requests/s" in text and "sets replicas" not in text
+
+
+def test_a_token_budget_below_max_num_seqs_is_a_refusal_as_vllm_gives_it(capsys, catalog):
+    """vLLM's SchedulerConfig raises 'max_num_batched_tokens (128) must be greater than or equal to max_num_seqs
+    (256)': the plan said it fits, and the search recommended `vllm serve … --max-num-batched-tokens 16`."""
+    r = evaluate(Scenario(max_num_batched_tokens=128), catalog)  # max_num_seqs 256 by default
+    assert not r.shortfall.engine_starts and "must be at least max_num_seqs (256)" in r.fit.reasons[0]
+    assert evaluate(Scenario(max_num_batched_tokens=128, engine="sglang"), catalog).shortfall.engine_starts
+    assert main(["search", "--max-num-batched-tokens", "16,2048", "--max-num-seqs", "256", "--gpus", "h100-sxm",
+                 "--json"], catalog=catalog) == 0  # fmt: skip
+    d = json.loads(capsys.readouterr().out)
+    assert "--max-num-batched-tokens 2048" in d["cheapest"]["serve_command"]
+    assert d["why_not_counts"]["vLLM refuses to start: max_num_batched_tokens is below max_num_seqs"] >= 1
