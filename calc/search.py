@@ -206,6 +206,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     gpu_of = np.tile(g.gpu, len(modes))
     cheap_first = cheapest_per_group(per_m, gpus_used, user, ok, gpu_of, len(sp.gpus))
     cheapest = _cheapest_in_one_currency(cheap_first, np.array(currencies, dtype=object)[gpu_of], ok)
+    notes += _derived_price_note(s, catalog, sp.gpus[gpu_of[cheapest]] if cheapest is not None else None)
     return SearchResult(
         scenario=s, grid=g, model_name=model.name, hf_id=model.hf_id, currencies=currencies, pool=pool,
         disaggregated=np.repeat(np.array(modes), g.size), concurrency=np.maximum(cat["ok"], 1), ttft_s=cat["ttft"],
@@ -253,6 +254,19 @@ def _price_notes(s: Scenario, searched) -> tuple[str, ...]:
         return (f"currency {s.currency} applies to gpu_hour_price, which is not set: costs use each GPU spec's "
                 "reference price, in its own currency",)  # fmt: skip
     return ()
+
+
+def _derived_price_note(s: Scenario, catalog: Catalog, gid: str | None) -> tuple[str, ...]:
+    """The cheapest GPU's reference price is the spec's own estimate, not a published rate (its `derived` list):
+    a recommendation that rests on it says so."""
+    if gid is None or (gid == s.gpu and s.gpu_hour_price is not None):
+        return ()
+    g = catalog.gpus[gid]
+    if "price_per_gpu_hour" not in g.derived:
+        return ()
+    return (f"the cheapest GPU's price ({g.name}, {g.price_per_gpu_hour:g} {g.price_currency} per GPU-hour) is an "
+            f"estimate, not a published rate ({g.price_source.split(':')[0][:80]}): set --gpu {gid} --gpu-hour-price "
+            "to your quote before relying on it",)  # fmt: skip
 
 
 def _cheapest_in_one_currency(cheap_first: np.ndarray, currency: np.ndarray, ok: np.ndarray) -> int | None:

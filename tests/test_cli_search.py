@@ -161,3 +161,17 @@ def test_a_price_reaches_the_searched_gpu_or_says_why_not(capsys, catalog):
     # several GPUs and no --gpu: the price would land on the unseen default GPU, so the flag is refused by name
     assert main(["search", *where, "--gpus", "h100-sxm,rtx-4090"], catalog=catalog) == 2
     assert capsys.readouterr().err.startswith("error: --gpu-hour-price: prices one GPU, and several are searched")
+
+
+def test_a_cheapest_gpu_priced_by_estimate_says_so(capsys, catalog):
+    """Gaudi 3's 1.6 USD per GPU-hour is the spec's own estimate (its `derived` list: no published on-demand rate);
+    a recommendation resting on it says so and how to replace it. An H100's published price gets no such note."""
+    assert "price_per_gpu_hour" in catalog.gpus["gaudi3"].derived
+    assert main(["search", "--model", "llama-3.1-8b", "--request-rate", "20", "--gpus", "gaudi3,h100-sxm", "--json"],
+                catalog=catalog) == 0  # fmt: skip
+    d = json.loads(capsys.readouterr().out)
+    assert d["cheapest"]["gpu"] == "gaudi3"  # half an H100's price (the estimate) for about half its speed or better
+    assert any("is an estimate, not a published rate" in n for n in d["notes"])
+    assert main(["search", "--model", "llama-3.1-8b", "--request-rate", "20", "--gpus", "h100-sxm", "--json"],
+                catalog=catalog) == 0  # fmt: skip
+    assert not any("not a published rate" in n for n in json.loads(capsys.readouterr().out)["notes"])
