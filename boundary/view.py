@@ -169,7 +169,9 @@ def latency_metrics(r) -> list[Metric]:
                "Poisson arrivals (queues for prefill and for a slot)"),
     ]  # fmt: skip
     if fl.replicas is not None:
-        out.append(Metric("Replicas / GPUs", f"{fl.replicas:,} / {fl.gpus:,}", capacity_text(r)))
+        split = (f" ({fl.prefill_instances:,} prefill + {fl.decode_instances:,} decode instances)"
+                 if s.disaggregated and fl.prefill_instances is not None else "")  # fmt: skip
+        out.append(Metric("Replicas / GPUs", f"{fl.replicas:,} / {fl.gpus:,}", capacity_text(r) + split))
     elif s.request_rate:
         out.append(Metric("Replicas / GPUs", fmt.missing("SLOs not met"), fl.capacity.reason or "no replica count"))
     else:
@@ -224,6 +226,9 @@ def capacity_text(r) -> str:
                f"length: vLLM admits a request when its prompt fits, so a burst beyond {cap.slots:,} makes the decodes "
                f"preempt and recompute prompts instead of waiting, as this capacity assumes; set "
                f"max_num_seqs={cap.slots:,}")  # fmt: skip
+    if getattr(s, "disaggregated", False):  # the capacity is a decode instance's; prefill instances come beside it
+        at = at.replace("per replica", "per decode instance")
+        return f"{fmt.rate(cap.rps, 'req/s')} per decode instance at {at}"
     return f"{fmt.rate(cap.rps, 'req/s')} per replica at {at}"
 
 

@@ -117,3 +117,15 @@ def test_with_a_rate_a_prompt_waits_for_its_prefill_instance(catalog):
     assert lat.ttft_s == pytest.approx(lat.request_overhead_s + wait + lat.prefill_s + lat.kv_transfer_s + lat.itl_s)
     alone = evaluate(s.model_copy(update={"request_rate": None}), catalog).latency  # a closed loop: no open queue
     assert "waiting for a prefill instance" not in dict(alone.e2e_parts)
+
+
+def test_the_page_says_the_capacity_is_a_decode_instances_and_how_the_replicas_split(catalog):
+    """Six replicas at 4.62 req/s 'per replica' read as 27.7 req/s of room; one of them was a prefill instance."""
+    from boundary.view import latency_metrics
+
+    r = evaluate(scenario(model="llama-3.1-8b", gpu="b200", disaggregated=True, request_rate=10.0), catalog)
+    tile = next(m for m in latency_metrics(r) if m.label == "Replicas / GPUs")
+    fl = r.fleet
+    assert fl.replicas == fl.prefill_instances + fl.decode_instances
+    assert "per decode instance" in tile.help and "per replica" not in tile.help
+    assert tile.help.endswith(f"({fl.prefill_instances:,} prefill + {fl.decode_instances:,} decode instances)")
