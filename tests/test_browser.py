@@ -271,3 +271,17 @@ def test_a_link_streamlit_drops_says_so(server):
         assert pg.locator('div[role="alert"]', has_text="Streamlit reads at most").count() == 0
     finally:
         pg.close()
+
+
+def test_the_pages_own_path_cannot_become_a_link(page):
+    """Streamlit serves the page under any path, and the page writes its own address into Markdown links (the
+    suggestions' 'open' column): a path that closes the link and opens another rendered a live link and an image
+    pointing elsewhere. Now the address is percent-encoded first."""
+    for path in ("/p)[Click here to verify](https:evil.example", "/a)![EVIL](https:evil.example"):
+        page.goto(page.base + path + "?concurrency=1000&input_len=8000")
+        verdict(page)
+        assert page.locator('[data-testid="stException"]').count() == 0, path
+        assert page.get_by_text("Click here to verify").count() == 0 and foreign_urls(page) == [], path
+        page.wait_for_selector("a[href*='max_model_len=']", timeout=20_000)  # the suggestion's 'open' link
+        opens = page.eval_on_selector_all("a[href*='max_model_len=']", "els => els.map(e => e.href)")
+        assert opens and all("%5B" in u and "[" not in u for u in opens), opens  # the path, encoded
