@@ -39,6 +39,10 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
             + (" — not with disable_hybrid_kv_cache_manager, which charges them in full" if
                s.disable_hybrid_kv_cache_manager else "")  # fmt: skip
         )
+    if plan.attention() > plan.cached_attention():  # Gemma 3n's num_kv_shared_layers (vLLM: no KV spec of their own)
+        notes.append(f"{plan.attention() - plan.cached_attention()} of {model.num_hidden_layers} layers reuse an "
+                     f"earlier layer's KV (num_kv_shared_layers) and keep none: KV is held for "
+                     f"{plan.cached_attention()} layers")  # fmt: skip
     if plan.count("chunked_attention"):
         notes.append(
             f"{plan.count('chunked_attention')} of {model.num_hidden_layers} layers attend within "

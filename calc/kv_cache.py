@@ -38,9 +38,9 @@ def attention_bytes_per_token_per_layer(m, *, kv_bytes_per_element: float, tp: i
 
 def kv_bytes_per_token_expr(m, layers: range | None, *, kv_bytes_per_element: float, tp: int = 1) -> E:
     """KV bytes one token adds in `layers` (all by default) on one GPU, as a formula (sliding and chunked layers
-    counted in full: their cap depends on the request)."""
+    counted in full: their cap depends on the request). KV-shared layers (Gemma 3n) add nothing."""
     plan = m.plan
-    n = plan.attention(layers)
+    n = plan.cached_attention(layers)
     if n == 0:
         return E(0, "no attention layers")
     b = E(kv_bytes_per_element, "bytes")
@@ -152,8 +152,8 @@ def stage_layout(m, layers: range, *, tp: int = 1, kv_bytes_per_element: float =
     block, note = forced_block_size(m, requested=block_size, arch=arch)
     attn_1tok = attention_bytes_per_token_per_layer(m, kv_bytes_per_element=kv_bytes_per_element, tp=tp)
     attn_stage = kv_bytes_per_token_expr(m, layers, kv_bytes_per_element=kv_bytes_per_element, tp=tp).value
-    counts = {"full": plan.count("full_attention", layers) + plan.count("hybrid", layers),
-              "sliding": plan.count("sliding_attention", layers), "chunked": plan.count("chunked_attention", layers),
+    counts = {"full": plan.cached("full_attention", layers) + plan.cached("hybrid", layers),
+              "sliding": plan.cached("sliding_attention", layers), "chunked": plan.cached("chunked_attention", layers),
               "state": plan.state(layers)}  # fmt: skip
     if not hybrid_manager:  # --disable-hybrid-kv-cache-manager: windows and chunks are charged in full
         counts["full"] += counts.pop("sliding") + counts.pop("chunked")

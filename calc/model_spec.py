@@ -155,6 +155,18 @@ class ModelSpec(BaseModel):
     linear_conv_kernel_dim: PosInt | None = None
     conv_L_cache: PosInt | None = None
     conv_dim: PosInt | None = None
+    # Zamba2: shared transformer blocks beside the Mamba layers (transformers Zamba2Config names)
+    num_mem_blocks: PosInt | None = None
+    """Zamba2: shared attention+MLP blocks, stored once and used in turn by the `hybrid` layers."""
+    adapter_rank: PosInt | None = None
+    use_shared_attention_adapter: bool = False
+    # Gemma 3n: KV shared across layers, per-layer inputs, AltUp and LAuReL (Gemma3nTextConfig names)
+    num_kv_shared_layers: NonNegInt | None = None
+    """The last n layers read earlier layers' KV and keep none of their own (Gemma 3n)."""
+    vocab_size_per_layer_input: PosInt | None = None
+    hidden_size_per_layer_input: PosInt | None = None
+    altup_num_inputs: PosInt | None = None
+    laurel_rank: PosInt | None = None
     # weights
     quantization_config: QuantizationConfig | None = None
     vision_config: VisionConfig | None = None

@@ -197,7 +197,7 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
 
     per_max_len = need(s.max_model_len)
     concurrency = blocks / per_max_len if per_max_len else 0.0
-    busiest = max(pp_layer_ranges(m.num_hidden_layers, pp), key=lambda r: m.plan.attention(r) + m.plan.state(r))
+    busiest = max(pp_layer_ranges(m.num_hidden_layers, pp), key=lambda r: m.plan.cached_attention(r) + m.plan.state(r))
     kv_all = kv_bytes_per_token_expr(m, None, kv_bytes_per_element=kv_elem)
     kv_gpu = kv_bytes_per_token_expr(m, busiest, kv_bytes_per_element=kv_elem, tp=tp)
     block_e = _block_expr(layout)

@@ -99,7 +99,7 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     per_request = np.ones_like(per_max_len)
     kv_gpu = np.zeros(shape[:2])
     for j, (tp, pp) in enumerate(grid.parallel):
-        busiest = max(pp_layer_ranges(m.num_hidden_layers, pp), key=lambda r: m.plan.attention(r) + m.plan.state(r))
+        busiest = max(pp_layer_ranges(m.num_hidden_layers, pp), key=lambda r: m.plan.cached_attention(r) + m.plan.state(r))
         for k, kv in enumerate(sp.kv_cache_dtypes):
             t = s.model_copy(update={"tensor_parallel_size": tp, "pipeline_parallel_size": pp, "kv_cache_dtype": kv})
             kv_gpu[j, k] = kv_bytes_per_token_expr(m, busiest, kv_bytes_per_element=kv_bytes_per_element(t), tp=tp).value

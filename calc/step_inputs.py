@@ -39,7 +39,10 @@ def _attention_kinds(m: ModelSpec, kv_elem: float, tp: int) -> tuple[tuple[tuple
         width = 2 * m.kv_head_dim
     flop_layer = 2.0 * heads * width
     sliding, chunked = plan.count("sliding_attention"), plan.count("chunked_attention")
-    full_bytes = kv_bytes_per_token(m, kv_bytes_per_element=kv_elem, tp=tp) - (sliding + chunked) * per_layer
+    own = plan.cached("sliding_attention") + plan.cached("chunked_attention")
+    shared_full = plan.attention() - sliding - chunked - (plan.cached_attention() - own)
+    # a KV-shared layer (Gemma 3n) reads its target's cache: it costs a read like any layer, but holds no cache
+    full_bytes = kv_bytes_per_token(m, kv_bytes_per_element=kv_elem, tp=tp) + (shared_full - own) * per_layer
     kinds = [(full_bytes, plan.attention() - sliding - chunked, math.inf),
              (sliding * per_layer, sliding, m.sliding_window or math.inf),
              (chunked * per_layer, chunked, m.attention_chunk_size or math.inf)]  # fmt: skip
