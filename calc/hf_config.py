@@ -40,8 +40,8 @@ PURE_MAMBA_ALIASES = {"state_size": "ssm_state_size", "expand": "mamba_expand", 
                       "head_dim": "mamba_head_dim", "intermediate_size": "mamba_intermediate_size"}  # fmt: skip
 VISION_ALIASES = {"depth": "num_hidden_layers", "num_heads": "num_attention_heads", "in_chans": "in_channels",
                   "num_channels": "in_channels"}  # fmt: skip
-TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3_text", "opt", "cohere", "cohere2", "gpt_bigcode", "bloom", "mpt",
-                   "gpt2")  # fmt: skip
+TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3_text", "gemma3n_text", "opt", "cohere", "cohere2", "gpt_bigcode",
+                   "bloom", "mpt", "gpt2")  # fmt: skip
 FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3_text": {"vocab_size": 262208, "max_position_embeddings": 131072, "sliding_window_pattern": 6,
                     "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256},  # Gemma3TextConfig
@@ -61,10 +61,11 @@ KNOWN = (
     "bamba", "granite", "granitemoe", "phi", "ernie4_5", "ernie4_5_moe", "hunyuan_v1_dense", "seed_oss", "dbrx",
     "arctic", "falcon", "minicpm3", "olmoe", "chatglm", "gpt_bigcode", "gptj", "bloom", "gpt_neox", "nemotron",
     "persimmon", "llava", "qwen2_audio", "hunyuan", "hunyuan_v1_moe", "phi3_v", "mpt", "gpt2", "qwen", "internlm",
-    "stablelm", "orion", "minicpm", "deepseek", "bailing_moe", "kimi_linear",
+    "stablelm", "orion", "minicpm", "deepseek", "bailing_moe", "kimi_linear", "zamba2", "gemma3n_text",
 )  # fmt: skip
-TEXT_TYPES = {"gemma3": "gemma3_text", "llama4": "llama4_text", "qwen2_5_vl": "qwen2_5_vl_text",
-              "qwen2_vl": "qwen2_vl_text", "qwen3_vl": "qwen3_vl_text", "qwen3_vl_moe": "qwen3_vl_moe_text"}  # fmt: skip
+TEXT_TYPES = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "llama4": "llama4_text",
+              "qwen2_5_vl": "qwen2_5_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen3_vl": "qwen3_vl_text",
+              "qwen3_vl_moe": "qwen3_vl_moe_text"}  # fmt: skip
 REQUIRED = ("num_hidden_layers", "hidden_size", "vocab_size")
 LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from calc.errors import InputError
+from calc.hf_shared import gemma3n, zamba2
 
 QWEN2_VL_VISION = {"depth": 32, "embed_dim": 1280, "mlp_ratio": 4, "num_heads": 16, "patch_size": 14,
                    "spatial_merge_size": 2, "temporal_patch_size": 2}  # fmt: skip
@@ -63,9 +64,10 @@ def adapt(cfg: dict, mt: str, assumptions: list[str], wrapper: str | None = None
         cfg["intermediate_size"] //= 2  # vLLM qwen.py: QWenMLP(hidden_size, intermediate_size // 2)
     if mt == "gpt_bigcode" and cfg.get("multi_query", True):  # GPTBigCodeConfig: multi_query defaults to True
         cfg.setdefault("num_key_value_heads", 1)
-    if cfg.get("num_kv_shared_layers"):  # Gemma 3n: the last layers read earlier layers' KV
-        assumptions.append(f"the last {cfg['num_kv_shared_layers']} layers reuse earlier layers' KV "
-                           "(num_kv_shared_layers): KV is counted for every layer here, an overestimate")  # fmt: skip
+    if mt == "zamba2":
+        zamba2(cfg, assumptions)
+    elif mt == "gemma3n_text":
+        gemma3n(cfg, assumptions)
     if mt == "kimi_linear":
         _kimi_linear(cfg, assumptions)
     if mt == "dbrx":  # DbrxConfig: attention and MoE fields in attn_config / ffn_config; every layer MoE

@@ -14,13 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import accumulate
 
+from calc.params_shared import family_extras
+
 NON_GATED_MLP = ("opt", "starcoder2", "nemotron_h", "gpt2", "gpt_bigcode", "phi", "falcon", "gpt_neox", "nemotron",
                  "persimmon", "gptj", "bloom", "mpt", "phi-msft")  # fmt: skip
 QKV_BIAS = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text")
-QK_NORM = ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "qwen3_vl_text", "qwen3_vl_moe_text", "olmo2", "olmo3")
+QK_NORM = ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3n_text", "qwen3_vl_text", "qwen3_vl_moe_text", "olmo2", "olmo3")
 LEARNED_POSITIONS = ("gpt2", "gpt_bigcode")
 """Families with a learned position table (wpe) beside the token embedding (OPT's has an offset of 2, counted apart)."""
-NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4, "olmo2": 2, "opt": 4}  # × hidden_size
+NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4, "gemma3n_text": 5, "olmo2": 2, "opt": 4, "zamba2": 1}  # × hidden_size
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,8 @@ class ParamCounts:
     state_mixers: int
     """All Mamba / Gated DeltaNet / lightning / short-conv mixers."""
     dense_mlp: int
-    """All layers' non-expert MLP weights, routers and shared experts included."""
+    """All layers' non-expert MLP weights, routers and shared experts included, and the families' other matmuls
+    (Zamba2's shared MLP and adapters, Gemma 3n's AltUp, LAuReL and per-layer-input projections: calc.params_shared)."""
     experts: int
     """All routed experts of all MoE layers."""
     active_experts: int
@@ -42,18 +45,20 @@ class ParamCounts:
     norms: int
     vision: int = 0
     """Vision tower and projector of a multimodal checkpoint."""
+    per_layer_embedding: int = 0
+    """Gemma 3n's per-layer input table (vocab_size_per_layer_input × layers · hidden_size_per_layer_input): a lookup."""
     layer_prefix: dict = field(default_factory=dict, repr=False, compare=False)
     """Per-layer prefix sums of 'linear', 'experts' and 'norms', for pipeline stages."""
 
     @property
     def total(self) -> int:
         return (self.embedding + self.lm_head + self.attention + self.state_mixers + self.dense_mlp + self.experts
-                + self.norms + self.vision)  # fmt: skip
+                + self.norms + self.vision + self.per_layer_embedding)  # fmt: skip
 
     @property
     def active(self) -> int:
-        """What one token multiplies by: no input embedding, no unvisited experts, no vision tower."""
-        return self.total - self.embedding - self.vision - self.experts + self.active_experts
+        """What one token multiplies by: no input embeddings (lookups), no unvisited experts, no vision tower."""
+        return self.total - self.embedding - self.per_layer_embedding - self.vision - self.experts + self.active_experts
 
     @property
     def blocks_active(self) -> int:
@@ -163,9 +168,12 @@ def _moe_shared(m) -> int:
 def count_params(m) -> ParamCounts:
     H, L = m.hidden_size, m.num_hidden_layers
     plan = m.plan
-    attn = attention_params(m) if plan.attention() else 0
+    extras = family_extras(m)
+    shared_blocks = bool(m.num_mem_blocks)  # Zamba2: attention and MLP live in shared blocks (calc.params_shared)
+    attn = attention_params(m) if plan.attention() and not shared_blocks else 0
     state = state_mixer_params(m) if plan.state() else 0
     dense = _mlp(m, m.dense_ffn_size, gated=m.model_type not in NON_GATED_MLP) if m.dense_ffn_size else 0
+    dense = 0 if shared_blocks else dense
     shared = _moe_shared(m) if m.is_moe else 0
     expert = _expert(m) if m.is_moe else 0
     k = m.num_experts_per_tok or 0
@@ -183,10 +191,13 @@ def count_params(m) -> ParamCounts:
         else:
             d = shared if ffn == "moe" else 0
         e = m.routed_experts * expert if ffn == "moe" else 0
+        x = norms_per_layer if (mixer != "none" or ffn != "none") else 0
+        if extras:
+            a, d, x = a + extras.attention[i], d + extras.dense[i], x + extras.norms[i]
         linear.append(a + s + d)
         experts.append(e)
         active.append(k * expert if ffn == "moe" else 0)
-        norm.append(norms_per_layer if (mixer != "none" or ffn != "none") else 0)
+        norm.append(x)
         a_tot, s_tot, d_tot = a_tot + a, s_tot + s, d_tot + d
     embedding = m.vocab_size * H
     if m.model_type == "opt":
@@ -204,6 +215,7 @@ def count_params(m) -> ParamCounts:
         active_experts=sum(active),
         norms=sum(norm) + final_norm,
         vision=vision_params(m),
+        per_layer_embedding=extras.per_layer_embedding if extras else 0,
         layer_prefix={name: [0, *accumulate(xs)] for name, xs in (("linear", linear), ("experts", experts),
                                                                    ("norms", norm))},  # fmt: skip
     )

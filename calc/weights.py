@@ -74,12 +74,13 @@ def weight_format(m: ModelSpec, dtype: str) -> WeightFormat:
 def weights_bytes(p: ParamCounts, f: WeightFormat) -> float:
     """Whole model, all GPUs together [bytes]. The vision tower stays 16-bit (quantization skips it)."""
     linear = p.attention + p.state_mixers + p.dense_mlp
-    return linear * f.linear_bytes + p.experts * f.expert_bytes + (p.embedding + p.lm_head + p.norms + p.vision) * 2.0
+    tables = p.embedding + p.per_layer_embedding + p.lm_head
+    return linear * f.linear_bytes + p.experts * f.expert_bytes + (tables + p.norms + p.vision) * 2.0
 
 
 def weights_bytes_per_stage(m: ModelSpec, p: ParamCounts, f: WeightFormat, *, tp: int, pp: int) -> list[float]:
-    """Weight bytes on one GPU of each pipeline stage: the stage's own layers split over tp ranks, the embedding
-    (and a vision tower, split over tp) on the first stage and the lm_head on the last (vocab-parallel, so also
+    """Weight bytes on one GPU of each pipeline stage: the stage's own layers split over tp ranks, the embeddings
+    (Gemma 3n's per-layer table too) and a vision tower, split over tp, on the first stage and the lm_head on the last (vocab-parallel, so also
     split over tp)."""
     out = []
     stages = pp_layer_ranges(m.num_hidden_layers, pp)
@@ -87,7 +88,7 @@ def weights_bytes_per_stage(m: ModelSpec, p: ParamCounts, f: WeightFormat, *, tp
         linear = p.in_layers("linear", layers) * f.linear_bytes + p.in_layers("experts", layers) * f.expert_bytes
         b = linear / tp + p.in_layers("norms", layers) * 2.0
         if s == 0:
-            b += (p.embedding + p.vision) * 2.0 / tp
+            b += (p.embedding + p.per_layer_embedding + p.vision) * 2.0 / tp
         if s == len(stages) - 1:
             b += (p.lm_head or (p.embedding if pp > 1 else 0)) * 2.0 / tp  # tied head: a copy on the last stage
         out.append(b)

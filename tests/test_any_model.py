@@ -96,6 +96,11 @@ FAMILIES = {
     "gpt2": (12 * 2 * 12 * 64 * 2, (4, 12 * 2 * 3 * 64 * 2), 0),
     "qwen-1.8b-chat": (24 * 2 * 16 * 128 * 2, (8, 24 * 2 * 2 * 128 * 2), 0),  # kv_channels 128
     "phi-2-msft": (32 * 2 * 32 * 80 * 2, (8, 32 * 2 * 4 * 80 * 2), 0),
+    # a fourth review: Zamba2's 13 hybrid layers attend (MHA, 32 heads of 2 · 3,584 / 32 = 224) and all 81 keep a
+    # Mamba2 state: conv 3 · (7,168 + 2·2·64) + SSM 112 heads · 64 · 64, ×2 B; Gemma 3n keeps KV in its first
+    # 35 − 15 = 20 layers only (2 KV heads of 256)
+    "zamba2-7b": (13 * 2 * 32 * 224 * 2, (8, 13 * 2 * 4 * 224 * 2), (3 * (7168 + 2 * 2 * 64) + 112 * 64 * 64) * 2),
+    "gemma-3n-e4b-partial": (20 * 2 * 2 * 256 * 2, (2, 20 * 2 * 1 * 256 * 2), 0),
 }
 
 
@@ -131,6 +136,7 @@ CARDS = {
     "qwen1.5-moe-a2.7b": ("14.3B", "2.7B", "with embedding"),
     "mistral-small-3.x-24b-flux2-te": ("24B", None, ""),
     "llama-3.3-nemotron-super-49b-v1": ("49B", None, ""),
+    "zamba2-7b": ("7.4B", None, ""),  # Zamba2 technical report: "1.2B, 2.7B, and 7.4B parameter" models
 }
 SCALE = {"B": 1e9, "T": 1e12}
 
@@ -410,3 +416,127 @@ def test_kimi_linear_keeps_kv_for_its_mla_layers_and_a_state_for_its_kda_layers(
     raw = 20 * (32 * 128 * 128 * 4 + 3 * 3 * 4096 * 2)
     assert raw <= r.memory.state_bytes_per_request <= raw * 1.01
     assert r.shortfall.engine_starts  # one 1M-token request: 8,064 B × 1,048,576 = 7.9 GiB of KV fits an H200
+
+
+# --- layers that share weights or KV: Zamba2's shared blocks, Gemma 3n's KV-shared layers --------------------------
+def test_zamba2_keeps_kv_in_its_hybrid_layers_and_a_mamba2_state_in_all(catalog):
+    """Zamba2-7B (vLLM zamba2.py): 81 Mamba2 layers; the 13 "hybrid" ones also run one of 2 shared transformer
+    blocks, whose attention (over concat(hidden, embedding): 7,168 wide, 32 heads of 224, MHA) keeps a cache per
+    hybrid layer. KV: 13 × 2 × 32 × 224 × 2 B = 372,736 B/token (all 81 as attention layers gave 1,161,216).
+    Mamba2 state per layer: (3 · 7,424 + 112 · 64 · 64) · 2 B = 962,048 B. Block size: 16 · ⌈962,048 / (16 · 28,672)⌉
+    = 48 tokens → page 48 · 28,672 = 1,376,256 B; groups of 13 layers: 1 attention + ⌈81 / 13⌉ = 7 state groups."""
+    m = load("zamba2-7b")
+    assert (m.kv_head_dim, m.kv_heads, m.mamba_num_heads, m.mamba_head_dim) == (224, 32, 112, 64)
+    s = Scenario(kv_cache_memory_bytes=50 * GiB, max_model_len=4096)
+    r = size_pool(s, m, catalog.gpus["h100-sxm"])
+    assert r.kv_bytes_per_token == 13 * 2 * 32 * 224 * 2 == 372_736
+    assert r.block_size == 48 and r.page_bytes == 48 * 28_672 == 1_376_256
+    assert (r.kv_groups, r.layers_per_group, r.padding_layers) == (8, 13, 7 * 13 - 81)
+    assert r.state_bytes_per_request == 81 * 1_376_256  # each Mamba page padded to the attention page
+    assert r.num_gpu_blocks == 50 * GiB // (1_376_256 * 13) == 3000
+    assert r.blocks_per_max_len_request == -(-4096 // 48) + 7 == 93
+
+
+def test_zamba2_counts_its_shared_blocks_once():
+    """H 3,584, F 14,336, adapter rank 128, vocab 32,000 (tied: vLLM ties always). Per layer, Mamba2 (calc.params,
+    inner 7,168, 2 groups of 64, 112 heads, conv 4): in_proj 3,584 · (2 · 7,168 + 256 + 112) + conv 7,424 · 5
+    + 3 · 112 + norm 7,168 + out 7,168 · 3,584 = 78,433,872, plus its input norm 3,584. Each of 2 shared blocks:
+    q,k,v 3 · 7,168² + o 7,168 · 3,584 + MLP 3 · 3,584 · 14,336 + norms 3 · 3,584 = 333,982,208. Each of 13 hybrid
+    layers: linear 3,584² + MLP adapter 3,584 · 128 + 128 · 28,672 = 16,973,824."""
+    p = count_params(load("zamba2-7b"))
+    mamba = 3584 * (2 * 7168 + 256 + 112) + 7424 * 5 + 3 * 112 + 7168 + 7168 * 3584
+    block = 3 * 7168**2 + 7168 * 3584 + 3 * 3584 * 14336 + 3 * 3584
+    per_use = 3584**2 + 3584 * 128 + 128 * 2 * 14336
+    assert (mamba, block, per_use) == (78_433_872, 333_982_208, 16_973_824)
+    assert p.lm_head == 0 and p.embedding == 32_000 * 3584
+    assert p.total == 81 * (mamba + 3584) + 2 * block + 13 * per_use + 32_000 * 3584 + 3584 == 7_356_749_648
+
+
+def test_zamba2_upstream_names_plan_the_same_as_the_fork_names():
+    """The same model in transformers' Zamba2Config names (n_mamba_heads, mamba_d_state, adapter_rank, …)."""
+    fork = json.loads((CONFIGS / "zamba2-7b" / "config.json").read_text())
+    upstream = {k: v for k, v in fork.items() if k not in ("ffn_hidden_size", "kv_channels", "state_size",
+                                                            "mamba_headdim", "lora_rank", "conv_dimension",
+                                                            "expansion_factor", "use_shared_block_lora",
+                                                            "use_shared_attention_lora")}  # fmt: skip
+    upstream |= {"intermediate_size": 14336, "mamba_d_state": 64, "mamba_d_conv": 4, "mamba_expand": 2,
+                 "n_mamba_heads": 112, "adapter_rank": 128, "use_shared_mlp_adapter": True,
+                 "attention_head_dim": 224, "attention_hidden_size": 7168}  # fmt: skip
+    a, b = load("zamba2-7b"), model_from_hf_config(upstream, name="zamba2-7b")
+    assert count_params(a).total == count_params(b).total
+    assert kv_bytes_per_token(a, kv_bytes_per_element=2) == kv_bytes_per_token(b, kv_bytes_per_element=2)
+    assert state_shape(a, tp=1, model_bytes=2) == state_shape(b, tp=1, model_bytes=2)
+    assert any("pre-upstream" in x for x in a.assumptions) and not any("pre-upstream" in x for x in b.assumptions)
+
+
+def test_gemma3n_keeps_kv_only_in_the_layers_that_are_not_shared(catalog):
+    """Gemma 3n E4B: 35 layers, sliding ×4 then full (7 times); the last 15 read layer 18's or 19's KV (vLLM
+    kv_sharing_target_layer_name) and keep none. KV: 20 layers × 2 × 2 × 256 × 2 B = 40,960 B/token (16 sliding + 4
+    full). Groups of 4: 1 full + 4 sliding. 10 GiB / (16 · 2,048 · 4) = 81,920 blocks; a 32,768-token request:
+    full ⌈32,768 / 16⌉ = 2,048 blocks, each sliding group ⌈min(511 + 2,048, 32,768) / 16⌉ + 1 = 161."""
+    m = load("gemma-3n-e4b-partial")
+    s = Scenario(kv_cache_memory_bytes=10 * GiB, max_model_len=32_768, max_num_batched_tokens=2048)
+    r = size_pool(s, m, catalog.gpus["h100-sxm"])
+    assert r.kv_bytes_per_token == 20 * 2 * 2 * 256 * 2 == 40_960
+    assert (r.kv_groups, r.layers_per_group, r.padding_layers) == (5, 4, 0)
+    assert r.num_gpu_blocks == 10 * GiB // (16 * 2048 * 4) == 81_920
+    assert r.blocks_per_max_len_request == 2048 + 4 * 161
+    notes = evaluate(Scenario(model="custom", custom_model=_encode(m), gpu="h100-sxm"), catalog).notes
+    assert any("15 of 35 layers reuse" in n for n in notes)
+    assert any("vision tower" in a and "audio encoder" in a and "not counted" in a for a in m.assumptions)
+
+
+def test_gemma3n_counts_its_per_layer_embeddings_and_ties_its_head():
+    """H 2,048, 8 heads (2 KV) of 256, MLP 16,384, p 256, AltUp 4, LAuReL 64, vocab 262,400 (tied), per-layer vocab
+    262,144. Per layer: attention 2,048 · (2,048 + 2 · 512) + 2,048² + q/k norms 2 · 256 = 10,486,272; MLP 3 · 2,048
+    · 16,384 = 100,663,296; LAuReL 2 · 2,048 · 64 = 262,144; AltUp 4² + 4³ + 2,048 · 4 = 8,272; per-layer input gate
+    and projection 2 · 2,048 · 256 = 1,048,576; norms 5 · 2,048 + 3 · 2,048 = 16,384. Model: per-layer table
+    262,144 · 35 · 256 = 2,348,810,240, its projection 2,048 · 8,960 + norm 256, AltUp projections 2 · 3 · 2,048²,
+    embedding 262,400 · 2,048, final norm 2,048."""
+    p = count_params(load("gemma-3n-e4b-partial"))
+    layer = 10_486_272 + 100_663_296 + 262_144 + 8_272 + 1_048_576 + 16_384
+    assert layer == 2048 * (2048 + 2 * 512) + 2048**2 + 512 + 3 * 2048 * 16384 + 2 * 2048 * 64 + 4**2 + 4**3 \
+        + 2048 * 4 + 2 * 2048 * 256 + 8 * 2048  # fmt: skip
+    assert p.per_layer_embedding == 262_144 * 35 * 256 == 2_348_810_240 and p.lm_head == 0
+    model = 2_348_810_240 + 2048 * 8960 + 256 + 2 * 3 * 2048**2 + 262_400 * 2048 + 2048
+    assert p.total == 35 * layer + model == 6_866_696_688
+    assert p.active == p.total - 2_348_810_240 - 262_400 * 2048  # both tables are lookups
+
+
+def test_gemma3n_intermediate_size_as_one_number_or_one_per_layer():
+    """Gemma3nTextConfig takes intermediate_size as an int (broadcast) or a list with one width per layer."""
+    cfg = json.loads((CONFIGS / "gemma-3n-e4b-partial" / "config.json").read_text())
+    listed = model_from_hf_config(cfg, name="g")
+    scalar = model_from_hf_config({**cfg, "text_config": {**cfg["text_config"], "intermediate_size": 16384}}, name="g")
+    assert count_params(listed).total == count_params(scalar).total
+    narrow = [8192] * 35  # a MatFormer slice: every MLP at half width
+    half = model_from_hf_config({**cfg, "text_config": {**cfg["text_config"], "intermediate_size": narrow}}, name="g")
+    assert count_params(listed).total - count_params(half).total == 35 * 3 * 2048 * 8192
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"intermediate_size": [16384] * 34}, "intermediate_size"),
+    ({"intermediate_size": [16384] * 34 + ["wide"]}, "intermediate_size"),
+    ({"num_kv_shared_layers": 35}, "num_kv_shared_layers"),
+    ({"num_kv_shared_layers": -1}, "num_kv_shared_layers"),
+])  # fmt: skip
+def test_gemma3n_bad_fields_are_refused_by_name(change, field):
+    cfg = json.loads((CONFIGS / "gemma-3n-e4b-partial" / "config.json").read_text())
+    with pytest.raises(InputError) as e:
+        model_from_hf_config({**cfg, "text_config": {**cfg["text_config"], **change}})
+    assert e.value.field == field
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"layers_block_type": ["mamba"] * 80}, "layers_block_type"),
+    ({"layers_block_type": ["mamba"] * 80 + ["attention"]}, "layers_block_type"),
+    ({"layers_block_type": "hybrid"}, "layers_block_type"),
+    ({"num_attention_heads": 33}, "num_attention_heads"),
+    ({"mamba_headdim": None, "n_mamba_heads": 100}, "n_mamba_heads"),
+    ({"hidden_size": "3584"}, "hidden_size"),
+])  # fmt: skip
+def test_zamba2_bad_fields_are_refused_by_name(change, field):
+    cfg = json.loads((CONFIGS / "zamba2-7b" / "config.json").read_text())
+    with pytest.raises(InputError) as e:
+        model_from_hf_config({**cfg, **change})
+    assert e.value.field == field
