@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from dataclasses import asdict
 
@@ -73,8 +74,8 @@ def run_search(args, catalog) -> int:
         started = time.perf_counter()
         r = search(s, catalog)
         seconds = time.perf_counter() - started
-    except InputError as e:
-        raise InputError(_flag(e.field), e.message) from None
+    except InputError as e:  # fields named as the flags that set them, in the message too (a space too large)
+        raise InputError(_flag(e.field), re.sub(r"\bsearch_[a-z_]+", lambda m: _flag(m.group()), e.message)) from None
 
     def obj(i: int) -> dict:
         d = row(r, i)

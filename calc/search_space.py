@@ -17,9 +17,15 @@ from calc.pool import tp_check
 from calc.scenario import Scenario, split_list
 from calc.weights import weight_format
 
-LIST_FIELDS = ("search_gpus", "search_tensor_parallel_size", "search_dtype", "search_kv_cache_dtype",
-               "search_max_num_seqs", "search_max_num_batched_tokens", "search_gpu_memory_utilization")  # fmt: skip
-MAX_CONFIGS = 1_000_000  # ~1.5 s and ~0.5 GB of arrays on one core: a larger space is refused, naming the lists
+MAX_CONFIGS = 50_000
+"""The most configurations one search evaluates; a larger space is refused, naming its lists and its count.
+
+Measured 2026-12-02 on this 2-core host (time.process_time, 3–4 runs each; tracemalloc peak). Llama-3.2-1B on
+every shipped GPU × TP 1,2,4,8 × PP 1,2,3 × four weight precisions × two KV × N max_num_seqs × both modes, on the
+costliest path (latency_sigma 0, quota 0.9999999, a request rate): 46,464 configurations 0.36–0.39 s and 24 MB
+(the page's whole Find-tab rerun 0.56–0.58 s); 97,152 0.88–0.96 s (the rerun 1.12–1.19 s). The old cap,
+1,000,000, let 946,176 through: 7.6–8.5 s and 462 MB (10 s and 510 MB by the CLI). tests/test_cost_bound.py
+times a space just under the cap."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +114,25 @@ def grid(space: Space, s: Scenario, m) -> Grid:
              len(space.max_num_batched_tokens), len(space.gpu_memory_utilizations))  # fmt: skip
     n = int(np.prod(shape)) * (2 if space.disaggregated else 1)
     if n > MAX_CONFIGS:
-        longest = max(zip(shape, LIST_FIELDS, strict=True))[1]
-        raise InputError(longest, f"{n:,} configurations; at most {MAX_CONFIGS:,}: shorten this list or the others")
+        raise _too_large(n, shape, space)
     idx = [a.ravel() for a in np.indices(shape, dtype=np.intp)]
     return Grid(space, tuple(parallel), dtypes, *idx, refused=tuple(refused))
+
+
+SIZE_NAMES = ("search_gpus", "(search_tensor_parallel_size, search_pipeline_parallel_size) pairs", "search_dtype",
+              "search_kv_cache_dtype", "search_max_num_seqs", "search_max_num_batched_tokens",
+              "search_gpu_memory_utilization")  # fmt: skip
+"""What each dimension of the grid's shape counts (the second: the (TP, PP) pairs the model accepts)."""
+
+
+def _too_large(n: int, shape: tuple[int, ...], space: Space) -> InputError:
+    """The refusal of a space over MAX_CONFIGS: its count and every list that multiplies it; the field is the longest
+    list (`…: 946,176 configurations = 22 search_gpus × … × 24 search_max_num_seqs × 2 modes …; at most 50,000 …`)."""
+    factors = [f"{k:,} {name}" for k, name in zip(shape, SIZE_NAMES, strict=True) if k > 1]
+    factors += ["2 modes (search_disaggregated)"] if space.disaggregated else []
+    longest = max(zip(shape, SIZE_NAMES, strict=True))[1]
+    if longest == SIZE_NAMES[1]:  # the pairs: the longer of the two lists
+        tp, pp = len(space.tensor_parallel_sizes), len(space.pipeline_parallel_sizes)
+        longest = "search_tensor_parallel_size" if tp >= pp else "search_pipeline_parallel_size"
+    return InputError(longest, f"{n:,} configurations = {' × '.join(factors) or '1'}; at most {MAX_CONFIGS:,} "
+                               "(a search's cost bound): shorten these lists")

@@ -121,6 +121,19 @@ def test_bad_input_is_one_line_naming_the_flag(capsys, args, flag):
     assert err.count("\n") == 1 and err.startswith(f"error: {flag}:"), err
 
 
+
+def test_a_space_over_the_cap_names_its_flags_and_count(capsys):
+    # 946,176 configurations took 10 s of CPU and 510 MB when the cap was 1,000,000; now refused before any work
+    args = ["--gpus", "all", "--tensor-parallel-size", "1,2,4,7,14,28", "--pipeline-parallel-size",
+            ",".join(str(n) for n in range(1, 29)), "--dtype", "auto,fp8,int8,int4", "--kv-cache-dtype", "auto,fp8",
+            "--max-num-seqs", ",".join(str(n) for n in range(1, 25)), "--disaggregated"]  # fmt: skip
+    assert main(["search", *args]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "search_" not in err, err
+    assert err.startswith("error: --pipeline-parallel-size: 946,176 configurations = 22 --gpus × 112 "
+                          "(--tensor-parallel-size, --pipeline-parallel-size) pairs × 4 --dtype × 2 --kv-cache-dtype × "
+                          "24 --max-num-seqs × 2 modes (--disaggregated); at most 50,000"), err  # fmt: skip
+
 def test_one_token_outputs_check_without_a_tpot(capsys, catalog):
     """A one-token output has no TPOT in the simulated run (it prints 0): the check's ratio is null, not a
     ZeroDivisionError's traceback (found by the tab fuzzer)."""
