@@ -145,7 +145,7 @@ def _serve_text(d: dict, r, res) -> str:
         lines.append(f"note: {res.preemptions} preemptions (the KV pool ran out; vLLM recomputed those requests)")
     if res.stopped_early:
         lines.append(f"note: the simulation stopped at its work cap after {done} requests (tiny chunks or very long "
-                     "prompts take a step each); the figures are over those")  # fmt: skip
+                     "prompts take a step each, thousands running make each step long); the figures are over those")  # fmt: skip
     elif done < len(res.e2e_s):
         lines.append(f"note: {len(res.e2e_s) - done} requests can never fit the KV pool and were not completed")
     return "\n".join(lines)

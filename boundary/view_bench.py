@@ -29,7 +29,8 @@ def benchmark_lines(r) -> list[str]:
            f"{fmt.rate(d['output_throughput'], 'tokens/s')} ({fmt.count(b.completed)} of "
            f"{fmt.count(r.benchmark_prompts)} requests in {fmt.seconds(d['duration'])})"]  # fmt: skip
     if b.stopped_early:
-        out.append("the simulation stopped at its work cap (tiny chunks or very long prompts take a step each): "
+        out.append("the simulation stopped at its work cap (tiny chunks or very long prompts take a step each, thousands "
+                   "running make each step long): "
                    "figures over the requests completed by then")  # fmt: skip
     if b.preemptions:
         out.append(f"{fmt.count(b.preemptions)} preemptions: the KV pool ran out and vLLM recomputed those requests")

@@ -48,6 +48,15 @@ preemption recomputed: 0.6–0.7 s of CPU here at the cap, tests/test_cost_bound
 tokens at C = 16 takes 155, 10,000 such prompts at C = 256 about 11,000, the most of any published run replayed
 11,304 (tests/data/benchmarks); 200 prompts under a 1-token budget would take 205,000."""
 
+MAX_SIM_WORK = 5_000_000
+"""Σ over scheduling decisions of the requests running at each: a decision's own work (the decoders' block counts,
+a preemption's or a finish's removal) grows with how many run, so thousands in flight cost up to 0.12 µs each per
+decision. 5,000 prompts of 1 → 8,000 tokens at C = 65,536 (5,000 running; the pool preempts every decision) took
+0.9 s of CPU and 7.8 M at the decision cap alone; at this cap 0.5 s (tests/test_cost_bound.py). Published and
+tested runs stay below it: the calibration's replays (≤ 1,000 prompts at ≤ 256 in flight) ≤ 0.3 M, the suite's
+largest ordinary run 0.5 M, 5,000 prompts preempting every step at 256 in flight 2.8 M, 5,000 of 1 → 2,000 tokens at
+C = 1,000 on Llama-3.1-8B / H200 4.1 M (0.27 s)."""
+
 
 class _Sim:
     """Mutable state of one run (private; simulate() is the pure entry point)."""
@@ -317,10 +326,12 @@ class _Sim:
         return heap[0][0] - self.D
 
     def run(self) -> SimResult:
-        iterations = 0
+        iterations = work = 0
         while self.done < self.n:
             iterations += 1
-            if iterations > MAX_SIM_ITERATIONS:  # a cost bound: 1-token budgets and long prompts take a step a chunk
+            work += len(self.running)
+            # cost bounds: 1-token budgets and long prompts take a step a chunk; thousands running, work a step each
+            if iterations > MAX_SIM_ITERATIONS or work > MAX_SIM_WORK:
                 return replace(self.result(), stopped_early=True)
             self.pull()
             if not self.running and not self.waiting:

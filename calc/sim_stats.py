@@ -176,7 +176,8 @@ class SimResult:
     """Time average of running requests (decoding plus in prefill) over duration_s: vLLM's num_requests_running."""
     num_steps: int
     stopped_early: bool = False
-    """The simulation hit its work cap (scheduler.MAX_SIM_ITERATIONS) before every request finished: the figures are
+    """The simulation hit its work cap (scheduler.MAX_SIM_ITERATIONS decisions or MAX_SIM_WORK request-decisions)
+    before every request finished: the figures are
     over the `completed` requests, which a closed loop reaches in its steady state."""
 
     def within_slos(self, *, slo_ttft_s: float, slo_tpot_s: float, skip: int = 0) -> float:
