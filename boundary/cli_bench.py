@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 
 from boundary import view
 from boundary.args import add_scenario_flags, add_spec_flags, scenario_data, validate_scenario
@@ -26,6 +27,15 @@ SERVE_KEYS = ("completed", "duration", "request_throughput", "output_throughput"
               "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms")  # fmt: skip
 
 
+class _Typed(argparse.Action):
+    """Stores the value and the flag it came by: --random-input-len and --input-len set the same field, and an error
+    names the one typed."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        namespace.typed = getattr(namespace, "typed", {}) | {"--" + self.dest.replace("_", "-"): option_string}
+
+
 def add_bench_parser(sub) -> None:
     b = sub.add_parser("bench", help="predict what `vllm bench serve` / `vllm bench latency` would print",
                        description=__doc__.split("\n")[0])  # fmt: skip
@@ -34,8 +44,10 @@ def add_bench_parser(sub) -> None:
     g = b.add_argument_group("benchmark (vllm bench serve / latency flags)")
     g.add_argument("--max-concurrency", dest="max_concurrency", default=None, metavar="C",
                    help="closed loop: C clients, each sending its next request when the last one ends")  # fmt: skip
-    g.add_argument("--random-input-len", dest="input_len", default=None, metavar="I", help="prompt tokens (= --input-len)")
-    g.add_argument("--random-output-len", dest="output_len", default=None, metavar="O", help="output tokens (= --output-len)")
+    g.add_argument("--random-input-len", dest="input_len", default=None, metavar="I", action=_Typed,
+                   help="prompt tokens (= --input-len)")  # fmt: skip
+    g.add_argument("--random-output-len", dest="output_len", default=None, metavar="O", action=_Typed,
+                   help="output tokens (= --output-len)")  # fmt: skip
     g.add_argument("--random-range-ratio", dest="range_ratio", default="0", metavar="R",
                    help="lengths uniform in [len·(1−R), len·(1+R)] (default 0: fixed)")  # fmt: skip
     g.add_argument("--num-prompts", dest="num_prompts", default="1000", metavar="N", help="requests (default 1000)")
@@ -46,23 +58,30 @@ def add_bench_parser(sub) -> None:
                    help="Poisson arrivals at R requests/s (without it, and without --max-concurrency, every prompt "
                         "at once)")  # fmt: skip
     add_scenario_flags(b, skip=("input_len", "output_len", "request_rate"))
-    b.add_argument("--input-len", dest="input_len", default=None, help=argparse.SUPPRESS)
-    b.add_argument("--output-len", dest="output_len", default=None, help=argparse.SUPPRESS)
+    b.add_argument("--input-len", dest="input_len", default=None, action=_Typed, help=argparse.SUPPRESS)
+    b.add_argument("--output-len", dest="output_len", default=None, action=_Typed, help=argparse.SUPPRESS)
+
 
 
 def _bound(x: float) -> str:
     return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
 
 
+ASCII_INT = re.compile(r"-?[0-9]{1,29}")
+ASCII_FLOAT = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]{1,3})?")
+
+
 def _number(flag: str, text: str | None, kind=int, lo: float = 0, hi: float = 10**9):
+    """The flag's value as `kind`, from ASCII digits only: Python's int() and float() also take '١٠٠' (Arabic-Indic
+    digits), '1_6' and ' 5', which no benchmark tool's flag means."""
     if text is None:
         return None
-    try:
-        v = kind(text) if len(str(text)) < 30 else None
-    except ValueError:
-        v = None
+    pattern = ASCII_INT if kind is int else ASCII_FLOAT
+    v = kind(text) if len(str(text)) < 30 and pattern.fullmatch(str(text)) else None
     if v is None or not (lo <= v <= hi) or (isinstance(v, float) and not math.isfinite(v)):
-        raise InputError(flag, f"expected a number between {_bound(lo)} and {_bound(hi)} (got {str(text)[:30]!r})")
+        what = "a whole number" if kind is int else "a number"
+        raise InputError(flag, f"expected {what} in ASCII digits between {_bound(lo)} and {_bound(hi)} "
+                               f"(got {str(text)[:30]!r})")  # fmt: skip
     return v
 
 
@@ -80,7 +99,10 @@ def run_bench(args, catalog) -> int:
         data["concurrency"] = conc
     elif batch is not None:
         data["concurrency"] = batch
-    s = validate_scenario(data)
+    try:
+        s = validate_scenario(data)
+    except InputError as e:  # --random-input-len -5 is named as typed, not as the --input-len it also sets
+        raise InputError(getattr(args, "typed", {}).get(e.field, e.field), e.message) from None
     r = evaluate(s, catalog)
     # a plan vLLM could not serve has no latency: say why, as `calc plan` does, rather than print zeros as times
     not_served = None if r.serves else view.verdict(r)

@@ -154,6 +154,25 @@ def test_bench_bad_input_names_the_flag(capsys, args, flag):
     assert code == 2 and flag in err and len(err.strip().splitlines()) == 1
 
 
+
+@pytest.mark.parametrize("args, flag", [(["--num-prompts", "١٠٠"], "--num-prompts"),  # Arabic-Indic digits
+                                        (["--max-concurrency", "1_6"], "--max-concurrency"),
+                                        (["--seed", " 5"], "--seed"), (["--batch-size", "٣"], "--batch-size"),
+                                        (["--random-range-ratio", "٠.٥"], "--random-range-ratio"),
+                                        (["--random-range-ratio", "0_5"], "--random-range-ratio")])  # fmt: skip
+def test_bench_numbers_are_ascii_digits_only(capsys, args, flag):
+    # Python's int() and float() take these; no benchmark tool's flag means them
+    code, _, err = run(capsys, "bench", *args)
+    assert code == 2 and err.startswith(f"error: {flag}: expected ") and "ASCII digits" in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("typed", ["--random-input-len", "--input-len", "--random-output-len", "--output-len"])
+def test_a_length_error_names_the_flag_typed(capsys, typed):
+    # --random-input-len and --input-len set the same Scenario field; the error names the one on the command line
+    code, _, err = run(capsys, "bench", "--num-prompts", "4", typed, "-5")
+    assert code == 2 and err.startswith(f"error: {typed}: "), err
+
 def test_plan_checks_its_replica_count_in_the_simulation(capsys):
     """With a request rate, the text follows the replicas line with the simulated share (calc.replica_check), and
     the JSON carries it as replica_check (null without a rate)."""
