@@ -13,7 +13,7 @@ _TORCH_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
 
 
 def _int(text: str | None) -> int | None:
-    return int(text) if text and re.fullmatch(r"\d{1,18}", text) else None
+    return int(text) if text and re.fullmatch(r"[0-9]{1,18}", text) else None
 
 
 def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
@@ -37,7 +37,7 @@ def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
     if length:
         out["max_model_len"] = length
     util = cfg.get("gpu_memory_utilization")
-    if util and re.fullmatch(r"\d*\.?\d+", util):
+    if util and re.fullmatch(r"[0-9]{0,12}\.?[0-9]{1,12}", util):
         out["gpu_memory_utilization"] = float(util)
     elif log.first("gpu_memory_utilization"):
         out["gpu_memory_utilization"] = log.first("gpu_memory_utilization").value  # type: ignore[union-attr]

@@ -34,7 +34,7 @@ from calc.errors import InputError, describe, first_field
 from calc.evaluate import resolve_checked
 from calc.kv_cache import StageLayout
 from calc.pool import PoolResult, size_pool, stage_layouts
-from calc.scenario import Scenario
+from calc.scenario import Scenario, field_constraints
 from calc.specs import ModelSpec
 from calc.units import GiB
 
@@ -208,7 +208,7 @@ def _reconcile(log: VllmLog, catalog: Catalog, flags: dict, defaults: dict | Non
     predicted["kv_cache_memory_bytes"] = est.kv_cache_memory_bytes
     pool = blocks_range(feeds, 0, layouts)
     cal = exact_pool(calibration(log, pool[2].bytes_ if source in ("logged", "implied") else None), logged, pool)
-    s_cal = Scenario.model_validate({**s.model_dump(), **cal})
+    cal, s_cal = adoptable(s, cal, notes)
     distinct = sorted({round(f.bytes_ / GiB, 4) for f in feeds}) if source == "logged" else []
     if len(distinct) > 1:
         notes.append(f"workers report different Available KV cache memory ({', '.join(map(str, distinct))} GiB); "
@@ -315,6 +315,41 @@ def exact_pool(cal: dict, logged: dict, pool) -> dict:
     if abs(exact - cal["kv_cache_memory_bytes"]) <= feed.slack_bytes + layout.block_bytes:
         return cal | {"kv_cache_memory_bytes": float(exact)}
     return cal
+
+
+CAL_SOURCES = {"weights_memory_bytes": "'Model loading took'", "activation_memory_bytes": "activation peak",
+               "non_torch_memory_bytes": "non-torch memory", "cudagraph_memory_bytes": "CUDA graph memory",
+               "kv_cache_memory_bytes": "KV cache pool", "memory_gib": "total GPU memory",
+               "gpu_memory_utilization": "gpu_memory_utilization"}  # fmt: skip
+"""The log quantity each calibration override comes from, as a note names it."""
+
+
+def _allowed(name: str) -> str:
+    """'≥ 0, ≤ 931,323 GiB' for a Scenario field in bytes (its constraints shown in GiB), else its bare bounds."""
+    scale, unit = (GiB, " GiB") if name.endswith("_bytes") else (1, "")
+    parts = []
+    for meta in field_constraints(name):
+        for attr, sym in (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<")):
+            if getattr(meta, attr, None) is not None:
+                parts.append(f"{sym} {getattr(meta, attr) / scale:,.6g}{unit}")
+    return ", ".join(parts)
+
+
+def adoptable(s: Scenario, cal: dict, notes: list[str]) -> tuple[dict, Scenario]:
+    """The calibration the Scenario accepts, and the scenario with it. A logged value it refuses ('Model loading took
+    1000000.0 GiB': weights above the 10¹⁵-byte bound) is left out and named in a note with the allowed range."""
+    for _ in range(len(cal) + 1):
+        try:
+            return cal, Scenario.model_validate({**s.model_dump(), **cal})
+        except ValidationError as e:
+            name = first_field(e)
+            if name not in cal:
+                raise InputError(name, describe(e)) from None
+            value = cal[name] / GiB if name.endswith("_bytes") else cal[name]
+            shown = f"{value:,.2f} GiB" if name.endswith("_bytes") else f"{value:g}"
+            notes.append(f"ignored the log's {CAL_SOURCES.get(name, name)} ({shown}): {name} allows {_allowed(name)}")
+            cal = {k: v for k, v in cal.items() if k != name}
+    raise InputError("log", "could not adopt the log's values")  # pragma: no cover
 
 
 def calibration(log: VllmLog, pool_bytes: float | None) -> dict:

@@ -36,10 +36,12 @@ from calc.errors import InputError
 # Every pattern is linear in the line: a number that leads a pattern starts after a delimiter (space, comma,
 # parenthesis), every digit run is bounded and must end where it stops, every free-text run is bounded or atomic.
 # Unanchored, "(?P<v>\d+) GiB for" retried a digit run from each of its digits: 20,000 digits took 13 s (GIL held).
-_NUM = r"\d{1,15}(?:,\d{3}){0,5}(?!,?\d)"  # integers with optional thousands separators ("42,656")
-_INT = r"\d{1,15}(?!\d)"
-_F = r"-?\d{1,12}(?:\.\d{1,12})?(?!\.?\d)"  # a printed float (KV memory is negative when the start fails)
-_UF = r"\d{1,12}(?:\.\d{1,12})?"  # unsigned
+# Digits are ASCII ([0-9]): Python's \d also matches '٦.٤١' (Arabic-Indic) and float() reads it, which vLLM never
+# prints; a number that runs on into any other digit (\d in the look-aheads: '6.٤١') is not read at all.
+_NUM = r"[0-9]{1,15}(?:,[0-9]{3}){0,5}(?!,?\d)"  # integers with optional thousands separators ("42,656")
+_INT = r"[0-9]{1,15}(?!\d)"
+_F = r"-?[0-9]{1,12}(?:\.[0-9]{1,12})?(?!\.?\d)"  # a printed float (KV memory is negative when the start fails)
+_UF = r"[0-9]{1,12}(?:\.[0-9]{1,12})?(?!\.?\d)"  # unsigned
 _LEAD = rf"[\s,(](?P<v>{_F})"  # a number that leads a pattern starts after a delimiter, never inside a number
 
 PATTERNS: dict[str, tuple[str, ...]] = {
@@ -86,8 +88,8 @@ _CONFIG_LINE = re.compile(r"with config:|non-default args|Namespace\(")
 _CONFIG_RE = {k: re.compile(rf"(?<![\w.])['\"]?{k}['\"]?\s*[:=]\s*(?P<v>'[^']{{0,300}}'|\"[^\"]{{0,300}}\"|[^,\s)}}]{{1,300}})")
               for k in CONFIG_KEYS}  # fmt: skip
 _VERSION = (
-    re.compile(r"engine \(v(?P<v>\d{1,4}\.\d{1,4}[\w.+-]{0,40})\)"),
-    re.compile(r"vLLM API server version (?P<v>\d{1,4}\.\d{1,4}[\w.+-]{0,40})"),
+    re.compile(r"engine \(v(?P<v>[0-9]{1,4}\.[0-9]{1,4}[\w.+-]{0,40})\)"),
+    re.compile(r"vLLM API server version (?P<v>[0-9]{1,4}\.[0-9]{1,4}[\w.+-]{0,40})"),
 )
 _WORKER = re.compile(r"\((?P<w>[^()]*?\bpid=\d{1,10}[^()]*)\)")  # searched in a line's first 120 characters
 _LEVEL = re.compile(r"\b(?:INFO|WARNING|DEBUG|ERROR|CRITICAL)\b")
@@ -154,12 +156,12 @@ class Measure:
 
     @property
     def rank(self) -> int | None:
-        m = re.search(r"\brank=(\d+)", self.worker or "")
+        m = re.search(r"\brank=([0-9]{1,9})(?!\d)", self.worker or "")
         return int(m.group(1)) if m else None
 
     @property
     def pp_rank(self) -> int | None:
-        m = re.search(r"PP(\d+)", self.worker or "")
+        m = re.search(r"PP([0-9]{1,9})(?!\d)", self.worker or "")
         return int(m.group(1)) if m else None
 
 
@@ -205,7 +207,7 @@ class VllmLog:
     def version_tuple(self) -> tuple[int, ...] | None:
         if not self.version:
             return None
-        return tuple(int(p) for p in re.findall(r"\d+", self.version)[:3])
+        return tuple(int(p) for p in re.findall(r"[0-9]+", self.version)[:3])
 
     @property
     def workers(self) -> tuple[str, ...]:

@@ -139,6 +139,17 @@ def test_adopting_a_logs_overheads_adopts_its_tp_too_and_reproduces_its_blocks()
     assert next(m for m in at.metric if m.label == "KV cache (tokens)").value == f"{12_424 * 16:,}"
 
 
+def test_log_panel_names_an_impossible_logged_value_instead_of_pydantics_dump():
+    # 'Model loading took 1000000.0 GiB' showed the raw ValidationError (weights_memory_bytes less_than_equal …)
+    text = (Path(__file__).parent / "data/vllm_logs/vllm-17469-qwen3-30b-a3b-4xa10.log").read_text()
+    at = run({"gpu": "a10", "model": "qwen3-30b-a3b"}, tab="Check a vLLM log")
+    at.text_area(key="vllm_log_text").input(re.sub(r"Model loading took [0-9.]+ GiB", "Model loading took 1000000.0 GiB", text))
+    at.run()
+    assert not at.exception
+    shown = [x.value.replace("\\", "") for x in (*at.caption, *at.warning, *at.error)]
+    assert not any("ValidationError" in x or "less_than_equal" in x for x in shown)
+    assert any("ignored the log's 'Model loading took' (1,000,000.00 GiB): weights_memory_bytes allows" in x for x in shown)
+
 def test_log_panel_rejects_text_that_is_not_a_log():
     at = run(tab="Check a vLLM log")
     at.text_area(key="vllm_log_text").input("hello <b>world</b>\nnothing to see")

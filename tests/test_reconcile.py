@@ -6,6 +6,7 @@ architecture, never taken from the program's output. Rounding: a logged "X.XX Gi
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -381,3 +382,31 @@ def test_a_log_from_a_bigger_gpu_is_flagged(capsys):
     out = capsys.readouterr().out
     assert "warning: WRONG GPU? the log's available KV cache memory (25.39 GiB) is more than the whole" in out
     assert out.index("WRONG GPU?") < out.index("quantity")
+
+
+def test_an_impossible_logged_weight_is_ignored_by_name_with_its_range(capsys, catalog, tmp_path):
+    # 'Model loading took 1000000.0 GiB' is above weights_memory_bytes' 10¹⁵-byte bound: the reconciliation printed a
+    # raw pydantic ValidationError (the page the same); now the value is left out of the calibration and said in a note
+    text = (LOGS / "vllm-17469-qwen3-30b-a3b-4xa10.log").read_text()
+    big = re.sub(r"Model loading took [0-9.]+ GiB", "Model loading took 1000000.0 GiB", text)
+    rec = reconcile(parse_log(big), catalog)
+    assert "weights_memory_bytes" not in rec.calibration
+    assert ("ignored the log's 'Model loading took' (1,000,000.00 GiB): weights_memory_bytes allows ≥ 0 GiB, "
+            "≤ 931,323 GiB") in rec.notes  # fmt: skip
+    path = tmp_path / "big.log"
+    path.write_text(big)
+    assert main(["reconcile", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert "ValidationError" not in out + err and "ignored the log's 'Model loading took'" in out
+
+
+def test_log_numbers_are_ascii_digits_only():
+    # Python's \d and float() read '٦.٤١' (Arabic-Indic digits) as 6.41; vLLM prints ASCII digits only
+    assert parse_log("INFO Available KV cache memory: 6.41 GiB").first("available_kv_gib").value == 6.41
+    for line in ("INFO Available KV cache memory: ٦.٤١ GiB", "INFO Available KV cache memory: 6.٤١ GiB",
+                 "INFO # GPU blocks: ٧٥٠٤", "INFO Maximum concurrency for 8192 tokens per request: ٢.٥x"):  # fmt: skip
+        try:
+            p = parse_log(line)
+        except InputError:
+            continue  # no recognised value at all
+        assert not any(p.get(k) for k in ("available_kv_gib", "num_gpu_blocks", "max_concurrency")), line
