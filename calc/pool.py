@@ -19,6 +19,7 @@ from calc.kv_cache import StageLayout, blocks_from_bytes, kv_bytes_per_token_exp
 from calc.numeric import largest_true
 from calc.overheads import EncoderProfile, activation_peak_bytes, cudagraph_bytes, encoder_profile, non_torch_bytes
 from calc.params import ParamCounts
+from calc.precision_support import dtype_refusal, served_format
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 from calc.units import DTYPE_BYTES, GB
@@ -73,6 +74,8 @@ class PoolResult:
     """Headline numbers as calc.expr formulas: the text shown beside each number."""
     encoder_profile: EncoderProfile | None = None
     """What vLLM's profiling run feeds a vision encoder (multimodal models)."""
+    dtype_refusal: str = ""
+    """Why vLLM refuses to start with this weight dtype on this GPU (bf16 below Ampere; calc.precision_support)."""
 
     def blocks_per_request(self, tokens: int) -> int:
         """Blocks one request of `tokens` tokens takes from this pool (sliding groups cap at the window, state
@@ -159,7 +162,7 @@ def measured_at(s: Scenario, m: ModelSpec, *, tp: int, pp: int, dtype: str, max_
 def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
     tp, pp = s.tensor_parallel_size, s.pipeline_parallel_size
     params = m.params
-    fmt = weight_format(m, s.dtype)
+    fmt = served_format(weight_format(m, s.dtype), s.dtype, g.arch)
     kv_elem = kv_bytes_per_element(s)
     total = E(g.memory_bytes, "total", unit="GiB")
     requested = total * E(s.gpu_memory_utilization, "gpu_memory_utilization")
@@ -238,6 +241,7 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
         layout=layout,
         max_num_batched_tokens=mnbt,
         encoder_profile=encoder_profile(m, max_num_batched_tokens=mnbt, max_model_len=s.max_model_len),
+        dtype_refusal=dtype_refusal(s.dtype, g.arch),
         formulas={"kv_bytes_per_token": kv_all, "kv_bytes_per_token_per_gpu": kv_gpu, "kv_cache_memory_bytes": avail,
                   "num_gpu_blocks": blocks_e, "max_concurrency": conc_e},  # fmt: skip
     )

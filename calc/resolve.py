@@ -60,12 +60,14 @@ def override_gpu(s: Scenario, gpu: GPUSpec, compute_dtype: str) -> GPUSpec:
 
 
 def resolve(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
+    from calc.precision_support import served_format
     from calc.weights import weight_format  # the peak override follows the matmul precision of the weights
 
     model = override_model(s, base_model(s, catalog))
     if s.gpu not in catalog.gpus:
         raise InputError("gpu", f"unknown gpu '{s.gpu}'; shipped: {', '.join(sorted(catalog.gpus))}")
-    gpu = override_gpu(s, catalog.gpus[s.gpu], weight_format(model, s.dtype).compute_dtype)
+    base = catalog.gpus[s.gpu]
+    gpu = override_gpu(s, base, served_format(weight_format(model, s.dtype), s.dtype, base.arch).compute_dtype)
     return model, gpu
 
 

@@ -27,7 +27,7 @@ from calc.catalog import Catalog
 from calc.cost import cost_per_million_output_tokens
 from calc.params import count_params
 from calc.pool import kv_link_bytes_per_s, transfer_s
-from calc.precision_support import unsupported
+from calc.precision_support import dtype_refusal, unsupported
 from calc.resolve import base_model, default_context, for_other_gpu, override_gpu, override_model
 from calc.scenario import Scenario
 from calc.search_capacity import Rows, Slo
@@ -43,8 +43,9 @@ WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: o
        "vLLM refuses to start: max_model_len exceeds the model's max_position_embeddings",
        "vLLM refuses to start: kv_cache_memory_bytes and the weights exceed the GPU's memory",
        "vLLM has no kernel for these weights on this GPU (its quantization support table)",
-       "vLLM refuses to start: max_num_batched_tokens is below max_num_seqs")  # fmt: skip
-CANNOT_SERVE = (1, 2, 3, 7, 8, 9, 10)
+       "vLLM refuses to start: max_num_batched_tokens is below max_num_seqs",
+       "vLLM refuses to start: bf16 needs a GPU of compute capability 8.0 or more (serve fp16, or auto)")  # fmt: skip
+CANNOT_SERVE = (1, 2, 3, 7, 8, 9, 10, 11)
 """The WHY entries of a configuration vLLM would not serve at all (a row's `fits` is false), whatever the SLOs."""
 
 
@@ -190,6 +191,8 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     why = _why(s, pool, model.max_position_embeddings)
     kernel = np.array([[bool(unsupported(d, gpus[gid].arch)) for d in g.dtypes] for gid in sp.gpus])
     why = np.where((why == 0) & kernel[g.gpu, g.dtype], 9, why)
+    no_bf16 = np.array([[bool(dtype_refusal(d, gpus[gid].arch)) for d in g.dtypes] for gid in sp.gpus])
+    why = np.where((why == 0) & no_bf16[g.gpu, g.dtype], 11, why)
     if s.engine == "vllm":  # calc.workload.start_refusal's budget rule
         seqs, budget = np.array(sp.max_num_seqs)[g.seqs], np.array(sp.max_num_batched_tokens)[g.budget]
         why = np.where((why == 0) & (budget < seqs), 10, why)

@@ -18,6 +18,7 @@ import numpy as np
 
 from calc.latency import request_overhead_s
 from calc.pool import kv_bytes_per_element
+from calc.precision_support import served_format
 from calc.prefill_queue import work_s
 from calc.resolve import override_gpu
 from calc.scenario import Scenario
@@ -87,7 +88,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     rates = {}
     for gi, gid in enumerate(sp.gpus):
         for d, dt in enumerate(grid.dtypes):
-            cd = weight_format(m, dt).compute_dtype
+            cd = served_format(weight_format(m, dt), dt, catalog.gpus[gid].arch).compute_dtype
             g = override_gpu(s, catalog.gpus[gid], cd) if gid == s.gpu else catalog.gpus[gid]
             rates[gi, d] = gpu_rates(s, g, cd)
     one = base[0, 0]

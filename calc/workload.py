@@ -44,7 +44,10 @@ class WorkloadFit:
 
 def start_refusal(s: Scenario, m: ModelSpec, mem: PoolResult) -> str:
     """Why vLLM refuses to start whatever the pool holds, or '': max_model_len beyond the model's positions, a token
-    budget below max_num_seqs, or a kv_cache_memory_bytes that does not fit beside the weights."""
+    budget below max_num_seqs, a kv_cache_memory_bytes that does not fit beside the weights, or bf16 weights on a GPU
+    without bf16."""
+    if mem.dtype_refusal:
+        return mem.dtype_refusal
     if s.max_model_len > m.max_position_embeddings:
         return (f"vLLM refuses to start: max_model_len {s.max_model_len:,} exceeds the model's max_position_embeddings "
                 f"{m.max_position_embeddings:,} (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 overrides it, at the model's risk)")  # fmt: skip

@@ -225,6 +225,28 @@ def test_the_search_recommends_only_precisions_vllm_has_kernels_for(catalog):
     assert rep.notes[0].startswith("vLLM has no int4 weight kernel on cdna3 accelerators")
 
 
+
+def test_bf16_below_ampere_is_a_refusal_to_start_and_auto_serves_fp16(catalog):
+    """vLLM's check_if_supports_dtype: 'Bfloat16 is only supported on GPUs with compute capability of at least 8.0'.
+    `--dtype bf16` on a T4 (Turing, 7.5) was planned as fitting; with auto a bf16 checkpoint runs in fp16."""
+    explicit = evaluate(Scenario(gpu="t4", model="llama-3.2-1b", dtype="bf16"), catalog)
+    assert not explicit.fit.fits and not explicit.serves and explicit.fleet.capacity.concurrency == 0
+    assert explicit.fit.reasons[0].startswith("vLLM refuses to start: Bfloat16 is only supported on GPUs with compute "
+                                              "capability of at least 8.0")  # fmt: skip
+    auto = evaluate(Scenario(gpu="t4", model="llama-3.2-1b"), catalog)
+    fp16 = evaluate(Scenario(gpu="t4", model="llama-3.2-1b", dtype="fp16"), catalog)
+    assert auto.fit.fits and auto.memory.weight_format.label == auto.memory.weight_format.compute_dtype == "fp16"
+    assert auto.memory.num_gpu_blocks == fp16.memory.num_gpu_blocks  # the same bytes
+    assert auto.latency.tpot_s == fp16.latency.tpot_s
+    ampere = evaluate(Scenario(gpu="a10", model="llama-3.2-1b", dtype="bf16"), catalog)
+    assert ampere.fit.fits and ampere.memory.weight_format.label == "bf16"
+    r = search(Scenario(model="llama-3.2-1b", search_gpus="t4,a10", search_dtype="bf16,fp16"), catalog)
+    refused = "vLLM refuses to start: bf16 needs a GPU of compute capability 8.0 or more (serve fp16, or auto)"
+    for i in range(r.configs_evaluated):
+        d = row(r, i)
+        assert (d["why_not"] == refused) == (d["gpu"] == "t4" and d["dtype"] == "bf16"), d
+        assert not (d["why_not"] == refused and d["fits"])
+
 def test_the_serve_command_carries_the_scenarios_engine_settings(catalog):
     """--enforce-eager, --block-size and --kv-cache-memory-bytes change what the search priced: left out of the
     command, vLLM would serve a different pool."""
