@@ -147,7 +147,7 @@ def test_a_search_over_its_size_cap_is_refused_before_any_work(catalog):
 def test_thousands_running_at_once_are_simulated_within_the_bound(catalog):
     # the reviewer's `calc bench … --random-input-len 1 --random-output-len 8000 --max-concurrency 65536
     # --num-prompts 5000` on a 1B model: 5,000 running, the pool preempting every decision, each decision's work
-    # growing with them. 0.9 s of CPU at the 15,000-decision cap alone; the request-decision cap stops it at 0.5–0.7 s
+    # growing with them. 0.9 s of CPU at the 15,000-decision cap alone; the request-decision cap stops it at 0.4 s
     from calc import bench
 
     s = Scenario(model="llama-3.2-1b", gpu="b200", max_num_seqs=65536, max_num_batched_tokens=65536, input_len=1,
@@ -161,7 +161,7 @@ def test_thousands_running_at_once_are_simulated_within_the_bound(catalog):
 
 def test_a_link_with_a_million_in_flight_and_no_budget_limit_is_within_the_bound(catalog):
     # the page's Latency tab for the reviewer's link (max_num_seqs and the budget 65,536, 1 → 4,096 tokens, C = 10⁶,
-    # 10⁷ req/s): the benchmark and its CDF took 1.2–1.4 s of CPU; 0.6 s at the request-decision cap
+    # 10⁷ req/s): the Latency tab took 1.2–1.4 s of CPU; 0.3 s for the benchmark and its CDF at the request-decision cap
     s = Scenario(model="llama-3.2-1b", gpu="b200", max_num_seqs=65536, max_num_batched_tokens=65536, input_len=1,
                  output_len=4096, concurrency=1_000_000, request_rate=10_000_000)  # fmt: skip
     t = time.process_time()
