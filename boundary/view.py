@@ -154,13 +154,19 @@ def formulas(r) -> dict[str, str]:
     return f if r.serves else {k: v for k, v in f.items() if k in MEMORY_FORMULAS}
 
 
+def _tile_time(t: float) -> str:
+    """A headline tile's latency: milliseconds as the tables show them, seconds from 10 s on ('347,725 ms' was cut
+    to '347,725 …' in a tile's width)."""
+    return fmt.seconds(t) if t >= 10 else fmt.ms(t)
+
+
 def latency_metrics(r) -> list[Metric]:
     """TTFT, TPOT, E2E, conformance, replicas or capacity, cost — only when they can happen (see no_latency_reason)."""
     s, lat, fl = r.scenario, r.latency, r.fleet
     out = [
-        Metric("TTFT (estimate)", fmt.ms(lat.ttft_s), f"{band(r, 'ttft') or NO_BAND}; prefill floor {fmt.ms(lat.prefill.floor_s)}",
+        Metric("TTFT (estimate)", _tile_time(lat.ttft_s), f"{band(r, 'ttft') or NO_BAND}; prefill floor {fmt.ms(lat.prefill.floor_s)}",
                band=band_short(r, "ttft")),
-        Metric("TPOT (estimate)", fmt.ms(lat.tpot_s), f"{band(r, 'tpot') or NO_BAND}; decode-step floor {fmt.ms(lat.decode.floor_s)}",
+        Metric("TPOT (estimate)", _tile_time(lat.tpot_s), f"{band(r, 'tpot') or NO_BAND}; decode-step floor {fmt.ms(lat.decode.floor_s)}",
                band=band_short(r, "tpot")),
         Metric("End-to-end", fmt.seconds(lat.e2e_s), "TTFT + (output_len − 1) × TPOT"),
         Metric("Within both SLOs", fmt.pct(r.conformance.conformance),

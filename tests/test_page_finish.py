@@ -362,3 +362,12 @@ def test_the_context_box_says_when_a_shorter_model_is_planned_at_its_own_maximum
     assert any(c.value.startswith("Planned at 4,096: the model's own maximum") for c in at.sidebar.caption)
     at = open_group_of(run({"model": "llama-3.1-8b"}), "max_model_len")
     assert not any(c.value.startswith("Planned at") for c in at.sidebar.caption)
+
+
+def test_a_headline_latency_of_minutes_is_shown_in_seconds():
+    """A 20,000-token prompt under a 1-token budget: TTFT 347,725 ms was cut to '347,725 …' in its tile; from 10 s
+    on the tile says seconds (the tables keep milliseconds)."""
+    at = run({"max_num_batched_tokens": "1", "max_num_seqs": "1", "input_len": "20000", "max_model_len": "32768"})
+    ttft = next(m for m in at.metric if m.label == "TTFT (estimate)")
+    assert re.fullmatch(r"\d{3} s", ttft.value), ttft.value
+    assert next(m for m in at.metric if m.label == "TPOT (estimate)").value.endswith(" ms")
