@@ -83,7 +83,8 @@ def latency_tab(r) -> None:
         for line in view_bench.benchmark_lines(r):
             st.caption(line)
         st.caption(fmt.sentence(view_bench.benchmark_band_line(r)))
-    st.plotly_chart(charts.latency_cdf(r), key="chart_cdf")
+    if r.benchmark.completed:  # nothing completed: no distribution to draw (the caption above says why)
+        st.plotly_chart(charts.latency_cdf(r), key="chart_cdf")
     a, b = st.columns(2)
     a.plotly_chart(charts.roofline(r), key="chart_roofline")
     b.plotly_chart(charts.decode_vs_context(r, r.curves.decode_vs_context), key="chart_decode_ctx")
