@@ -82,6 +82,16 @@ def pct(x: float, decimals: int = 1) -> str:
     return f"{x * 100:,.{decimals}f}%" if _finite(x) else missing("no pool")
 
 
+def quota(x: float) -> str:
+    """A conformance quota as the user set it: '90%', '99.9%', never '100%' for one below one (0.999999999999 is
+    '99.9999999999%', the decimals it needs up to ten)."""
+    for decimals in range(11):
+        text = f"{x * 100:.{decimals}f}"
+        if float(text) / 100 == x or (decimals >= 1 and not text.startswith("100") and abs(float(text) / 100 - x) < 5e-4):
+            return text + "%"
+    return "99.9999999999%" if x < 1 else "100%"
+
+
 def ratio(x: float, digits: int = 3) -> str:
     """5.3 → '5.3×'."""
     return f"{sig(x, digits)}×" if _finite(x) else missing("not finite")

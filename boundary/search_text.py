@@ -33,7 +33,7 @@ def render_text(out: dict) -> str:
     rate = f"{s['request_rate']:g} req/s" if s["request_rate"] else "one replica (no request_rate)"
     lines = [f"{out['model_name']}: {fmt.plural(out['configs_evaluated'], 'configuration')} evaluated in {fmt.ms(out['seconds'])}; "
              f"{out['configs_meeting_slo']:,} {'meets' if out['configs_meeting_slo'] == 1 else 'meet'} the filters and TTFT ≤ {fmt.seconds(s['slo_ttft_s'])} and TPOT ≤ {fmt.seconds(s['slo_tpot_s'])} for "
-             f"{s['conformance_quota']:.0%} of requests at {rate}, {s['input_len']:,} in / {s['output_len']:,} out"]  # fmt: skip
+             f"{fmt.quota(s['conformance_quota'])} of requests at {rate}, {s['input_len']:,} in / {s['output_len']:,} out"]  # fmt: skip
     c = out["cheapest"]
     if c is None:
         counts = out.get("why_not_counts", {})

@@ -264,3 +264,10 @@ def test_a_token_budget_below_max_num_seqs_is_a_refusal_as_vllm_gives_it(capsys,
     d = json.loads(capsys.readouterr().out)
     assert "--max-num-batched-tokens 2048" in d["cheapest"]["serve_command"]
     assert d["why_not_counts"]["vLLM refuses to start: max_num_batched_tokens is below max_num_seqs"] >= 1
+
+
+@pytest.mark.parametrize(("quota", "text"), [(0.9, "90%"), (0.999, "99.9%"), (0.999999999999, "99.9999999999%"),
+                                             (0.8126183245862828, "81.3%")])  # fmt: skip
+def test_a_quota_below_one_never_reads_as_100_percent(quota, text):
+    """`calc search --conformance-quota 0.999999999999` said 'for 100% of requests'."""
+    assert fmt.quota(quota) == text
