@@ -62,10 +62,12 @@ KNOWN = (
     "arctic", "falcon", "minicpm3", "olmoe", "chatglm", "gpt_bigcode", "gptj", "bloom", "gpt_neox", "nemotron",
     "persimmon", "llava", "qwen2_audio", "hunyuan", "hunyuan_v1_moe", "phi3_v", "mpt", "gpt2", "qwen", "internlm",
     "stablelm", "orion", "minicpm", "deepseek", "bailing_moe", "kimi_linear", "zamba2", "gemma3n_text",
+    "qwen3_5_text", "qwen3_5_moe_text", "glm_moe_dsa",
 )  # fmt: skip
 TEXT_TYPES = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "llama4": "llama4_text",
               "qwen2_5_vl": "qwen2_5_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen3_vl": "qwen3_vl_text",
-              "qwen3_vl_moe": "qwen3_vl_moe_text"}  # fmt: skip
+              "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text",
+              "gemma4": "gemma4_text"}  # fmt: skip
 REQUIRED = ("num_hidden_layers", "hidden_size", "vocab_size")
 LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from calc.errors import InputError
+from calc.hf_recent import glm_moe_dsa, nemotron_blocks, qwen3_5_state_dtype, refuse_unmodelled
 from calc.hf_shared import gemma3n, zamba2
 
 QWEN2_VL_VISION = {"depth": 32, "embed_dim": 1280, "mlp_ratio": 4, "num_heads": 16, "patch_size": 14,
@@ -64,6 +65,13 @@ def adapt(cfg: dict, mt: str, assumptions: list[str], wrapper: str | None = None
         cfg["intermediate_size"] //= 2  # vLLM qwen.py: QWenMLP(hidden_size, intermediate_size // 2)
     if mt == "gpt_bigcode" and cfg.get("multi_query", True):  # GPTBigCodeConfig: multi_query defaults to True
         cfg.setdefault("num_key_value_heads", 1)
+    refuse_unmodelled(mt, wrapper)
+    if mt == "nemotron_h":
+        nemotron_blocks(cfg)
+    elif mt in ("qwen3_5_text", "qwen3_5_moe_text"):
+        qwen3_5_state_dtype(cfg)
+    elif mt == "glm_moe_dsa":
+        glm_moe_dsa(cfg, assumptions)
     if mt == "zamba2":
         zamba2(cfg, assumptions)
     elif mt == "gemma3n_text":

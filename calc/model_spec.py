@@ -117,6 +117,9 @@ class ModelSpec(BaseModel):
     n_routed_experts: PosInt | None = None
     num_experts_per_tok: PosInt | None = None
     moe_intermediate_size: PosInt | None = None
+    moe_latent_size: PosInt | None = None
+    """Latent MoE (Nemotron 3 Super/Ultra): the routed experts work at this width, between a hidden → latent and a
+    latent → hidden projection (vLLM nemotron_h.py NemotronHMoE: fc1_latent_proj, fc2_latent_proj)."""
     n_shared_experts: NonNegInt | None = None
     shared_expert_intermediate_size: NonNegInt | None = None
     first_k_dense_replace: NonNegInt | None = None

@@ -146,6 +146,8 @@ def _mlp(m, width: int, *, gated: bool) -> int:
 
 def _expert(m) -> int:
     n = _mlp(m, m.expert_ffn_size, gated=m.model_type not in NON_GATED_MLP)
+    if m.moe_latent_size:  # latent MoE: the expert's matrices are latent × width, not hidden × width
+        n = n // m.hidden_size * m.moe_latent_size
     if m.model_type == "gpt_oss":
         n += 2 * m.expert_ffn_size + m.hidden_size  # gate_up and down biases
     return n
@@ -155,8 +157,11 @@ def _moe_shared(m) -> int:
     """Router (+ its bias) and shared experts of one MoE layer."""
     H, E = m.hidden_size, m.routed_experts
     n = H * E
-    if m.model_type in ("gpt_oss", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "minimax_m2", "nemotron_h"):
+    if m.model_type in ("gpt_oss", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "minimax_m2", "nemotron_h",
+                        "glm_moe_dsa"):
         n += E  # router bias / e_score_correction_bias
+    if m.moe_latent_size:  # vLLM nemotron_h.py: fc1_latent_proj (hidden → latent) and fc2_latent_proj, every token
+        n += 2 * H * m.moe_latent_size
     if m.shared_expert_size:
         n += _mlp(m, m.shared_expert_size, gated=m.model_type not in NON_GATED_MLP)
         if m.shared_expert_intermediate_size is not None and m.model_type.startswith(("qwen2_moe", "qwen3_next")):

@@ -101,6 +101,17 @@ FAMILIES = {
     # 35 − 15 = 20 layers only (2 KV heads of 256)
     "zamba2-7b": (13 * 2 * 32 * 224 * 2, (8, 13 * 2 * 4 * 224 * 2), (3 * (7168 + 2 * 2 * 64) + 112 * 64 * 64) * 2),
     "gemma-3n-e4b-partial": (20 * 2 * 2 * 256 * 2, (2, 20 * 2 * 1 * 256 * 2), 0),
+    # Nemotron 3 Super: 8 attention layers ('*') of 2 KV heads × 128; Mamba2 128 heads × 64, 8 groups, state 128:
+    # conv 3 · (8,192 + 2·8·128) · 2 B, SSM 128 · 64 · 128 · 4 B (mamba_ssm_cache_dtype float32)
+    "nemotron-3-super-120b-a12b": (8 * 2 * 2 * 128 * 2, (2, 8 * 2 * 1 * 128 * 2),
+                                   3 * (8192 + 2048) * 2 + 128 * 64 * 128 * 4),
+    # Ultra lists its layers (layers_block_type): 12 attention, 48 Mamba2 of 256 heads × 64
+    "nemotron-3-ultra-550b-a55b": (12 * 2 * 2 * 128 * 2, (2, 12 * 2 * 1 * 128 * 2),
+                                   3 * (16384 + 2048) * 2 + 256 * 64 * 128 * 4),
+    # Qwen3.5: 15 full-attention layers (every 4th of 60) of 2 KV heads × 256; gated DeltaNet conv
+    # 3 · (2·16·128 + 64·128) · 2 B, recurrent 64 · 128 · 128 in the config's mamba_ssm_dtype float32 (4 B)
+    "qwen3.5-397b-a17b": (15 * 2 * 2 * 256 * 2, (2, 15 * 2 * 1 * 256 * 2), 3 * (4096 + 8192) * 2 + 64 * 128 * 128 * 4),
+    "glm-5.2": (78 * ((512 + 64) * 2 + 132), (8, 78 * ((512 + 64) * 2 + 132)), 0),  # MLA latent + indexer, as V3.2
 }
 
 
@@ -136,6 +147,10 @@ CARDS = {
     "qwen1.5-moe-a2.7b": ("14.3B", "2.7B", "with embedding"),
     "mistral-small-3.x-24b-flux2-te": ("24B", None, ""),
     "llama-3.3-nemotron-super-49b-v1": ("49B", None, ""),
+    "nemotron-3-super-120b-a12b": ("120B", "12B", "ours"),  # the HF id's figures
+    "nemotron-3-ultra-550b-a55b": ("550B", "55B", "ours"),
+    "qwen3.5-397b-a17b": ("397B", "17B", "with embedding"),
+    "glm-5.2": ("744B", "40B", "without the output head"),
     "zamba2-7b": ("7.4B", None, ""),  # Zamba2 technical report: "1.2B, 2.7B, and 7.4B parameter" models
 }
 SCALE = {"B": 1e9, "T": 1e12}
@@ -540,3 +555,43 @@ def test_zamba2_bad_fields_are_refused_by_name(change, field):
     with pytest.raises(InputError) as e:
         model_from_hf_config({**cfg, **change})
     assert e.value.field == field
+
+
+def test_latent_moe_experts_work_at_the_latent_width():
+    """vLLM nemotron_h.py NemotronHMoE: with moe_latent_size the routed experts are latent × width (relu², up and
+    down), and fc1_latent_proj / fc2_latent_proj (hidden × latent each) run for every token of a MoE layer."""
+    p = count_params(load("nemotron-3-super-120b-a12b"))
+    expert = 2 * 1024 * 2688  # up + down at latent 1,024, moe_intermediate_size 2,688
+    assert p.experts == 40 * 512 * expert  # 40 MoE layers ('E') × 512 routed experts
+    assert p.active_experts == 40 * 22 * expert  # top-22
+    cfg = json.loads((CONFIGS / "nemotron-3-super-120b-a12b" / "config.json").read_text())
+    full = count_params(model_from_hf_config({**cfg, "moe_latent_size": None}))
+    assert full.experts == 40 * 512 * 2 * 4096 * 2688  # the same experts at hidden 4,096
+    assert full.dense_mlp - p.dense_mlp == -40 * 2 * 4096 * 1024  # no latent projections without a latent
+
+
+def test_nemotron_layers_block_type_gives_the_layers():
+    m = load("nemotron-3-ultra-550b-a55b")  # states no num_hidden_layers: 108 entries
+    assert m.num_hidden_layers == 108
+    assert m.plan.mixers.count("full_attention") == 12 and m.plan.ffns.count("moe") == 48
+    cfg = json.loads((CONFIGS / "nemotron-3-ultra-550b-a55b" / "config.json").read_text())
+    with pytest.raises(InputError) as e:
+        model_from_hf_config({**cfg, "num_hidden_layers": 100})
+    assert e.value.field == "layers_block_type"
+    with pytest.raises(InputError) as e:
+        model_from_hf_config({**cfg, "layers_block_type": ["mamba", "ssm"]})
+    assert e.value.field == "layers_block_type"
+
+
+def test_glm5_sparse_mlp_layers_are_moe_and_the_shared_indexers_noted():
+    m = load("glm-5.2")
+    assert m.plan.ffns.count("moe") == 75 and m.plan.ffns.count("dense") == 3  # 'sparse' = MoE
+    assert any("57 of 78 layers reuse" in a for a in m.assumptions)
+    assert not any("not one this planner knows" in a for a in m.assumptions)
+
+
+@pytest.mark.parametrize("slug", ["deepseek-v4-flash", "gemma-4-26b-a4b"])
+def test_unmodelled_kv_layouts_are_refused_by_name(slug):
+    with pytest.raises(InputError) as e:
+        load(slug)
+    assert e.value.field == "model_type" and "refuses" in str(e.value)

@@ -1,0 +1,80 @@
+"""Family rules for the 2026 config.json layouts: Nemotron 3 (transformers 5's `layers_block_type` list), Qwen3.5's
+state dtype, and the families whose KV layout this planner does not model, refused by name.
+
+Each rule rewrites the config dict in place into the fields ModelSpec reads (as calc.hf_families does), or raises an
+InputError naming the family. Sources: vLLM's model_executor/models/*.py and models/config.py. Pure: dicts in, dicts
+out.
+"""
+
+from __future__ import annotations
+
+from calc.errors import InputError
+from calc.model_spec import MAX_LAYERS
+
+NEMOTRON_BLOCKS = {"mamba": "M", "attention": "*", "mlp": "-", "moe": "E"}
+"""transformers 5 NemotronHConfig.layers_block_type → the hybrid_override_pattern letter vLLM's nemotron_h.py reads."""
+NOT_MODELLED = {
+    "deepseek_v4": "DeepSeek-V4 keeps a compressed sparse KV cache (compress_ratios, a sliding window and an indexer per "
+                   "layer: vLLM models/deepseek_v4)",
+    "deepseek_ref": "DeepSeek-V4 (reference layout) keeps a compressed sparse KV cache (compress_ratios, a sliding "
+                    "window and an indexer per layer: vLLM models/deepseek_v4)",
+    "gemma4_text": "Gemma 4 gives its full-attention layers another head size and KV head count (global_head_dim, "
+                   "num_global_key_value_heads, attention_k_eq_v) than its sliding ones (vLLM gemma4.py)",
+    "minimax_m3_vl": "MiniMax-M3 mixes sparse-attention layers (sparse_attention_config) into its stack (vLLM "
+                     "models/minimax_m3)",
+    "minimax_m3": "MiniMax-M3 mixes sparse-attention layers (sparse_attention_config) into its stack (vLLM "
+                  "models/minimax_m3)",
+    "mimo_v2_flash": "MiMo-V2-Flash's sliding layers have other KV heads than its full ones (swa_num_key_value_heads) "
+                     "and keys wider than values (head_dim 192, v_head_dim 128) (vLLM mimo_v2.py)",
+    "kimi_k3": "Kimi-K3 routes its experts in a latent space (routed_expert_hidden_size) beside MLA and Kimi Delta "
+               "Attention layers (vLLM models/kimi_k3)",
+}  # fmt: skip
+"""vLLM serves these; their KV layout (or expert shapes) is one this planner does not model, so it refuses rather than
+plan a wrong number."""
+
+
+def refuse_unmodelled(mt: str, wrapper: str | None) -> None:
+    for t in (mt, wrapper):
+        if t in NOT_MODELLED:
+            raise InputError("model_type", f"'{t}': {NOT_MODELLED[t]}, which this planner does not model; it refuses "
+                             "rather than plan it wrong")  # fmt: skip
+
+
+def nemotron_blocks(cfg: dict) -> None:
+    """Nemotron 3 (transformers 5): `layers_block_type` lists each layer's mixer ('mamba', 'attention', 'mlp', 'moe')
+    and num_hidden_layers is its length (Ultra states none); vLLM's NemotronHConfig reads it as the
+    hybrid_override_pattern."""
+    blocks = cfg.pop("layers_block_type", None)
+    if blocks is None or cfg.get("hybrid_override_pattern") is not None:
+        return
+    if not isinstance(blocks, list) or not 0 < len(blocks) <= MAX_LAYERS or any(b not in NEMOTRON_BLOCKS for b in blocks):
+        raise InputError("layers_block_type", "expected one entry per layer, each 'mamba', 'attention', 'mlp' or 'moe'")
+    n = cfg.setdefault("num_hidden_layers", len(blocks))
+    if n != len(blocks):
+        raise InputError("layers_block_type", f"has {len(blocks)} entries, num_hidden_layers is {n}")
+    cfg["hybrid_override_pattern"] = "".join(NEMOTRON_BLOCKS[b] for b in blocks)
+
+
+def qwen3_5_state_dtype(cfg: dict) -> None:
+    """Qwen3.5: vLLM's Qwen3_5ForConditionalGenerationConfig (models/config.py) sets mamba_ssm_cache_dtype 'auto' to
+    the checkpoint's mamba_ssm_dtype (float32 in every Qwen3.5 config): the gated-DeltaNet recurrent state is fp32."""
+    dtype = cfg.pop("mamba_ssm_dtype", None)
+    if dtype is not None:
+        cfg.setdefault("mamba_ssm_cache_dtype", dtype)
+
+
+def glm_moe_dsa(cfg: dict, assumptions: list[str]) -> None:
+    """GLM-5 (GlmMoeDsaForCausalLM): vLLM serves it with deepseek_v2.py as DeepSeek-V3.2 (MLA with a lightning
+    indexer); GLM-5.1/5.2 spell a MoE layer 'sparse' in mlp_layer_types and an MLA layer 'deepseek_sparse_attention' in
+    layer_types."""
+    mlp = cfg.get("mlp_layer_types")
+    if isinstance(mlp, list):
+        cfg["mlp_layer_types"] = ["moe" if t == "sparse" else t for t in mlp]
+    lt = cfg.get("layer_types")
+    if isinstance(lt, list):
+        cfg["layer_types"] = ["full_attention" if t == "deepseek_sparse_attention" else t for t in lt]
+    shared = cfg.pop("indexer_types", None)
+    if isinstance(shared, list) and "shared" in shared:
+        assumptions.append(f"indexer_types: {shared.count('shared')} of {len(shared)} layers reuse another layer's "
+                           "indexer; the indexer's 132 B/token is counted in every layer here (an overestimate of at "
+                           "most 132 B per such layer)")  # fmt: skip
