@@ -209,6 +209,15 @@ def _display_name(hf_id: str | None) -> str | None:
     return hf_id
 
 
+QUANT_WORDS = ("NVFP4", "MXFP4", "FP8", "FP4", "AWQ", "GPTQ", "INT4", "INT8", "W4A16", "W8A8")
+
+
+def _quantized_name(name: str | None, config: dict) -> str | None:
+    """The quantization a checkpoint's name states ('…-NVFP4', '…-FP8'), if any."""
+    text = f"{name or ''} {config.get('_name_or_path') or ''}".upper()
+    return next((w for w in QUANT_WORDS if w in text.replace("_", "-").split("-") or f"-{w}" in text), None)
+
+
 def model_from_hf_config(config: Any, name: str | None = None, source: str = "uploaded config.json") -> ModelSpec:
     """Build a ModelSpec from a parsed config.json."""
     if not isinstance(config, dict):
@@ -251,6 +260,11 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
             cfg["torch_dtype"] = "bfloat16"
     if cfg.get("tie_word_embeddings") is None:
         cfg["tie_word_embeddings"] = mt in TIED_BY_DEFAULT
+    quant_word = _quantized_name(name, config)
+    if quant_word and cfg.get("quantization_config") is None and config.get("quantization_config") is None:
+        assumptions.append(f"the name says {quant_word} but config.json carries no quantization_config (such "
+                           "checkpoints keep it in hf_quant_config.json, which vLLM reads): the weights are planned at "
+                           "torch_dtype here; set the weights' dtype (--dtype) to what the checkpoint holds")  # fmt: skip
     if cfg.get("quantization_config") is not None:
         cfg["quantization_config"] = _quantization(cfg["quantization_config"])
     if cfg.get("mamba_ssm_cache_dtype") not in (None, "float32", "float16", "bfloat16"):

@@ -595,3 +595,12 @@ def test_unmodelled_kv_layouts_are_refused_by_name(slug):
     with pytest.raises(InputError) as e:
         load(slug)
     assert e.value.field == "model_type" and "refuses" in str(e.value)
+
+
+def test_a_quantized_name_without_a_quantization_config_says_the_weights_are_planned_unquantized():
+    """nvidia's NVFP4 checkpoints keep their quantization in hf_quant_config.json, which vLLM reads and this
+    planner does not: planned at torch_dtype (2–4× the bytes) without a word before."""
+    cfg = json.loads((CONFIGS / "ling-lite-1.5" / "config.json").read_text())
+    m = model_from_hf_config(cfg, name="nvidia--Ling-lite-NVFP4")
+    assert any(a.startswith("the name says NVFP4 but config.json carries no quantization_config") for a in m.assumptions)
+    assert not any("quantization_config" in a for a in model_from_hf_config(cfg, name="ling-lite").assumptions)
