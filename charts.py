@@ -233,7 +233,7 @@ def throughput_vs_concurrency(r, pts) -> Chart:
                          log=True)  # fmt: skip
     capacity = ([dict(type="scatter", x=[cap.concurrency], y=[cap.rps * s.output_len], mode="markers",
                       marker=dict(symbol="diamond", size=12, color="#2ca02c", line=dict(width=1, color="black")),
-                      name=f"capacity: {fmt.rate(cap.rps, 'req/s')} {'per decode instance' if s.disaggregated else 'per replica'} ({fmt.pct(s.conformance_quota, 0)} "
+                      name=f"capacity: {fmt.rate(cap.rps, 'req/s')} {'per decode instance' if s.disaggregated else 'per replica'} ({fmt.quota(s.conformance_quota)} "
                            "within both SLOs, Poisson arrivals)")] if cap.rps > 0 else [])  # fmt: skip
     return _fig(
         "Throughput, goodput and per-user rate vs concurrency", "concurrency (requests in flight)",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from calc.numeric import percent_text
 from calc.units import GB, GiB, KiB, MiB
 
 DASH = "—"
@@ -83,13 +84,8 @@ def pct(x: float, decimals: int = 1) -> str:
 
 
 def quota(x: float) -> str:
-    """A conformance quota as the user set it: '90%', '99.9%', never '100%' for one below one (0.999999999999 is
-    '99.9999999999%', the decimals it needs up to ten)."""
-    for decimals in range(11):
-        text = f"{x * 100:.{decimals}f}"
-        if float(text) / 100 == x or (decimals >= 1 and not text.startswith("100") and abs(float(text) / 100 - x) < 5e-4):
-            return text + "%"
-    return "99.9999999999%" if x < 1 else "100%"
+    """A conformance quota as the user set it: '90%', '99.9%', never '100%' for one below one (calc.numeric)."""
+    return percent_text(x)
 
 
 def ratio(x: float, digits: int = 3) -> str:

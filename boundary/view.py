@@ -211,7 +211,7 @@ def capacity_text(r) -> str:
     s, cap = r.scenario, r.fleet.capacity
     if cap.rps <= 0:
         return f"one replica serves nothing within the SLOs: {cap.reason}"
-    quota = fmt.pct(s.conformance_quota, 0)
+    quota = fmt.quota(s.conformance_quota)
     if cap.limited_by == "slots":
         held = "max_num_seqs" if cap.slots == s.max_num_seqs else "what the KV pool holds"
         at = (f"{cap.load:,.1f} of its {cap.slots:,} slots ({held}) busy on average, latency at {cap.concurrency:,} in "

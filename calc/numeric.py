@@ -52,3 +52,16 @@ def phi_precise(z):
             tail = np.exp(-v * v) / (math.sqrt(math.pi) * t)
         out[far] = np.where(x[far] > 0, tail, 2 - tail)  # erfc(−x) = 2 − erfc(x)
     return out / 2
+
+
+def percent_text(x: float) -> str:
+    """A share in percent with the decimals it needs, never '100%' for one below one: 0.9 → '90%', 0.999 → '99.9%',
+    0.8126 → '81.3%', 0.999999999999 → '99.9999999999%' (a quota of 0.9995 read '100%' beside a search's
+    '99.95%'). The one formatting of quotas and the shares set against them, in calc's reasons and on every surface."""
+    for decimals in range(11):
+        text = f"{x * 100:.{decimals}f}"
+        exact = float(text) / 100 == x
+        close = decimals >= 1 and abs(float(text) / 100 - x) < 5e-4
+        if (exact or close) and (x >= 1 or not text.startswith("100")):
+            return text + "%"
+    return "99.9999999999%" if x < 1 else f"{x * 100:.0f}%"

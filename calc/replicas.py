@@ -16,7 +16,7 @@ from calc.engine_spec import EngineSpec
 from calc.expr import E, eceil
 from calc.goodput import Conformance, conformance
 from calc.latency import PREFILL_LOAD, LatencyResult, latency
-from calc.numeric import largest_true
+from calc.numeric import largest_true, percent_text
 from calc.pool import PoolResult
 from calc.scenario import Scenario
 from calc.slot_queue import erlang_c_one, late_share_one, queue_service_one
@@ -119,8 +119,8 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
     top = largest_true(lambda c: at(c)[0].conformance >= quota, 1, slots)  # the latency alone
     if top < 1:
         c1, lat1 = at(1)
-        why = (f"even one request at a time meets both SLOs only {c1.conformance:.0%} of the time (quota "
-               f"{quota:.0%}): TTFT {lat1.ttft_s * 1e3:,.0f} ms vs {s.slo_ttft_s * 1e3:,.0f} ms "
+        why = (f"even one request at a time meets both SLOs only {percent_text(c1.conformance)} of the time (quota "
+               f"{percent_text(quota)}): TTFT {lat1.ttft_s * 1e3:,.0f} ms vs {s.slo_ttft_s * 1e3:,.0f} ms "
                f"(P {c1.p_ttft:.0%}), TPOT {lat1.tpot_s * 1e3:.1f} ms vs {s.slo_tpot_s * 1e3:.0f} ms (P {c1.p_tpot:.0%})")  # fmt: skip
         return Capacity(0, 0.0, c1.conformance, "slo", why, slots)
     # with the wait for a slot: at a = c every arrival waits, so ok < slots

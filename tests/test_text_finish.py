@@ -271,3 +271,11 @@ def test_a_token_budget_below_max_num_seqs_is_a_refusal_as_vllm_gives_it(capsys,
 def test_a_quota_below_one_never_reads_as_100_percent(quota, text):
     """`calc search --conformance-quota 0.999999999999` said 'for 100% of requests'."""
     assert fmt.quota(quota) == text
+
+
+def test_the_plan_states_a_quota_as_the_search_does(capsys):
+    """A quota of 0.9995: the plan said 'the most that keeps 100% within both SLOs' where the search says 99.95%."""
+    text = plan_text(capsys, "--gpu", "h100-sxm", "--request-rate", "2", "--conformance-quota", "0.9995")
+    assert "keeps 99.95% within both SLOs" in text and "keeps 100%" not in text
+    text = plan_text(capsys, "--gpu", "h100-sxm", "--request-rate", "2", "--conformance-quota", "0.999999999999")
+    assert "(quota 99.9999999999%)" in text and "quota 100%" not in text

@@ -98,7 +98,7 @@ def render(s: Scenario, catalog, link_base: str) -> None:
     rate = f"{s.request_rate:g} req/s" if s.request_rate else "one replica (set a request rate to size a fleet)"
     st.caption(f"{r.configs_evaluated:,} configurations of {plain(r.model_name)} evaluated in {fmt.ms(seconds)} for {rate}, "
                f"{s.input_len:,} in / {s.output_len:,} out, TTFT ≤ {fmt.seconds(s.slo_ttft_s)} and TPOT ≤ {fmt.seconds(s.slo_tpot_s)} "
-               f"for {s.conformance_quota:.0%} of requests; {int(r.eligible.sum()):,} meet them.")  # fmt: skip
+               f"for {fmt.quota(s.conformance_quota)} of requests; {int(r.eligible.sum()):,} meet them.")  # fmt: skip
     for note in r.notes:
         st.caption(f"note: {plain(note, MAX_MESSAGE_SHOWN)}")
     if r.cheapest is None:
