@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from calc.pool import measured_at, size_pool, tp_check
 from calc.resolve import other_gpu_fields
@@ -50,8 +50,22 @@ def suggest(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> 
     if s.request_len > s.max_model_len:  # every option also needs a max_model_len that admits the request
         s = s.model_copy(update={"max_model_len": s.request_len})
         out.append(_try(s, m, g, f"max_model_len={s.request_len}"))
+    budget = {}
+    if s.engine == "vllm" and s.max_num_batched_tokens < s.max_num_seqs:  # vLLM refuses to start: every option too
+        budget = {"max_num_batched_tokens": s.max_num_seqs}
+        s = s.model_copy(update=budget)
+        out.append(_try(s, m, g, f"max_num_batched_tokens={s.max_num_seqs} (at least max_num_seqs)", **budget))
     if out and out[-1] is not None and out[-1].fits:  # the change every option needs is enough alone
         return (out[-1],)
+    if budget:  # the other options carry the budget that lets vLLM start
+        return tuple(replace(x, change=f"{x.change} + max_num_batched_tokens={s.max_num_seqs}",
+                             fields={**budget, **x.fields}) if budget.keys() - x.fields.keys() else x
+                     for x in _options(s, m, g, gpus, out))  # fmt: skip
+    return _options(s, m, g, gpus, out)
+
+
+def _options(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec], out: list) -> tuple[Suggestion, ...]:
+    """The options beside the changes every option needs (already in `out`): suggest's list, those that fit."""
     if s.kv_cache_dtype != "fp8":
         out.append(_try(s, m, g, "fp8 KV cache (kv_cache_dtype=fp8)", kv_cache_dtype="fp8"))
     tp_fix = None

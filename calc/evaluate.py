@@ -6,7 +6,6 @@ from calc.catalog import Catalog
 from calc.errors import InputError
 from calc.latency import latency
 from calc.pool import size_pool, tp_check
-from calc.precision_support import unsupported
 from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)
 from calc.resolve import default_context, resolve
@@ -101,8 +100,6 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     lat = latency(s, model, gpu, mem, engine)
     conf = conformance_of(s, lat)
     notes = notes_for(s, model, mem)
-    if unsupported(s.dtype, gpu.arch):  # a plan as set; the search leaves such pairs out
-        notes = (f"{unsupported(s.dtype, gpu.arch)}: this precision cannot be served on {gpu.name} as set", *notes)
     if s.max_model_len != given:
         notes = (f"max_model_len {s.max_model_len:,}: the model's own maximum, which vLLM serves without "
                  f"--max-model-len (the planner's default {given:,} is beyond it)", *notes)  # fmt: skip

@@ -241,7 +241,7 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
         layout=layout,
         max_num_batched_tokens=mnbt,
         encoder_profile=encoder_profile(m, max_num_batched_tokens=mnbt, max_model_len=s.max_model_len),
-        dtype_refusal=dtype_refusal(s.dtype, g.arch),
+        dtype_refusal=dtype_refusal(s.dtype, g.arch, s.engine),
         formulas={"kv_bytes_per_token": kv_all, "kv_bytes_per_token_per_gpu": kv_gpu, "kv_cache_memory_bytes": avail,
                   "num_gpu_blocks": blocks_e, "max_concurrency": conc_e},  # fmt: skip
     )

@@ -40,11 +40,16 @@ NO_BF16 = ("turing", "volta")
 """NVIDIA archs below compute capability 8.0: no bf16 (T4 is Turing, 7.5)."""
 
 
-def dtype_refusal(dtype: str, arch: str) -> str:
-    """Why vLLM refuses to start with weights of `dtype` on an `arch` GPU, or '' (bf16 below Ampere)."""
+def dtype_refusal(dtype: str, arch: str, engine: str = "vllm") -> str:
+    """Why the engine refuses to start with weights of `dtype` on an `arch` GPU, or '': bf16 below Ampere, or a
+    quantized precision its kernel table lacks there (vLLM: 'The quantization method fp8 is not supported for the
+    current GPU. Minimum capability: …')."""
+    name = {"vllm": "vLLM", "sglang": "SGLang"}.get(engine, engine)
     if dtype == "bf16" and arch in NO_BF16:
-        return (f"vLLM refuses to start: Bfloat16 is only supported on GPUs with compute capability of at least 8.0 "
+        return (f"{name} refuses to start: Bfloat16 is only supported on GPUs with compute capability of at least 8.0 "
                 f"({arch} is below it); use dtype fp16, or auto, which serves bf16 weights in fp16")  # fmt: skip
+    if unsupported(dtype, arch):
+        return f"{name} refuses to start: no {dtype} weight kernel on {arch} accelerators (vLLM's quantization table)"
     return ""
 
 

@@ -22,6 +22,7 @@ from calc.kv_cache import forced_block_size, kv_bytes_per_token_expr, pp_layer_r
 from calc.overheads import activation_peak_bytes, cudagraph_bytes, non_torch_bytes
 from calc.params import count_params
 from calc.pool import kv_bytes_per_element, measured_at, stage_layouts
+from calc.precision_support import dtype_refusal
 from calc.scenario import Scenario
 from calc.search_space import Grid
 from calc.weights import weight_format, weights_bytes_per_stage
@@ -142,6 +143,8 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     held[conc < 1] = 0
     if s.engine == "vllm":  # no start with a token budget below max_num_seqs (calc.workload.start_refusal)
         held[np.array(sp.max_num_batched_tokens, dtype=np.int64)[bi] < seqs_values[si]] = 0
+    refused = np.array([[bool(dtype_refusal(d, gpus[gid].arch, s.engine)) for d in grid.dtypes] for gid in sp.gpus])
+    held[refused[grid.gpu, dt]] = 0  # no kernel, or no bf16, on that GPU: no start (calc.precision_support)
     beyond = np.zeros(grid.size, dtype=bool)
     if s.kv_cache_memory_bytes is not None:  # as size_pool's weights_bytes_per_gpu: the heaviest stage's
         beyond = s.kv_cache_memory_bytes + weights[par, dt].max(axis=1) > memory[grid.gpu]

@@ -221,8 +221,8 @@ def test_the_search_recommends_only_precisions_vllm_has_kernels_for(catalog):
         d = row(r, int(i))
         assert (d["dtype"], arch[d["gpu"]]) not in bad, d
     assert "vLLM has no kernel for these weights on this GPU (its quantization support table)" in r.why_counts()
-    rep = evaluate(Scenario(gpu="mi300x", dtype="int4"), catalog)
-    assert rep.notes[0].startswith("vLLM has no int4 weight kernel on cdna3 accelerators")
+    rep = evaluate(Scenario(gpu="mi300x", dtype="int4"), catalog)  # the plan agrees: vLLM does not start
+    assert not rep.serves and rep.fit.reasons[0].startswith("vLLM refuses to start: no int4 weight kernel on cdna3")
 
 
 

@@ -136,4 +136,5 @@ def test_where_prompts_queue_for_prefill_the_search_sizes_as_evaluate(catalog):
     calc.replicas.capacity; they must agree, and the queue must be what lowers the capacity for most."""
     s = Scenario(model="llama-3.1-8b", input_len=6000, output_len=64, request_rate=10.0, slo_ttft_s=2.0,
                  search_gpus="h100-sxm,l40s,rtx-5090,a100-80gb-sxm", search_max_num_seqs="16,64,256")  # fmt: skip
-    assert sum(c.prefill_load > 0.2 for c in sized_as_evaluate(catalog, s, 1)) >= 12
+    # the sample exercises the queue (fp8 on the A100 is refused since it has no kernel there: 11 of 24 now)
+    assert sum(c.prefill_load > 0.2 for c in sized_as_evaluate(catalog, s, 1)) >= 10

@@ -279,3 +279,26 @@ def test_the_plan_states_a_quota_as_the_search_does(capsys):
     assert "keeps 99.95% within both SLOs" in text and "keeps 100%" not in text
     text = plan_text(capsys, "--gpu", "h100-sxm", "--request-rate", "2", "--conformance-quota", "0.999999999999")
     assert "(quota 99.9999999999%)" in text and "quota 100%" not in text
+
+
+def test_a_precision_without_a_kernel_is_a_refusal_in_the_plan_as_in_the_search(catalog):
+    """fp8 weights on a T4 (Turing, compute capability 7.5): vLLM 'The quantization method fp8 is not supported for
+    the current GPU. Minimum capability: 80'. The plan said fits, and suggested fp8 on a T4; the search excluded it."""
+    r = evaluate(Scenario(gpu="t4", model="qwen2.5-7b-instruct", dtype="fp8"), catalog)
+    assert not r.serves and r.fit.reasons[0] == ("vLLM refuses to start: no fp8 weight kernel on turing accelerators "
+                                                 "(vLLM's quantization table)")  # fmt: skip
+    r = evaluate(Scenario(gpu="t4", model="qwen2.5-7b-instruct", concurrency=64, input_len=4000), catalog)
+    assert r.suggestions and not any(x.fields.get("dtype") == "fp8" for x in r.suggestions)
+    sg = evaluate(Scenario(gpu="t4", model="llama-3.2-1b", dtype="bf16", engine="sglang"), catalog)
+    assert sg.fit.reasons[0].startswith("SGLang refuses to start: Bfloat16")
+
+
+def test_a_budget_below_max_num_seqs_gets_changes_that_carry_the_budget_fix(catalog):
+    """max_num_batched_tokens 128 under max_num_seqs 256 refuses to start; 100 requests of 1,280 tokens do not fit an
+    RTX 4090 either, so each change that fits also raises the budget to 256, the least vLLM accepts."""
+    r = evaluate(Scenario(max_num_batched_tokens=128, concurrency=100), catalog)
+    assert r.suggestions and all(x.fields["max_num_batched_tokens"] == 256 for x in r.suggestions)
+    assert all(x.change.endswith("+ max_num_batched_tokens=256") for x in r.suggestions)
+    fixed = evaluate(Scenario(max_num_batched_tokens=128), catalog)  # 16 requests fit once vLLM starts
+    assert [(x.change, x.fields) for x in fixed.suggestions] == [
+        ("max_num_batched_tokens=256 (at least max_num_seqs)", {"max_num_batched_tokens": 256})]
