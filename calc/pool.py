@@ -117,7 +117,15 @@ def tp_check(s: Scenario, m: ModelSpec) -> str | None:
             return f"num_key_value_heads ({kv}) and tensor_parallel_size ({tp}) must divide one another"
     if s.pipeline_parallel_size > m.num_hidden_layers:
         return f"pipeline_parallel_size ({s.pipeline_parallel_size}) exceeds num_hidden_layers ({m.num_hidden_layers})"
+    if s.pipeline_parallel_size > 1 and m.model_type in NO_PIPELINE:
+        return (f"vLLM does not support pipeline parallelism for {m.model_type} (its model class does not implement "
+                "SupportsPP): use pipeline_parallel_size 1")  # fmt: skip
     return None
+
+
+NO_PIPELINE = ("zamba2", "gemma3n_text")
+"""Families whose vLLM model class lacks SupportsPP (vllm/model_executor/models/zamba2.py, gemma3n.py): vLLM
+refuses pipeline_parallel_size > 1 for them."""
 
 
 def kv_bytes_per_element(s: Scenario) -> float:

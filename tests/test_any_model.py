@@ -16,6 +16,7 @@ from calc.kv_cache import kv_bytes_per_token
 from calc.params import count_params
 from calc.pool import size_pool
 from calc.scenario import Scenario
+from calc.search import search
 from calc.state import state_shape
 from calc.units import GiB
 
@@ -604,3 +605,16 @@ def test_a_quantized_name_without_a_quantization_config_says_the_weights_are_pla
     m = model_from_hf_config(cfg, name="nvidia--Ling-lite-NVFP4")
     assert any(a.startswith("the name says NVFP4 but config.json carries no quantization_config") for a in m.assumptions)
     assert not any("quantization_config" in a for a in model_from_hf_config(cfg, name="ling-lite").assumptions)
+
+
+@pytest.mark.parametrize("slug", ["zamba2-7b", "gemma-3n-e4b-partial"])
+def test_pipeline_parallelism_is_refused_where_vllm_has_none(catalog, slug):
+    """vLLM's Zamba2ForCausalLM and Gemma3nForCausalLM do not implement SupportsPP: PP > 1 does not start. The plan
+    said fits and the search recommended TP 1 × PP 2."""
+    m = load(slug)
+    with pytest.raises(InputError, match="does not support pipeline parallelism"):
+        evaluate(Scenario(model="custom", custom_model=_encode(m), gpu="h100-sxm", pipeline_parallel_size=2,
+                          max_model_len=4096), catalog)  # fmt: skip
+    r = search(Scenario(model="custom", custom_model=_encode(m), gpu="h100-sxm", max_model_len=4096,
+                        search_gpus="h100-sxm", search_pipeline_parallel_size="1,2"), catalog)  # fmt: skip
+    assert all(pp == 1 for _, pp in r.grid.parallel)

@@ -371,3 +371,11 @@ def test_a_headline_latency_of_minutes_is_shown_in_seconds():
     ttft = next(m for m in at.metric if m.label == "TTFT (estimate)")
     assert re.fullmatch(r"\d{3} s", ttft.value), ttft.value
     assert next(m for m in at.metric if m.label == "TPOT (estimate)").value.endswith(" ms")
+
+
+def test_the_gpu_options_of_a_disaggregated_plan_say_they_are_aggregated():
+    """The table beside a disaggregated plan's 'no replica count' listed aggregated capacities without a word."""
+    at = run({"disaggregated": "true", "request_rate": "20"}, "SLOs & replicas")
+    assert any("each as one aggregated engine, not disaggregated as set" in m.value for m in at.markdown)
+    at = run({"request_rate": "20"}, "SLOs & replicas")
+    assert not any("aggregated engine" in m.value for m in at.markdown)

@@ -127,7 +127,8 @@ def slo_tab(r, link_base: str = "") -> None:
     st.markdown("**Simulation** (the seed's log-normal model, seeded)")
     table(view_fleet.simulation_table(r))
     st.caption("A larger batch raises throughput while goodput falls: +60 % requests served, −15 % served well.")
-    st.markdown("**GPU options for this model** (smallest TP that serves; cost where a price is known)")
+    aggregated = " — each as one aggregated engine, not disaggregated as set" if r.scenario.disaggregated else ""
+    st.markdown(f"**GPU options for this model** (smallest TP that serves; cost where a price is known{aggregated})")
     specs = hash((r.model, r.engine, tuple(r.other_gpus.items())))  # the catalog can be reloaded (tests do)
     table(gpu_options_table(f"{r.scenario.model_dump_json(exclude={'concurrency'})} {specs}", r))
 
