@@ -130,4 +130,5 @@ def test_a_search_space_over_the_cap_in_the_link_warns_on_the_tab():
               "search_max_num_seqs": ",".join(str(n) for n in range(1, 13))})  # fmt: skip
     assert not at.exception
     (w,) = [w.value for w in at.warning if "cannot be searched" in w.value]
-    assert "50\\,688 configurations" in w and "at most 50\\,000" in w and "search\\_max\\_num\\_seqs" in w
+    assert "50\\,688 configurations" in w and "at most 50\\,000" in w
+    assert "max\\_num\\_seqs values" in w and "search\\_" not in w  # the sidebar's names, not the fields'"
