@@ -93,8 +93,8 @@ def render(s: Scenario, catalog, link_base: str) -> None:
     except InputError as e:
         text = str(e)
         names = {**LIST_LABELS, "search_disaggregated": "Also try disaggregated serving"}
-        for field, label in sorted(names.items(), key=lambda kv: -len(kv[0])):  # the sidebar's names for them
-            text = text.replace(field, f"'{label.split(' (')[0]}'")
+        for field, shown in sorted(names.items(), key=lambda kv: -len(kv[0])):  # the sidebar's names for them
+            text = text.replace(field, f"'{shown.split(' (')[0]}'")
         st.warning(f"The search space cannot be searched — {plain(text, MAX_MESSAGE_SHOWN)}", icon=":material/warning:")
         return
     st.session_state["_search_result"] = r
