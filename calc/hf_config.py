@@ -262,9 +262,10 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
         cfg["tie_word_embeddings"] = mt in TIED_BY_DEFAULT
     quant_word = _quantized_name(name, config)
     if quant_word and cfg.get("quantization_config") is None and config.get("quantization_config") is None:
+        closest = "fp8" if "8" in quant_word and quant_word != "INT8" else "int8" if quant_word == "INT8" else "int4"
         assumptions.append(f"the name says {quant_word} but config.json carries no quantization_config (such "
                            "checkpoints keep it in hf_quant_config.json, which vLLM reads): the weights are planned at "
-                           "torch_dtype here; set the weights' dtype (--dtype) to what the checkpoint holds")  # fmt: skip
+                           f"torch_dtype here; dtype {closest} is the nearest this planner sizes")  # fmt: skip
     if cfg.get("quantization_config") is not None:
         cfg["quantization_config"] = _quantization(cfg["quantization_config"])
     if cfg.get("mamba_ssm_cache_dtype") not in (None, "float32", "float16", "bfloat16"):

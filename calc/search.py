@@ -268,8 +268,8 @@ def _derived_price_note(s: Scenario, catalog: Catalog, gid: str | None) -> tuple
     if "price_per_gpu_hour" not in g.derived:
         return ()
     return (f"the cheapest GPU's price ({g.name}, {g.price_per_gpu_hour:g} {g.price_currency} per GPU-hour) is an "
-            f"estimate, not a published rate ({g.price_source.split(':')[0][:80]}): set --gpu {gid} --gpu-hour-price "
-            "to your quote before relying on it",)  # fmt: skip
+            f"estimate, not a published rate ({g.price_source.split(':')[0][:80]}): set gpu {gid} and gpu_hour_price "
+            "(--gpu-hour-price) to your quote before relying on it",)  # fmt: skip
 
 
 def _cheapest_in_one_currency(cheap_first: np.ndarray, currency: np.ndarray, ok: np.ndarray) -> int | None:
