@@ -151,9 +151,10 @@ class SearchResult:
         (calc.replicas.Capacity.overcommitted); the capacity, found at the slots the pool holds, is the same."""
         g, b = self.grid, self.base(i)
         seqs = int(g.space.max_num_seqs[g.seqs[b]])
-        if self.scenario.engine == "sglang":
+        held = int(self.pool.max_concurrency_at_length[b])
+        if self.scenario.engine == "sglang" or held < 1:  # a configuration that cannot start: shown as tried
             return seqs
-        return min(seqs, max(1, int(self.pool.max_concurrency_at_length[b])))
+        return min(seqs, held)
 
     def served_key(self, i: int) -> tuple:
         """What configuration i deploys: its grid entry with max_num_seqs as served, and its serving mode. Entries

@@ -188,3 +188,14 @@ def test_a_cheapest_gpu_priced_by_estimate_says_so(capsys, catalog):
     assert main(["search", "--model", "llama-3.1-8b", "--request-rate", "20", "--gpus", "h100-sxm", "--json"],
                 catalog=catalog) == 0  # fmt: skip
     assert not any("not a published rate" in n for n in json.loads(capsys.readouterr().out)["notes"])
+
+
+def test_a_configuration_that_cannot_start_shows_its_command_as_tried(capsys, catalog):
+    """max_num_seqs 512 over a 256-token budget: refused, but its row's command read '--max-num-seqs 1 …', a
+    command vLLM would accept, beside the refusal."""
+    assert main(["search", "--max-num-seqs", "64,512", "--max-num-batched-tokens", "256,2048", "--gpus", "h100-sxm",
+                 "--json", "--all"], catalog=catalog) == 0  # fmt: skip
+    rows = json.loads(capsys.readouterr().out)["configurations"]
+    refused = [r for r in rows if str(r["why_not"]).startswith("vLLM refuses to start: max_num_batched_tokens")]
+    assert refused and all(r["served_max_num_seqs"] == 512 and "--max-num-seqs 512 --max-num-batched-tokens 256"
+                           in r["serve_command"] for r in refused)  # fmt: skip
