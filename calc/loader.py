@@ -227,20 +227,40 @@ def load_accuracy(path: Path, problems: list[str] | None = None):
 # --- Hugging Face config.json (the reader itself is calc.hf_config) -------------------------------------------
 
 
-def parse_config_json(raw: bytes | str, name: str | None = None) -> ModelSpec:
-    """An uploaded config.json, size-capped, to a ModelSpec."""
+def _json(raw: bytes | str, field: str):
     if len(raw) > MAX_CONFIG_BYTES:
-        raise InputError("config.json", f"file is {len(raw):,} bytes; the limit is {MAX_CONFIG_BYTES:,}")
+        raise InputError(field, f"file is {len(raw):,} bytes; the limit is {MAX_CONFIG_BYTES:,}")
     try:
-        config = json.loads(raw)
+        return json.loads(raw)
     except (ValueError, RecursionError) as e:  # also ints past Python's 4,300-digit limit
-        raise InputError("config.json", f"not valid JSON ({str(e).splitlines()[0][:120]})") from None
+        raise InputError(field, f"not valid JSON ({str(e).splitlines()[0][:120]})") from None
+
+
+def parse_config_json(raw: bytes | str, name: str | None = None, quant: dict | None = None) -> ModelSpec:
+    """An uploaded config.json, size-capped, to a ModelSpec; `quant`: the checkpoint's hf_quant_config.json, if any."""
+    config = _json(raw, "config.json")
+    if isinstance(config, dict) and quant is not None and config.get("quantization_config") is None:
+        config = {**config, "quantization_config": modelopt_quantization(quant)}
     return model_from_hf_config(config, name=name)
 
 
+def modelopt_quantization(q) -> dict:
+    """hf_quant_config.json (NVIDIA ModelOpt checkpoints: {"quantization": {"quant_algo": "NVFP4" | "FP8", …}}) as
+    the quantization_config vLLM derives from it (quant_method modelopt; NVFP4 served as modelopt_fp4)."""
+    algo = q.get("quantization", {}).get("quant_algo") if isinstance(q, dict) and isinstance(q.get("quantization"), dict) else None
+    if not isinstance(algo, str) or not algo:
+        raise InputError("hf_quant_config.json", "expected {\"quantization\": {\"quant_algo\": …}} (ModelOpt's layout)")
+    return {"quant_method": "modelopt", "quant_algo": algo[:40]}
+
+
 def load_model_file(path: Path) -> ModelSpec:
-    """A model YAML of ours or a Hugging Face config.json, chosen by extension."""
+    """A model YAML of ours or a Hugging Face config.json, chosen by extension. Beside a config.json, a ModelOpt
+    checkpoint's hf_quant_config.json (which vLLM reads for its quantization) is read too."""
     if path.suffix == ".json":
         raw = read_capped(path, MAX_CONFIG_BYTES, "model")
-        return parse_config_json(raw, name=path.parent.name if path.name == "config.json" else path.stem)
+        quant_path = path.with_name("hf_quant_config.json")
+        quant = None
+        if path.name == "config.json" and os.path.lexists(quant_path):
+            quant = _json(read_capped(quant_path, MAX_CONFIG_BYTES, "hf_quant_config.json"), "hf_quant_config.json")
+        return parse_config_json(raw, name=path.parent.name if path.name == "config.json" else path.stem, quant=quant)
     return load_spec_file(path, ModelSpec, "model")

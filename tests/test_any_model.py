@@ -618,3 +618,30 @@ def test_pipeline_parallelism_is_refused_where_vllm_has_none(catalog, slug):
     r = search(Scenario(model="custom", custom_model=_encode(m), gpu="h100-sxm", max_model_len=4096,
                         search_gpus="h100-sxm", search_pipeline_parallel_size="1,2"), catalog)  # fmt: skip
     assert all(pp == 1 for _, pp in r.grid.parallel)
+
+
+def test_a_modelopt_checkpoints_hf_quant_config_beside_its_config_is_read(tmp_path, catalog):
+    """nvidia's NVFP4 checkpoints: config.json has no quantization_config; hf_quant_config.json says quant_algo
+    NVFP4, which vLLM reads (modelopt_fp4). Ling-lite-1.5, 16.80 B parameters of which the embedding and the head
+    (2 × 126,464 × 2,048 = 518,004,736) stay 16-bit: (16.80e9 − 0.518e9) × (0.5 + 1/16) + 0.518e9 × 2 bytes."""
+    from calc.loader import load_model_file
+    from calc.weights import NVFP4_BYTES, weight_format, weights_bytes
+
+    folder = tmp_path / "Ling-lite-NVFP4"
+    folder.mkdir()
+    (folder / "config.json").write_text((CONFIGS / "ling-lite-1.5" / "config.json").read_text())
+    plain = load_model_file(folder / "config.json")
+    assert any(a.startswith("the name says NVFP4") for a in plain.assumptions)
+    (folder / "hf_quant_config.json").write_text(json.dumps(
+        {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4", "group_size": 16}}))
+    m = load_model_file(folder / "config.json")
+    assert not any(a.startswith("the name says") for a in m.assumptions)
+    p = count_params(m)
+    tables = 2 * 126_464 * 2_048
+    assert p.embedding + p.lm_head == tables
+    expected = (p.total - tables) * NVFP4_BYTES + tables * 2  # the norms (2 B each, ~0.1 M) are within the 0.1 %
+    got = weights_bytes(p, weight_format(m, "auto"))
+    assert got == pytest.approx(expected, rel=0.001)
+    (folder / "hf_quant_config.json").write_text("[1]")
+    with pytest.raises(InputError, match="hf_quant_config.json"):
+        load_model_file(folder / "config.json")
