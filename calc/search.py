@@ -192,8 +192,8 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     why = _why(s, pool, model.max_position_embeddings)
     kernel = np.array([[bool(unsupported(d, gpus[gid].arch)) for d in g.dtypes] for gid in sp.gpus])
     why = np.where((why == 0) & kernel[g.gpu, g.dtype], 9, why)
-    no_bf16 = np.array([[bool(dtype_refusal(d, gpus[gid].arch)) for d in g.dtypes] for gid in sp.gpus])
-    why = np.where((why == 0) & no_bf16[g.gpu, g.dtype], 11, why)
+    no_start = np.array([[bool(dtype_refusal(d, gpus[gid].arch)) for d in g.dtypes] for gid in sp.gpus])
+    why = np.where((why == 0) & no_start[g.gpu, g.dtype], 11, why)  # what is left of dtype_refusal: bf16 below 8.0
     if s.engine == "vllm":  # calc.workload.start_refusal's budget rule
         seqs, budget = np.array(sp.max_num_seqs)[g.seqs], np.array(sp.max_num_batched_tokens)[g.budget]
         why = np.where((why == 0) & (budget < seqs), 10, why)
