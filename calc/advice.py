@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from calc.pool import measured_at, size_pool, tp_check
+from calc.precision_support import dtype_refusal
 from calc.resolve import other_gpu_fields
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
@@ -50,18 +51,38 @@ def suggest(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> 
     if s.request_len > s.max_model_len:  # every option also needs a max_model_len that admits the request
         s = s.model_copy(update={"max_model_len": s.request_len})
         out.append(_try(s, m, g, f"max_model_len={s.request_len}"))
-    budget = {}
-    if s.engine == "vllm" and s.max_num_batched_tokens < s.max_num_seqs:  # vLLM refuses to start: every option too
-        budget = {"max_num_batched_tokens": s.max_num_seqs}
-        s = s.model_copy(update=budget)
-        out.append(_try(s, m, g, f"max_num_batched_tokens={s.max_num_seqs} (at least max_num_seqs)", **budget))
+    original = s
+    needed: dict = {}  # what vLLM needs to start at all, carried by every other option
+    if s.engine == "vllm" and s.max_num_batched_tokens < s.max_num_seqs:
+        needed["max_num_batched_tokens"] = s.max_num_seqs
+    if dtype_refusal(s.dtype, g.arch, s.engine):  # no kernel (or no bf16) on this GPU: the checkpoint's own weights
+        needed["dtype"] = "auto"
+    if needed:
+        s = s.model_copy(update=needed)
+        label = " + ".join(f"{k}={v}" for k, v in needed.items())
+        out.append(_try(s, m, g, f"{label} (what vLLM needs to start)", **needed))
     if out and out[-1] is not None and out[-1].fits:  # the change every option needs is enough alone
         return (out[-1],)
-    if budget:  # the other options carry the budget that lets vLLM start
-        return tuple(replace(x, change=f"{x.change} + max_num_batched_tokens={s.max_num_seqs}",
-                             fields={**budget, **x.fields}) if budget.keys() - x.fields.keys() else x
-                     for x in _options(s, m, g, gpus, out))  # fmt: skip
+    if needed:  # the other options carry what lets vLLM start
+        options = tuple(replace(x, change=f"{x.change} + {label}", fields={**needed, **x.fields})
+                        if needed.keys() - x.fields.keys() else x for x in _options(s, m, g, gpus, out))  # fmt: skip
+        return options + _gpu_keeping_dtype(original, m, g, gpus, {k: v for k, v in needed.items() if k != "dtype"})
     return _options(s, m, g, gpus, out)
+
+
+def _gpu_keeping_dtype(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec], carry: dict) -> tuple:
+    """Where the weights' precision has no kernel on this GPU, the smallest GPU that has one and fits, the
+    precision kept (fp8 on an L4 rather than 16-bit weights on a T4)."""
+    if not dtype_refusal(s.dtype, g.arch, s.engine):
+        return ()
+    for _, gid in sorted((gg.memory_gib, gid) for gid, gg in gpus.items() if gid != s.gpu):
+        if dtype_refusal(s.dtype, gpus[gid].arch, s.engine):
+            continue
+        sug = _try(s.model_copy(update=carry), m, gpus[gid], f"gpu={gid} ({gpus[gid].memory_gib:g} GiB), "
+                   f"dtype={s.dtype} kept", **carry, **other_gpu_fields(s, gid))  # fmt: skip
+        if sug and sug.fits:
+            return (sug,)
+    return ()
 
 
 def _options(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec], out: list) -> tuple[Suggestion, ...]:
