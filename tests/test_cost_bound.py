@@ -169,3 +169,18 @@ def test_a_link_with_a_million_in_flight_and_no_budget_limit_is_within_the_bound
     dist = r.benchmark_distribution
     assert time.process_time() - t < CPU_S
     assert r.benchmark.stopped_early and len(dist.itl_s) == len(dist.quantiles)
+
+
+def test_a_replica_check_far_short_of_its_count_stays_within_the_bound(catalog):
+    """The check simulates the count's own replica over 3,000 requests, then up to four more counts over 1,000 each:
+    five overloaded simulations of 3,000 took 1.4 s of CPU. A count fifty times too small, every simulation at the
+    work cap, stays under the second's bound."""
+    import time
+
+    from calc.replica_check import replica_check
+
+    r = evaluate(Scenario(model="llama-3.2-1b", gpu="b200", request_rate=1e5, input_len=1, output_len=8000,
+                          max_num_seqs=65536, max_num_batched_tokens=65536), catalog)  # fmt: skip
+    t = time.process_time()
+    rc = replica_check(r, max(1, r.fleet.replicas // 50))
+    assert time.process_time() - t < 1.0 and rc.replicas_meeting_quota is None and rc.num_prompts == 3000

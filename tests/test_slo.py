@@ -247,7 +247,7 @@ def test_the_plan_checks_its_replica_count_in_the_simulation(catalog):
     r = evaluate(s, catalog)
     rc = r.replica_check
     assert r.fleet.replicas == math.ceil(10 / r.fleet.capacity.rps) == rc.replicas
-    assert rc.rate_per_replica_rps == pytest.approx(10 / rc.replicas) and rc.num_prompts == 1000
+    assert rc.rate_per_replica_rps == pytest.approx(10 / rc.replicas) and rc.num_prompts == 3000
     assert rc.within_slo >= 0.9 and rc.replicas_meeting_quota == rc.replicas
     assert evaluate(scenario(), catalog).replica_check is None  # no request rate
     assert evaluate(s.model_copy(update={"disaggregated": True}), catalog).replica_check is None
