@@ -13,6 +13,12 @@ import math
 from dataclasses import dataclass
 
 
+def tpot_slo_s(s) -> float:
+    """The TPOT SLO a request of the scenario is held to: none (inf) for a one-token output, which has no gap to
+    time (`vllm bench serve` leaves such requests out of TPOT)."""
+    return math.inf if s.output_len <= 1 else s.slo_tpot_s
+
+
 def p_within(*, median_s: float, slo_s: float, sigma: float) -> float:
     """P(X ≤ slo) for X log-normal with this median and σ (σ = 0: a step)."""
     if sigma == 0 or not math.isfinite(median_s) or median_s <= 0:

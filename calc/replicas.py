@@ -14,7 +14,7 @@ from calc import prefill_queue
 from calc.cost import cost_per_million_output_tokens
 from calc.engine_spec import EngineSpec
 from calc.expr import E, eceil
-from calc.goodput import Conformance, conformance
+from calc.goodput import Conformance, conformance, tpot_slo_s
 from calc.latency import PREFILL_LOAD, LatencyResult, latency
 from calc.numeric import largest_true, percent_text
 from calc.pool import PoolResult
@@ -29,7 +29,7 @@ from calc.workload import max_requests_at_length, start_refusal
 def conformance_of(s: Scenario, lat: LatencyResult) -> Conformance:
     return conformance(
         ttft_s=lat.ttft_s, tpot_s=lat.tpot_s, itl_s=lat.itl_s, spike_s=lat.chunk_step_s, output_len=s.output_len,
-        others_prefill=lat.decode_batch > 1 and not s.disaggregated, slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, sigma=s.latency_sigma,
+        others_prefill=lat.decode_batch > 1 and not s.disaggregated, slo_ttft_s=s.slo_ttft_s, slo_tpot_s=tpot_slo_s(s), sigma=s.latency_sigma,
         throughput_rps=lat.requests_per_s,
     )  # fmt: skip
 
@@ -110,7 +110,7 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
         late = late_share_one(slots, busy, s.slo_ttft_s - lat.ttft_s, full)
         poisson = prefill_queue.conformance_one(
             closed=conf.conformance, ttft_s=lat.ttft_s, tpot_s=lat.tpot_s, plain_s=lat.itl_s, work=work,
-            rate_rps=load / service, output_len=s.output_len, slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s,
+            rate_rps=load / service, output_len=s.output_len, slo_ttft_s=s.slo_ttft_s, slo_tpot_s=tpot_slo_s(s),
             sigma=s.latency_sigma)  # fmt: skip
         return poisson * (1 - late), late, poisson / conf.conformance if conf.conformance > 0 else 1.0, busy
 

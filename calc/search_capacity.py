@@ -22,7 +22,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from calc.goodput import p_within
+from calc.goodput import p_within, tpot_slo_s
 from calc.latency import PREFILL_LOAD
 from calc.numeric import phi_precise
 from calc.prefill_queue import conformance as poisson_conformance
@@ -148,7 +148,7 @@ class Slo:
     few left get the scalar p_within itself, so every decision is the scalar's."""
 
     def __init__(self, s):
-        self.ttft_s, self.tpot_s, self.sigma, self.quota = s.slo_ttft_s, s.slo_tpot_s, s.latency_sigma, s.conformance_quota
+        self.ttft_s, self.tpot_s, self.sigma, self.quota = s.slo_ttft_s, tpot_slo_s(s), s.latency_sigma, s.conformance_quota
         self.output_len = s.output_len
         if self.sigma > 0:
             self.r_fail = _ratio_for(self.quota, self.sigma) * (1 - 1e-9)

@@ -271,3 +271,21 @@ def test_a_zero_spread_says_its_capacity_is_an_edge_and_the_simulation_agrees(ca
         res = bench.serve(r, num_prompts=3000, request_rate=cap, range_ratio=0.3, seed=seed)
         assert res.within_slos(slo_ttft_s=s.slo_ttft_s, slo_tpot_s=s.slo_tpot_s, skip=600) < s.conformance_quota
     assert not any("latency_sigma 0" in n for n in evaluate(scenario(request_rate=1.0), catalog).notes)
+
+
+def test_a_one_token_output_has_no_tpot_to_break(catalog):
+    """`vllm bench serve` leaves one-token outputs out of TPOT: they have no gap to time. A TPOT SLO of 1 ms, which no
+    decode step meets, cut the conformance of a one-token workload anyway; the search and the plan agree on it."""
+    from calc.search import search
+    from calc.search_rows import row, scenario_of
+
+    s = scenario(model="llama-3.1-8b", gpu="h100-sxm", input_len=512, output_len=1, concurrency=4, request_rate=5.0,
+                 slo_tpot_s=0.001)  # fmt: skip
+    r = evaluate(s, catalog)
+    assert r.conformance.p_tpot == 1.0 and r.fleet.replicas is not None
+    assert evaluate(s.model_copy(update={"output_len": 2}), catalog).conformance.p_tpot < 0.01
+    found = search(s.model_copy(update={"search_gpus": "h100-sxm", "search_max_num_seqs": "16,64"}), catalog)
+    i = found.cheapest
+    assert i is not None
+    d, rep = row(found, i), evaluate(scenario_of(found, i), catalog)
+    assert d["capacity_rps_per_replica"] == pytest.approx(rep.fleet.capacity.rps, rel=1e-9)
