@@ -9,7 +9,7 @@ from calc.precision_support import dtype_refusal
 from calc.resolve import other_gpu_fields
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
-from calc.workload import fit_workload
+from calc.workload import budget_refused, fit_workload
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def suggest(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> 
         out.append(_try(s, m, g, f"max_model_len={s.request_len}"))
     original = s
     needed: dict = {}  # what vLLM needs to start at all, carried by every other option
-    if s.engine == "vllm" and s.max_num_batched_tokens < s.max_num_seqs:
+    if budget_refused(s.engine, s.max_num_batched_tokens, s.max_num_seqs):
         needed["max_num_batched_tokens"] = s.max_num_seqs
     if dtype_refusal(s.dtype, g.arch, s.engine):  # no kernel (or no bf16) on this GPU: the checkpoint's own weights
         needed["dtype"] = "auto"

@@ -36,6 +36,7 @@ from calc.search_pool import PoolArrays, pool_arrays
 from calc.search_space import Grid, grid, space_of
 from calc.search_step import step_arrays
 from calc.specs import ModelSpec
+from calc.workload import budget_refused
 
 WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: one max_model_len request does not fit",
        "a request is longer than max_model_len", "not even one request at a time meets the SLOs at the quota",
@@ -194,9 +195,8 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     why = np.where((why == 0) & kernel[g.gpu, g.dtype], 9, why)
     no_start = np.array([[bool(dtype_refusal(d, gpus[gid].arch)) for d in g.dtypes] for gid in sp.gpus])
     why = np.where((why == 0) & no_start[g.gpu, g.dtype], 11, why)  # what is left of dtype_refusal: bf16 below 8.0
-    if s.engine == "vllm":  # calc.workload.start_refusal's budget rule
-        seqs, budget = np.array(sp.max_num_seqs)[g.seqs], np.array(sp.max_num_batched_tokens)[g.budget]
-        why = np.where((why == 0) & (budget < seqs), 10, why)
+    seqs, budget = np.array(sp.max_num_seqs)[g.seqs], np.array(sp.max_num_batched_tokens)[g.budget]
+    why = np.where((why == 0) & budget_refused(s.engine, budget, seqs), 10, why)
     why = np.tile(why, len(modes))
     why = np.where((why == 0) & (cat["ok"] < 1), 4, why)
     if s.search_max_gpus is not None:

@@ -26,6 +26,7 @@ from calc.precision_support import dtype_refusal
 from calc.scenario import Scenario
 from calc.search_space import Grid
 from calc.weights import weight_format, weights_bytes_per_stage
+from calc.workload import budget_refused
 
 NO_STAGE = np.iinfo(np.int64).max  # blocks of a stage a shallower pipeline does not have: never the minimum
 
@@ -141,8 +142,7 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     if s.request_len > s.max_model_len or s.max_model_len > m.max_position_embeddings:  # rejected, or no start
         held[:] = 0
     held[conc < 1] = 0
-    if s.engine == "vllm":  # no start with a token budget below max_num_seqs (calc.workload.start_refusal)
-        held[np.array(sp.max_num_batched_tokens, dtype=np.int64)[bi] < seqs_values[si]] = 0
+    held[budget_refused(s.engine, np.array(sp.max_num_batched_tokens, dtype=np.int64)[bi], seqs_values[si])] = 0
     refused = np.array([[bool(dtype_refusal(d, gpus[gid].arch, s.engine)) for d in grid.dtypes] for gid in sp.gpus])
     held[refused[grid.gpu, dt]] = 0  # no kernel, or no bf16, on that GPU: no start (calc.precision_support)
     beyond = np.zeros(grid.size, dtype=bool)

@@ -42,6 +42,13 @@ class WorkloadFit:
     kv_cache_memory_bytes the GPU cannot hold), else ''."""
 
 
+def budget_refused(engine: str, max_num_batched_tokens, max_num_seqs):
+    """vLLM's SchedulerConfig refuses a token budget below max_num_seqs (every running request may need a token a
+    step); SGLang has no such rule. Numbers or arrays (the search's grid): one rule for the plan, the fixes and the
+    search."""
+    return (engine == "vllm") & (max_num_batched_tokens < max_num_seqs)
+
+
 def start_refusal(s: Scenario, m: ModelSpec, mem: PoolResult) -> str:
     """Why vLLM refuses to start whatever the pool holds, or '': max_model_len beyond the model's positions, a token
     budget below max_num_seqs, a kv_cache_memory_bytes that does not fit beside the weights, or bf16 weights on a GPU
@@ -51,7 +58,7 @@ def start_refusal(s: Scenario, m: ModelSpec, mem: PoolResult) -> str:
     if s.max_model_len > m.max_position_embeddings:
         return (f"vLLM refuses to start: max_model_len {s.max_model_len:,} exceeds the model's max_position_embeddings "
                 f"{m.max_position_embeddings:,} (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 overrides it, at the model's risk)")  # fmt: skip
-    if s.engine == "vllm" and s.max_num_batched_tokens < s.max_num_seqs:
+    if budget_refused(s.engine, s.max_num_batched_tokens, s.max_num_seqs):
         return (f"vLLM refuses to start: max_num_batched_tokens ({s.max_num_batched_tokens:,}) must be at least "
                 f"max_num_seqs ({s.max_num_seqs:,}) (vLLM's SchedulerConfig: every running request may need a token "
                 "a step)")  # fmt: skip
