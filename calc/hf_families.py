@@ -183,6 +183,7 @@ def _kimi_linear(cfg: dict, assumptions: list[str]) -> None:
     full = lac.get("full_attn_layers")
     if not isinstance(full, list) or not isinstance(n, int) or isinstance(n, bool) or not 0 < n <= 4096:
         return
+    full = frozenset(x for x in full if isinstance(x, (int, float)) and not isinstance(x, bool))  # once: not n × len
     cfg.setdefault("layer_types", ["full_attention" if i + 1 in full else "linear_attention" for i in range(n)])
     heads, dim = lac.get("num_heads"), lac.get("head_dim")
     cfg.setdefault("mamba_ssm_cache_dtype", "float32")  # vLLM kda_state_dtype: the recurrent state is fp32 always

@@ -1,5 +1,6 @@
 """No input costs one rerun more than about a second of CPU or 200 MB: the worst known inputs, each timed."""
 
+import json
 import time
 import tracemalloc
 
@@ -184,3 +185,32 @@ def test_a_replica_check_far_short_of_its_count_stays_within_the_bound(catalog):
     t = time.process_time()
     rc = replica_check(r, max(1, r.fleet.replicas // 50))
     assert time.process_time() - t < 1.0 and rc.replicas_meeting_quota is None and rc.num_prompts == 3000
+
+
+@pytest.mark.parametrize("family", [
+    {"model_type": "bamba", "attn_layer_indices": [2000] * 160_000 + [0]},
+    {"model_type": "lfm2", "full_attn_idxs": [2000] * 160_000 + [0], "conv_L_cache": 3},
+    {"model_type": "kimi_linear", "num_hidden_layers": 4096,  # refused for its depth, after reading the list
+     "linear_attn_config": {"full_attn_layers": [0] * 150_000, "num_heads": 8, "head_dim": 64}},
+])  # fmt: skip
+def test_a_config_json_listing_its_layer_indices_is_read_within_the_bound(family):
+    # found by hand (2026-12-02): each layer was looked up in the config's list, layers × entries. A 1 MB config.json
+    # of 1,024 layers listing 160,000 attention indices took 2.2–2.9 s of CPU; Kimi-Linear's 4,096 layers against
+    # 150,000 entries 9 s, before its depth was refused. The list is now read once into a set.
+    from calc.loader import parse_config_json
+
+    cfg = {"num_hidden_layers": 1024, "hidden_size": 512, "intermediate_size": 1024, "num_attention_heads": 8,
+           "num_key_value_heads": 8, "vocab_size": 32000, "max_position_embeddings": 4096, "mamba_n_heads": 8,
+           "mamba_d_head": 64, "mamba_d_state": 16, "mamba_n_groups": 1, "mamba_d_conv": 4, "mamba_expand": 1} | family  # fmt: skip
+
+    def read():
+        try:
+            return parse_config_json(json.dumps(cfg))
+        except InputError as e:
+            return e
+
+    out = bounded(read)
+    if family["model_type"] == "kimi_linear":
+        assert isinstance(out, InputError) and "num_hidden_layers" in str(out)
+    else:
+        assert out.plan.count("full_attention") == 1, out
