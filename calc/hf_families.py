@@ -13,6 +13,7 @@ from typing import Any
 from calc.errors import InputError
 from calc.hf_recent import glm_moe_dsa, nemotron_blocks, qwen3_5_state_dtype, refuse_unmodelled
 from calc.hf_shared import gemma3n, zamba2
+from calc.model_spec import MAX_LAYERS
 
 QWEN2_VL_VISION = {"depth": 32, "embed_dim": 1280, "mlp_ratio": 4, "num_heads": 16, "patch_size": 14,
                    "spatial_merge_size": 2, "temporal_patch_size": 2}  # fmt: skip
@@ -35,6 +36,16 @@ RECURRENT = ("rwkv", "rwkv5", "rwkv6", "rwkv7")
 def _first(x: Any) -> Any:
     """ERNIE-4.5 lists some fields per modality (text first): the text's."""
     return x[0] if isinstance(x, list) and x else x
+
+
+def _index_bound(name: str, x: Any, pick) -> Any:
+    """ERNIE-4.5-VL lists a MoE layer bound per modality: the widest (`pick`: min for the start, max for the end).
+    A list of anything but whole numbers is refused by name (min() of [1, 'a'] raised a TypeError)."""
+    if not isinstance(x, list):
+        return x
+    if not x or not all(isinstance(v, int) and not isinstance(v, bool) for v in x):
+        raise InputError(name, "expected a layer index or a non-empty list of layer indices (whole numbers)")
+    return pick(x)
 
 
 def _nested(cfg: dict, block: str) -> dict:
@@ -97,12 +108,13 @@ def adapt(cfg: dict, mt: str, assumptions: list[str], wrapper: str | None = None
             start = cfg.pop("moe_layer_start_index", 1)
             end = cfg.pop("moe_layer_end_index", -1)
             step = cfg.pop("moe_layer_interval", 1)
-            start = min(start) if isinstance(start, list) and start else start
-            end = max(end) if isinstance(end, list) and end else end
-            if isinstance(n, int) and all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end, step)):
-                end = n - 1 if end < 0 else end
+            start = _index_bound("moe_layer_start_index", start, min)
+            end = _index_bound("moe_layer_end_index", end, max)
+            if isinstance(n, int) and 0 < n <= MAX_LAYERS and all(isinstance(v, int) and not isinstance(v, bool)
+                                                                  for v in (start, end, step)):  # fmt: skip
+                end = n - 1 if end < 0 else end  # more layers than MAX_LAYERS: num_hidden_layers is refused by name
                 cfg.setdefault("mlp_layer_types", ["moe" if start <= i <= end and (i + 1) % max(step, 1) == 0
-                                                   else "dense" for i in range(max(0, min(n, 10**6)))])  # fmt: skip
+                                                   else "dense" for i in range(n)])  # fmt: skip
     elif mt == "mpt":  # MptConfig: n_heads, attn_config.kv_n_heads (GQA variants), expansion_ratio × d_model, ALiBi
         attn = _nested(cfg, "attn_config")
         cfg.setdefault("num_attention_heads", cfg.pop("n_heads", 16))
@@ -169,6 +181,9 @@ def vision_defaults(v: dict, model_type: str) -> dict:
     out = dict(v)
     embed, ratio = v.get("embed_dim"), v.get("mlp_ratio")
     if isinstance(embed, int) and isinstance(ratio, (int, float)) and not isinstance(ratio, bool):
+        if not 0 < ratio * embed < 2**40:  # also NaN and inf, which int() cannot take
+            raise InputError("vision_config.mlp_ratio", f"expected a finite MLP width (mlp_ratio × embed_dim above 0 "
+                             f"and below 2^40; got {ratio:g} × {embed:,})")  # fmt: skip
         out["out_hidden_size"] = v.get("hidden_size")
         out["hidden_size"] = embed
         out["intermediate_size"] = int(embed * ratio)

@@ -47,7 +47,8 @@ def nemotron_blocks(cfg: dict) -> None:
     blocks = cfg.pop("layers_block_type", None)
     if blocks is None or cfg.get("hybrid_override_pattern") is not None:
         return
-    if not isinstance(blocks, list) or not 0 < len(blocks) <= MAX_LAYERS or any(b not in NEMOTRON_BLOCKS for b in blocks):
+    if not isinstance(blocks, list) or not 0 < len(blocks) <= MAX_LAYERS or \
+            any(not isinstance(b, str) or b not in NEMOTRON_BLOCKS for b in blocks):  # fmt: skip  # [1] is unhashable
         raise InputError("layers_block_type", "expected one entry per layer, each 'mamba', 'attention', 'mlp' or 'moe'")
     n = cfg.setdefault("num_hidden_layers", len(blocks))
     if n != len(blocks):

@@ -153,6 +153,15 @@ MALFORMED_CONFIG: dict[str, tuple[dict, str]] = MALFORMED_SPEC | {
                             "_defaults_from_Gemma3TextConfig"),
     "image_size-empty": (GOOD_CONFIG | {"vision_config": {"hidden_size": 64, "intermediate_size": 256,
                                                          "num_hidden_layers": 2, "image_size": []}}, "image_size"),
+    # found by hand (2026-12-02): a TypeError or ValueError out of the family readers, a traceback on the CLI and page
+    "layers_block_type-nested": (GOOD_CONFIG | {"model_type": "nemotron_h", "layers_block_type": [[1]]},
+                                 "layers_block_type"),
+    "moe_layer_start_index-mixed": (GOOD_CONFIG | {"model_type": "ernie4_5_moe", "moe_num_experts": 8,
+                                                   "moe_layer_start_index": [1, "a"]}, "moe_layer_start_index"),
+    "moe_layer_end_index-mixed": (GOOD_CONFIG | {"model_type": "ernie4_5_moe", "moe_num_experts": 8,
+                                                 "moe_layer_end_index": [1, None]}, "moe_layer_end_index"),
+    "mlp_ratio-infinite": (GOOD_CONFIG | {"model_type": "qwen2_vl", "vision_config": {"embed_dim": 1280,
+                                                                                    "mlp_ratio": 1e400}}, "mlp_ratio"),
 }  # fmt: skip
 JUNK = st.one_of(NASTY_TEXT, st.integers(-3, 3), st.floats(), st.lists(st.integers(-2, 4), max_size=3),
                  st.just([[1]]), st.just({}), st.just([1]), st.none())  # fmt: skip
