@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from calc.errors import InputError, first_field
+from calc.errors import UNFORESEEN, InputError, first_field, short, unforeseen
 from calc.scenario import Scenario, field_constraints
 
 
@@ -79,7 +79,12 @@ def scenario_data(ns: argparse.Namespace) -> dict:
     _check_lengths(data)
     model = data.get("model")
     if model and (model.endswith((".json", ".yaml", ".yml")) or "/" in model):
-        spec = load_model_file(Path(model))
+        try:
+            spec = load_model_file(Path(model))
+        except InputError:
+            raise
+        except UNFORESEEN as e:  # a shape no reader foresaw: one line naming the file, exit 2, not a traceback
+            raise InputError("model", f"{short(model, 200)}: {unforeseen(e)}") from None
         data["model"] = "custom"
         data["custom_model"] = encode_custom_model(spec)
     return data

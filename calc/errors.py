@@ -14,6 +14,16 @@ class InputError(ValueError):
         self.message = message
 
 
+UNFORESEEN = (TypeError, ValueError, ArithmeticError, LookupError, AttributeError, RecursionError)
+"""What a reader of a user's file may raise on a shape nobody foresaw; the boundary says so in one line (each one
+found is then refused by name where it arises: tests/test_malformed_model.py)."""
+
+
+def unforeseen(exc: BaseException) -> str:
+    """One line for an UNFORESEEN error out of reading a user's file: the exception's kind and its first words."""
+    return short(f"could not be read ({type(exc).__name__}: {exc})", MAX_MESSAGE)
+
+
 def _allowed(err: dict) -> str:
     ctx = err.get("ctx") or {}
     if "expected" in ctx:

@@ -85,3 +85,32 @@ def test_an_overflowing_mpt_expansion_ratio_is_refused_by_name():
            "max_seq_len": 2048, "expansion_ratio": 1e308}  # fmt: skip
     with pytest.raises(InputError, match="expansion_ratio"):
         model_from_hf_config(cfg, name="x")
+
+
+def _a_reader_that_trips(monkeypatch):
+    """A config.json shape no family reader foresaw, as one would surface: a TypeError out of the reader."""
+    import calc.loader
+
+    def trips(config, name=None):
+        raise TypeError("unhashable type: 'list'")
+
+    monkeypatch.setattr(calc.loader, "model_from_hf_config", trips)
+
+
+def test_an_unforeseen_reader_error_is_one_line_naming_the_file_on_the_cli(tmp_path, monkeypatch):
+    _a_reader_that_trips(monkeypatch)
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"model_type": "llama"}))
+    err = refused(["plan", "--model", str(path)])
+    assert err.startswith(f"error: --model: {path}: could not be read (TypeError: unhashable type"), err
+
+
+def test_an_unforeseen_reader_error_warns_in_the_sidebar_and_keeps_the_model(monkeypatch):
+    from conftest import field
+    from test_app import run
+
+    _a_reader_that_trips(monkeypatch)
+    at = run()
+    at.file_uploader(key="upload").upload("config.json", b'{"model_type": "llama"}', "application/json").run()
+    assert not at.exception and field(at, "model") == "qwen2.5-7b-instruct"
+    assert any(c.value.startswith("config.json: could not be read (TypeError") for c in at.code), [c.value for c in at.code]

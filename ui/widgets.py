@@ -363,7 +363,7 @@ def spec_overrides(box, model_spec, gpu_spec) -> None:
 
 def _on_upload() -> None:
     from calc.custom import encode_custom_model
-    from calc.errors import InputError
+    from calc.errors import UNFORESEEN, InputError, unforeseen
     from calc.loader import parse_config_json
 
     f = st.session_state.get("upload")
@@ -374,6 +374,9 @@ def _on_upload() -> None:
         spec = parse_config_json(f.getvalue(), name=None if stem.lower() in ("config", "") else stem)
     except InputError as e:
         st.session_state["upload_error"] = str(e)
+        return
+    except UNFORESEEN as e:  # a shape no reader foresaw: said in a line, never a traceback in the sidebar
+        st.session_state["upload_error"] = f"config.json: {unforeseen(e)}"
         return
     st.session_state["custom_model"] = encode_custom_model(spec)
     st.session_state["model"] = "custom"
