@@ -73,3 +73,13 @@ def test_a_link_of_999_rejected_parameters_is_cleaned_in_one_step():
     cpu = time.process_time() - t
     assert not at.exception and cpu < 1.0, cpu
     assert dict(at.query_params) == {"concurrency": "32", "pin": "garbage"}  # the valid value and the pin stay
+
+
+def test_a_link_of_many_rejected_parameters_lists_the_first_and_counts_the_rest():
+    from ui.state import SHOWN_LINK_WARNINGS
+
+    at = run({f"k{i}": "v" for i in range(50)} | {"concurrency": "nan"})
+    said = next(w.value for w in at.warning if w.value.startswith("Part of the link was ignored"))
+    lines = said.splitlines()[1:]
+    assert len(lines) == SHOWN_LINK_WARNINGS and "k0" in lines[0], lines
+    assert lines[-1] == "- … and 42 more parameters or values ignored", lines[-1]

@@ -85,8 +85,17 @@ def warn_if_link_dropped() -> None:
         st.iframe(_DROPPED_LINK_JS, height=1)  # an HTML string: embedded as-is, same origin (our constant text only)
 
 
+SHOWN_LINK_WARNINGS = 10
+
+
 def link_warnings() -> list[str]:
-    return st.session_state.get("_link_warnings", [])
+    """What the link check said, the first SHOWN_LINK_WARNINGS of it and a count of the rest: a link may hold 999
+    rejected parameters, whose 166 kB of warnings were sent again on every rerun."""
+    said = st.session_state.get("_link_warnings", [])
+    if len(said) <= SHOWN_LINK_WARNINGS:
+        return said
+    rest = len(said) - SHOWN_LINK_WARNINGS + 1
+    return [*said[: SHOWN_LINK_WARNINGS - 1], f"… and {rest:,} more parameters or values ignored"]
 
 
 def scenario_from_widgets(values: dict) -> tuple[Scenario, str | None]:
