@@ -170,6 +170,15 @@ class ModelSpec(BaseModel):
     hidden_size_per_layer_input: PosInt | None = None
     altup_num_inputs: PosInt | None = None
     laurel_rank: PosInt | None = None
+    # StepFun Step-3 / Step-3.5 attention (vLLM step3_text.py, step3p5.py)
+    share_q_dim: PosInt | None = None
+    """Step-3: the query is low-rank: hidden → share_q_dim (qkv_proj), an RMSNorm, then share_q_dim → heads · head_dim
+    (wq)."""
+    swa_num_attention_heads: PosInt | None = None
+    """Step-3.5: query heads of the sliding-window layers (attention_other_setting), where they differ from
+    num_attention_heads; their KV heads and head size are the full layers' ones."""
+    use_head_wise_attn_gate: bool = False
+    """Step-3.5: a sigmoid gate per query head (g_proj, hidden → heads) on the attention output."""
     # weights
     quantization_config: QuantizationConfig | None = None
     vision_config: VisionConfig | None = None

@@ -19,7 +19,8 @@ from calc.params_shared import family_extras
 NON_GATED_MLP = ("opt", "starcoder2", "nemotron_h", "gpt2", "gpt_bigcode", "phi", "falcon", "gpt_neox", "nemotron",
                  "persimmon", "gptj", "bloom", "mpt", "phi-msft")  # fmt: skip
 QKV_BIAS = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text")
-QK_NORM = ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3n_text", "qwen3_vl_text", "qwen3_vl_moe_text", "olmo2", "olmo3")
+QK_NORM = ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3n_text", "qwen3_vl_text", "qwen3_vl_moe_text", "olmo2", "olmo3",
+           "step3p5")  # fmt: skip
 LEARNED_POSITIONS = ("gpt2", "gpt_bigcode")
 """Families with a learned position table (wpe) beside the token embedding (OPT's has an offset of 2, counted apart)."""
 NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4, "gemma3n_text": 5, "olmo2": 2, "opt": 4, "zamba2": 1}  # × hidden_size
@@ -77,10 +78,14 @@ class ParamCounts:
 
 
 # --- one layer -------------------------------------------------------------------------------------------------
-def _gqa(m, kv_heads: int) -> int:
-    H, nh, d = m.hidden_size, m.num_attention_heads, m.kv_head_dim
+def _gqa(m, kv_heads: int, heads: int | None = None) -> int:
+    H, nh, d = m.hidden_size, heads or m.num_attention_heads, m.kv_head_dim
     q_out, kv_out = nh * d, kv_heads * d
-    n = H * q_out + 2 * H * kv_out + q_out * H
+    r = m.share_q_dim  # Step-3: hidden → r, RMSNorm(r), r → heads · head_dim
+    q_in = H * r + r + r * q_out if r else H * q_out
+    n = q_in + 2 * H * kv_out + q_out * H
+    if m.use_head_wise_attn_gate:
+        n += H * nh  # Step-3.5 g_proj
     if m.model_type in QKV_BIAS:
         n += q_out + 2 * kv_out
     if m.attention_bias or m.model_type == "opt":
@@ -158,7 +163,7 @@ def _moe_shared(m) -> int:
     H, E = m.hidden_size, m.routed_experts
     n = H * E
     if m.model_type in ("gpt_oss", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "minimax_m2", "nemotron_h",
-                        "glm_moe_dsa"):
+                        "glm_moe_dsa", "step3p5"):
         n += E  # router bias / e_score_correction_bias
     if m.moe_latent_size:  # vLLM nemotron_h.py: fc1_latent_proj (hidden → latent) and fc2_latent_proj, every token
         n += 2 * H * m.moe_latent_size
@@ -176,6 +181,7 @@ def count_params(m) -> ParamCounts:
     extras = family_extras(m)
     shared_blocks = bool(m.num_mem_blocks)  # Zamba2: attention and MLP live in shared blocks (calc.params_shared)
     attn = attention_params(m) if plan.attention() and not shared_blocks else 0
+    swa_attn = _gqa(m, m.kv_heads, m.swa_num_attention_heads) if m.swa_num_attention_heads and attn else attn
     state = state_mixer_params(m) if plan.state() else 0
     dense = _mlp(m, m.dense_ffn_size, gated=m.model_type not in NON_GATED_MLP) if m.dense_ffn_size else 0
     dense = 0 if shared_blocks else dense
@@ -190,6 +196,7 @@ def count_params(m) -> ParamCounts:
         a = 0
         if mixer in ("full_attention", "sliding_attention", "chunked_attention", "hybrid"):
             a = attention_params(m, m.kv_heads_per_layer[i]) if m.kv_heads_per_layer else attn
+            a = swa_attn if mixer == "sliding_attention" and not m.kv_heads_per_layer else a
         s = state if mixer in ("mamba", "linear_attention", "conv", "hybrid") else 0
         if ffn == "dense":
             d = _mlp(m, m.intermediate_size_per_layer[i], gated=True) if m.intermediate_size_per_layer else dense

@@ -112,6 +112,10 @@ FAMILIES = {
     # 3 · (2·16·128 + 64·128) · 2 B, recurrent 64 · 128 · 128 in the config's mamba_ssm_dtype float32 (4 B)
     "qwen3.5-397b-a17b": (15 * 2 * 2 * 256 * 2, (2, 15 * 2 * 1 * 256 * 2), 3 * (4096 + 8192) * 2 + 64 * 128 * 128 * 4),
     "glm-5.2": (78 * ((512 + 64) * 2 + 132), (8, 78 * ((512 + 64) * 2 + 132)), 0),  # MLA latent + indexer, as V3.2
+    # StepFun: Step-3 keeps one KV head of 256 on every rank (vLLM step3_text.py); Step-3.5 8 KV heads × 128 in all
+    # 45 layers (12 full, 33 sliding), the 3 MTP layers that layer_types also lists not loaded
+    "step3-partial": (61 * 2 * 1 * 256 * 2, (8, 61 * 2 * 1 * 256 * 2), 0),
+    "step-3.5-flash-partial": (45 * 2 * 8 * 128 * 2, (8, 45 * 2 * 1 * 128 * 2), 0),
 }
 
 

@@ -272,3 +272,90 @@ def test_a_modelopt_checkpoints_hf_quant_config_beside_its_config_is_read(tmp_pa
     (folder / "hf_quant_config.json").write_text("[1]")
     with pytest.raises(InputError, match="hf_quant_config.json"):
         load_model_file(folder / "config.json")
+
+
+# --- StepFun: Step-3 (MFA: one KV head, low-rank query) and Step-3.5 (sliding layers with their own query heads) ---
+def test_step3_keeps_one_kv_head_of_256_on_every_rank(catalog):
+    """vLLM step3_text.py: Step3TextAttention is built with num_kv_heads = 1 (the config's num_attention_groups), head
+    size 256, on every TP rank. KV: 61 × 2 × 1 × 256 × 2 B = 62,464 B/token at TP 1 and at TP 8 (read as MHA it was
+    61 × 2 × 64 × 256 × 2 = 3,997,696). One group of 61 layers, page 16 × 1,024 B: 40 GiB / (16,384 · 61) = 42,974
+    blocks; a 65,536-token request takes 4,096 of them."""
+    m = load("step3-partial")
+    assert kv_bytes_per_token(m, kv_bytes_per_element=2) == 61 * 2 * 1 * 256 * 2 == 62_464
+    assert kv_bytes_per_token(m, kv_bytes_per_element=2, tp=8) == 62_464
+    r = size_pool(Scenario(kv_cache_memory_bytes=40 * GiB, max_model_len=65_536), m, catalog.gpus["h100-sxm"])
+    assert (r.block_size, r.page_bytes, r.kv_groups, r.layers_per_group) == (16, 16 * 1024, 1, 61)
+    assert r.num_gpu_blocks == 40 * GiB // (16 * 1024 * 61) == 42_974
+    assert r.blocks_per_max_len_request == 65_536 // 16
+    assert m.max_position_embeddings == 65_536  # max_seq_len
+
+
+def test_step3_counts_its_low_rank_query_and_shared_experts():
+    """H 7,168, 64 heads of 256, share_q_dim 2,048, 1 KV head. Attention per layer: qkv_proj 7,168 · (2,048 + 512)
+    + inter_norm 2,048 + wq 2,048 · 16,384 + o_proj 16,384 · 7,168 = 169,347,072. MoE layers 4–59 (56): 48 experts
+    of 5,120 (top 3) + a shared MLP of 5,120 + router 7,168 · 48; dense layers (0–3, 60): MLP 18,432. Vocab 128,815
+    untied. Card: "Total Parameters (LLM) 316B", "Activated Params per Token 38B"."""
+    p = count_params(load("step3-partial"))
+    attn = 7168 * 2560 + 2048 + 2048 * 16384 + 16384 * 7168
+    assert attn == 169_347_072 and p.attention == 61 * attn
+    expert = 3 * 7168 * 5120
+    assert p.experts == 56 * 48 * expert and p.active_experts == 56 * 3 * expert
+    assert p.dense_mlp == 56 * (expert + 7168 * 48) + 5 * 3 * 7168 * 18432
+    text = p.total - p.vision
+    assert text == 61 * attn + p.dense_mlp + p.experts + p.norms + 2 * 128_815 * 7168
+    assert abs(text - 316e9) <= 0.5e9 and abs(p.active - 38e9) <= 0.5e9  # 316.29 B, 37.92 B
+    assert p.vision > 0  # the 63-layer ViT vLLM's step3_vl.py loads
+
+
+def test_step3p5_keeps_one_page_size_and_slides_33_of_its_45_layers(catalog):
+    """Step-3.5-Flash: 45 layers (layer_types lists 48: the 3 MTP layers follow), full attention every 4th (12),
+    sliding window 512 in 33; every layer 8 KV heads × 128 (the sliding layers' attention_other_setting says the
+    same). KV: 45 × 2 × 8 × 128 × 2 B = 184,320 B/token; TP 8: 45 × 2 × 1 × 128 × 2 = 23,040. Groups of 12 layers:
+    1 full + ⌈33 / 12⌉ = 3 sliding (3 padding layers); page 16 × 4,096 B. 40 GiB / (65,536 · 12) = 54,613 blocks.
+    At L = 65,536, budget 8,192: full ⌈65,536 / 16⌉ = 4,096 blocks, each sliding group ⌈(511 + 8,192) / 16⌉ + 1 = 545."""
+    m = load("step-3.5-flash-partial")
+    assert m.plan.mixers.count("full_attention") == 12 and m.plan.mixers.count("sliding_attention") == 33
+    assert kv_bytes_per_token(m, kv_bytes_per_element=2) == 45 * 2 * 8 * 128 * 2 == 184_320
+    assert kv_bytes_per_token(m, kv_bytes_per_element=2, tp=8) == 45 * 2 * 1 * 128 * 2 == 23_040
+    s = Scenario(kv_cache_memory_bytes=40 * GiB, max_model_len=65_536, max_num_batched_tokens=8192)
+    r = size_pool(s, m, catalog.gpus["h100-sxm"])
+    assert (r.kv_groups, r.layers_per_group, r.padding_layers, r.page_bytes) == (4, 12, 3, 16 * 4096)
+    assert r.num_gpu_blocks == 40 * GiB // (16 * 4096 * 12) == 54_613
+    assert r.blocks_per_max_len_request == 4096 + 3 * 545
+    assert any("MTP layers" in a for a in m.assumptions)
+
+
+def test_step3p5_counts_96_query_heads_in_its_sliding_layers():
+    """vLLM step3p5.py: sliding layers take attention_other_setting's 96 query heads, full ones 64; each has q_norm and
+    k_norm (128 each) and a head-wise gate g_proj (hidden → heads). Per layer, H 4,096, d 128, 8 KV heads:
+    full 4,096 · 8,192 + 2 · 4,096 · 1,024 + 8,192 · 4,096 + 256 + 4,096 · 64 = 75,759,872; sliding with 12,288 query
+    wide and 96 gates: 109,445,376. MoE layers 3–44: 288 experts of 1,280 (top 8), a shared MLP of 1,280, router
+    4,096 · 288 + its bias 288. Card: 196B total, 11B active (apxml: 196.81B)."""
+    p = count_params(load("step-3.5-flash-partial"))
+    full = 4096 * 8192 + 2 * 4096 * 1024 + 8192 * 4096 + 256 + 4096 * 64
+    slide = 4096 * 12288 + 2 * 4096 * 1024 + 12288 * 4096 + 256 + 4096 * 96
+    assert (full, slide) == (75_759_872, 109_445_376) and p.attention == 12 * full + 33 * slide
+    expert = 3 * 4096 * 1280
+    assert p.experts == 42 * 288 * expert and p.active_experts == 42 * 8 * expert
+    assert abs(p.total - 196.81e9) <= 0.02 * 196.81e9 and abs(p.active - 11e9) <= 0.5e9  # 196.96 B, 11.46 B
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"attention_other_setting": {"attention_type": "sliding_attention", "num_attention_heads": 96,
+                                  "num_attention_groups": 4, "head_dim": 128}}, "attention_other_setting"),
+    ({"attention_other_setting": "sliding"}, "attention_other_setting"),
+    ({"moe_layers_enum": "3,4,x"}, "moe_layers_enum"),
+    ({"moe_layers_enum": "3,45"}, "moe_layers_enum"),
+])  # fmt: skip
+def test_step3p5_layouts_it_cannot_plan_are_refused_by_name(change, field):
+    cfg = json.loads((CONFIGS / "step-3.5-flash-partial" / "config.json").read_text())
+    with pytest.raises(InputError) as e:
+        model_from_hf_config({**cfg, **change})
+    assert e.value.field == field
+
+
+def test_step3_with_more_than_one_kv_group_is_refused():
+    cfg = json.loads((CONFIGS / "step3-partial" / "config.json").read_text())
+    with pytest.raises(InputError) as e:
+        model_from_hf_config({**cfg, "text_config": {**cfg["text_config"], "num_attention_groups": 8}})
+    assert e.value.field == "num_attention_groups"
