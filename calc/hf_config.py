@@ -62,7 +62,7 @@ KNOWN = (
     "arctic", "falcon", "minicpm3", "olmoe", "chatglm", "gpt_bigcode", "gptj", "bloom", "gpt_neox", "nemotron",
     "persimmon", "llava", "qwen2_audio", "hunyuan", "hunyuan_v1_moe", "phi3_v", "mpt", "gpt2", "qwen", "internlm",
     "stablelm", "orion", "minicpm", "deepseek", "bailing_moe", "kimi_linear", "zamba2", "gemma3n_text",
-    "qwen3_5_text", "qwen3_5_moe_text", "glm_moe_dsa", "step3_text", "step3p5",
+    "qwen3_5_text", "qwen3_5_moe_text", "glm_moe_dsa", "step3_text", "step3p5", "glm4v_text", "glm4v_moe_text",
 )  # fmt: skip
 TEXT_TYPES = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "llama4": "llama4_text",
               "qwen2_5_vl": "qwen2_5_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen3_vl": "qwen3_vl_text",
@@ -293,12 +293,16 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
             "standard fields (attention as stated, gated SwiGLU MLPs, no biases); check the parameter count against "
             "the model card"
         )
+    tower = _vision(vision_defaults(vision, wrapper or mt) if vision else None)
+    if vision and tower is None:
+        assumptions.append("vision_config does not give the tower's hidden_size, intermediate_size and layer count: "
+                           "the vision tower vLLM loads is not counted in the weights")  # fmt: skip
     keep = set(ModelSpec.model_fields) - {"name", "hf_id", "source", "assumptions", "vision_config"}
     data = {k: v for k, v in cfg.items() if k in keep and v is not None}
     hf_id = config.get("_name_or_path") if isinstance(config.get("_name_or_path"), str) else None
     data |= {"name": (name or _display_name(hf_id) or mt)[:120], "hf_id": hf_id[:200] if hf_id else None, "source": source,
              "assumptions": tuple(a[:300] for a in assumptions),
-             "vision_config": _vision(vision_defaults(vision, wrapper or mt) if vision else None)}  # fmt: skip
+             "vision_config": tower}  # fmt: skip
     if wrapper and not data.get("architectures"):
         data["architectures"] = (wrapper,)
     try:

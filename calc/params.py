@@ -23,7 +23,8 @@ QK_NORM = ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3n_text", "q
            "step3p5")  # fmt: skip
 LEARNED_POSITIONS = ("gpt2", "gpt_bigcode")
 """Families with a learned position table (wpe) beside the token embedding (OPT's has an offset of 2, counted apart)."""
-NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4, "gemma3n_text": 5, "olmo2": 2, "opt": 4, "zamba2": 1}  # × hidden_size
+NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4, "gemma3n_text": 5, "olmo2": 2, "opt": 4, "zamba2": 1,
+                   "glm4v_text": 4}  # × hidden_size  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -359,3 +359,21 @@ def test_step3_with_more_than_one_kv_group_is_refused():
     with pytest.raises(InputError) as e:
         model_from_hf_config({**cfg, "text_config": {**cfg["text_config"], "num_attention_groups": 8}})
     assert e.value.field == "num_attention_groups"
+
+
+# --- vision-language wrappers -----------------------------------------------------------------------------------
+def test_glm41v_reads_its_text_config_and_says_the_tower_is_not_counted():
+    """GLM-4.1V (glm4v around glm4v_text, vLLM glm4_1v.py): 40 layers, 32 heads of 4,096 / 32 = 128, 2 KV heads.
+    KV: 40 × 2 × 2 × 128 × 2 B = 40,960 B/token; TP 4: 40 × 2 × 1 × 128 × 2 = 20,480 (2 heads replicated). The text
+    model, H 4,096, MLP 13,696 (gated), qkv biases, 4 norms per layer (Glm4DecoderLayer), vocab 151,552 untied:
+    40 · (4,096 · (4,096 + 2 · 256) + 4,096² + 4,608 + 4,096 + 3 · 4,096 · 13,696 + 4 · 4,096) + 4,096
+    + 2 · 151,552 · 4,096 = 9.40 B (GLM-4-9B's 9.4 B). This stored vision_config is cut short: not counted, and said."""
+    m = load("glm-4.1v-glyph-partial")
+    assert m.model_type == "glm4v_text" and m.max_position_embeddings == 131_072
+    assert kv_bytes_per_token(m, kv_bytes_per_element=2) == 40 * 2 * 2 * 128 * 2 == 40_960
+    assert kv_bytes_per_token(m, kv_bytes_per_element=2, tp=4) == 40 * 2 * 1 * 128 * 2 == 20_480
+    p = count_params(m)
+    layer = 4096 * (4096 + 512) + 4096**2 + 4608 + 4096 + 3 * 4096 * 13696 + 4 * 4096
+    assert p.total == 40 * layer + 4096 + 2 * 151_552 * 4096 == 9_400_442_880
+    assert p.vision == 0 and any("vision tower vLLM loads is not counted" in a for a in m.assumptions)
+    assert not any("not one this planner knows" in a for a in m.assumptions)
