@@ -123,7 +123,12 @@ def test_a_setup_faster_than_its_stated_gpus_allow_is_left_out(catalog):
     assert "below the 369.0 ms prefill floor" in why["tt-340-qwen3-14b-a100-isl4096-osl128-c1"]
     assert "tt-340-qwen3-14b-a100-isl128-osl128-c1" in why  # the whole group goes
     assert not any(r.id.startswith("tt-340") for r in runs)
-    assert not any("floor" in w for rid, w in skipped if not rid.startswith("tt-340"))  # no other source
+    # The same report generator's RTX 4090 sweep (issue 394, Qwen3-4B): a 2,048-token prompt's first token in
+    # 77.7 ms against the 4090's 97.6 ms floor (TTFT stays at 77-83 ms from 2,048 to 4,096 tokens while the floor
+    # doubles: cached or shorter prompts, not one 4090 prefilling them).
+    assert "below the 97.6 ms prefill floor" in why["tt-394-qwen3-4b-4090-isl2048-osl128-c1"]
+    assert not any(r.id.startswith("tt-394") for r in runs)
+    assert not any("floor" in w for rid, w in skipped if not rid.startswith(("tt-340", "tt-394")))  # no other source
 
 
 def test_every_kept_run_is_replayed(runs, catalog):
