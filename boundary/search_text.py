@@ -106,7 +106,7 @@ def _csv_cell(v):
     return v
 
 
-REPLICA_CHECK_LABEL = "Simulate one replica at its share of the request rate (Poisson arrivals; up to five simulations)"
+REPLICA_CHECK_LABEL = "Simulate one replica at its share of the request rate (Poisson arrivals; up to four simulations)"
 """The page's toggle for it (the Find tab's chosen configuration, the SLO tab's scenario)."""
 
 

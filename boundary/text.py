@@ -15,7 +15,7 @@ def _block(head: str, lines: list[str]) -> list[str]:
 
 def render_text(r, *, gpu_options: bool = False, replica_check: bool = False, check=None) -> str:
     """The whole plan. `gpu_options`: add the sweep over every shipped GPU (slower); `replica_check`: say the
-    replica count's simulated check (Report.replica_check: up to five simulations); `check`: that check, already
+    replica count's simulated check (Report.replica_check: up to four simulations); `check`: that check, already
     run (the page's, kept per scenario)."""
     if check is not None:
         replica_check = True

@@ -31,26 +31,34 @@ class RateCheck:
 RATE_CHECK_PROMPTS = 3_000
 """Requests a check simulates (the first fifth skipped): 1,000 left the queues of a replica near its flat
 throughput curve too little time to form (SGLang Llama-3.1-8B on an H100 at 11 req/s: 98.6–100 % within both SLOs
-over 1,000 on eight seeds, 64.3–100 % over 3,000); ~0.06 s a simulation, up to five a check."""
+over 1,000 on eight seeds, 64.3–100 % over 3,000); ~0.06 s a simulation, up to four a check."""
 RATE_CHECK_EXTRA = 4
 EXTRA_PROMPTS = 1_000
 """Requests of each simulation that looks for how many more replicas meet the quota: shorter, so that a check whose
-count misses stays within a rerun's cost bound (five overloaded simulations of 3,000 took 1.4 s here)."""
+count misses stays within a rerun's cost bound (five overloaded simulations of 3,000 took 1.4 s here; one of 3,000
+and four of 1,000 took 1.5 s on a slower host, 2026-12-02, hence the bisection)."""
 
 
 def replica_check(report, replicas: int | None) -> RateCheck | None:
     """None without a request rate or a replica count, and for a disaggregated scenario (the simulation serves one
-    aggregated engine). One simulation of RATE_CHECK_PROMPTS requests, then up to four of EXTRA_PROMPTS."""
+    aggregated engine). One simulation of RATE_CHECK_PROMPTS requests; where it misses the quota, replicas + 4 over
+    EXTRA_PROMPTS, and only if that meets it, a bisection of + 1 … + 3 (more replicas, a lower rate each: a share
+    that does not fall). At most four simulations, two where even + 4 misses (a count far short of the load)."""
     s = report.scenario
     if not s.request_rate or s.disaggregated or not replicas or replicas < 1:
         return None
     first, preempted = _within_slo(report, s.request_rate / replicas, RATE_CHECK_PROMPTS)
+
+    def meets(extra: int) -> bool:
+        return _within_slo(report, s.request_rate / (replicas + extra), EXTRA_PROMPTS)[0] >= s.conformance_quota
+
     meeting = replicas if first >= s.conformance_quota else None
-    for extra in range(1, RATE_CHECK_EXTRA + 1):
-        if meeting is not None:
-            break
-        if _within_slo(report, s.request_rate / (replicas + extra), EXTRA_PROMPTS)[0] >= s.conformance_quota:
-            meeting = replicas + extra
+    if meeting is None and meets(RATE_CHECK_EXTRA):
+        lo, hi = 1, RATE_CHECK_EXTRA  # hi meets the quota; the fewest that does is in lo … hi
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if meets(mid) else (mid + 1, hi)
+        meeting = replicas + hi
     return RateCheck(replicas, s.request_rate / replicas, RATE_CHECK_PROMPTS, first, s.conformance_quota, meeting,
                      preempted)  # fmt: skip
 

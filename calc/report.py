@@ -170,7 +170,7 @@ class Report:
     def replica_check(self):
         """The replica count for request_rate against the scheduler simulation (calc.replica_check): one replica
         at its share of the rate, Poisson arrivals; None without a rate, a replica count, or for disaggregated
-        serving. Up to five simulations: computed only where shown."""
+        serving. Up to four simulations: computed only where shown."""
         from calc.replica_check import replica_check
 
         return replica_check(self, self.fleet.replicas)

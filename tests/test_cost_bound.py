@@ -173,9 +173,9 @@ def test_a_link_with_a_million_in_flight_and_no_budget_limit_is_within_the_bound
 
 
 def test_a_replica_check_far_short_of_its_count_stays_within_the_bound(catalog):
-    """The check simulates the count's own replica over 3,000 requests, then up to four more counts over 1,000 each:
-    five overloaded simulations of 3,000 took 1.4 s of CPU. A count fifty times too small, every simulation at the
-    work cap, stays under the second's bound."""
+    """The check simulates the count's own replica over 3,000 requests, then + 4 replicas over 1,000, and bisects
+    + 1 … + 3 only where + 4 meets the quota. One of 3,000 and four of 1,000, tried in turn, took 1.5 s of CPU on a
+    slower host (0.46 + 4 × 0.26 s); a count fifty times too small now runs two and stays under the second's bound."""
     import time
 
     from calc.replica_check import replica_check
@@ -214,3 +214,25 @@ def test_a_config_json_listing_its_layer_indices_is_read_within_the_bound(family
         assert isinstance(out, InputError) and "num_hidden_layers" in str(out)
     else:
         assert out.plan.count("full_attention") == 1, out
+
+
+def test_the_replica_check_bisects_for_the_fewest_extra_replicas(catalog, monkeypatch):
+    """+ 4 first, then a bisection of + 1 … + 3: the same fewest count as trying + 1, + 2, … in turn, in at most
+    four simulations. A stand-in share that rises with the replicas (0.5 at 10 replicas, + 0.15 a replica; quota
+    0.9): 10 → 0.50, 11 → 0.65, 12 → 0.80, 13 → 0.95 meets: 13, found by 10, 14, 12, 13."""
+    from calc import replica_check as rc_mod
+
+    r = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm", request_rate=10.0), catalog)
+    tried = []
+
+    def share(report, rate_rps, n):
+        replicas = round(10.0 / rate_rps)
+        tried.append(replicas)
+        return 0.5 + 0.15 * (replicas - 10), 0
+
+    monkeypatch.setattr(rc_mod, "_within_slo", share)
+    rc = rc_mod.replica_check(r, 10)
+    assert rc.replicas_meeting_quota == 13 and tried == [10, 14, 12, 13]
+    tried.clear()
+    monkeypatch.setattr(rc_mod, "_within_slo", lambda report, rate_rps, n: (tried.append(round(10.0 / rate_rps)), (0.2, 0))[1])
+    assert rc_mod.replica_check(r, 10).replicas_meeting_quota is None and tried == [10, 14]  # far short: two runs

@@ -103,7 +103,7 @@ def test_one_token_outputs_are_checked_without_a_tpot():
     ("SLOs & replicas", {"request_rate": "20"}, "slo_replica_check", lambda at: [m.value for m in at.markdown]),
 ])  # fmt: skip
 def test_a_replica_count_can_be_simulated_at_its_share_of_the_rate(tab, query, key, shown):
-    """Off by default (up to five simulations); on, the share within both SLOs against the quota."""
+    """Off by default (up to four simulations); on, the share within both SLOs against the quota."""
     at = app_run(query, tab)
     assert not any("share of the rate" in x for x in shown(at))
     at.toggle(key=key).set_value(True).run()
