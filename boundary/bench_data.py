@@ -30,6 +30,11 @@ DTYPES = {"bf16": "auto", "fp16": "fp16", "fp8": "fp8", "awq-int4": "int4", "gpt
 OLDEST_V1 = (0, 8)  # vLLM runs before V1 became the default engine (0.8) have other fixed costs: not used
 V1_DEFAULT_SINCE = (2025, 3)  # vLLM 0.8.0, when V1 became the default, for runs dated but not versioned
 HELD_OUT_SHARE = 3  # one group in three
+ENDED_EARLY = 0.9
+"""A random-prompt run whose requests decoded on average less than this share of the stated output length stopped at
+end-of-sequence (ignore_eos off) or lost requests: its requests finished at times a replay of that length does not
+give (the RTX 4090 Mistral-7B sweep, 100 of 128 tokens: a closed loop of fixed lengths moves in lockstep, four
+prompts prefilled at once, where the real one's ends were spread out)."""
 QUANT_WORDS = ("AWQ", "GPTQ", "FP8", "INT4", "W4A16", "KV cache")  # "special" only for its weight format: a stock run
 NOT_STOCK = ("torch-compile", "tuned", "multi-step", "speculative", "EAGLE", "enforce-eager", "bitsandbytes",
              "bits not stated", "does not state the bit width")  # fmt: skip
@@ -97,7 +102,9 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
             continue
         doc = yaml.safe_load(path.read_text())
         dated = re.search(r"(\d{4})-(\d{2})-\d{2}", str(doc.get("title", "")))
+        variant = doc.get("gpu_variant") or {}  # a source's own unstated variant, inferred with its reason in the file
         for r in doc.get("runs", []):
+            r = {**r, "gpu": variant.get(r["gpu"], r["gpu"])}
             why = _skip(r, models, catalog)
             if not why and r["engine"] == "vllm" and dated and (int(dated[1]), int(dated[2])) < V1_DEFAULT_SINCE:
                 why = f"vLLM of {dated[0]}: before the V1 engine the constants describe"
@@ -179,6 +186,15 @@ def _beyond_the_hardware(runs: list[BenchRun], catalog) -> dict[str, str]:
     return out
 
 
+def _decoded_per_request(m: dict) -> float | None:
+    """Output tokens a completed request decoded on average, from the printed totals or the two throughputs."""
+    if m.get("total_output_tokens") and m.get("completed"):
+        return m["total_output_tokens"] / m["completed"]
+    if m.get("output_throughput") and m.get("request_throughput"):
+        return m["output_throughput"] / m["request_throughput"]
+    return None
+
+
 def _range_ratio(r: dict) -> float:
     """How much request lengths vary. Stated: vLLM's --random-range-ratio. SGLang's bench_serving draws random
     lengths uniformly up to the stated length by default (its ratio 0 is the lower end), and ShareGPT lengths vary
@@ -209,6 +225,11 @@ def _skip(r: dict, models: dict, catalog) -> str | None:
         return f"vLLM {r['engine_version']} predates the V1 engine the constants describe"
     if not r.get("input_len") or not r.get("output_len"):
         return "input or output length not stated"
+    decoded = _decoded_per_request(r.get("measured") or {})
+    if r["kind"] == "serve" and r.get("dataset") == "random" and decoded and decoded < ENDED_EARLY * r["output_len"]:
+        return (f"outputs ended early: {decoded:,.1f} of {r['output_len']:,} tokens decoded a request on average "
+                "(end-of-sequence with ignore_eos off, or failed requests), so its requests did not finish when a "
+                "replay of the stated length has them finish")  # fmt: skip
     if (r.get("data_parallel_size") or 1) > 1 or r.get("expert_parallel"):
         return "data or expert parallelism is not modelled"
     return None

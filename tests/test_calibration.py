@@ -131,6 +131,32 @@ def test_a_setup_faster_than_its_stated_gpus_allow_is_left_out(catalog):
     assert not any("floor" in w for rid, w in skipped if not rid.startswith(("tt-340", "tt-394")))  # no other source
 
 
+def test_a_run_whose_outputs_ended_early_is_left_out(catalog):
+    """The RTX 4090 Mistral-7B sweep asked for 128 tokens out, but printed 377 output tokens/s at 3.78 requests/s:
+    377 / 3.78 = 99.7 tokens a request, below 0.9 × 128 = 115.2 (its server stopped at end-of-sequence). Replayed at
+    128 fixed tokens, its closed loop of 8 moves in lockstep (8 prompts prefilled at once: 346 ms to a first token
+    where the blog measured 55 ms), so the run cannot say what the model gets wrong."""
+    assert 377 / 3.78 == pytest.approx(99.7, abs=0.05) and 377 / 3.78 < 0.9 * 128
+    runs, skipped = load_runs(catalog)
+    why = dict(skipped)
+    assert why["blog-mushfiq-4090-mistral7b-c8"].startswith("outputs ended early: 99.7 of 128 tokens")
+    assert not any(r.id.startswith("blog-mushfiq") for r in runs)
+    # GPUStack's gpt-oss-20b, 4,000 + 200 tokens: 104.6 of 200 decoded a request (its total over its completed)
+    assert why["gpustack-gptoss20b-h100-vllm-rand-4k"].startswith("outputs ended early: 104.6 of 200 tokens")
+
+
+def test_a_sources_unstated_gpu_variant_is_inferred_in_its_file(runs):
+    """Massed Compute's gpu_1x_h100 is read as an H100 PCIe (the file's gpu_variant says why: one request alone
+    decodes Qwen3-32B's 65.5 GB at 37.2 ms a token, 1.76 TB/s, 53 % of the SXM card's 3.35 TB/s and 88 % of PCIe's
+    2.0), and the split keeps each of its groups in the part it was given."""
+    assert 65.5e9 / 37.2e-3 / 1e12 == pytest.approx(1.76, abs=0.01)
+    massed = {r.group: r.part for r in runs if r.group.startswith("massed-compute") and "h100" in r.group}
+    assert massed == {"massed-compute-qwen3-30b-a3b-h100|Qwen/Qwen3-30B-A3B|h100-pcie": "held-out",
+                      "massed-compute-qwen3-32b-h100|Qwen/Qwen3-32B|h100-pcie": "calibration",
+                      "massed-compute-r1-distill-llama-8b-h100|deepseek-ai/DeepSeek-R1-Distill-Llama-8B|h100-pcie":
+                          "held-out"}  # fmt: skip
+
+
 def test_every_kept_run_is_replayed(runs, catalog):
     """A run the simulation cannot replay is a fit's constant miss, not information: every kept run must predict.
     Massed Compute's L40S vLLM runs state range ratio 1.0, which vLLM 0.8.5's benchmark read as [1.0 · 128, 128]
