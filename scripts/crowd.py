@@ -45,9 +45,11 @@ TIMEOUT_S = 120.0  # no session may run longer than this: the client is bounded 
 SETTLE_S = 60.0  # a closed session is dropped 30 s after its WebSocket closes, released by ui/upkeep.py within 10 s more
 
 
-def rss_mb(pid: int) -> float:
+def rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """Resident memory in MB: all of it (VmRSS), or its anonymous part (RssAnon: the heap, what sessions allocate;
+    the rest is RssFile, pages of the libraries' files the kernel may drop and reload)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
@@ -173,8 +175,8 @@ def start_pool(n: int) -> tuple[list[subprocess.Popen], list[subprocess.Popen], 
 def main(sizes: list[int], processes: int = 1) -> None:
     procs, helpers, url = start_pool(processes)
 
-    def rss_all() -> float:
-        return sum(rss_mb(p.pid) for p in procs)
+    def rss_all(field: str = "VmRSS") -> float:
+        return sum(rss_mb(p.pid, field) for p in procs)
 
     def cpu_all() -> float:
         return sum(cpu_s(p.pid) for p in procs)
@@ -183,10 +185,11 @@ def main(sizes: list[int], processes: int = 1) -> None:
         for _ in procs:  # warm each server's imports and caches once, as a running server would be
             asyncio.run(crowd(url, 1))
         time.sleep(2)
-        idle = rss_all()
-        print(f"{processes} server process(es) idle after one warm-up session each: {idle:.0f} MB resident")
+        idle, idle_anon = rss_all(), rss_all("RssAnon")
+        print(f"{processes} server process(es) idle after one warm-up session each: {idle:.0f} MB resident"
+              f" ({idle_anon:.0f} MB anonymous)")
         print(f"{'sessions':>8s} {'first load p50/p90':>20s} {'rerun p50/p90':>16s} {'runs/s':>7s} {'server CPU/run':>15s}"
-              f" {'client CPU':>11s} {'steal':>6s} {'peak MB':>8s} {'after MB':>9s}")  # fmt: skip
+              f" {'client CPU':>11s} {'steal':>6s} {'peak MB':>8s} {'after MB':>9s} {'anon MB':>8s}")  # fmt: skip
         for n in sizes:
             peak = [idle]
 
@@ -210,10 +213,10 @@ def main(sizes: list[int], processes: int = 1) -> None:
             steal = (cpu_ticks()[0] - ticks[0]) / max(1, cpu_ticks()[1] - ticks[1])
             runs = len(r["first"]) + len(r["rerun"])
             time.sleep(SETTLE_S)  # closed sessions are dropped after server.disconnectedSessionTTL
-            after = rss_all()
+            after, after_anon = rss_all(), rss_all("RssAnon")
             print(f"{n:8d} {pct(r['first'], 50):9.2f}/{pct(r['first'], 90):5.2f} s {pct(r['rerun'], 50):8.2f}/{pct(r['rerun'], 90):5.2f} s"
                   f" {r['runs_per_s']:7.1f} {server_cpu / runs * 1e3:12.0f} ms {client_cpu / r['wall_s']:10.0%} {steal:6.0%}"
-                  f" {max(peak):8.0f} {after:9.0f}", flush=True)  # fmt: skip
+                  f" {max(peak):8.0f} {after:9.0f} {after_anon:8.0f}", flush=True)  # fmt: skip
     finally:
         for p in [*helpers, *procs]:
             p.terminate()
