@@ -233,6 +233,8 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
         raise InputError("config.json", "expected a JSON object")
     cfg, vision, wrapper = _unwrap(config)
     vision = vision or img_processor_tower(config)
+    if not isinstance(cfg.get("model_type") or "", str):  # a list or an object was named "['x']"
+        raise InputError("model_type", "expected the architecture's name as text, e.g. 'llama' or 'qwen3_moe'")
     mt = str(cfg.get("model_type") or "")[:60]
     assumptions = []
     if not mt:

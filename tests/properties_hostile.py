@@ -138,6 +138,7 @@ MALFORMED_SPEC: dict[str, tuple[dict, str]] = {
                                               "max_window_layers": "x"}, "max_window_layers"),
 }  # fmt: skip
 MALFORMED_CONFIG: dict[str, tuple[dict, str]] = MALFORMED_SPEC | {
+    "model_type-list": (GOOD_CONFIG | {"model_type": ["llama"]}, "model_type"),
     "block_configs-number": (GOOD_CONFIG | {"block_configs": [1]}, "block_configs"),
     "block_configs-attention": (GOOD_CONFIG | {"block_configs": [NAS | {"attention": 1}]}, "block_configs.attention"),
     "ffn_mult-text": (GOOD_CONFIG | {"block_configs": [NAS | {"ffn": {"ffn_mult": "abc"}}]}, "ffn_mult"),
