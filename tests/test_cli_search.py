@@ -155,7 +155,8 @@ def test_the_cheapest_is_simulated_at_its_share_of_the_rate(done_when):
     assert rc["quota"] == 0.9 and rc["quota"] <= rc["within_slo"] <= 1
     assert rc["replicas_meeting_quota"] == c["replicas"]
     text = run(*DONE_WHEN).stdout
-    assert "one replica simulated at its share of the rate (2.00 req/s, Poisson" in text and "quota" in text
+    share = f"{10 / c['replicas']:.2f} req/s"  # 10 req/s over the cheapest's replicas
+    assert f"one replica simulated at its share of the rate ({share}, Poisson" in text and "quota" in text
 
 
 def test_a_price_reaches_the_searched_gpu_or_says_why_not(capsys, catalog):

@@ -147,7 +147,7 @@ def test_a_suggestion_that_also_raises_max_model_len_says_so():
 def test_replicas_say_at_which_concurrency_they_were_sized():
     at = run({"request_rate": "20"})
     reps = next(m for m in at.metric if m.label == "Replicas / GPUs")
-    assert re.search(r"at \d[\d,]* requests in flight per replica", reps.help)
+    assert re.search(r"at \d[\d,.]* requests in flight per replica", reps.help)
     assert "not the scenario's 16" in reps.help or " 16 requests in flight" in reps.help
 
 

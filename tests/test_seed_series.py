@@ -87,7 +87,6 @@ def test_prefill_slowdown_under_load(catalog, runs):
     assert p16 / p1 == pytest.approx(3.9, rel=0.25)
 
 
-@MISSES_THE_SEED
 def test_mfu_and_mbu_of_the_report(catalog):
     # "L=256: MFU 14.3 %, MBU 82.1 %" from 23.55 TF/s and 827.7 GB/s; the model's decode step at L = 256 reads the
     # weights and 16 contexts of 384 tokens: its bytes per second against 1,008 GB/s is the MBU it predicts

@@ -143,7 +143,7 @@ def test_the_cli_text_has_the_sections_the_page_has(capsys):
                  "Simulation (", "Beyond the GPU"):  # fmt: skip
         assert head in out, head
     assert "p99.95" in out and "hedging" in out and "chain of 20 sequential calls" in out and "29.85 ms" in out
-    assert re.search(r"at \d[\d,]* requests in flight per replica", out)
+    assert re.search(r"at \d[\d,.]* requests in flight per replica", out)
 
 
 def test_a_fractional_measured_batch_reproduces_the_seeds_floor(capsys):
