@@ -218,6 +218,10 @@ def capacity_text(r) -> str:
               f"flight; limited by the wait for a free slot: with Poisson arrivals {fmt.pct(cap.slot_wait_share, 1)} "
               f"of requests wait longer than the TTFT SLO leaves (Erlang C), and more traffic would break the "
               f"{quota} quota")  # fmt: skip
+    elif cap.limited_by == "graphs":
+        at = (f"{fmt.plural(cap.concurrency, 'request')} in flight per replica — within the SLOs, and the most whose "
+              f"steps keep the engine's captured CUDA graphs: with more in flight the steps run eagerly and serve fewer "
+              f"requests a second")  # fmt: skip
     else:
         count = (f"{fmt.plural(cap.concurrency, 'request')} in flight per replica" if cap.load >= cap.concurrency else
                  f"{cap.load:,.1f} requests in flight per replica on average (latency at {cap.concurrency:,})")  # fmt: skip

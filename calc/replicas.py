@@ -15,7 +15,7 @@ from calc.cost import cost_per_million_output_tokens
 from calc.engine_spec import EngineSpec
 from calc.expr import E, eceil
 from calc.goodput import Conformance, conformance, tpot_slo_s
-from calc.latency import PREFILL_LOAD, LatencyResult, latency
+from calc.latency import PREFILL_LOAD, LatencyResult, graphed_counts, latency
 from calc.numeric import largest_true, percent_text
 from calc.pool import PoolResult
 from calc.scenario import Scenario
@@ -46,7 +46,9 @@ class Capacity:
     limited_by: str
     """'slo' (the SLOs: the latency at one more request in flight, with prompts that arrive together queueing for
     prefill under Poisson arrivals, calc.prefill_queue), 'slots' (the wait for one of the slots costs more of the
-    quota: Erlang C) or 'memory' (not one request of this length fits)."""
+    quota: Erlang C), 'graphs' (more in flight would serve fewer requests a second: their steps outgrow vLLM's
+    captured CUDA graphs and run eagerly, calc.latency.graphed_counts) or 'memory' (not one request of this length
+    fits)."""
     reason: str = ""
     """Why one replica serves nothing, when it does not."""
     slots: int = 0
@@ -135,8 +137,13 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
             best, load = ok + 1, lo
     if load <= 0:  # only at a conformance equal to the quota to the last digit
         return Capacity(0, 0.0, at(1)[0].conformance, limited, "no load keeps the quota", slots)
-    conf, late, kept, busy = queued(best, load)
     rate = load / best * at(best)[1].requests_per_s
+    for k in graphed_counts(best, input_len=s.input_len, output_len=s.output_len, budget=s.max_num_batched_tokens,
+                            graph_tokens=engine.cudagraph_max_tokens):  # fmt: skip
+        k = int(k)  # past the CUDA-graph size fewer in flight can serve more: the best rate within the quota
+        if 1 <= k < best and at(k)[1].requests_per_s > rate and queued(k, k)[0] >= quota:
+            best, load, limited, rate = k, float(k), "graphs", at(k)[1].requests_per_s
+    conf, late, kept, busy = queued(best, load)
     if limited == "slots" and late < 1 - kept:  # other prompts' prefill costs more of the conformance than a slot
         limited = "slo"
     overcommitted = (engine.scheduling == "decode-first" and slots < s.max_num_seqs

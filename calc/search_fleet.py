@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from calc.latency import graphed_counts
 from calc.replicas import LOAD_PRECISION, RATIO_TOL
 from calc.scenario import Scenario
 from calc.search_capacity import Rows, Slo, aggregated_at, decode_step, disaggregated_at, largest_ok, prefill_instances
@@ -100,7 +101,23 @@ def operating_points(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, at
     better = (ok[fails] < 1) | (lo / n1 * throughput(n1, t1, p1) > at_ok)
     j = fails[better]
     b[j], load[j], ttft[j], tpot[j] = n1[better], lo[better], t1[better], p1[better]
-    return np.where(load > 0, b, 0), load, ttft, tpot
+    b = np.where(load > 0, b, 0)
+    # past the CUDA-graph size fewer in flight can serve more: calc.replicas.capacity's probes, in the same order
+    rate = np.where(b >= 1, load / np.maximum(b, 1) * throughput(np.maximum(b, 1), ttft, tpot), 0.0)
+    budget = table.all().budget
+    for k in graphed_counts(b, input_len=c.L, output_len=c.N, budget=budget, graph_tokens=c.cudagraph_max_tokens):
+        idx = np.flatnonzero((k >= 1) & (k < b))
+        if not idx.size:
+            continue
+        tk, pk = at(c, table.take(idx), k[idx])
+        rk = throughput(k[idx], tk, pk)
+        up = rk > rate[idx]
+        if not up.any():
+            continue
+        meets = queued(idx[up], k[idx][up], k[idx][up], tk[up], pk[up])
+        j, w = idx[up][meets], np.flatnonzero(up)[meets]
+        b[j], load[j], ttft[j], tpot[j], rate[j] = k[j], k[j], tk[w], pk[w], rk[w]
+    return b, load, ttft, tpot
 
 
 def ceil_div(a: np.ndarray, b) -> np.ndarray:

@@ -138,3 +138,14 @@ def test_where_prompts_queue_for_prefill_the_search_sizes_as_evaluate(catalog):
                  search_gpus="h100-sxm,l40s,rtx-5090,a100-80gb-sxm", search_max_num_seqs="16,64,256")  # fmt: skip
     # the sample exercises the queue (fp8 on the A100 is refused since it has no kernel there: 11 of 24 now)
     assert sum(c.prefill_load > 0.2 for c in sized_as_evaluate(catalog, s, 1)) >= 10
+
+
+def test_where_the_cuda_graphs_bind_the_search_sizes_as_evaluate(catalog):
+    """Short requests, many slots and a loose TPOT SLO: past vLLM's 512-token CUDA graphs more in flight serve fewer
+    requests a second, so the capacity is the rate at the largest count whose steps keep their graphs where that is
+    higher (calc.latency.graphed_counts), over arrays in the search and over scalars in calc.replicas.capacity; they
+    must agree, and the graphs must be what bounds several."""
+    s = Scenario(model="llama-3.1-8b", input_len=128, output_len=128, request_rate=50.0, slo_tpot_s=0.1,
+                 search_gpus="h100-sxm,h200,b200", search_max_num_seqs="1024,4096",
+                 search_max_num_batched_tokens="4096,8192")  # fmt: skip
+    assert sum(c.limited_by == "graphs" for c in sized_as_evaluate(catalog, s, 2)) >= 3
