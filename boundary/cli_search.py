@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 import time
 from dataclasses import asdict
 
@@ -101,7 +102,13 @@ def run_search(args, catalog) -> int:
     elif args.csv:
         from boundary.search_text import render_csv
 
-        print(render_csv(out["configurations"] if args.all else _listed(out)), end="")
+        rows = out["configurations"] if args.all else _listed(out)
+        if not rows and r.configs_evaluated:  # the columns still, so a spreadsheet or script sees the same header
+            print(render_csv([{"listed_as": None} | row(r, 0) | {"rate_check": None}]).splitlines()[0])
+            print(f"no configuration listed: {out['configs_meeting_slo']:,} of {r.configs_evaluated:,} meet the "
+                  "filters and SLOs (`calc search` without --csv says why)", file=sys.stderr)  # fmt: skip
+            return 0
+        print(render_csv(rows), end="")
     else:
         from boundary.search_text import render_text
 

@@ -95,6 +95,15 @@ def test_csv_for_spreadsheets():
     assert all("." not in r["cost_per_hour"] or len(r["cost_per_hour"].split(".")[1]) <= 12 for r in rows)
 
 
+def test_csv_with_nothing_listed_keeps_its_header():
+    """Llama-3.1-405B on T4s: none of the 672 configurations leaves memory for the KV cache. The CSV still has its
+    header (the same columns as when something is listed), and stderr says why nothing is."""
+    p = run("--model", "llama-3.1-405b", "--gpus", "t4", "--csv")
+    full = run("--gpus", "h100-sxm", "--tensor-parallel-size", "1", "--csv")
+    assert p.returncode == 0 and p.stdout.splitlines() == [full.stdout.splitlines()[0]]
+    assert "no configuration listed: 0 of 672" in p.stderr
+
+
 def test_all_lists_every_configuration(catalog):
     p = run("--gpus", "l40s", "--tensor-parallel-size", "1", "--pipeline-parallel-size", "1", "--dtype", "auto",
             "--kv-cache-dtype", "auto,fp8", "--max-num-seqs", "16,32", "--json", "--all")  # fmt: skip
