@@ -138,7 +138,8 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     blocks = blocks_k[low, cols]
     per_max = per_max_len[par, kvi, f, low, bi]
     conc = np.divide(blocks, per_max, out=np.zeros(grid.size), where=per_max > 0)
-    held = np.minimum(blocks // per_request[par, kvi, f, low, bi], seqs_values[si])
+    per = per_request[par, kvi, f, low, bi]
+    held = np.minimum(np.floor_divide(blocks, per, out=np.zeros_like(blocks), where=per > 0), seqs_values[si])
     if s.request_len > s.max_model_len or s.max_model_len > m.max_position_embeddings:  # rejected, or no start
         held[:] = 0
     held[conc < 1] = 0

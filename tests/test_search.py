@@ -271,3 +271,24 @@ def test_the_cheapest_is_not_named_across_currencies(catalog):
                  search_gpus="h100-sxm,l40s,rtx-4090", search_disaggregated=False)  # fmt: skip
     r = search(s, catalog)
     assert r.currency(r.cheapest) == "USD" and any("not converted" in n for n in r.notes)
+
+
+def test_a_pipeline_stage_without_kv_layers_is_searched_without_a_warning(catalog):
+    """Seven layers of no attention and one full-attention layer, in two pipeline stages: the first stage holds no
+    KV layer, so its requests need no blocks there (per request 0). The pool's arithmetic divided by that 0 (a numpy
+    RuntimeWarning); now the quotient is taken only where a request needs blocks."""
+    import warnings
+
+    from calc.custom import encode_custom_model
+    from calc.specs import ModelSpec
+
+    m = ModelSpec.model_validate({"name": "M", "model_type": "llama", "num_hidden_layers": 8, "hidden_size": 512,
+                                  "num_attention_heads": 8, "num_key_value_heads": 8, "intermediate_size": 1024,
+                                  "vocab_size": 32000, "max_position_embeddings": 4096,
+                                  "layer_types": ["none"] * 7 + ["full_attention"]})  # fmt: skip
+    s = Scenario(model="custom", custom_model=encode_custom_model(m), search_gpus="l4",
+                 search_pipeline_parallel_size="1,2", search_tensor_parallel_size="1")  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        r = search(s, catalog)
+    assert r.configs_evaluated > 0
