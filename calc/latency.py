@@ -174,8 +174,11 @@ def graphed_counts(hi, *, input_len: int, output_len: int, budget, graph_tokens:
     arrays out (calc.search_fleet takes it over every configuration; calc.replicas over one)."""
     hi = np.asarray(hi, dtype=np.int64)
     L, N = input_len, output_len  # noqa: N806 - the formula's names
-    room = lambda b: np.maximum(0.0, budget - b)  # noqa: E731
-    tokens = lambda b: b + np.maximum(np.minimum(b * L / N, room(b)), np.minimum(L, room(b)))  # noqa: E731
+
+    def tokens(b):
+        room = np.maximum(0.0, budget - b)
+        return b + np.maximum(np.minimum(b * L / N, room), np.minimum(L, room))
+
     lo, top = np.zeros_like(hi), hi.copy()  # tokens(lo) ≤ graph_tokens holds at 0; find the largest in [0, hi]
     while np.any(lo < top):
         mid = (lo + top + 1) // 2

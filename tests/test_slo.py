@@ -307,3 +307,16 @@ def test_the_capacity_is_the_best_rate_within_the_slos(catalog):
     assert at[333] < at[250] and cap.rps >= at[250]
     assert cap.concurrency == 256 and cap.limited_by == "graphs" and cap.rps == pytest.approx(at[256])
     assert "captured CUDA graphs" in capacity_text(evaluate(s, catalog))
+
+
+def test_the_counts_that_keep_the_cuda_graphs():
+    """128 + 128 tokens, budget 4,096, 512-token graphs: a mixed step carries b decodes and b · 128 / 128 = b prompt
+    tokens (b ≥ 128), so 2b ≤ 512 up to b = 256; decode-only steps keep theirs up to 512. A 1,000-token prompt
+    (1,000 + 200, budget 8,192) rides in chunks of min(1,000, 8,192 − b) = 1,000 tokens, so no step carrying one keeps
+    a graph (0), while the decode-only steps do up to 512."""
+    from calc.latency import graphed_counts
+
+    mixed, decode = graphed_counts(333, input_len=128, output_len=128, budget=4096, graph_tokens=512)
+    assert (int(mixed), int(decode)) == (256, 333)
+    mixed, decode = graphed_counts([80, 1000], input_len=1000, output_len=200, budget=8192, graph_tokens=512)
+    assert list(mixed) == [0, 0] and list(decode) == [80, 512]
