@@ -25,8 +25,9 @@ def unforeseen(exc: BaseException) -> str:
 
 
 def _allowed(err: dict) -> str:
+    """' (allowed: …)' where pydantic knows the choices and its message does not already list them."""
     ctx = err.get("ctx") or {}
-    if "expected" in ctx:
+    if "expected" in ctx and str(ctx["expected"]) not in err.get("msg", ""):
         return f" (allowed: {ctx['expected']})"
     return ""
 

@@ -197,8 +197,9 @@ class Scenario(BaseModel):
     @field_validator("block_size", mode="before")
     @classmethod
     def _block_size_from_text(cls, v):
-        """URL and CLI values arrive as text; a Literal of ints does not coerce '32' by itself."""
-        return int(v) if isinstance(v, str) and v.strip().isdigit() and len(v) < 6 else v
+        """URL and CLI values arrive as text; a Literal of ints does not coerce '32' by itself. ASCII digits only:
+        str.isdigit and int() also take '١٦' (Arabic-Indic) and '¹⁶', which every other integer field refuses."""
+        return int(v) if isinstance(v, str) and v.strip().isascii() and v.strip().isdigit() and len(v) < 6 else v
 
     @field_validator(*SEARCH_LISTS)
     @classmethod

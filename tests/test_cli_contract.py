@@ -121,3 +121,14 @@ def test_a_benchmark_that_completes_nothing_has_null_figures_and_says_why(capsys
     assert "20,000 steps at max_num_batched_tokens 1" in d["not_served"]
     assert main(args) == 0
     assert capsys.readouterr().out.startswith("not served: no request finished within the simulation's work cap")
+
+
+@pytest.mark.parametrize("value", ["١٦", "¹⁶", "１６"])  # Arabic-Indic, superscript, fullwidth: int() takes the first two
+def test_a_block_size_in_other_digits_is_refused_as_every_integer_is(capsys, value):
+    from boundary.urlstate import validate_query
+
+    err = one_error_line(capsys, ["plan", "--block-size", value])
+    assert err.startswith("error: --block-size: Input should be 8, 16, 32, 64, 128 or 256"), err
+    assert err.count("8, 16, 32") == 1  # the choices once, not again as '(allowed: …)'
+    values, warnings = validate_query({"block_size": [value]})
+    assert values == {} and warnings[0].startswith("block_size: Input should be 8, 16")
