@@ -139,7 +139,7 @@ def test_a_space_over_the_cap_names_its_flags_and_count(capsys):
     assert main(["search", *args]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "search_" not in err, err
-    assert err.startswith("error: --pipeline-parallel-size: 946,176 configurations = 22 --gpus × 112 "
+    assert err.startswith("error: --pipeline-parallel-size: 989,184 configurations = 23 --gpus × 112 "
                           "(--tensor-parallel-size, --pipeline-parallel-size) pairs × 4 --dtype × 2 --kv-cache-dtype × "
                           "24 --max-num-seqs × 2 modes (--disaggregated); at most 50,000"), err  # fmt: skip
 

@@ -118,7 +118,7 @@ def test_a_search_without_latency_spread_is_within_the_bound(catalog, kw):
 
 
 def test_a_search_at_its_size_cap_is_within_the_bound(catalog):
-    # 46,464 configurations (22 GPUs × 12 (TP, PP) pairs × 4 weight formats × 2 KV × 11 max_num_seqs × 2 modes) on
+    # 48,576 configurations (23 GPUs × 12 (TP, PP) pairs × 4 weight formats × 2 KV × 11 max_num_seqs × 2 modes) on
     # the costliest path (σ = 0 and a quota of 0.9999999): 0.36–0.39 s of CPU and 24 MB; twice as many took 0.9 s
     from calc.search import search
     from calc.search_space import MAX_CONFIGS
@@ -140,7 +140,7 @@ def test_a_search_over_its_size_cap_is_refused_before_any_work(catalog):
     with pytest.raises(InputError) as e:
         bounded(lambda: search(s, catalog))
     assert e.value.field == "search_pipeline_parallel_size"
-    assert e.value.message.startswith("946,176 configurations = 22 search_gpus × 112 (search_tensor_parallel_size, "
+    assert e.value.message.startswith("989,184 configurations = 23 search_gpus × 112 (search_tensor_parallel_size, "
                                       "search_pipeline_parallel_size) pairs × 4 search_dtype × 2 search_kv_cache_dtype "
                                       "× 24 search_max_num_seqs × 2 modes (search_disaggregated); at most 50,000")  # fmt: skip
 
