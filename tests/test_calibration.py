@@ -132,8 +132,9 @@ def test_a_setup_faster_than_its_stated_gpus_allow_is_left_out(catalog):
     # 31.5 ms (SGLang), under the 37.8 / 37.5 ms it takes to read the 128 experts' weights once at 1,597 GB/s.
     assert "below the 37.8 ms prefill floor" in why["massed-qwen3-30b-a3b-rtxpro6000-vllm-c1"]
     assert not any(r.id.startswith("massed-qwen3-30b-a3b-rtxpro6000") for r in runs)
+    # no other source
     assert not any("floor" in w for rid, w in skipped
-                   if not rid.startswith(("tt-340", "tt-394", "massed-qwen3-30b-a3b-rtxpro6000")))  # no other source
+                   if not rid.startswith(("tt-340", "tt-394", "massed-qwen3-30b-a3b-rtxpro6000")))  # fmt: skip
 
 
 def test_a_run_whose_outputs_ended_early_is_left_out(catalog):
