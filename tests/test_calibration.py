@@ -151,6 +151,21 @@ def test_a_run_whose_outputs_ended_early_is_left_out(catalog):
     assert why["gpustack-gptoss20b-h100-vllm-rand-4k"].startswith("outputs ended early: 104.6 of 200 tokens")
 
 
+def test_a_closed_loop_that_stalled_warming_up_keeps_its_medians_not_its_throughput(runs):
+    """Massed Compute's Nemotron-3-Nano on one RTX PRO 6000, vLLM, 5 requests of 128 + 128 one at a time: a first
+    token took 21,873 ms (p99) where the median took 41 ms, and the run lasted 26.7 s, so its 'throughput' is
+    mostly the stall: 21.873 > 0.2 × 26.7 and 21,873 > 5 × 41. GLM-4.7-Flash on the H100 at 8 in flight also had a
+    slow first token (p99 1,006 ms, 8.9 × its median) but in an 11.5 s run (9 %): steady enough, kept."""
+    by_id = {r.id: r for r in runs}
+    stalled_run = by_id["massed-nemotron3-nano-30b-rtxpro6000-vllm-c1"]
+    d = stalled_run.measured
+    assert d["p99_ttft_ms"] / 1e3 > 0.2 * d["duration_s"] and d["p99_ttft_ms"] > 5 * d["median_ttft_ms"]
+    assert set(measured(stalled_run)) == {"tpot", "ttft"}
+    steady = by_id["massed-glm47-flash-h100-vllm-c8"]
+    assert 1006 / 1e3 / 11.5 < 0.2 and "throughput" in measured(steady)
+    assert sum(bool(r.measured.get("output_throughput")) and "throughput" not in measured(r) for r in runs) == 4
+
+
 def test_a_sources_unstated_gpu_variant_is_inferred_in_its_file(runs):
     """Massed Compute's gpu_1x_h100 is read as an H100 PCIe (the file's gpu_variant says why: one request alone
     decodes Qwen3-32B's 65.5 GB at 37.2 ms a token, 1.76 TB/s, 53 % of the SXM card's 3.35 TB/s and 88 % of PCIe's
