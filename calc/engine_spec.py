@@ -55,6 +55,10 @@ class EngineSpec(BaseModel):
     int8_weight_share: Share
     moe_weight_share: Share
     """Share of the achievable bandwidth the fused-MoE kernels reach on expert weights."""
+    routing_exponent: Annotated[float, Field(gt=0, le=1)] = 1.0
+    """The n tokens of one step pick experts like n^x independent draws: real routers favour some experts, so a
+    batch touches fewer distinct ones than uniform routing, E · (1 − (1 − k/E)^n). 1: uniform. One token still
+    reads its k experts and many tokens still reach all E."""
     default_max_num_batched_tokens: Annotated[int, Field(gt=0, le=1_000_000)]
     version: str = Field(min_length=1, max_length=40)
     """Engine releases the constants describe."""

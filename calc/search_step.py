@@ -53,6 +53,8 @@ class Consts:
     cudagraph_max_tokens: int
     per_seq_s: float
     experts: int
+    routing: float
+    """The engine's routing_exponent: n tokens touch experts like n^routing uniform draws."""
     top_k: int
     moe_layers: int
     caps: tuple[float, ...]
@@ -130,7 +132,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                layer_overhead_s=one.layers * (engine.layer_overhead_eager_s if s.enforce_eager else engine.layer_overhead_s),
                layer_overhead_eager_s=one.layers * engine.layer_overhead_eager_s,
                cudagraph_max_tokens=engine.cudagraph_max_tokens,
-               per_seq_s=engine.per_sequence_s + engine.stream_token_s, experts=one.experts, top_k=one.top_k, moe_layers=one.moe_layers,
+               per_seq_s=engine.per_sequence_s + engine.stream_token_s, experts=one.experts, routing=engine.routing_exponent, top_k=one.top_k, moe_layers=one.moe_layers,
                caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first", L=L,
                N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_s=request_overhead_s(s, engine),
                front_queue_s=request_overhead_s(s, engine) + s.queue_s, rate=s.request_rate)  # fmt: skip
@@ -151,7 +153,7 @@ def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None):
     gemm = n * v.gf + (ds + (np.asarray(pt) > 0)) * v.lf
     out = [np.maximum(v.Wt, gemm / (v.fl * ramp))]
     if c.experts:
-        touched = distinct_experts(experts=c.experts, top_k=c.top_k, tokens=n) * c.moe_layers
+        touched = distinct_experts(experts=c.experts, top_k=c.top_k, tokens=n ** c.routing) * c.moe_layers
         per_expert = n * c.top_k * c.moe_layers / touched
         out.append(np.maximum(touched * v.EB / v.bwm, n * v.eft / (v.fl * per_expert / (per_expert + c.h) * c.gcs)))
     if c.caps:

@@ -16,7 +16,8 @@ The layer overhead is the CUDA-graph one up to the engine's largest captured ste
 a_bw, a_mm: what microbenchmarks reach on this GPU (its spec file); s_*: how the engine's kernels use it, and the
 fixed costs (its spec file, fitted on published benchmark runs). n½: tokens at which GEMMs reach half their
 throughput; m: tokens each touched expert's GEMM sees. Distinct experts touched by n tokens choosing k of E:
-E · (1 − (1 − k/E)^n) per MoE layer. The Scenario's `mbu`/`mfu`, when set, replace a_bw·s and a_mm.
+E · (1 − (1 − k/E)^(n^x)) per MoE layer, x the routing exponent (1: uniform routing; real routers favour some
+experts). The Scenario's `mbu`/`mfu`, when set, replace a_bw·s and a_mm.
 """
 
 from __future__ import annotations
@@ -118,10 +119,11 @@ class StepModel:
     """Served over HTTP (each step also streams its tokens to clients); False for an offline batch."""
 
     def experts_touched(self, tokens: float) -> float:
-        """Distinct experts per MoE layer that `tokens` tokens visit: E · (1 − (1 − k/E)^tokens)."""
+        """Distinct experts per MoE layer that `tokens` tokens visit: E · (1 − (1 − k/E)^(tokens^x)), x the
+        engine's routing_exponent (1: uniform routing)."""
         if not self.experts:
             return 0.0
-        return distinct_experts(experts=self.experts, top_k=self.top_k, tokens=tokens)
+        return distinct_experts(experts=self.experts, top_k=self.top_k, tokens=tokens ** self.engine.routing_exponent)
 
     def _parts(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float
                ) -> tuple[tuple[float, ...], tuple[float, ...]]:  # fmt: skip

@@ -5,7 +5,7 @@ report the error on the held-out part.
                                           # (STEP: the first multiplicative step, default 2; 1.25 to refine a fit)
     python scripts/calibrate.py fit-front # refit only the front-end constants (request_overhead_s, request_token_s,
                                           # chat_request_s of both engines), every other constant as shipped
-    python scripts/calibrate.py fit-only NAME ...  # refit only these per-engine constants (e.g. a new term's)
+    python scripts/calibrate.py fit-only NAME ...  # refit only these constants, every other as shipped (a new term)
     python scripts/calibrate.py report    # held-out error table → tests/data/benchmarks/errors.json and README
 
 What is fitted: the kernel shares every engine's kernels have in common (GEMM ramp and share, attention, fp8 /
@@ -38,7 +38,7 @@ from boundary.bench_data import DATA, load_runs, write_split  # noqa: E402
 from calc.loader import ENGINE_DIR, load_catalog  # noqa: E402
 
 SHARED = ("gemm_half_tokens", "gemm_compute_share", "attention_bandwidth_share", "attention_compute_share",
-          "fp8_weight_share", "int4_weight_share", "moe_weight_share")  # fmt: skip
+          "fp8_weight_share", "int4_weight_share", "moe_weight_share", "routing_exponent")  # fmt: skip
 OWN = ("step_overhead_s", "layer_overhead_s", "per_sequence_s", "stream_token_s", "request_overhead_s",
        "request_token_s", "chat_request_s")  # fmt: skip
 # A burst's TTFT is its queue's drain time, which throughput already fits: weighed low so it cannot set the
@@ -50,7 +50,9 @@ WEIGHTS = {"tpot": 2.0, "ttft": 1.0, "ttft_burst": 0.25, "throughput": 1.0, "lat
 # could pin it are few; the data move it where they agree.
 PRIORS = {"gemm_compute_share": (0.75, 0.25), "attention_bandwidth_share": (0.95, 0.15),
           "attention_compute_share": (0.6, 0.3), "fp8_weight_share": (0.8, 0.2), "int4_weight_share": (0.6, 0.3),
-          "moe_weight_share": (0.85, 0.2), "gemm_half_tokens": (64, 0.7)}  # fmt: skip
+          "moe_weight_share": (0.85, 0.2), "gemm_half_tokens": (64, 0.7), "routing_exponent": (1.0, 0.3)}  # fmt: skip
+# routing_exponent: uniform routing (1) is the textbook assumption; the MoE runs at several concurrencies move it.
+BELOW_ONE = ("routing_exponent",)  # an exponent above 1 would touch more experts than independent tokens can
 CAP = 1.5
 EAGER_RATIO = 3.75  # layer_overhead_eager_s / layer_overhead_s: a launch per kernel 4–6 µs vs 1–1.5 µs from a graph
 FIT_PROMPTS = 200  # the fit replays at most this many prompts per run (speed); the report replays each run's own count
@@ -164,6 +166,7 @@ def fit(first_step: float = 2.0) -> None:
         x0 = _x0(catalog)
         hi = x0 + 4.0
         hi[[SHARED.index(k) for k in SHARED if k.endswith("share")]] = math.log(1.5)  # a share above 1.5 is no share
+        hi[[SHARED.index(k) for k in BELOW_ONE]] = 0.0
         x0 = np.minimum(x0, hi)
         failed = [r.id for r in _calibration_runs(catalog) if _fails(r, catalog)]
         if failed:  # each counts as a capped residual in the fit: say which
@@ -185,23 +188,33 @@ FRONT = ("request_overhead_s", "request_token_s", "chat_request_s")
 
 
 def fit_only(names: tuple[str, ...]) -> None:
-    """Only these per-engine constants, on the calibration runs, with every other constant as shipped: what a new
-    term needs without refitting everything (a full fit takes ~30 min on two cores, this one a few). A constant
-    shipped as 0 (a term not fitted yet) starts from 10 µs; each may range over 0.1 µs … 10 ms (log space)."""
-    unknown = [n for n in names if n not in OWN]
+    """Only these constants, on the calibration runs, with every other constant as shipped: what a new term needs
+    without refitting everything (a full fit takes ~30 min on two cores, this one a few). A per-engine constant
+    (fixed costs) is fitted for both engines; one shipped as 0 (a term not fitted yet) starts from 10 µs, and each may
+    range over 0.1 µs … 10 ms (log space). A shared one (kernel shares, the routing exponent) keeps the full fit's
+    bounds and priors."""
+    unknown = [n for n in names if n not in OWN and n not in SHARED]
     if unknown or not names:
-        sys.exit(f"fit-only: name one or more of {', '.join(OWN)} (got {', '.join(unknown) or 'none'})")
+        sys.exit(f"fit-only: name one or more of {', '.join(OWN + SHARED)} (got {', '.join(unknown) or 'none'})")
     catalog = load_catalog()
     n = len(_calibration_runs(catalog))
     x0 = _x0(catalog)
-    idx = [len(SHARED) + k * len(OWN) + OWN.index(name) for k in (0, 1) for name in names]
+    own = [name for name in names if name in OWN]
+    shared = [name for name in names if name in SHARED]
+    idx = [len(SHARED) + k * len(OWN) + OWN.index(name) for k in (0, 1) for name in own]
     start = np.where(x0[idx] <= math.log(1e-6), math.log(1e-5), x0[idx])
     lo, hi = np.minimum(start - 6.0, math.log(1e-7)), np.maximum(start + 3.0, math.log(1e-2))
+    sidx = [SHARED.index(name) for name in shared]
+    s_hi = np.array([0.0 if k in BELOW_ONE else math.log(1.5) if k.endswith("share") else x0[i] + 4.0
+                     for k, i in zip(shared, sidx, strict=True)])  # fmt: skip
+    idx, start = idx + sidx, np.concatenate([start, x0[sidx]])
+    lo, hi = np.concatenate([lo, x0[sidx] - 4.0]), np.concatenate([hi, s_hi])
     with Pool(2, initializer=_init) as pool:
         def cost(y):
             x = x0.copy()
             x[idx] = y
-            return robust_cost(np.array(_all_residuals(pool, x, n)))
+            prior = [math.log(math.exp(x[SHARED.index(k)]) / PRIORS[k][0]) / PRIORS[k][1] for k in shared if k in PRIORS]
+            return robust_cost(np.array(_all_residuals(pool, x, n) + prior))
 
         print(f"fitting {', '.join(names)} of both engines on {n} calibration runs; shipped cost {cost(x0[idx]):.2f}")
         y, best = pattern_search(cost, start, lo, hi)

@@ -124,10 +124,10 @@ def test_the_latency_cdf_marks_medians_and_p99s(figures):
 
 def test_the_capacity_sits_on_the_throughput_chart(catalog):
     """The rate the replica count divides by, as output tokens/s at its concurrency: on the throughput curve where
-    the SLOs bind at a whole number in flight (256-token prompts here: 54), below it where the wait for a free slot
-    binds (fewer than that many busy on average) or the SLOs bind between two counts (the page's default: 17.75 in
-    flight on average, the latency of 18)."""
-    for kw, on_curve in (({"input_len": 256}, True), ({}, False),
+    the SLOs bind at a whole number in flight (256-token prompts here: 55), below it where the wait for a free slot
+    binds (fewer than that many busy on average) or the SLOs bind between two counts (768 + 256 tokens: 24.75 in
+    flight on average, the latency of 25, with the 2026-12-03 constants)."""
+    for kw, on_curve in (({"input_len": 256}, True), ({"input_len": 768}, False),
                          ({"model": "llama-3.1-8b", "gpu": "h100-sxm", "input_len": 512, "output_len": 512,
                            "max_num_seqs": 16}, False)):  # fmt: skip
         r = evaluate(scenario(**kw), catalog)

@@ -1,5 +1,7 @@
 """Roofline floors and estimates: DESIGN.md's numbers, the seed report's measurements, and properties."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from conftest import scenario
@@ -161,6 +163,22 @@ def test_distinct_experts_by_hand():
     assert distinct_experts(experts=8, top_k=2, tokens=1) == pytest.approx(2.0)
     assert distinct_experts(experts=8, top_k=2, tokens=2) == pytest.approx(3.5)
     assert distinct_experts(experts=8, top_k=2, tokens=np.array([1, 2, 10_000])) == pytest.approx([2.0, 3.5, 8.0])
+
+
+def test_a_routing_exponent_below_one_touches_fewer_experts_by_hand(catalog):
+    """Qwen3-30B-A3B (128 experts, top-8). Uniform routing: 32 tokens touch 128 · (1 − (120/128)^32) = 111.8 experts
+    a layer. With x = 0.8 they pick like 32^0.8 = 2^4 = 16 draws: 128 · (1 − (120/128)^16) = 82.4. One token still
+    reads its 8; 10^6 tokens still reach all 128."""
+    r = evaluate(scenario(model="qwen3-30b-a3b", gpu="h100-sxm"), catalog)
+    step = r.latency.step
+    uniform, skewed = (replace(step, engine=step.engine.model_copy(update={"routing_exponent": x})) for x in (1.0, 0.8))
+    assert uniform.experts_touched(32) == pytest.approx(128 * (1 - (120 / 128) ** 32))
+    assert skewed.experts_touched(32) == pytest.approx(128 * (1 - (120 / 128) ** 16))
+    assert skewed.experts_touched(1) == pytest.approx(8) and skewed.experts_touched(1e6) == pytest.approx(128)
+    counts = [replace(step, engine=step.engine.model_copy(update={"routing_exponent": x})).experts_touched(32)
+              for x in (0.5, 0.75, 1.0)]  # fmt: skip
+    assert counts == sorted(counts) and counts[0] < counts[-1]  # more skew, fewer experts
+    assert skewed.terms(0, 0, 32, 32 * 200).experts_s < uniform.terms(0, 0, 32, 32 * 200).experts_s
 
 
 @pytest.mark.parametrize("kw", [dict(model="llama-3.2-1b", gpu="b200"),

@@ -149,3 +149,24 @@ def test_where_the_cuda_graphs_bind_the_search_sizes_as_evaluate(catalog):
                  search_gpus="h100-sxm,h200,b200", search_max_num_seqs="1024,4096",
                  search_max_num_batched_tokens="4096,8192")  # fmt: skip
     assert sum(c.limited_by == "graphs" for c in sized_as_evaluate(catalog, s, 2)) >= 3
+
+
+def test_a_skewed_routing_reaches_the_search_too(catalog):
+    """The routing exponent (engine_specs) enters the vectorised step as it enters evaluate()'s: an MoE model with
+    x = 0.8 in both engines, the same TPOT and replicas at every searched point that deploys."""
+    from dataclasses import replace
+
+    engines = {n: e.model_copy(update={"routing_exponent": 0.8}) for n, e in catalog.engines.items()}
+    skewed = replace(catalog, engines=engines)
+    rng = np.random.default_rng(11)
+    s = random_scenario(rng, "qwen3-30b-a3b", skewed)
+    r = search(s, skewed)
+    served = np.flatnonzero(r.gpus > 0)
+    assert served.size >= 4
+    moved = 0
+    for i in served[:8]:
+        d = row(r, int(i))
+        rep = evaluate(scenario_of(r, int(i)), skewed)
+        assert close(d["tpot_s"], rep.latency.tpot_s) and d["replicas"] == rep.fleet.replicas
+        moved += rep.latency.tpot_s < evaluate(scenario_of(r, int(i)), catalog).latency.tpot_s
+    assert moved >= 1  # fewer experts read: a faster step somewhere
