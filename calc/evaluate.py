@@ -86,8 +86,8 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
     if s.latency_sigma == 0 and s.request_rate:
         notes.append("latency_sigma 0: no spread around the estimates, so the capacity runs to the very edge of the "
                      "SLOs; under Poisson arrivals queueing spreads latencies anyway (Qwen2.5-7B on an RTX 4090 at its "
-                     "3.13 req/s: 79–82 % within both SLOs over five simulations of 3,000 requests; Llama-3.1-8B on an "
-                     "H100 at its 11.3 req/s: 33–91 %): trust the replica check here, or keep a spread")  # fmt: skip
+                     "3.16 req/s: 79–83 % within both SLOs over five simulations of 3,000 requests; Llama-3.1-8B on an "
+                     "H100 at its 11.6 req/s: 33–92 %): trust the replica check here, or keep a spread")  # fmt: skip
     if s.measured_running_batch and not s.measured_itl_s:
         notes.append("measured_running_batch gives the decode floor at that batch; with measured_itl_s it also gives "
                      "the share of the measured ITL the floor explains and the MBU achieved")  # fmt: skip
