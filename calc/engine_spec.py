@@ -55,6 +55,9 @@ class EngineSpec(BaseModel):
     int8_weight_share: Share
     moe_weight_share: Share
     """Share of the achievable bandwidth the fused-MoE kernels reach on expert weights."""
+    moe_compute_share: Share = 1.0
+    """Share of the dense GEMMs' matmul throughput the fused-MoE kernels reach on the routed experts' FLOPs (their
+    grouped GEMMs gather and scatter tokens per expert); 1: as fast as a dense GEMM of the same tokens per expert."""
     routing_exponent: Annotated[float, Field(gt=0, le=1)] = 1.0
     """The n tokens of one step pick experts like n^x independent draws: real routers favour some experts, so a
     batch touches fewer distinct ones than uniform routing, E · (1 − (1 − k/E)^n). 1: uniform. One token still

@@ -43,6 +43,8 @@ class Consts:
 
     h: float
     gcs: float
+    gcs_moe: float
+    """The routed experts' share: gemm_compute_share × moe_compute_share (1 under an mfu override)."""
     layers2: int
     arb: float
     step_overhead_s: float
@@ -127,7 +129,8 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     for i in range(kinds):
         rows[f"kb{i}"], rows[f"af{i}"] = kb[tpi, grid.kv, i], af[tpi, i]
     L, N = s.input_len, s.output_len
-    c = Consts(h=engine.gemm_half_tokens, gcs=1.0 if mfu_over else engine.gemm_compute_share, layers2=2 * one.layers,
+    c = Consts(h=engine.gemm_half_tokens, gcs=1.0 if mfu_over else engine.gemm_compute_share,
+               gcs_moe=1.0 if mfu_over else engine.gemm_compute_share * engine.moe_compute_share, layers2=2 * one.layers,
                arb=one.allreduce_bytes_per_token, step_overhead_s=engine.step_overhead_s,
                layer_overhead_s=one.layers * (engine.layer_overhead_eager_s if s.enforce_eager else engine.layer_overhead_s),
                layer_overhead_eager_s=one.layers * engine.layer_overhead_eager_s,
@@ -155,7 +158,7 @@ def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None):
     if c.experts:
         touched = distinct_experts(experts=c.experts, top_k=c.top_k, tokens=n ** c.routing) * c.moe_layers
         per_expert = n * c.top_k * c.moe_layers / touched
-        out.append(np.maximum(touched * v.EB / v.bwm, n * v.eft / (v.fl * per_expert / (per_expert + c.h) * c.gcs)))
+        out.append(np.maximum(touched * v.EB / v.bwm, n * v.eft / (v.fl * per_expert / (per_expert + c.h) * c.gcs_moe)))
     if c.caps:
         dsa = np.asarray(ds)
         avg = np.divide(dctx, ds, out=np.zeros(np.broadcast(dctx, dsa).shape), where=dsa > 0) if np.ndim(ds) else \

@@ -143,7 +143,8 @@ class StepModel:
             moe = 1.0 if self.mbu_override else self.expert_weight_share
             experts_s = max(expert_bytes / (bw * moe),
                             n * self.expert_flop_per_token / (fl * per_expert / (per_expert + e.gemm_half_tokens)
-                                                              * (1.0 if self.mfu_override else e.gemm_compute_share)))  # fmt: skip
+                                                              * (1.0 if self.mfu_override
+                                                                 else e.gemm_compute_share * e.moe_compute_share)))  # fmt: skip
         avg = decode_context / decode_seqs if decode_seqs else 0.0  # windows cap each sequence at its own context
         kv_bytes = decode_seqs * sum(b * min(avg, cap) for b, cap in self.kv_read)
         decode_attn_flop = decode_seqs * sum(f * min(avg, cap) for f, cap in self.attention_flop)

@@ -181,6 +181,22 @@ def test_a_routing_exponent_below_one_touches_fewer_experts_by_hand(catalog):
     assert skewed.terms(0, 0, 32, 32 * 200).experts_s < uniform.terms(0, 0, 32, 32 * 200).experts_s
 
 
+def test_the_fused_moe_compute_share_slows_only_steps_whose_expert_flops_bind(catalog):
+    """Qwen3-30B-A3B on an H100: a prefill chunk of 8,192 tokens sends 8,192 · 8 / 128 = 512 tokens through each
+    expert, so the experts' time is their FLOPs: at moe_compute_share 0.5 it is twice that at 1. One decoding
+    token reads its 8 experts' weights, a bandwidth-bound term that the share does not touch."""
+    r = evaluate(scenario(model="qwen3-30b-a3b", gpu="h100-sxm"), catalog)
+    step = r.latency.step
+    full, half = (replace(step, engine=step.engine.model_copy(update={"moe_compute_share": x, "routing_exponent": 1.0}))
+                  for x in (1.0, 0.5))  # fmt: skip
+    big = (8192, 8192 * 8193 / 2, 0, 0.0)
+    assert full.experts_touched(8192) == pytest.approx(128)
+    flop_bound = full.terms(*big).experts_s
+    assert half.terms(*big).experts_s == pytest.approx(2 * flop_bound)
+    one = (0, 0, 1, 200.0)
+    assert half.terms(*one).experts_s == full.terms(*one).experts_s > 0
+
+
 @pytest.mark.parametrize("kw", [dict(model="llama-3.2-1b", gpu="b200"),
                                 dict(model="deepseek-v3", gpu="h200", tensor_parallel_size=8),
                                 dict(model="gemma-3-27b", gpu="h100-sxm", tensor_parallel_size=2, enforce_eager=True)])  # fmt: skip
