@@ -124,6 +124,13 @@ def _x0(catalog) -> np.ndarray:
     return np.log(np.array(vals, dtype=float))
 
 
+def _shared_hi(x0: np.ndarray) -> np.ndarray:
+    """Upper bounds (log space) of the shared constants: a share above 1.5 is no share, an exponent above 1 would
+    touch more experts than independent tokens can; the rest may grow e⁴-fold."""
+    return np.array([0.0 if k in BELOW_ONE else math.log(1.5) if k.endswith("share") else x0[i] + 4.0
+                     for i, k in enumerate(SHARED)])  # fmt: skip
+
+
 def robust_cost(r: np.ndarray, f: float = 0.3) -> float:
     """Σ soft-L1: quadratic for small residuals, linear for large ones (an unexplained run pulls, but not hard)."""
     return float((2 * f * f * (np.sqrt(1 + (r / f) ** 2) - 1)).sum())
@@ -166,8 +173,7 @@ def fit(first_step: float = 2.0) -> None:
 
         x0 = _x0(catalog)
         hi = x0 + 4.0
-        hi[[SHARED.index(k) for k in SHARED if k.endswith("share")]] = math.log(1.5)  # a share above 1.5 is no share
-        hi[[SHARED.index(k) for k in BELOW_ONE]] = 0.0
+        hi[: len(SHARED)] = _shared_hi(x0)
         x0 = np.minimum(x0, hi)
         failed = [r.id for r in _calibration_runs(catalog) if _fails(r, catalog)]
         if failed:  # each counts as a capped residual in the fit: say which
@@ -206,10 +212,8 @@ def fit_only(names: tuple[str, ...]) -> None:
     start = np.where(x0[idx] <= math.log(1e-6), math.log(1e-5), x0[idx])
     lo, hi = np.minimum(start - 6.0, math.log(1e-7)), np.maximum(start + 3.0, math.log(1e-2))
     sidx = [SHARED.index(name) for name in shared]
-    s_hi = np.array([0.0 if k in BELOW_ONE else math.log(1.5) if k.endswith("share") else x0[i] + 4.0
-                     for k, i in zip(shared, sidx, strict=True)])  # fmt: skip
     idx, start = idx + sidx, np.concatenate([start, x0[sidx]])
-    lo, hi = np.concatenate([lo, x0[sidx] - 4.0]), np.concatenate([hi, s_hi])
+    lo, hi = np.concatenate([lo, x0[sidx] - 4.0]), np.concatenate([hi, _shared_hi(x0)[sidx]])
     with Pool(2, initializer=_init) as pool:
         def cost(y):
             x = x0.copy()
