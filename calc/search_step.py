@@ -41,7 +41,6 @@ class _PoolInputs:
 class Consts:
     """What every configuration shares: the model, the engine and the scenario's lengths."""
 
-    h: float
     gcs: float
     gcs_moe: float
     """The routed experts' share: gemm_compute_share × moe_compute_share (1 under an mfu override)."""
@@ -102,7 +101,8 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     keys = list(product(*map(range, shape)))
     sm = {name: np.array([getattr(base[key], name) for key in keys]).reshape(shape)
           for name in ("dense_weight_bytes", "gemm_flop_per_token", "logits_flop_per_token", "expert_bytes",
-                       "expert_flop_per_token", "state_bytes_per_seq", "weight_share", "expert_weight_share")}  # fmt: skip
+                       "expert_flop_per_token", "state_bytes_per_seq", "weight_share", "expert_weight_share",
+                       "weight_half_tokens", "expert_half_tokens")}  # fmt: skip
     kvshape = (len(tps), len(sp.kv_cache_dtypes))
     kb = np.array([[b for b, _ in kv_read[key]] for key in product(*map(range, kvshape))]).reshape(*kvshape, kinds)
     af = np.array([[f for f, _ in base[ti, 0].attention_flop] for ti in range(len(tps))]).reshape(len(tps), kinds)
@@ -118,18 +118,19 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     attn_bw = 1.0 if mbu_over else engine.attention_bandwidth_share
     rows = {"Wt": sm["dense_weight_bytes"][ix] / (bw * share), "fl": fl, "gf": sm["gemm_flop_per_token"][ix],
             "lf": sm["logits_flop_per_token"][ix], "bwa": bw * attn_bw, "flacs": fl * engine.attention_compute_share,
-            "F": fsum[tpi], "latx": np.where(tp_of > 1, rt["allreduce_latency_s"][gx], 0.0), "arc": 2 * (tp_of - 1) / tp_of,
+            "hd": sm["weight_half_tokens"][ix], "F": fsum[tpi], "latx": np.where(tp_of > 1, rt["allreduce_latency_s"][gx], 0.0), "arc": 2 * (tp_of - 1) / tp_of,
             "link": rt["link_bytes_per_s"][gx], "budget": np.array(sp.max_num_batched_tokens, dtype=float)[grid.budget]}  # fmt: skip
     if one.experts:  # rows a dense model does not need stay out of every gather
         moe = 1.0 if mbu_over else sm["expert_weight_share"][ix]
-        rows |= {"EB": sm["expert_bytes"][ix], "bwm": bw * moe, "eft": sm["expert_flop_per_token"][ix]}
+        rows |= {"EB": sm["expert_bytes"][ix], "bwm": bw * moe, "eft": sm["expert_flop_per_token"][ix],
+                 "he": sm["expert_half_tokens"][ix]}
     state = bool(sm["state_bytes_per_seq"].any())
     if state:
         rows |= {"sps": sm["state_bytes_per_seq"][ix], "bw": bw}
     for i in range(kinds):
         rows[f"kb{i}"], rows[f"af{i}"] = kb[tpi, grid.kv, i], af[tpi, i]
     L, N = s.input_len, s.output_len
-    c = Consts(h=engine.gemm_half_tokens, gcs=1.0 if mfu_over else engine.gemm_compute_share,
+    c = Consts(gcs=1.0 if mfu_over else engine.gemm_compute_share,
                gcs_moe=1.0 if mfu_over else engine.gemm_compute_share * engine.moe_compute_share, layers2=2 * one.layers,
                arb=one.allreduce_bytes_per_token, step_overhead_s=engine.step_overhead_s,
                layer_overhead_s=one.layers * (engine.layer_overhead_eager_s if s.enforce_eager else engine.layer_overhead_s),
@@ -152,13 +153,13 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
 def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None):
     """StepModel.terms(pt, pairs, ds, dctx).total_s (each term × `scale` first when given, as latency.scaled)."""
     n = ds + pt
-    ramp = n / (n + c.h) * c.gcs
+    ramp = n / (n + v.hd) * c.gcs
     gemm = n * v.gf + (ds + (np.asarray(pt) > 0)) * v.lf
     out = [np.maximum(v.Wt, gemm / (v.fl * ramp))]
     if c.experts:
         touched = distinct_experts(experts=c.experts, top_k=c.top_k, tokens=n ** c.routing) * c.moe_layers
         per_expert = n * c.top_k * c.moe_layers / touched
-        out.append(np.maximum(touched * v.EB / v.bwm, n * v.eft / (v.fl * per_expert / (per_expert + c.h) * c.gcs_moe)))
+        out.append(np.maximum(touched * v.EB / v.bwm, n * v.eft / (v.fl * per_expert / (per_expert + v.he) * c.gcs_moe)))
     if c.caps:
         dsa = np.asarray(ds)
         avg = np.divide(dctx, ds, out=np.zeros(np.broadcast(dctx, dsa).shape), where=dsa > 0) if np.ndim(ds) else \

@@ -16,6 +16,16 @@ from calc.state import state_shape
 from calc.step_time import StepModel
 from calc.units import DTYPE_BYTES, US
 
+W4A16_TILE_TOKENS = 16
+"""Rows of one tensor-core MMA tile (mma.m16n8k16) that 4-bit weight-only kernels (Marlin for AWQ / GPTQ / MXFP4)
+pad a step's tokens to: below 16 tokens they stream the weights, so the GEMM's half-throughput point is one tile,
+not a dense GEMM's ~60 tokens (which made one decoding token of MXFP4 experts compute-bound on an A100)."""
+
+
+def half_tokens(engine: EngineSpec, bytes_per_param: float) -> float:
+    """Tokens at which a GEMM over weights stored at this many bytes per parameter reaches half its throughput."""
+    return float(W4A16_TILE_TOKENS) if bytes_per_param <= 0.75 else engine.gemm_half_tokens
+
 
 def _share(engine: EngineSpec, bytes_per_param: float) -> float:
     """The engine's kernel share for weights stored at this many bytes per parameter."""
@@ -104,6 +114,8 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         effective_flop_per_s=rates.effective_flop_per_s,
         weight_share=_share(engine, fmt.linear_bytes),
         expert_weight_share=_share(engine, fmt.expert_bytes) * engine.moe_weight_share,
+        weight_half_tokens=half_tokens(engine, fmt.linear_bytes),
+        expert_half_tokens=half_tokens(engine, fmt.expert_bytes),
         engine=engine,
         eager=s.enforce_eager,
         mbu_override=s.mbu is not None,

@@ -117,6 +117,11 @@ class StepModel:
     mfu_override: bool = False
     online: bool = True
     """Served over HTTP (each step also streams its tokens to clients); False for an offline batch."""
+    weight_half_tokens: float = 0.0
+    """Tokens at which the dense weights' GEMMs reach half their throughput; 0: the engine's gemm_half_tokens
+    (4-bit weight-only kernels pad a step to one 16-row MMA tile: calc.step_inputs.half_tokens)."""
+    expert_half_tokens: float = 0.0
+    """The same for the routed experts' GEMMs, at the experts' own precision."""
 
     def experts_touched(self, tokens: float) -> float:
         """Distinct experts per MoE layer that `tokens` tokens visit: E · (1 − (1 − k/E)^(tokens^x)), x the
@@ -131,7 +136,8 @@ class StepModel:
         e = self.engine
         n = decode_seqs + prefill_tokens
         bw, fl = self.effective_bandwidth_bytes_per_s, self.effective_flop_per_s
-        ramp = (n / (n + e.gemm_half_tokens) if n else 1.0) * (1.0 if self.mfu_override else e.gemm_compute_share)
+        hd, he = self.weight_half_tokens or e.gemm_half_tokens, self.expert_half_tokens or e.gemm_half_tokens
+        ramp = (n / (n + hd) if n else 1.0) * (1.0 if self.mfu_override else e.gemm_compute_share)
         share = 1.0 if self.mbu_override else self.weight_share
         gemm_flop = n * self.gemm_flop_per_token + (decode_seqs + (prefill_tokens > 0)) * self.logits_flop_per_token
         weights_s = max(self.dense_weight_bytes / (bw * share), gemm_flop / (fl * ramp)) if n else 0.0
@@ -142,7 +148,7 @@ class StepModel:
             per_expert = n * self.top_k * self.moe_layers / touched  # tokens each touched expert's GEMM sees
             moe = 1.0 if self.mbu_override else self.expert_weight_share
             experts_s = max(expert_bytes / (bw * moe),
-                            n * self.expert_flop_per_token / (fl * per_expert / (per_expert + e.gemm_half_tokens)
+                            n * self.expert_flop_per_token / (fl * per_expert / (per_expert + he)
                                                               * (1.0 if self.mfu_override
                                                                  else e.gemm_compute_share * e.moe_compute_share)))  # fmt: skip
         avg = decode_context / decode_seqs if decode_seqs else 0.0  # windows cap each sequence at its own context

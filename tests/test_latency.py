@@ -197,6 +197,22 @@ def test_the_fused_moe_compute_share_slows_only_steps_whose_expert_flops_bind(ca
     assert half.terms(*one).experts_s == full.terms(*one).experts_s > 0
 
 
+def test_four_bit_weight_kernels_reach_half_throughput_at_one_tile(catalog):
+    """gpt-oss-120b's MXFP4 experts (4.25 bits, 0.53 B a parameter) on an A100: 4-bit weight-only kernels pad a
+    step to one 16-row MMA tile, so one decoding token's expert GEMMs run at 1 / (1 + 16) of their rate, not
+    1 / (1 + 61); bf16 weights keep the engine's half point. At 16 tokens a tile is half full: 16 / (16 + 16)."""
+    from calc.step_inputs import W4A16_TILE_TOKENS, half_tokens
+
+    engine = catalog.engines["vllm"]
+    assert W4A16_TILE_TOKENS == 16 and half_tokens(engine, 4.25 / 8) == 16.0 and half_tokens(engine, 0.5) == 16.0
+    assert half_tokens(engine, 2.0) == half_tokens(engine, 1.0) == engine.gemm_half_tokens
+    step = evaluate(scenario(model="gpt-oss-120b", gpu="a100-80gb-sxm"), catalog).latency.step
+    assert step.expert_half_tokens == 16.0
+    wide = replace(step, expert_half_tokens=engine.gemm_half_tokens)
+    one = (0, 0, 1, 200.0)
+    assert step.terms(*one).experts_s < wide.terms(*one).experts_s  # the padded tile no longer sets the step
+
+
 @pytest.mark.parametrize("kw", [dict(model="llama-3.2-1b", gpu="b200"),
                                 dict(model="deepseek-v3", gpu="h200", tensor_parallel_size=8),
                                 dict(model="gemma-3-27b", gpu="h100-sxm", tensor_parallel_size=2, enforce_eager=True)])  # fmt: skip
