@@ -16,6 +16,8 @@ from calc.state import state_shape
 from calc.step_time import StepModel
 from calc.units import DTYPE_BYTES, US
 
+FOUR_BIT_MAX_BYTES = 0.75
+"""Bytes per parameter at or below which weights are 4-bit (AWQ / GPTQ int4, MXFP4 with its scales)."""
 W4A16_TILE_TOKENS = 16
 """Rows of one tensor-core MMA tile (mma.m16n8k16) that 4-bit weight-only kernels (Marlin for AWQ / GPTQ / MXFP4)
 pad a step's tokens to: below 16 tokens they stream the weights, so the GEMM's half-throughput point is one tile,
@@ -24,14 +26,14 @@ not a dense GEMM's ~60 tokens (which made one decoding token of MXFP4 experts co
 
 def half_tokens(engine: EngineSpec, bytes_per_param: float) -> float:
     """Tokens at which a GEMM over weights stored at this many bytes per parameter reaches half its throughput."""
-    return float(W4A16_TILE_TOKENS) if bytes_per_param <= 0.75 else engine.gemm_half_tokens
+    return float(W4A16_TILE_TOKENS) if bytes_per_param <= FOUR_BIT_MAX_BYTES else engine.gemm_half_tokens
 
 
 def _share(engine: EngineSpec, bytes_per_param: float) -> float:
     """The engine's kernel share for weights stored at this many bytes per parameter."""
     if bytes_per_param >= 2:
         return 1.0
-    if bytes_per_param > 0.75:
+    if bytes_per_param > FOUR_BIT_MAX_BYTES:
         return engine.fp8_weight_share  # fp8 and int8 alike: 1-byte weights with scales
     return engine.int4_weight_share
 
