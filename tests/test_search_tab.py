@@ -132,3 +132,18 @@ def test_a_search_space_over_the_cap_in_the_link_warns_on_the_tab():
     (w,) = [w.value for w in at.warning if "cannot be searched" in w.value]
     assert "52\\,992 configurations" in w and "at most 50\\,000" in w
     assert "max\\_num\\_seqs values" in w and "search\\_" not in w  # the sidebar's names, not the fields'"
+
+
+def test_the_frontier_recheck_is_bounded_and_says_so(monkeypatch):
+    """The frontier re-check simulates at most FRONTIER_CHECKS points a rerun (each ≤ about 50 ms), naming how many it
+    left; bounded here at 3 so that the default space's frontier (more than 3 points) exceeds it."""
+    import ui.search_tab as tab
+
+    monkeypatch.setattr(tab, "FRONTIER_CHECKS", 3)
+    at = run({"request_rate": "10"})
+    frontier = len(at.session_state["_search_result"].frontier)
+    assert frontier > 3
+    at.toggle(key="search_check_frontier").set_value(True).run()
+    assert not at.exception
+    assert len(at.dataframe[-1].value) == 3
+    assert any(f"The first 3 of the frontier's {frontier:,} points" in c.value for c in at.caption)
