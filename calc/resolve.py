@@ -54,6 +54,8 @@ def override_gpu(s: Scenario, gpu: GPUSpec, compute_dtype: str) -> GPUSpec:
         return gpu
     if "memory_gib" in over:
         over["memory_vendor_gb"] = max(gpu.memory_vendor_gb, over["memory_gib"])
+    if "scaleup_link_gb_per_s" in over:  # the stated link joins the whole group, not the spec's bridged pair
+        over["scaleup_link_gpus"] = None
     if "peak_tflop_per_s" in over:
         over[PEAK_FIELD.get(compute_dtype, "bf16_tflop_per_s")] = over.pop("peak_tflop_per_s")
     return gpu.model_copy(update=over)

@@ -156,6 +156,8 @@ class Scenario(BaseModel):
     peak_tflop_per_s: Annotated[float, Field(ge=0.001, le=1e6)] | None = None
     """Override of the dense peak for the scenario's matmul precision."""
     scaleup_link_gb_per_s: Bandwidth | None = None
+    """Override of the GPU-to-GPU link tensor-parallel all-reduces use, GB/s per direction: it then joins every GPU
+    of the group (a spec's bridged pair no longer ends at two)."""
     num_hidden_layers: Annotated[int, Field(ge=1, le=10_000)] | None = None
     """Override of the model's layer count (a hypothetical variant)."""
     num_key_value_heads: Annotated[int, Field(ge=1, le=10_000)] | None = None

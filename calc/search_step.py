@@ -88,12 +88,13 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     base = {(ti, d): model_at(tp, d, 0) for ti, tp in enumerate(tps) for d in range(len(grid.dtypes))}
     kv_read = {(ti, k): (base[ti, 0] if k == 0 else model_at(tp, 0, k)).kv_read
                for ti, tp in enumerate(tps) for k in range(len(sp.kv_cache_dtypes))}  # fmt: skip
-    rates = {}
+    rates, links = {}, np.empty((len(sp.gpus), len(tps)))
     for gi, gid in enumerate(sp.gpus):
         for d, dt in enumerate(grid.dtypes):
             cd = served_format(weight_format(m, dt), dt, catalog.gpus[gid].arch).compute_dtype
             g = override_gpu(s, catalog.gpus[gid], cd) if gid == s.gpu else catalog.gpus[gid]
             rates[gi, d] = gpu_rates(s, g, cd)
+        links[gi] = [g.allreduce_link_bytes_per_s(tp) for tp in tps]  # a bridged pair's link ends at two GPUs
     one = base[0, 0]
     tp_of = np.array([tp for tp, _ in grid.parallel])[grid.par]
     tpi = np.searchsorted(tps, tp_of)
@@ -110,7 +111,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     rshape = (len(sp.gpus), len(grid.dtypes))
     rkeys = list(product(*map(range, rshape)))
     rt = {name: np.array([getattr(rates[key], name) for key in rkeys]).reshape(rshape)
-          for name in ("effective_bandwidth_bytes_per_s", "effective_flop_per_s", "allreduce_latency_s", "link_bytes_per_s")}  # fmt: skip
+          for name in ("effective_bandwidth_bytes_per_s", "effective_flop_per_s", "allreduce_latency_s")}  # fmt: skip
     ix, gx = (tpi, grid.dtype), (grid.gpu, grid.dtype)
     bw, fl = rt["effective_bandwidth_bytes_per_s"][gx], rt["effective_flop_per_s"][gx]
     mbu_over, mfu_over = s.mbu is not None, s.mfu is not None
@@ -119,7 +120,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     rows = {"Wt": sm["dense_weight_bytes"][ix] / (bw * share), "fl": fl, "gf": sm["gemm_flop_per_token"][ix],
             "lf": sm["logits_flop_per_token"][ix], "bwa": bw * attn_bw, "flacs": fl * engine.attention_compute_share,
             "hd": sm["weight_half_tokens"][ix], "F": fsum[tpi], "latx": np.where(tp_of > 1, rt["allreduce_latency_s"][gx], 0.0), "arc": 2 * (tp_of - 1) / tp_of,
-            "link": rt["link_bytes_per_s"][gx], "budget": np.array(sp.max_num_batched_tokens, dtype=float)[grid.budget]}  # fmt: skip
+            "link": links[grid.gpu, tpi], "budget": np.array(sp.max_num_batched_tokens, dtype=float)[grid.budget]}  # fmt: skip
     if one.experts:  # rows a dense model does not need stay out of every gather
         moe = 1.0 if mbu_over else sm["expert_weight_share"][ix]
         rows |= {"EB": sm["expert_bytes"][ix], "bwm": bw * moe, "eft": sm["expert_flop_per_token"][ix],

@@ -56,6 +56,9 @@ class GPUSpec(BaseModel):
     """Host link (PCIe) bandwidth per direction, GB/s."""
     scaleup_link_gb_per_s: PosFloat | None = None
     """GPU-to-GPU link (NVLink / xGMI / ICI) per direction, GB/s; absent = tensor-parallel traffic crosses PCIe."""
+    scaleup_link_gpus: Annotated[int, Field(ge=2, le=1024)] | None = None
+    """How many GPUs one scale-up link joins (2: a bridged pair of PCIe cards); a larger tensor-parallel group's
+    ring crosses PCIe between them, so its all-reduces run at the host link. Absent: every GPU of the node."""
     tdp_w: PosFloat | None = None
     achievable_bandwidth_fraction: Annotated[float, Field(ge=0.3, le=1.0)]
     """Share of the peak bandwidth a streaming kernel reaches (STREAM-type microbenchmarks)."""
@@ -104,6 +107,8 @@ class GPUSpec(BaseModel):
         lo, hi = self.price_low_per_gpu_hour, self.price_high_per_gpu_hour
         if (lo is not None and lo > self.price_per_gpu_hour) or (hi is not None and hi < self.price_per_gpu_hour):
             raise ValueError("price_low_per_gpu_hour ≤ price_per_gpu_hour ≤ price_high_per_gpu_hour must hold")
+        if self.scaleup_link_gpus is not None and self.scaleup_link_gb_per_s is None:
+            raise ValueError("scaleup_link_gpus needs scaleup_link_gb_per_s: the GPUs it joins have no link to count")
         unknown = [f for f in self.derived if f not in type(self).model_fields]
         if unknown:
             raise ValueError(f"derived names unknown fields {unknown}")
@@ -145,8 +150,15 @@ class GPUSpec(BaseModel):
 
     @property
     def tp_link_bytes_per_s(self) -> float:
-        """Bandwidth tensor-parallel all-reduces use: the scale-up link if the part has one, else PCIe."""
+        """Bandwidth between two GPUs of one scale-up domain: the scale-up link if the part has one, else PCIe."""
         return (self.scaleup_link_gb_per_s or self.host_link_gb_per_s) * GB
+
+    def allreduce_link_bytes_per_s(self, tp: int) -> float:
+        """Bandwidth a ring all-reduce over `tp` GPUs runs at: its slowest hop, PCIe where the group spans more
+        GPUs than one scale-up link joins (two bridged pairs of H100 PCIe cards at TP 4: 64 GB/s, not 300)."""
+        if self.scaleup_link_gpus is not None and tp > self.scaleup_link_gpus:
+            return self.host_link_bytes_per_s
+        return self.tp_link_bytes_per_s
 
     def peak_flop_per_s(self, compute_dtype: str) -> float:
         """Dense peak for the matmul precision, falling back to the 16-bit rate where the part lacks it."""

@@ -80,7 +80,8 @@ def gpu_rates(s: Scenario, g: GPUSpec, compute_dtype: str) -> GpuRates:
     mm = g.achievable_fp8_matmul_fraction if compute_dtype == "fp8" and g.achievable_fp8_matmul_fraction else g.achievable_matmul_fraction
     bw = g.memory_bandwidth_bytes_per_s
     return GpuRates(peak, bw, bw * (s.mbu if s.mbu is not None else g.achievable_bandwidth_fraction),
-                    peak * (s.mfu if s.mfu is not None else mm), g.allreduce_latency_us * US, g.tp_link_bytes_per_s)  # fmt: skip
+                    peak * (s.mfu if s.mfu is not None else mm), g.allreduce_latency_us * US,
+                    g.allreduce_link_bytes_per_s(s.tensor_parallel_size))  # fmt: skip
 
 
 def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: EngineSpec) -> StepModel:

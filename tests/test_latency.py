@@ -11,7 +11,9 @@ from calc.evaluate import evaluate
 from calc.latency import chunk_from_itl, chunk_step_s, e2e_s, latency
 from calc.params import count_params
 from calc.pool import size_pool
+from calc.resolve import override_gpu
 from calc.roofline import attention_crossover_tokens, compute_time_s, mbu, memory_time_s, ridge_flop_per_byte
+from calc.step_inputs import step_model
 from calc.tails import itl_summary
 from calc.work import attention_flop_per_context_token, block_flop_per_token, streamed_weight_bytes
 
@@ -142,6 +144,25 @@ def test_tp_on_pcie_pays_more_communication_than_nvlink(catalog):
     s8 = scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=8)
     nv = lat_of(catalog, s8, m, catalog.gpus["h100-sxm"], size_pool(s8, m, catalog.gpus["h100-sxm"]))
     assert pcie.decode_terms.allreduce_s > nv.decode_terms.allreduce_s > 0
+
+
+def test_a_bridged_pair_ends_at_two_gpus_larger_groups_cross_pcie(catalog):
+    """H100 PCIe cards are NVLink-bridged in pairs (hardware.md table 1a): at TP 2 an all-reduce runs at the bridge's
+    300 GB/s, at TP 4 its ring crosses PCIe (64 GB/s). Llama-3.1-70B (hidden 8,192, 80 layers), 4,096 prefill tokens,
+    45 µs a call: 2 all-reduces a layer of 2·(tp−1)/tp · 4,096 · 8,192 · 2 bytes each."""
+    def allreduce_s(tp: int) -> float:
+        s, m, g, mem = setup(catalog, model="llama-3.1-70b", gpu="h100-pcie", tensor_parallel_size=tp)
+        return step_model(s, m, g, mem, catalog.engines["vllm"]).terms(4096, 0, 0, 0).allreduce_s
+
+    tokens_bytes = 4096 * 8192 * 2
+    assert allreduce_s(2) == pytest.approx(2 * 80 * (45e-6 + 2 * (1 / 2) * tokens_bytes / 300e9), rel=1e-9)
+    assert allreduce_s(4) == pytest.approx(2 * 80 * (45e-6 + 2 * (3 / 4) * tokens_bytes / 64e9), rel=1e-9)
+    # a link the scenario states joins the whole group
+    s, m, g, mem = setup(catalog, model="llama-3.1-70b", gpu="h100-pcie", tensor_parallel_size=4,
+                         scaleup_link_gb_per_s=300)  # fmt: skip
+    g = override_gpu(s, g, "bf16")
+    got = step_model(s, m, g, mem, catalog.engines["vllm"]).terms(4096, 0, 0, 0).allreduce_s
+    assert got == pytest.approx(2 * 80 * (45e-6 + 2 * (3 / 4) * tokens_bytes / 300e9), rel=1e-9)
 
 
 def test_every_model_and_gpu_reports_the_latency_keys(catalog):

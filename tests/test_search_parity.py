@@ -171,3 +171,19 @@ def test_a_skewed_routing_reaches_the_search_too(catalog):
         assert close(d["tpot_s"], rep.latency.tpot_s) and d["replicas"] == rep.fleet.replicas
         moved += rep.latency.tpot_s != evaluate(scenario_of(r, int(i)), catalog).latency.tpot_s
     assert moved >= 1  # the step moved somewhere
+
+
+def test_a_bridged_pair_reaches_the_search_too(catalog):
+    """H100 PCIe's NVLink bridge joins two cards: the search's TP 4 and 8 all-reduce over PCIe, as evaluate()'s do;
+    the same TTFT at every TP (prefill of 8,000 tokens, where the all-reduces' bytes count)."""
+    s = Scenario(model="llama-3.1-70b", gpu="h100-pcie", input_len=8000, max_model_len=16384, request_rate=2.0, slo_ttft_s=10.0,
+                 search_gpus="h100-pcie,l40s", search_tensor_parallel_size="1,2,4,8", search_pipeline_parallel_size="1",
+                 search_dtype="bf16,fp8", search_kv_cache_dtype="auto", search_max_num_seqs="64")  # fmt: skip
+    r = search(s, catalog)
+    seen = set()
+    for i in np.flatnonzero(r.gpus > 0):
+        sc = scenario_of(r, int(i))
+        rep = evaluate(sc, catalog)
+        assert close(row(r, int(i))["ttft_s"], rep.latency.ttft_s), sc.changed()
+        seen.add((sc.gpu, sc.tensor_parallel_size))
+    assert {("h100-pcie", 4), ("h100-pcie", 8)} <= seen

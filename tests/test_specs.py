@@ -180,3 +180,10 @@ def test_unknown_key_and_missing_source_rejected(tmp_path):
         p.write_text(yaml.safe_dump(bad))
         with pytest.raises(InputError, match=word):
             load_spec_file(p, GPUSpec)
+
+
+def test_a_link_domain_without_a_link_is_rejected(catalog):
+    """scaleup_link_gpus counts the GPUs a scale-up link joins: a part without the link (L40S) cannot have one."""
+    data = catalog.gpus["l40s"].model_dump() | {"scaleup_link_gpus": 2}
+    with pytest.raises(ValueError, match="scaleup_link_gpus needs scaleup_link_gb_per_s"):
+        GPUSpec.model_validate(data)
