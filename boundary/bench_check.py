@@ -15,7 +15,7 @@ import math
 import statistics
 from dataclasses import dataclass, replace
 
-from boundary.bench_data import BenchRun, printed_ms
+from boundary.bench_data import BenchRun, decoded_share, printed_ms
 from calc import bench
 from calc.evaluate import evaluate
 
@@ -85,7 +85,8 @@ def predict(run: BenchRun, catalog, *, engine=None, max_prompts: int | None = No
     unpaced = (run.request_rate is None or math.isinf(run.request_rate)) and run.max_concurrency is None
     n = run.num_prompts if max_prompts is None or unpaced else min(run.num_prompts, max_prompts)
     res = bench.serve(r, num_prompts=max(n, run.max_concurrency or 1), max_concurrency=run.max_concurrency,
-                      request_rate=run.request_rate or math.inf, range_ratio=run.range_ratio)  # fmt: skip
+                      request_rate=run.request_rate or math.inf, range_ratio=run.range_ratio,
+                      decoded_share=decoded_share(run))  # fmt: skip
     d = res.bench_summary()
     uses_median = "median_tpot_ms" in run.measured or "mean_tpot_ms" not in run.measured
     tpot = d["median_tpot_ms"] if uses_median else d["mean_tpot_ms"]

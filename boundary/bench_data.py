@@ -35,6 +35,8 @@ ENDED_EARLY = 0.9
 end-of-sequence (ignore_eos off) or lost requests: its requests finished at times a replay of that length does not
 give (the RTX 4090 Mistral-7B sweep, 100 of 128 tokens: a closed loop of fixed lengths moves in lockstep, four
 prompts prefilled at once, where the real one's ends were spread out)."""
+FULL_LENGTH = 0.995
+"""A run that decoded at least this share of its stated output tokens is replayed at full length (rounding)."""
 QUANT_WORDS = ("AWQ", "GPTQ", "FP8", "INT4", "W4A16", "KV cache")  # "special" only for its weight format: a stock run
 NOT_STOCK = ("torch-compile", "tuned", "multi-step", "speculative", "EAGLE", "enforce-eager", "bitsandbytes",
              "bits not stated", "does not state the bit width")  # fmt: skip
@@ -184,6 +186,17 @@ def _beyond_the_hardware(runs: list[BenchRun], catalog) -> dict[str, str]:
             out[r.group] = (f"{r.id}: {tpot_ms:,.1f} ms per output token, below the {lat.decode.floor_s * 1e3:,.1f} ms "
                             f"decode floor of {gpus}; GPU count not as stated")  # fmt: skip
     return out
+
+
+def decoded_share(run: BenchRun) -> float:
+    """Output tokens a served request decoded on average over the stated length (1 where all were, or unknown):
+    a random-prompt run without --ignore-eos whose requests partly ended at end-of-sequence, which a replay draws
+    (calc.sim_stats.eos_hazard) — in a closed loop of fixed lengths those ends break the lockstep."""
+    decoded = _decoded_per_request(run.measured)
+    if run.kind != "serve" or not decoded:
+        return 1.0
+    share = decoded / run.scenario.output_len
+    return share if share < FULL_LENGTH else 1.0
 
 
 def _decoded_per_request(m: dict) -> float | None:

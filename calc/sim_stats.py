@@ -37,12 +37,17 @@ class Workload:
     range_ratio: float = 0.0
     """Lengths uniform on the integers of [len·(1 − r), len·(1 + r)], as vllm's random dataset."""
     seed: int = 0
+    decoded_share: float = 1.0
+    """Output tokens decoded on average over output_len: below 1 (`--ignore-eos` off) each request ends at
+    end-of-sequence with one per-token probability h, at most at its drawn length (eos_hazard)."""
 
     def __post_init__(self) -> None:
         if not self.request_rate > 0:  # NaN included: 0 req/s would never send the second request
             raise ValueError(f"request_rate: expected > 0 requests/s or inf (got {self.request_rate!r})")
         if not 0 <= self.range_ratio < 1:
             raise ValueError(f"range_ratio: expected 0 ≤ r < 1 (got {self.range_ratio!r})")
+        if not 0 < self.decoded_share <= 1:
+            raise ValueError(f"decoded_share: expected 0 < share ≤ 1 (got {self.decoded_share!r})")
 
 
 def workload_arrays(w: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -57,7 +62,23 @@ def workload_arrays(w: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ready = np.zeros(w.num_prompts)
     if math.isfinite(w.request_rate) and w.num_prompts > 1:
         ready[1:] = np.cumsum(rng.exponential(1.0 / w.request_rate, w.num_prompts - 1))
+    if w.decoded_share < 1:  # drawn last: a run that decodes every token keeps the same draws
+        out = np.minimum(out, rng.geometric(eos_hazard(w.output_len, w.decoded_share), w.num_prompts))
     return prompt, out, ready
+
+
+def eos_hazard(length: int, share: float) -> float:
+    """The per-token end-of-sequence probability h under which a request capped at `length` tokens decodes `share`
+    of them on average: E[min(G, L)] = Σ_{k<L} (1 − h)^k = (1 − (1 − h)^L) / h for G geometric (first EOS at
+    token G), solved by bisection (the mean falls as h grows). L = 128, share 0.95: h ≈ 0.0008, one request in
+    ten ends early."""
+    target = share * length
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        h = (lo + hi) / 2
+        mean = (1 - (1 - h) ** length) / h
+        lo, hi = (h, hi) if mean > target else (lo, h)
+    return max((lo + hi) / 2, 1e-12)
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from boundary.bench_check import RunCheck, check, check_closed_form, closed_loop, measured, summary
-from boundary.bench_data import DATA, load_runs
+from boundary.bench_data import DATA, decoded_share, load_runs
 
 MARGIN = 0.02  # two percentage points of relative error on each median and p90
 
@@ -150,6 +150,17 @@ def test_a_run_whose_outputs_ended_early_is_left_out(catalog):
     assert not any(r.id.startswith("blog-mushfiq") for r in runs)
     # GPUStack's gpt-oss-20b, 4,000 + 200 tokens: 104.6 of 200 decoded a request (its total over its completed)
     assert why["gpustack-gptoss20b-h100-vllm-rand-4k"].startswith("outputs ended early: 104.6 of 200 tokens")
+
+
+def test_outputs_that_partly_ended_at_eos_are_replayed_so(runs):
+    """Massed Compute's Llama-3.1-8B on an L40S, vLLM, 160 requests of 128 + 128 at 32 in flight without
+    --ignore-eos: 19,456 output tokens, 19,456 / 160 = 121.6 a request, 0.95 of 128. Its replay ends requests at
+    end-of-sequence so that the same share is decoded; a run that decoded every token (Qwen3-32B on the H100, 20,480
+    of 160 × 128) is replayed at full length."""
+    by_id = {r.id: r for r in runs}
+    assert decoded_share(by_id["massed-llama31-8b-l40s-vllm-c32"]) == pytest.approx(19456 / 160 / 128, rel=1e-12)
+    assert 19456 / 160 / 128 == pytest.approx(0.95)
+    assert decoded_share(by_id["massed-qwen3-32b-h100-vllm-c32"]) == 1.0
 
 
 def test_a_closed_loop_that_stalled_warming_up_keeps_its_medians_not_its_throughput(runs):

@@ -7,7 +7,7 @@ import pytest
 
 from calc.scheduler import batch_latency, simulate
 from calc.sim_engine import EngineConfig
-from calc.sim_stats import ItlSegments, Workload, workload_arrays
+from calc.sim_stats import ItlSegments, Workload, eos_hazard, workload_arrays
 
 MS = 1e-3
 
@@ -295,3 +295,27 @@ def test_a_workload_that_cannot_run_names_its_field(field, kw):
     """0 req/s would never send the second request (and divided by zero drawing its gap): refused by name."""
     with pytest.raises(ValueError, match=field):
         Workload(input_len=128, output_len=16, num_prompts=10, **kw)
+
+
+def test_eos_hazard_by_hand():
+    """One request in ten of 128 tokens ending early: h = 1 − 0.9^(1/128) = 0.000823 leaves (1 − 0.9) / h = 121.5
+    tokens decoded on average, 0.949 of 128; the hazard inverts that mean."""
+    h = 1 - 0.9 ** (1 / 128)
+    assert h == pytest.approx(0.000823, abs=1e-6)
+    share = (1 - (1 - h) ** 128) / h / 128
+    assert share == pytest.approx(0.949, abs=1e-3)
+    assert eos_hazard(128, share) == pytest.approx(h, rel=1e-9)
+
+
+def test_outputs_ending_at_eos_decode_the_stated_share_and_leave_full_runs_alone():
+    """decoded_share < 1 (a run without --ignore-eos): outputs capped at their drawn length, decoding that share
+    on average; at 1 the draws are the ones a full-length workload always had."""
+    full = Workload(input_len=128, output_len=128, num_prompts=20_000, max_concurrency=32)
+    eos = Workload(input_len=128, output_len=128, num_prompts=20_000, max_concurrency=32, decoded_share=0.94)
+    p, o, t = workload_arrays(full)
+    p2, o2, t2 = workload_arrays(eos)
+    assert (o == 128).all() and (p2 == p).all() and (t2 == t).all()
+    assert o2.max() == 128 and o2.min() >= 1
+    assert o2.mean() / 128 == pytest.approx(0.94, abs=0.01)
+    with pytest.raises(ValueError, match="decoded_share"):
+        Workload(input_len=128, output_len=128, num_prompts=1, decoded_share=0.0)
