@@ -30,7 +30,8 @@ def engine_config(r) -> EngineConfig:
                         num_gpu_blocks=mem.num_gpu_blocks, block_size=mem.block_size, blocks_for=mem.blocks_per_request,
                         engine=s.engine, prefix_cached_tokens=cached,
                         request_overhead_s=r.latency.request_overhead_s if own else engine_request_overhead_s(s, r.engine),
-                        request_token_s=0.0 if own else r.engine.request_token_s)  # fmt: skip
+                        request_token_s=0.0 if own else r.engine.request_token_s,
+                        overlap_schedule=r.engine.overlap_schedule)  # fmt: skip
 
 
 def serve(r, *, num_prompts: int, max_concurrency: int | None = None, request_rate: float = math.inf,

@@ -18,6 +18,9 @@ class EngineSpec(BaseModel):
     name: str = Field(min_length=1, max_length=60)
     scheduling: Literal["decode-first", "prefill-first"]
     """vLLM V1 mixes prefill chunks into decode steps; SGLang runs a pending prefill before decoding."""
+    overlap_schedule: bool = False
+    """The scheduler launches the next step before reading the last one's tokens (SGLang's default since 0.4,
+    `--disable-overlap-schedule` turns it off; vLLM's `--async-scheduling`): a finished request rides one more step."""
     step_overhead_s: Seconds
     """Per engine step, whatever its size: scheduling, input preparation, sampling launch (CUDA graphs on)."""
     layer_overhead_s: Seconds

@@ -208,7 +208,8 @@ def in_flight_wait_s(*, tpot_s: float, front_s: float) -> float:
     max(0, mean step − front-end time) [s]. The engine starts its next step the moment one ends, and in a closed
     loop a request is sent the moment its predecessor's last token comes out, at a step's end: it reaches the
     scheduler front_s into the next step and waits for the rest of it (the mean step is TPOT). The scheduler
-    simulation (calc.scheduler) plays this out step by step; SGLang's half decode step is its counterpart."""
+    simulation (calc.scheduler) plays this out step by step. SGLang's overlap schedule launches the step after a
+    request's last token with it still in: its successor waits for that decode step even alone."""
     return max(0.0, tpot_s - front_s)
 
 
@@ -251,10 +252,15 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     others = b - 1 if mixed else 0
     shared, steps = prefill_terms(model, L_in, budget=budget, decode_seqs=others, decode_context=others * ctx)
     riding = shared.total_s - alone.total_s
-    if not mixed and b > 1:
-        riding = dec.total_s / 2  # SGLang: a new prompt waits for the running decode step to end
     front = request_overhead_s(s, engine)
+    lagged = not mixed and engine.overlap_schedule and N_out > 1
+    if not mixed and b > 1:
+        # SGLang: a new prompt waits for the running decode step to end; with the overlap schedule the step after
+        # that one was decided before it arrived, so it waits a whole decode step more
+        riding = dec.total_s if lagged else dec.total_s / 2
     ttft = front + s.queue_s + alone.total_s + riding
+    riding_label, riding_part = (("the decode step decided before it came",) * 2 if lagged else
+                                 ("decodes sharing its steps", "decode steps its chunks ride on"))  # fmt: skip
     if N_out <= 1:
         tpot = dec.total_s
     elif mixed:
@@ -263,6 +269,8 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     else:
         tpot = dec.total_s + (b - 1) / N_out * alone.total_s
     in_flight = in_flight_wait_s(tpot_s=tpot, front_s=front) if mixed and b > 1 and N_out > 1 else 0.0
+    if lagged:  # the step in flight, alone too: it was launched with the predecessor in it (calc.scheduler)
+        in_flight = in_flight_wait_s(tpot_s=dec.total_s, front_s=front)
     ttft += in_flight
     chunk = max(1, budget - others)
     spike = model.step_s(min(chunk, L_in), chunk_pairs(min(chunk, L_in), 0), others, others * ctx)
@@ -296,14 +304,14 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
             ttft_e = ttft_e + E(prefill_wait, "wait for a prefill instance", unit="ms")
         ttft_e = ttft_e + E(transfer, "KV transfer", unit="ms") + E(dec.total_s, "first decode step", unit="ms")
     else:
-        ttft_e = ttft_e + E(riding, "decodes sharing its steps", unit="ms")
+        ttft_e = ttft_e + E(riding, riding_label, unit="ms")
         if in_flight:
             ttft_e = ttft_e + E(in_flight, "the step in flight", unit="ms")
         if budget_wait:
             ttft_e = ttft_e + E(budget_wait, "waiting for the step budget", unit="ms")
     waits = (("waiting for a prefill instance", prefill_wait), ("waiting for the step in flight", in_flight))
     after = (("transfer of its KV", transfer), ("first decode step", dec.total_s)) if s.disaggregated else \
-        (("decode steps its chunks ride on", riding), ("waiting for the step budget", budget_wait))
+        ((riding_part, riding), ("waiting for the step budget", budget_wait))
     parts = (("front-end", front), ("queue", s.queue_s), *((n, v) for n, v in waits if v), ("prefill", alone.total_s),
              *((n, v) for n, v in after if v or n != "waiting for the step budget"),
              (f"{N_out - 1:,} × TPOT", (N_out - 1) * tpot))  # fmt: skip

@@ -10,7 +10,10 @@ decision is in calc.sched_policies:
 - sglang: prefill-first. A step that can form a prefill batch runs only prefill (up to max_num_batched_tokens =
   chunked_prefill_size). A request is admitted when prompt + output blocks ≤ free − new_token_ratio · (what running
   requests will still grow); new_token_ratio starts at 0.7, falls linearly to 0.098 over 600 decode steps and resets
-  to 0.7 when a decode runs out of memory and retracts the newest request (as a preemption).
+  to 0.7 when a decode runs out of memory and retracts the newest request (as a preemption). Its overlap schedule
+  (EngineConfig.overlap_schedule) decides each step when the one before it begins, before reading that one's tokens:
+  a decision sees the arrivals up to the start of the step in flight, and requests that finished in it ride one more
+  decode step (their tokens dropped) unless a waiting prompt was prefilled instead.
 
 Time is compressed (calc.sim_engine): between events the decoding set is constant, so k decode steps are one
 stretch whose time is summed in closed form.
@@ -86,6 +89,9 @@ class _Sim:
         self.ratio = SGLANG_INIT_NEW_TOKEN_RATIO
         self.slots = [0.0] * w.max_concurrency if w.max_concurrency else None
         self.nxt = self.done = self.preemptions = self.steps = 0
+        self.lag = cfg.overlap_schedule and not self.vllm
+        self.ghosts = self.ghost_ctx = 0  # requests that finished at the last step and ride in the next (overlap)
+        self.seen = 0.0  # overlap: the scheduler decided this step when the last one began, seeing arrivals until then
         self.fe_free = -math.inf  # when the front-end finishes the request it is working on
         self.seg: list[list[float]] = [[], [], [], [], []]  # lo, hi, steps, weight, sum
         # every decoder's a, in no particular order (b_dec sums over them): a slot each, the last moved into a freed one
@@ -154,7 +160,8 @@ class _Sim:
         return max(sent, self.fe_free) + self.cfg.request_overhead_s + self.cfg.request_token_s * self.prompt[self.nxt]
 
     def pull(self) -> None:
-        while (s := self.next_send()) <= self.t:
+        horizon = self.seen if self.lag else self.t
+        while (s := self.next_send()) <= horizon:
             r, sent = self.nxt, self.sent_at()
             self.nxt += 1
             if self.slots is not None:
@@ -239,6 +246,7 @@ class _Sim:
             pairs += c * o + c * (c + 1) // 2
         dt = self.step_s(float(tokens), float(pairs), n, float(self.sum_a + n * self.D) if n else 0.0)
         self.busy += len(self.running) * dt
+        self.seen = self.t
         self.t += dt
         self.steps += 1
         if self.vllm:
@@ -280,6 +288,9 @@ class _Sim:
             self.b_final_dec -= self.fin_blk[r]
             self._unrun(r)
             self.close(r, self.t)
+            if self.lag:
+                self.ghosts += 1
+                self.ghost_ctx += a + self.D
 
     def overflow_step(self, k: int) -> int:
         """Stretch length before the pool overflows: the first j in [1, k) with decoders' blocks after step D + j
@@ -296,8 +307,21 @@ class _Sim:
                 hi = mid
         return hi
 
-    def decode(self, k_cap: int | None, arrivals_matter: bool) -> None:
-        """k identical decode steps of all decoders, ending at the first event (step D already fits the pool)."""
+    def ghost_step(self) -> None:
+        """Under the overlap schedule the step after some requests' last tokens was launched with them in it: one
+        decode step of every decoder plus those (their tokens dropped); alone, the engine is busy with them only."""
+        g, gc = self.ghosts, self.ghost_ctx
+        self.ghosts = self.ghost_ctx = 0
+        if self.n_dec:
+            self.decode(1, arrivals_matter=False, extra=(g, gc))
+            return
+        self.seen = self.t
+        self.t += self.step_s(0.0, 0.0, g, float(gc))
+        self.steps += 1
+
+    def decode(self, k_cap: int | None, arrivals_matter: bool, extra: tuple[int, int] = (0, 0)) -> None:
+        """k identical decode steps of all decoders, ending at the first event (step D already fits the pool);
+        `extra`: (requests, their context) that ride in a one-step stretch without emitting (ghost_step)."""
         n = self.n_dec
         if not n:
             return
@@ -307,10 +331,11 @@ class _Sim:
         if k > 1 and self.b_final > self.pool:
             k = self.overflow_step(k)
         step, c0 = self.step_s, float(self.sum_a + n * self.D)
-        f0 = step(0.0, 0.0, n, c0)
+        f0 = step(0.0, 0.0, n + extra[0], c0 + extra[1]) if extra[0] else step(0.0, 0.0, n, c0)
         fe = step(0.0, 0.0, n, c0 + n * (k - 1)) if k > 1 else f0
         if k > 1 and arrivals_matter and (gap := self.next_send() - self.t) < math.inf:
-            k2 = steps_to_cover(gap, f0, (fe - f0) / (k - 1), k)
+            # overlap: an arrival is first seen when the step after the one it arrives in is already decided
+            k2 = 1 if gap <= 0 else steps_to_cover(gap, f0, (fe - f0) / (k - 1), k) + self.lag
             if k2 < k:
                 k = k2
                 fe = step(0.0, 0.0, n, c0 + n * (k - 1)) if k > 1 else f0
@@ -319,6 +344,7 @@ class _Sim:
         if k > 1:
             self.add_itl(f0 + (fe - f0) / (k - 1), fe, k - 1, n, total - f0)
         self.busy += len(self.running) * total
+        self.seen = self.t + total - fe
         self.t += total
         self.t_last_dec = self.t
         self.D += k
@@ -353,8 +379,15 @@ class _Sim:
             if iterations > MAX_SIM_ITERATIONS or work > MAX_SIM_WORK:
                 return replace(self.result(), stopped_early=True)
             self.pull()
+            if self.ghosts and not self.waiting:  # a waiting prefill would have been launched instead (prefill-first)
+                self.ghost_step()
+                continue
+            self.ghosts = self.ghost_ctx = 0
             if not self.running and not self.waiting:
-                self.t = self.next_send()
+                if self.seen < self.t:  # overlap, idle: the scheduler sees what arrived during the last step
+                    self.seen = self.t
+                    continue
+                self.t = self.seen = max(self.t, self.next_send())
                 continue
             vllm_step(self) if self.vllm else sglang_step(self)
         return self.result()

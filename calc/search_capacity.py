@@ -5,7 +5,8 @@ Aggregated (calc.latency.latency at concurrency b, b ≤ max_num_seqs):
     vLLM   TTFT = front-end + queue + prefill + what the b − 1 running decodes add to its chunk steps
                   + the rest of the step in flight, max(0, TPOT − front-end) (b > 1)
            TPOT = steps of b decodes, a share of them carrying a chunk of the prompts admitted (b / output_len per step)
-    SGLang TTFT = … + half a decode step (b > 1);  TPOT = decode step + (b − 1) / output_len · prefill
+    SGLang TTFT = … + half a decode step (b > 1); with the overlap schedule max(0, decode step − front-end) + a
+                  decode step (b > 1);  TPOT = decode step + (b − 1) / output_len · prefill
 Disaggregated (prefill and decode on separate instances of the same configuration):
     TTFT = front-end + queue + (with a rate) the wait for a prefill instance + prefill alone + KV transfer of the
            prompt + one decode step of b
@@ -63,7 +64,10 @@ def _aggregated_at(c: Consts, v, b):
         in_flight = np.where(b > 1, np.maximum(0.0, mixed - c.front_s), 0.0)  # calc.latency.in_flight_wait_s
         return ttft + in_flight, np.where(b > 1, mixed, v.dec1)
     dec = step_total(c, v, 0, 0, b, b * c.ctx)
-    ttft = v.base + np.where(b > 1, dec / 2, 0.0)
+    if c.lagged:  # the overlap schedule: the step in flight, and for b > 1 the one decided before it came
+        ttft = v.base + np.maximum(0.0, dec - c.front_s) + np.where(b > 1, dec, 0.0)
+    else:
+        ttft = v.base + np.where(b > 1, dec / 2, 0.0)
     return ttft, dec if c.N <= 1 else dec + (b - 1) / c.N * v.alone
 
 

@@ -62,6 +62,8 @@ class Consts:
     state: bool
     """Some layer keeps a per-request state (Mamba, linear attention): its read and write-back enter each step."""
     mixed: bool
+    lagged: bool
+    """SGLang's overlap schedule with outputs past the first token (calc.latency: the step in flight is waited)."""
     L: int
     N: int
     ctx: float
@@ -139,6 +141,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                cudagraph_max_tokens=engine.cudagraph_max_tokens,
                per_seq_s=engine.per_sequence_s + engine.stream_token_s, experts=one.experts, routing=engine.routing_exponent, top_k=one.top_k, moe_layers=one.moe_layers,
                caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first", L=L,
+               lagged=engine.scheduling == "prefill-first" and engine.overlap_schedule and N > 1,
                N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_s=request_overhead_s(s, engine),
                front_queue_s=request_overhead_s(s, engine) + s.queue_s, rate=s.request_rate)  # fmt: skip
     v = SimpleNamespace(**rows)

@@ -36,6 +36,9 @@ class EngineConfig:
     request_token_s: float = 0.0
     """Front-end CPU time per prompt token (tokenisation), one request at a time: a burst of N prompts queues there
     before the engine sees the last of them."""
+    overlap_schedule: bool = False
+    """SGLang's overlap scheduler: it launches step k + 1 before it has read step k's tokens, so a request whose last
+    token came at step k still rides in step k + 1 (a decode step, its token dropped) unless a prefill was waiting."""
 
 
 def stretch_s(step: StepFn, n: int, c0: float, k: int, f0: float, fe: float) -> float:

@@ -165,6 +165,24 @@ def test_a_bridged_pair_ends_at_two_gpus_larger_groups_cross_pcie(catalog):
     assert got == pytest.approx(2 * 80 * (45e-6 + 2 * (3 / 4) * tokens_bytes / 300e9), rel=1e-9)
 
 
+def test_sglang_overlap_schedule_in_the_closed_form(catalog):
+    """SGLang's overlap schedule (engine_specs/sglang.yaml): alone, a request's successor waits for the decode step
+    launched with its predecessor in it, max(0, step − front-end); with others in flight also one whole decode step
+    more (the step decided before it came), where without the overlap it waits half a step."""
+    def ttft(concurrency: int, overlap: bool):
+        s, m, g, mem = setup(catalog, engine="sglang", concurrency=concurrency)
+        lat = latency(s, m, g, mem, catalog.engines["sglang"].model_copy(update={"overlap_schedule": overlap}))
+        return lat.ttft_s, lat.decode_terms.total_s, lat.request_overhead_s, lat.prefill_terms.total_s
+
+    assert catalog.engines["sglang"].overlap_schedule and not catalog.engines["vllm"].overlap_schedule
+    t1, d1, front, pre = ttft(1, True)
+    assert t1 == pytest.approx(front + pre + max(0.0, d1 - front), rel=1e-12)
+    assert ttft(1, False)[0] == pytest.approx(front + pre, rel=1e-12)
+    t8, d8, front, pre = ttft(8, True)
+    assert t8 == pytest.approx(front + pre + d8 + max(0.0, d8 - front), rel=1e-12)
+    assert ttft(8, False)[0] == pytest.approx(front + pre + d8 / 2, rel=1e-12)
+
+
 def test_every_model_and_gpu_reports_the_latency_keys(catalog):
     # every pair plans and gives positive latency figures (the JSON's top-level keys read these same fields)
     for gid in catalog.gpus:

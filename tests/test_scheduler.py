@@ -44,6 +44,37 @@ def test_one_request_constant_step():
     assert s["median_itl_ms"] == pytest.approx(10) and s["p99_itl_ms"] == pytest.approx(10)
 
 
+def test_sglang_overlap_schedule_by_hand():
+    """SGLang's overlap schedule launches the step after a request's last token with it still in. One client, 3
+    requests of 100 + 5 tokens, 10 ms steps, 2 ms of front-end: the first arrives at 2 ms, prefill 2 → 12 ms,
+    decodes to 52 ms (e2e 52 ms, its TTFT 12 ms). Its successor is sent at 52 ms and arrives at 54 ms, while the
+    step launched at 52 ms with the finished request in it runs to 62 ms: prefill 62 → 72 ms, TTFT 72 − 52 = 20 ms
+    = 2 + (10 − 2) + 10, where without the overlap it is 12 ms. Outputs are not delayed: TPOT stays 10 ms."""
+    w = workload(num_prompts=3, max_concurrency=1)
+    base = dict(engine="sglang", request_overhead_s=2 * MS)
+    plain = simulate(engine(**base), w, const_10ms)
+    lag = simulate(engine(**base, overlap_schedule=True), w, const_10ms)
+    assert plain.ttft_s.tolist() == pytest.approx([12 * MS] * 3)
+    assert lag.ttft_s.tolist() == pytest.approx([12 * MS, 20 * MS, 20 * MS])
+    assert lag.e2e_s.tolist() == pytest.approx([52 * MS, 60 * MS, 60 * MS])
+    assert lag.bench_summary()["median_tpot_ms"] == pytest.approx(10)
+    assert lag.bench_summary()["duration"] == pytest.approx((52 + 60 + 60) * MS)
+
+
+def test_sglang_overlap_schedule_sees_an_arrival_one_step_late():
+    """With others decoding, the step after the one a prompt arrives in was decided without it. Two clients, outputs
+    of 3–9 tokens (range 0.5, seed 3), 10 ms steps, 2 ms of front-end: each successor arrives 2 ms into a step of the
+    other's decodes; without the overlap it waits the 8 ms left and is prefilled (TTFT 2 + 8 + 10 = 20 ms), with it
+    one decode step more (30 ms) — calc.latency's closed form: front + (step − front) + step + prefill."""
+    w = Workload(input_len=100, output_len=6, num_prompts=6, max_concurrency=2, range_ratio=0.5, seed=3)
+    base = dict(engine="sglang", request_overhead_s=2 * MS)
+    plain = simulate(engine(**base), w, const_10ms)
+    lag = simulate(engine(**base, overlap_schedule=True), w, const_10ms)
+    assert plain.ttft_s.tolist() == pytest.approx([12 * MS] * 2 + [20 * MS] * 4)
+    assert lag.ttft_s.tolist() == pytest.approx([12 * MS] * 2 + [30 * MS] * 4)
+    assert lag.bench_summary()["median_itl_ms"] == pytest.approx(10)
+
+
 def test_chunked_prefill_takes_three_steps():
     r = simulate(engine(max_num_batched_tokens=40), workload(), const_10ms)
     assert r.ttft_s[0] == pytest.approx(3 * 10 * MS)  # chunks 40 + 40 + 20
