@@ -16,10 +16,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
 from calc.evaluate import evaluate  # noqa: E402
 from calc.loader import load_catalog  # noqa: E402
 from calc.scenario import Scenario  # noqa: E402
+from scripts import usage  # noqa: E402
 
 
 def median_ms(fn, n: int) -> float:
@@ -286,6 +286,7 @@ def timed(fn) -> float:
 
 
 if __name__ == "__main__":
+    usage.args(__doc__, ("--skip-browser", "--browser-only", "--crowd"))
     machine_speed()
     if "--browser-only" in sys.argv:
         bench_page_vs_toy()

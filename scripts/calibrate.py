@@ -32,10 +32,10 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
 from boundary.bench_check import METRICS, check, check_closed_form, measured, predict, summary  # noqa: E402
 from boundary.bench_data import DATA, load_runs, write_split  # noqa: E402
 from calc.loader import ENGINE_DIR, load_catalog  # noqa: E402
+from scripts import usage  # noqa: E402
 
 SHARED = ("gemm_half_tokens", "gemm_compute_share", "attention_bandwidth_share", "attention_compute_share",
           "fp8_weight_share", "int4_weight_share", "moe_weight_share", "moe_compute_share", "routing_exponent")  # fmt: skip
@@ -290,11 +290,18 @@ def _readme(table: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] == "fit":
-        fit(float(sys.argv[2]) if len(sys.argv) > 2 else 2.0)  # a refit from fitted values may start with a small step
-    elif len(sys.argv) > 1 and sys.argv[1] == "fit-front":
+    argv = usage.args(__doc__)
+    command = argv[0] if argv else "report"
+    if command == "fit":  # a refit from fitted values may start with a small step
+        fit(usage.number(argv[1], "STEP", low=1.0) if len(argv) > 1 else 2.0)
+    elif command == "fit-front":
         fit_only(FRONT)
-    elif len(sys.argv) > 1 and sys.argv[1] == "fit-only":
-        fit_only(tuple(sys.argv[2:]))
-    else:
+    elif command == "fit-only":
+        fitted = {*SHARED, *OWN}
+        if not argv[1:] or any(n not in fitted for n in argv[1:]):
+            usage.fail(f"fit-only: name constants to refit, of {', '.join(sorted(fitted))}")
+        fit_only(tuple(argv[1:]))
+    elif command == "report" and len(argv) <= 1:
         report()
+    else:
+        usage.fail(f"unknown command {command[:40]!r}; allowed: fit [STEP], fit-front, fit-only NAME ..., report")

@@ -28,13 +28,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from boundary.bench_check import check, check_closed_form, closed_loop, summary  # noqa: E402
 from boundary.bench_data import load_runs  # noqa: E402
 from calc import bench  # noqa: E402
 from calc.evaluate import evaluate  # noqa: E402
 from calc.loader import load_catalog  # noqa: E402
 from calc.scenario import Scenario  # noqa: E402
+from scripts import usage  # noqa: E402
 
 SETUPS = (dict(model="llama-3.1-8b", gpu="h100-sxm"), dict(model="qwen2.5-7b-instruct", gpu="rtx-4090"),
           dict(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4), dict(model="qwen3-30b-a3b", gpu="h100-sxm"),
@@ -217,4 +217,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    if usage.args(__doc__):
+        usage.fail("takes no arguments")
     main()

@@ -31,11 +31,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
 
+from scripts import usage  # noqa: E402
 from scripts.serve import free_port, start_server  # noqa: E402
 
 LINK = "model=qwen2.5-7b-instruct&gpu=rtx-4090&concurrency=16"
@@ -223,9 +223,11 @@ def main(sizes: list[int], processes: int = 1) -> None:
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
+    args = usage.args(__doc__, valued=("--processes",))
     n_proc = 1
     if "--processes" in args:
         i = args.index("--processes")
-        n_proc, args = int(args[i + 1]), args[:i] + args[i + 2 :]
-    main([int(a) for a in args] or [1, 10, 40], n_proc)
+        if i + 1 >= len(args):
+            usage.fail("--processes: give a count of server processes")
+        n_proc, args = int(usage.number(args[i + 1], "--processes", int)), args[:i] + args[i + 2 :]
+    main([int(usage.number(a, "SESSIONS", int)) for a in args] or [1, 10, 40], n_proc)

@@ -16,11 +16,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
 import properties as P  # noqa: E402
 import properties_hostile as H  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+
+from scripts import usage  # noqa: E402
 
 BOUNDARIES = {
     "scenario fields": (P.scenario_data(), P.check_scenario),
@@ -77,4 +78,5 @@ def main(n: int = 10_000) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000))
+    argv = usage.args(__doc__)
+    raise SystemExit(main(int(usage.number(argv[0], "EXAMPLES", int)) if argv else 10_000))

@@ -13,6 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from playwright.sync_api import sync_playwright  # noqa: E402
 
+from scripts import usage  # noqa: E402
 from scripts.serve import launch_browser, start_server  # noqa: E402
 
 TABS = ["Memory", "Latency", "Beyond the GPU", "SLOs & replicas", "Compare & export", "Check a vLLM log", "Find a deployment"]
@@ -44,6 +45,6 @@ def main(out: Path, queries: dict[str, str]) -> None:
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
+    args = usage.args(__doc__)
     target = Path(args.pop(0)) if args and not args[0].count("=") else Path(tempfile.mkdtemp(prefix="planner-shots-"))
     main(target, {f"q{i}": q for i, q in enumerate(args)} if args else QUERIES)
