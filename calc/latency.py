@@ -4,7 +4,9 @@
     TTFT          = request overhead + queue + the prompt's chunked steps, each also carrying the running decodes
                     (vLLM mixes them; SGLang runs the prefill alone, then resumes decoding)
                     + the rest of the step in flight when it arrives (vLLM: a TPOT less the front-end time;
-                    SGLang: half a decode step)
+                    SGLang: its overlap schedule launched that decode step with the predecessor still in, so a
+                    decode step less the front-end time even alone, and one decode step more, decided before the
+                    prompt came, when others are in flight; half a decode step without the overlap)
     TPOT          = the mean step while C requests decode and their successors' prompts are prefilled:
                     vLLM: C decodes, and C·input_len/output_len prompt tokens per step in chunks (mixed_tpot_s);
                     SGLang: a decode step + (C / output_len) · one prefill
