@@ -132,6 +132,8 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
             data["max_num_seqs"] = r.get("max_num_seqs") or seqs
             if r.get("enforce_eager"):
                 data["enforce_eager"] = True
+            if r.get("gpu_memory_utilization"):  # --gpu-memory-utilization as the server was started
+                data["gpu_memory_utilization"] = r["gpu_memory_utilization"]
             if "chat" in str(r.get("client") or ""):  # --backend / --endpoint-type openai-chat, /v1/chat/completions
                 data["endpoint_type"] = "openai-chat"
             data["input_len"], data["output_len"] = max(1, round(r["input_len"])), max(1, round(r["output_len"]))

@@ -61,6 +61,9 @@ class EngineSpec(BaseModel):
     moe_compute_share: Share = 1.0
     """Share of the dense GEMMs' matmul throughput the fused-MoE kernels reach on the routed experts' FLOPs (their
     grouped GEMMs gather and scatter tokens per expert); 1: as fast as a dense GEMM of the same tokens per expert."""
+    fp8_moe_compute_share: Share = 1.0
+    """Where the routed experts run on FP8 tensor cores (FP8 checkpoints on Hopper and later), the further share of
+    that rate their block-scaled grouped GEMMs reach (w8a8 fused-MoE kernels), of the FP8 peak the dense ones use."""
     routing_exponent: Annotated[float, Field(gt=0, le=1)] = 1.0
     """The n tokens of one step pick experts like n^x independent draws: real routers favour some experts, so a
     batch touches fewer distinct ones than uniform routing, E · (1 − (1 − k/E)^n). 1: uniform. One token still

@@ -23,7 +23,7 @@ from calc.prefill_queue import work_s
 from calc.resolve import override_gpu
 from calc.scenario import Scenario
 from calc.search_space import Grid
-from calc.step_inputs import gpu_rates, step_model
+from calc.step_inputs import expert_compute_share, gpu_rates, step_model
 from calc.weights import weight_format
 from calc.work import distinct_experts
 
@@ -42,7 +42,6 @@ class Consts:
     """What every configuration shares: the model, the engine and the scenario's lengths."""
 
     gcs: float
-    gcs_moe: float
     """The routed experts' share: gemm_compute_share × moe_compute_share (1 under an mfu override)."""
     layers2: int
     arb: float
@@ -90,12 +89,13 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     base = {(ti, d): model_at(tp, d, 0) for ti, tp in enumerate(tps) for d in range(len(grid.dtypes))}
     kv_read = {(ti, k): (base[ti, 0] if k == 0 else model_at(tp, 0, k)).kv_read
                for ti, tp in enumerate(tps) for k in range(len(sp.kv_cache_dtypes))}  # fmt: skip
-    rates, links = {}, np.empty((len(sp.gpus), len(tps)))
+    rates, links, moe_share = {}, np.empty((len(sp.gpus), len(tps))), np.empty((len(sp.gpus), len(grid.dtypes)))
     for gi, gid in enumerate(sp.gpus):
         for d, dt in enumerate(grid.dtypes):
             cd = served_format(weight_format(m, dt), dt, catalog.gpus[gid].arch).compute_dtype
             g = override_gpu(s, catalog.gpus[gid], cd) if gid == s.gpu else catalog.gpus[gid]
             rates[gi, d] = gpu_rates(s, g, cd)
+            moe_share[gi, d] = 1.0 if s.mfu is not None else expert_compute_share(engine, cd, g)
         links[gi] = [g.allreduce_link_bytes_per_s(tp) for tp in tps]  # a bridged pair's link ends at two GPUs
     one = base[0, 0]
     tp_of = np.array([tp for tp, _ in grid.parallel])[grid.par]
@@ -126,7 +126,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     if one.experts:  # rows a dense model does not need stay out of every gather
         moe = 1.0 if mbu_over else sm["expert_weight_share"][ix]
         rows |= {"EB": sm["expert_bytes"][ix], "bwm": bw * moe, "eft": sm["expert_flop_per_token"][ix],
-                 "he": sm["expert_half_tokens"][ix]}
+                 "he": sm["expert_half_tokens"][ix], "gcm": moe_share[gx]}
     state = bool(sm["state_bytes_per_seq"].any())
     if state:
         rows |= {"sps": sm["state_bytes_per_seq"][ix], "bw": bw}
@@ -134,7 +134,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
         rows[f"kb{i}"], rows[f"af{i}"] = kb[tpi, grid.kv, i], af[tpi, i]
     L, N = s.input_len, s.output_len
     c = Consts(gcs=1.0 if mfu_over else engine.gemm_compute_share,
-               gcs_moe=1.0 if mfu_over else engine.gemm_compute_share * engine.moe_compute_share, layers2=2 * one.layers,
+               layers2=2 * one.layers,
                arb=one.allreduce_bytes_per_token, step_overhead_s=engine.step_overhead_s,
                layer_overhead_s=one.layers * (engine.layer_overhead_eager_s if s.enforce_eager else engine.layer_overhead_s),
                layer_overhead_eager_s=one.layers * engine.layer_overhead_eager_s,
@@ -163,7 +163,7 @@ def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None):
     if c.experts:
         touched = distinct_experts(experts=c.experts, top_k=c.top_k, tokens=n ** c.routing) * c.moe_layers
         per_expert = n * c.top_k * c.moe_layers / touched
-        out.append(np.maximum(touched * v.EB / v.bwm, n * v.eft / (v.fl * per_expert / (per_expert + v.he) * c.gcs_moe)))
+        out.append(np.maximum(touched * v.EB / v.bwm, n * v.eft / (v.fl * per_expert / (per_expert + v.he) * v.gcm)))
     if c.caps:
         dsa = np.asarray(ds)
         avg = np.divide(dctx, ds, out=np.zeros(np.broadcast(dctx, dsa).shape), where=dsa > 0) if np.ndim(ds) else \

@@ -29,6 +29,14 @@ def half_tokens(engine: EngineSpec, bytes_per_param: float) -> float:
     return float(W4A16_TILE_TOKENS) if bytes_per_param <= FOUR_BIT_MAX_BYTES else engine.gemm_half_tokens
 
 
+def expert_compute_share(engine: EngineSpec, compute_dtype: str, g: GPUSpec) -> float:
+    """The routed experts' share of the effective matmul rate: the dense GEMMs' share × the fused-MoE kernels' share,
+    × the block-scaled FP8 grouped GEMMs' share where the GPU runs FP8 checkpoints on FP8 tensor cores (an A100 runs
+    them as W8A16 at its 16-bit rate, which moe_compute_share already describes)."""
+    fp8 = compute_dtype == "fp8" and g.fp8_tflop_per_s is not None
+    return engine.gemm_compute_share * engine.moe_compute_share * (engine.fp8_moe_compute_share if fp8 else 1.0)
+
+
 def _share(engine: EngineSpec, bytes_per_param: float) -> float:
     """The engine's kernel share for weights stored at this many bytes per parameter."""
     if bytes_per_param >= 2:
@@ -119,6 +127,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         expert_weight_share=_share(engine, fmt.expert_bytes) * engine.moe_weight_share,
         weight_half_tokens=half_tokens(engine, fmt.linear_bytes),
         expert_half_tokens=half_tokens(engine, fmt.expert_bytes),
+        expert_compute_share=expert_compute_share(engine, fmt.compute_dtype, g) if experts else 0.0,
         engine=engine,
         eager=s.enforce_eager,
         mbu_override=s.mbu is not None,

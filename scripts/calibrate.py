@@ -38,7 +38,8 @@ from calc.loader import ENGINE_DIR, load_catalog  # noqa: E402
 from scripts import usage  # noqa: E402
 
 SHARED = ("gemm_half_tokens", "gemm_compute_share", "attention_bandwidth_share", "attention_compute_share",
-          "fp8_weight_share", "int4_weight_share", "moe_weight_share", "moe_compute_share", "routing_exponent")  # fmt: skip
+          "fp8_weight_share", "int4_weight_share", "moe_weight_share", "moe_compute_share", "routing_exponent",
+          "fp8_moe_compute_share")  # fmt: skip
 OWN = ("step_overhead_s", "layer_overhead_s", "per_sequence_s", "stream_token_s", "request_overhead_s",
        "request_token_s", "chat_request_s")  # fmt: skip
 # A burst's TTFT is its queue's drain time, which throughput already fits: weighed low so it cannot set the
@@ -51,7 +52,7 @@ WEIGHTS = {"tpot": 2.0, "ttft": 1.0, "ttft_burst": 0.25, "throughput": 1.0, "lat
 PRIORS = {"gemm_compute_share": (0.75, 0.25), "attention_bandwidth_share": (0.95, 0.15),
           "attention_compute_share": (0.6, 0.3), "fp8_weight_share": (0.8, 0.2), "int4_weight_share": (0.6, 0.3),
           "moe_weight_share": (0.85, 0.2), "gemm_half_tokens": (64, 0.7), "routing_exponent": (1.0, 0.3),
-          "moe_compute_share": (1.0, 0.5)}  # fmt: skip
+          "moe_compute_share": (1.0, 0.5), "fp8_moe_compute_share": (1.0, 0.5)}  # fmt: skip
 # routing_exponent: uniform routing (1) is the textbook assumption; the MoE runs at several concurrencies move it.
 BELOW_ONE = ("routing_exponent",)  # an exponent above 1 would touch more experts than independent tokens can
 CAP = 1.5

@@ -226,3 +226,12 @@ def test_a_shortened_replay_keeps_the_runs_load(runs, catalog):
     loop = next(r for r in runs if r.id == "gpustack-qwen3-8b-h100-vllm-c8")  # 100 prompts, 8 at a time
     short, full = predict(loop, catalog, max_prompts=40)["tpot"], predict(loop, catalog)["tpot"]
     assert short != full and short == pytest.approx(full, rel=0.05)
+
+
+def test_a_runs_stated_gpu_memory_utilization_is_replayed(runs):
+    """GPUStack started vLLM for GLM-4.6-FP8 on 8 × H100 with --gpu-memory-utilization 0.85 (its server_cmd): the
+    replay sizes the pool at 0.85, where the other runs keep vLLM's default 0.9."""
+    by_id = {r.id: r for r in runs}
+    assert "--gpu-memory-utilization 0.85" in yaml.safe_dump(yaml.safe_load((DATA / "gpustack-glm46-h100.yaml").read_text()))
+    assert by_id["gpustack-glm46-h100-vllm-gmu-sharegpt"].scenario.gpu_memory_utilization == 0.85
+    assert by_id["gpustack-glm46-h100-sglang-sharegpt"].scenario.gpu_memory_utilization == 0.9

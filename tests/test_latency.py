@@ -224,16 +224,37 @@ def test_the_fused_moe_compute_share_slows_only_steps_whose_expert_flops_bind(ca
     """Qwen3-30B-A3B on an H100: a prefill chunk of 8,192 tokens sends 8,192 · 8 / 128 = 512 tokens through each
     expert, so the experts' time is their FLOPs: at moe_compute_share 0.5 it is twice that at 1. One decoding
     token reads its 8 experts' weights, a bandwidth-bound term that the share does not touch."""
-    r = evaluate(scenario(model="qwen3-30b-a3b", gpu="h100-sxm"), catalog)
-    step = r.latency.step
-    full, half = (replace(step, engine=step.engine.model_copy(update={"moe_compute_share": x, "routing_exponent": 1.0}))
-                  for x in (1.0, 0.5))  # fmt: skip
+    def step_at(share: float):
+        engines = {n: e.model_copy(update={"moe_compute_share": share, "routing_exponent": 1.0})
+                   for n, e in catalog.engines.items()}  # fmt: skip
+        return evaluate(scenario(model="qwen3-30b-a3b", gpu="h100-sxm"), replace(catalog, engines=engines)).latency.step
+
+    full, half = step_at(1.0), step_at(0.5)
     big = (8192, 8192 * 8193 / 2, 0, 0.0)
     assert full.experts_touched(8192) == pytest.approx(128)
     flop_bound = full.terms(*big).experts_s
     assert half.terms(*big).experts_s == pytest.approx(2 * flop_bound)
     one = (0, 0, 1, 200.0)
     assert half.terms(*one).experts_s == full.terms(*one).experts_s > 0
+
+
+def test_fp8_experts_on_fp8_tensor_cores_run_at_their_own_share(catalog):
+    """The routed experts' matmul share is gemm_compute_share × moe_compute_share, × fp8_moe_compute_share where an
+    FP8 checkpoint runs on FP8 tensor cores: Qwen3-30B-A3B in fp8 on an H100 (the block-scaled w8a8 grouped GEMMs),
+    not on an A100 (no FP8 units: W8A16 at the 16-bit rate). A compute-bound chunk's experts' time scales by 1 / f."""
+    from calc.step_inputs import expert_compute_share
+
+    e = catalog.engines["vllm"]
+    assert 0 < e.fp8_moe_compute_share < 1
+    h100, a100 = catalog.gpus["h100-sxm"], catalog.gpus["a100-80gb-sxm"]
+    base = e.gemm_compute_share * e.moe_compute_share
+    assert expert_compute_share(e, "fp8", h100) == pytest.approx(base * e.fp8_moe_compute_share, rel=1e-12)
+    assert expert_compute_share(e, "fp8", a100) == expert_compute_share(e, "bf16", h100) == pytest.approx(base)
+    step = evaluate(scenario(model="qwen3-30b-a3b", gpu="h100-sxm", dtype="fp8"), catalog).latency.step
+    assert step.expert_compute_share == pytest.approx(base * e.fp8_moe_compute_share)
+    big = (8192, 8192 * 8193 / 2, 0, 0.0)
+    as_bf16 = replace(step, expert_compute_share=base)
+    assert step.terms(*big).experts_s == pytest.approx(as_bf16.terms(*big).experts_s / e.fp8_moe_compute_share)
 
 
 def test_four_bit_weight_kernels_reach_half_throughput_at_one_tile(catalog):

@@ -187,3 +187,23 @@ def test_a_bridged_pair_reaches_the_search_too(catalog):
         assert close(row(r, int(i))["ttft_s"], rep.latency.ttft_s), sc.changed()
         seen.add((sc.gpu, sc.tensor_parallel_size))
     assert {("h100-pcie", 4), ("h100-pcie", 8)} <= seen
+
+
+def test_fp8_experts_reach_the_search_too(catalog):
+    """The FP8 fused-MoE share (engine_specs' fp8_moe_compute_share) applies per GPU and precision: Qwen3-30B-A3B in
+    fp8 on an H100 (FP8 tensor cores) takes it, bf16 not (nor an A100, where fp8 is refused); the search's TTFT and TPOT
+    equal evaluate()'s at every configuration served, with 4,000-token prompts whose chunks make the experts' FLOPs
+    bind."""
+    s = Scenario(model="qwen3-30b-a3b", gpu="h100-sxm", input_len=4000, output_len=200, request_rate=2.0,
+                 slo_ttft_s=10.0, search_gpus="h100-sxm,a100-80gb-sxm", search_tensor_parallel_size="1,2",
+                 search_pipeline_parallel_size="1", search_dtype="bf16,fp8", search_kv_cache_dtype="auto",
+                 search_max_num_seqs="64")  # fmt: skip
+    r = search(s, catalog)
+    seen = set()
+    for i in np.flatnonzero(r.gpus > 0):
+        sc = scenario_of(r, int(i))
+        lat = evaluate(sc, catalog).latency
+        d = row(r, int(i))
+        assert close(d["ttft_s"], lat.ttft_s) and close(d["tpot_s"], lat.tpot_s), sc.changed()
+        seen.add((sc.gpu, sc.dtype))
+    assert {("h100-sxm", "fp8"), ("h100-sxm", "bf16"), ("a100-80gb-sxm", "bf16")} <= seen
