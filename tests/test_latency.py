@@ -1,6 +1,5 @@
 """Roofline floors and estimates: DESIGN.md's numbers, the seed report's measurements, and properties."""
 
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -195,84 +194,6 @@ def test_every_model_and_gpu_reports_the_latency_keys(catalog):
             assert all(v > 0 for v in values), (gid, mid)
 
 
-def test_distinct_experts_by_hand():
-    from calc.work import distinct_experts
-
-    # 8 experts, top-2: one token visits 2; two tokens 8 · (1 − (6/8)²) = 3.5; a long prompt visits all 8
-    assert distinct_experts(experts=8, top_k=2, tokens=1) == pytest.approx(2.0)
-    assert distinct_experts(experts=8, top_k=2, tokens=2) == pytest.approx(3.5)
-    assert distinct_experts(experts=8, top_k=2, tokens=np.array([1, 2, 10_000])) == pytest.approx([2.0, 3.5, 8.0])
-
-
-def test_a_routing_exponent_below_one_touches_fewer_experts_by_hand(catalog):
-    """Qwen3-30B-A3B (128 experts, top-8). Uniform routing: 32 tokens touch 128 · (1 − (120/128)^32) = 111.8 experts
-    a layer. With x = 0.8 they pick like 32^0.8 = 2^4 = 16 draws: 128 · (1 − (120/128)^16) = 82.4. One token still
-    reads its 8; 10^6 tokens still reach all 128."""
-    r = evaluate(scenario(model="qwen3-30b-a3b", gpu="h100-sxm"), catalog)
-    step = r.latency.step
-    uniform, skewed = (replace(step, engine=step.engine.model_copy(update={"routing_exponent": x})) for x in (1.0, 0.8))
-    assert uniform.experts_touched(32) == pytest.approx(128 * (1 - (120 / 128) ** 32))
-    assert skewed.experts_touched(32) == pytest.approx(128 * (1 - (120 / 128) ** 16))
-    assert skewed.experts_touched(1) == pytest.approx(8) and skewed.experts_touched(1e6) == pytest.approx(128)
-    counts = [replace(step, engine=step.engine.model_copy(update={"routing_exponent": x})).experts_touched(32)
-              for x in (0.5, 0.75, 1.0)]  # fmt: skip
-    assert counts == sorted(counts) and counts[0] < counts[-1]  # more skew, fewer experts
-    assert skewed.terms(0, 0, 32, 32 * 200).experts_s < uniform.terms(0, 0, 32, 32 * 200).experts_s
-
-
-def test_the_fused_moe_compute_share_slows_only_steps_whose_expert_flops_bind(catalog):
-    """Qwen3-30B-A3B on an H100: a prefill chunk of 8,192 tokens sends 8,192 · 8 / 128 = 512 tokens through each
-    expert, so the experts' time is their FLOPs: at moe_compute_share 0.5 it is twice that at 1. One decoding
-    token reads its 8 experts' weights, a bandwidth-bound term that the share does not touch."""
-    def step_at(share: float):
-        engines = {n: e.model_copy(update={"moe_compute_share": share, "routing_exponent": 1.0})
-                   for n, e in catalog.engines.items()}  # fmt: skip
-        return evaluate(scenario(model="qwen3-30b-a3b", gpu="h100-sxm"), replace(catalog, engines=engines)).latency.step
-
-    full, half = step_at(1.0), step_at(0.5)
-    big = (8192, 8192 * 8193 / 2, 0, 0.0)
-    assert full.experts_touched(8192) == pytest.approx(128)
-    flop_bound = full.terms(*big).experts_s
-    assert half.terms(*big).experts_s == pytest.approx(2 * flop_bound)
-    one = (0, 0, 1, 200.0)
-    assert half.terms(*one).experts_s == full.terms(*one).experts_s > 0
-
-
-def test_fp8_experts_on_fp8_tensor_cores_run_at_their_own_share(catalog):
-    """The routed experts' matmul share is gemm_compute_share × moe_compute_share, × fp8_moe_compute_share where an
-    FP8 checkpoint runs on FP8 tensor cores: Qwen3-30B-A3B in fp8 on an H100 (the block-scaled w8a8 grouped GEMMs),
-    not on an A100 (no FP8 units: W8A16 at the 16-bit rate). A compute-bound chunk's experts' time scales by 1 / f."""
-    from calc.step_inputs import expert_compute_share
-
-    e = catalog.engines["vllm"]
-    assert 0 < e.fp8_moe_compute_share < 1
-    h100, a100 = catalog.gpus["h100-sxm"], catalog.gpus["a100-80gb-sxm"]
-    base = e.gemm_compute_share * e.moe_compute_share
-    assert expert_compute_share(e, "fp8", h100) == pytest.approx(base * e.fp8_moe_compute_share, rel=1e-12)
-    assert expert_compute_share(e, "fp8", a100) == expert_compute_share(e, "bf16", h100) == pytest.approx(base)
-    step = evaluate(scenario(model="qwen3-30b-a3b", gpu="h100-sxm", dtype="fp8"), catalog).latency.step
-    assert step.expert_compute_share == pytest.approx(base * e.fp8_moe_compute_share)
-    big = (8192, 8192 * 8193 / 2, 0, 0.0)
-    as_bf16 = replace(step, expert_compute_share=base)
-    assert step.terms(*big).experts_s == pytest.approx(as_bf16.terms(*big).experts_s / e.fp8_moe_compute_share)
-
-
-def test_four_bit_weight_kernels_reach_half_throughput_at_one_tile(catalog):
-    """gpt-oss-120b's MXFP4 experts (4.25 bits, 0.53 B a parameter) on an A100: 4-bit weight-only kernels pad a
-    step to one 16-row MMA tile, so one decoding token's expert GEMMs run at 1 / (1 + 16) of their rate, not
-    1 / (1 + 61); bf16 weights keep the engine's half point. At 16 tokens a tile is half full: 16 / (16 + 16)."""
-    from calc.step_inputs import W4A16_TILE_TOKENS, half_tokens
-
-    engine = catalog.engines["vllm"]
-    assert W4A16_TILE_TOKENS == 16 and half_tokens(engine, 4.25 / 8) == 16.0 and half_tokens(engine, 0.5) == 16.0
-    assert half_tokens(engine, 2.0) == half_tokens(engine, 1.0) == engine.gemm_half_tokens
-    step = evaluate(scenario(model="gpt-oss-120b", gpu="a100-80gb-sxm"), catalog).latency.step
-    assert step.expert_half_tokens == 16.0
-    wide = replace(step, expert_half_tokens=engine.gemm_half_tokens)
-    one = (0, 0, 1, 200.0)
-    assert step.terms(*one).experts_s < wide.terms(*one).experts_s  # the padded tile no longer sets the step
-
-
 @pytest.mark.parametrize("kw", [dict(model="llama-3.2-1b", gpu="b200"),
                                 dict(model="deepseek-v3", gpu="h200", tensor_parallel_size=8),
                                 dict(model="gemma-3-27b", gpu="h100-sxm", tensor_parallel_size=2, enforce_eager=True)])  # fmt: skip
@@ -351,24 +272,6 @@ def test_the_closed_form_ttft_agrees_with_the_simulation_of_varied_lengths(catal
     r = evaluate(scenario(**kw), catalog)
     sim = bench.serve(r, num_prompts=max(400, 6 * kw["concurrency"]), max_concurrency=kw["concurrency"], range_ratio=0.3)
     assert r.latency.ttft_s == pytest.approx(sim.bench_summary()["median_ttft_ms"] / 1e3, rel=0.20)
-
-
-def test_an_moe_models_plain_decode_steps_read_only_the_experts_their_tokens_reach(catalog):
-    """Qwen3-30B-A3B (128 experts, 8 per token), 8 in flight, 128 + 1,000 tokens on an H100: 99.2 % of the steps
-    decode 8 tokens, which reach at most 64 experts per layer; a prompt of 128 tokens reaches nearly all 128. TPOT
-    is the mixture of the two steps, below one step carrying the 1.024 prompt tokens spread over it (which would
-    read 8 + 1.024 tokens' experts every step), and near the plain decode step the simulation sees."""
-    from calc import bench
-
-    s = scenario(model="qwen3-30b-a3b", gpu="h100-sxm", input_len=128, output_len=1000, concurrency=8)
-    r = evaluate(s, catalog)
-    lat = r.latency
-    ctx = 8 * (128 + 1000 / 2)
-    plain, spread = lat.step.step_s(0, 0, 8, ctx), lat.step.step_s(1.024, 1.024 * 128 / 2, 8, ctx)
-    assert lat.tpot_s == pytest.approx(0.008 * lat.step.step_s(128, 128 * 128 / 2, 8, ctx) + 0.992 * plain)
-    assert plain < lat.tpot_s < spread
-    sim = bench.serve(r, num_prompts=200, max_concurrency=8, range_ratio=0.3).bench_summary()
-    assert lat.tpot_s == pytest.approx(sim["mean_tpot_ms"] / 1e3, rel=0.05)
 
 
 @pytest.mark.parametrize("c", [2, 8, 32, 128, 512])
