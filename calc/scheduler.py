@@ -384,7 +384,7 @@ class _Sim:
                 continue
             self.ghosts = self.ghost_ctx = 0
             if not self.running and not self.waiting:
-                if self.seen < self.t:  # overlap, idle: the scheduler sees what arrived during the last step
+                if self.lag and self.seen < self.t:  # overlap, idle: the scheduler sees what arrived in the last step
                     self.seen = self.t
                     continue
                 self.t = self.seen = max(self.t, self.next_send())
