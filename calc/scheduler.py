@@ -42,7 +42,7 @@ from calc.sched_policies import (
     vllm_step,
 )
 from calc.sim_engine import EngineConfig, StepFn, steps_to_cover, stretch_s
-from calc.sim_stats import BatchLatency, ItlSegments, SimResult, Workload, workload_arrays
+from calc.sim_stats import BatchLatency, SimResult, Workload, sim_result, workload_arrays
 
 MAX_SIM_ITERATIONS = 15_000
 """Scheduling decisions one simulation may take: 9 µs each with a linear step function, up to ~40 µs with the
@@ -393,31 +393,8 @@ class _Sim:
         return self.result()
 
     def result(self) -> SimResult:
-        send, first, fin = np.array(self.send), np.array(self.first), np.array(self.fin)
-        out = np.array(self.out)
-        ttft, e2e = first - send, fin - send
-        with np.errstate(divide="ignore", invalid="ignore"):
-            tpot = np.where(out > 1, (e2e - ttft) / (out - 1), math.nan)
-        ttft = np.where(np.isfinite(fin), ttft, math.nan)
-        admitted = np.array(self.admitted)
-        finished = np.isfinite(fin)
-        duration = float(fin[finished].max() - np.nanmin(send)) if finished.any() else 0.0
-        lo, hi, steps, weight, total = (np.array(c, dtype=float) for c in self.seg)
-        return SimResult(
-            input_lens=np.array(self.prompt),
-            output_lens=out,
-            ttft_s=ttft,
-            tpot_s=tpot,
-            e2e_s=e2e,
-            queue_s=admitted - send,
-            prefill_s=np.where(np.isfinite(fin), first - admitted, math.nan),
-            itl=ItlSegments(lo, hi, steps, weight, total),
-            duration_s=duration,
-            completed=int(np.isfinite(fin).sum()),
-            preemptions=self.preemptions,
-            mean_running=self.busy / duration if duration > 0 else 0.0,
-            num_steps=self.steps,
-        )
+        return sim_result(self.prompt, self.out, send=self.send, admitted=self.admitted, first=self.first,
+                          fin=self.fin, seg=self.seg, preemptions=self.preemptions, busy=self.busy, steps=self.steps)
 
 
 def simulate(cfg: EngineConfig, workload: Workload, step_s: StepFn) -> SimResult:

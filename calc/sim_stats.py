@@ -248,3 +248,35 @@ class BatchLatency:
     def bench_summary(self) -> dict[str, object]:
         """`vllm bench latency --output-json` keys: avg_latency [s] and its percentiles (all equal: no noise)."""
         return {"avg_latency": self.latency_s, "percentiles": {str(p): self.latency_s for p in LATENCY_PERCENTILES}}
+
+
+def sim_result(prompt: list[int], out: list[int], *, send: list[float], admitted: list[float], first: list[float],
+               fin: list[float], seg: list[list[float]], preemptions: int, busy: float, steps: int) -> SimResult:
+    """A simulation's per-request times [s] (sent, admitted, first token, finished: NaN where it never came) and ITL
+    segments as the result `vllm bench serve` would summarise: TTFT = first − sent, TPOT = (E2E − TTFT) / (out − 1),
+    the duration from the first send to the last finish, the mean running count = busy request-seconds / duration."""
+    send_a, first_a, fin_a = np.array(send), np.array(first), np.array(fin)
+    out_a = np.array(out)
+    ttft, e2e = first_a - send_a, fin_a - send_a
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tpot = np.where(out_a > 1, (e2e - ttft) / (out_a - 1), math.nan)
+    finished = np.isfinite(fin_a)
+    ttft = np.where(finished, ttft, math.nan)
+    admitted_a = np.array(admitted)
+    duration = float(fin_a[finished].max() - np.nanmin(send_a)) if finished.any() else 0.0
+    lo, hi, n, weight, total = (np.array(c, dtype=float) for c in seg)
+    return SimResult(
+        input_lens=np.array(prompt),
+        output_lens=out_a,
+        ttft_s=ttft,
+        tpot_s=tpot,
+        e2e_s=e2e,
+        queue_s=admitted_a - send_a,
+        prefill_s=np.where(finished, first_a - admitted_a, math.nan),
+        itl=ItlSegments(lo, hi, n, weight, total),
+        duration_s=duration,
+        completed=int(finished.sum()),
+        preemptions=preemptions,
+        mean_running=busy / duration if duration > 0 else 0.0,
+        num_steps=steps,
+    )
