@@ -127,7 +127,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         expert_weight_share=_share(engine, fmt.expert_bytes) * engine.moe_weight_share,
         weight_half_tokens=half_tokens(engine, fmt.linear_bytes),
         expert_half_tokens=half_tokens(engine, fmt.expert_bytes),
-        expert_compute_share=expert_compute_share(engine, fmt.compute_dtype, g) if experts else 0.0,
+        expert_compute_share=expert_compute_share(engine, fmt.compute_dtype, g),
         engine=engine,
         eager=s.enforce_eager,
         mbu_override=s.mbu is not None,

@@ -124,7 +124,7 @@ class StepModel:
     """The same for the routed experts' GEMMs, at the experts' own precision."""
     expert_compute_share: float = 0.0
     """The routed experts' GEMMs' share of the effective matmul rate: gemm_compute_share × moe_compute_share, times
-    fp8_moe_compute_share where they run FP8 tensor cores (calc.step_inputs); 0: the engine's first two."""
+    fp8_moe_compute_share where they run FP8 tensor cores (calc.step_inputs.expert_compute_share)."""
 
     def experts_touched(self, tokens: float) -> float:
         """Distinct experts per MoE layer that `tokens` tokens visit: E · (1 − (1 − k/E)^(tokens^x)), x the
@@ -152,8 +152,7 @@ class StepModel:
             moe = 1.0 if self.mbu_override else self.expert_weight_share
             experts_s = max(expert_bytes / (bw * moe),
                             n * self.expert_flop_per_token / (fl * per_expert / (per_expert + he)
-                                                              * (1.0 if self.mfu_override else self.expert_compute_share
-                                                                 or e.gemm_compute_share * e.moe_compute_share)))  # fmt: skip
+                                                              * (1.0 if self.mfu_override else self.expert_compute_share)))  # fmt: skip
         avg = decode_context / decode_seqs if decode_seqs else 0.0  # windows cap each sequence at its own context
         kv_bytes = decode_seqs * sum(b * min(avg, cap) for b, cap in self.kv_read)
         decode_attn_flop = decode_seqs * sum(f * min(avg, cap) for f, cap in self.attention_flop)
