@@ -229,5 +229,5 @@ if __name__ == "__main__":
         i = args.index("--processes")
         if i + 1 >= len(args):
             usage.fail("--processes: give a count of server processes")
-        n_proc, args = int(usage.number(args[i + 1], "--processes", int)), args[:i] + args[i + 2 :]
-    main([int(usage.number(a, "SESSIONS", int)) for a in args] or [1, 10, 40], n_proc)
+        n_proc, args = usage.number(args[i + 1], "--processes", int), args[:i] + args[i + 2 :]
+    main([usage.number(a, "SESSIONS", int) for a in args] or [1, 10, 40], n_proc)

@@ -79,4 +79,4 @@ def main(n: int = 10_000) -> int:
 
 if __name__ == "__main__":
     argv = usage.args(__doc__)
-    raise SystemExit(main(int(usage.number(argv[0], "EXAMPLES", int)) if argv else 10_000))
+    raise SystemExit(main(usage.number(argv[0], "EXAMPLES", int) if argv else 10_000))
