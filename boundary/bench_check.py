@@ -85,7 +85,7 @@ def predict(run: BenchRun, catalog, *, engine=None, max_prompts: int | None = No
     unpaced = (run.request_rate is None or math.isinf(run.request_rate)) and run.max_concurrency is None
     n = run.num_prompts if max_prompts is None or unpaced else min(run.num_prompts, max_prompts)
     res = bench.serve(r, num_prompts=max(n, run.max_concurrency or 1), max_concurrency=run.max_concurrency,
-                      request_rate=run.request_rate or math.inf, range_ratio=run.range_ratio,
+                      request_rate=run.request_rate or math.inf, range_ratio=run.range_ratio, dataset=run.dataset,
                       decoded_share=decoded_share(run))  # fmt: skip
     d = res.bench_summary()
     uses_median = "median_tpot_ms" in run.measured or "mean_tpot_ms" not in run.measured

@@ -55,6 +55,9 @@ class BenchRun:
     batch_size: int | None
     range_ratio: float
     """Lengths uniform in [len·(1 − r), len·(1 + r)] around the stated (mean) lengths."""
+    dataset: str
+    """"random", or the ShareGPT shape of the client that sent it (calc.length_shapes): "sharegpt" (vllm bench
+    serve's filter), "sharegpt-sglang" (sglang.bench_serving's)."""
     measured: dict
     gpu_family: str
     notes: tuple[str, ...] = field(default=())
@@ -149,6 +152,7 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
                 scenario=Scenario.model_validate(data), max_concurrency=r.get("max_concurrency"),
                 request_rate=None if rate in (None, "inf", float("inf")) else float(rate),
                 num_prompts=int(r.get("num_prompts") or conc), batch_size=batch, range_ratio=_range_ratio(r),
+                dataset=_dataset(r),
                 measured=r.get("measured") or {},
                 gpu_family=catalog.gpus[gpu].arch,
             ))  # fmt: skip
@@ -210,13 +214,20 @@ def _decoded_per_request(m: dict) -> float | None:
     return None
 
 
+def _dataset(r: dict) -> str:
+    """ShareGPT runs draw lengths from ShareGPT's shape as their client filters it; the rest are random."""
+    if r.get("dataset") != "sharegpt":
+        return "random"
+    return "sharegpt-sglang" if "sglang.bench_serving" in str(r.get("client") or "") else "sharegpt"
+
+
 def _range_ratio(r: dict) -> float:
-    """How much request lengths vary. Stated: vLLM's --random-range-ratio. SGLang's bench_serving draws random
-    lengths uniformly up to the stated length by default (its ratio 0 is the lower end), and ShareGPT lengths vary
-    widely: both as lengths uniform over 0 … twice the mean the run printed."""
+    """How much a random run's request lengths vary. Stated: vLLM's --random-range-ratio. SGLang's bench_serving
+    draws random lengths uniformly up to the stated length by default (its ratio 0 is the lower end): lengths
+    uniform over 0 … twice the mean the run printed."""
     stated = r.get("range_ratio")
     client = str(r.get("client") or "")
-    if r.get("dataset") == "sharegpt" or ("sglang" in client and not stated):
+    if "sglang" in client and not stated:
         return 0.95
     if "sglang" in client:
         return 1.0 - float(stated)

@@ -21,6 +21,7 @@ import re
 from boundary import view
 from boundary.args import add_scenario_flags, add_spec_flags, scenario_data, validate_scenario
 from calc.errors import InputError
+from calc.length_shapes import SHAREGPT_MEAN_TOKENS
 
 SERVE_KEYS = ("completed", "duration", "request_throughput", "output_throughput", "total_token_throughput",
               "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms",
@@ -50,6 +51,9 @@ def add_bench_parser(sub) -> None:
                    help="output tokens (= --output-len)")  # fmt: skip
     g.add_argument("--random-range-ratio", dest="range_ratio", default="0", metavar="R",
                    help="lengths uniform in [len·(1−R), len·(1+R)] (default 0: fixed)")  # fmt: skip
+    g.add_argument("--dataset-name", dest="dataset_name", default="random", metavar="D",
+                   help="random (default), or sharegpt: ShareGPT's lengths as vllm bench serve filters them (means "
+                        "111 prompt / 328 output tokens, LLaMA tokenizer; calc/length_shapes.py)")  # fmt: skip
     g.add_argument("--num-prompts", dest="num_prompts", default="1000", metavar="N", help="requests (default 1000)")
     g.add_argument("--seed", dest="seed", default="0", metavar="S", help="random seed of lengths and arrivals")
     g.add_argument("--batch-size", dest="batch_size", default=None, metavar="B",
@@ -90,6 +94,9 @@ def run_bench(args, catalog) -> int:
     from calc.evaluate import evaluate, json_safe
 
     data = scenario_data(args)
+    dataset = _dataset(args)
+    if dataset == "sharegpt":
+        data["input_len"], data["output_len"] = (round(x) for x in SHAREGPT_MEAN_TOKENS)
     conc = _number("--max-concurrency", args.max_concurrency, int, 1, 1_000_000)
     batch = _number("--batch-size", args.batch_size, int, 1, 65_536)
     n = _number("--num-prompts", args.num_prompts, int, 1, bench.MAX_SIM_PROMPTS)
@@ -120,7 +127,7 @@ def run_bench(args, catalog) -> int:
         print(json.dumps(dict.fromkeys(SERVE_KEYS) | meta, indent=2) if args.json else f"not served: {not_served}")
         return 0
     res = bench.serve(r, num_prompts=n, max_concurrency=conc, request_rate=s.request_rate or math.inf,
-                      range_ratio=ratio, seed=seed)  # fmt: skip
+                      range_ratio=ratio, seed=seed, dataset=dataset)  # fmt: skip
     d = res.bench_summary()
     if not res.completed:
         not_served = res.none_completed_reason(s.max_num_batched_tokens, s.input_len)
@@ -136,6 +143,22 @@ def run_bench(args, catalog) -> int:
     else:
         print(_serve_text(d, r, res))
     return 0
+
+
+def _dataset(args) -> str:
+    """--dataset-name: random, or sharegpt, whose lengths are its own (the random-length flags then say nothing)."""
+    name = str(args.dataset_name)
+    if name not in ("random", "sharegpt"):
+        raise InputError("--dataset-name", f"expected random or sharegpt (got {name[:30]!r})")
+    if name == "sharegpt":
+        for field in ("--input-len", "--output-len"):
+            if field in getattr(args, "typed", {}):
+                raise InputError(args.typed[field], "only with --dataset-name random: ShareGPT's lengths are its own "
+                                                   "(means 111 prompt / 328 output tokens)")  # fmt: skip
+        if args.range_ratio != "0":
+            raise InputError("--random-range-ratio", "only with --dataset-name random: ShareGPT's lengths vary as "
+                                                     "its conversations do")  # fmt: skip
+    return name
 
 
 def _line(label: str, value: str) -> str:

@@ -18,6 +18,7 @@ from functools import cached_property
 
 import numpy as np
 
+from calc.length_shapes import DATASETS, draw
 from calc.units import MS
 
 LATENCY_PERCENTILES = (10, 25, 50, 75, 90, 99)
@@ -36,6 +37,9 @@ class Workload:
     request_rate: float = math.inf
     range_ratio: float = 0.0
     """Lengths uniform on the integers of [len·(1 − r), len·(1 + r)], as vllm's random dataset."""
+    dataset: str = "random"
+    """"random" (range_ratio), or a dataset of calc.length_shapes.DATASETS whose shape, scaled to the mean lengths
+    input_len and output_len, gives each request's lengths (range_ratio then unused)."""
     seed: int = 0
     decoded_share: float = 1.0
     """Output tokens decoded on average over output_len: below 1 (`--ignore-eos` off) each request ends at
@@ -46,6 +50,8 @@ class Workload:
             raise ValueError(f"request_rate: expected > 0 requests/s or inf (got {self.request_rate!r})")
         if not 0 <= self.range_ratio < 1:
             raise ValueError(f"range_ratio: expected 0 ≤ r < 1 (got {self.range_ratio!r})")
+        if self.dataset != "random" and self.dataset not in DATASETS:
+            raise ValueError(f"dataset: expected one of random, {', '.join(DATASETS)} (got {self.dataset!r})")
         if not 0 < self.decoded_share <= 1:
             raise ValueError(f"decoded_share: expected 0 < share ≤ 1 (got {self.decoded_share!r})")
 
@@ -58,7 +64,11 @@ def workload_arrays(w: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         lo, hi = max(1, int(n * (1 - w.range_ratio))), max(1, int(n * (1 + w.range_ratio)))
         return rng.integers(lo, hi + 1, w.num_prompts) if hi > lo else np.full(w.num_prompts, lo)
 
-    prompt, out = lengths(w.input_len), lengths(w.output_len)
+    if w.dataset == "random":
+        prompt, out = lengths(w.input_len), lengths(w.output_len)
+    else:
+        shape_in, shape_out = DATASETS[w.dataset]
+        prompt, out = draw(shape_in, w.input_len, w.num_prompts, rng), draw(shape_out, w.output_len, w.num_prompts, rng)
     ready = np.zeros(w.num_prompts)
     if math.isfinite(w.request_rate) and w.num_prompts > 1:
         ready[1:] = np.cumsum(rng.exponential(1.0 / w.request_rate, w.num_prompts - 1))
