@@ -16,8 +16,6 @@ import threading
 import time
 
 EVERY_S = 10.0  # a closed tab's session is released at most this long after its TTL
-M_ARENA_MAX = -8  # glibc malloc.h: mallopt's parameter for the most arenas the threads may spread over
-ARENAS = 2  # default 8 per core: each of a crowd's script threads got its own, and each kept ~0.3 MB afterwards
 
 
 def shut_down_expired(storage) -> int:
@@ -70,12 +68,9 @@ def reap_dropped_sessions() -> int:
 
 def start(every_s: float = EVERY_S) -> None:
     """One daemon thread per process. glibc keeps the heap a crowd grew even after its sessions are dropped:
-    the free part goes back to the OS (malloc_trim is a no-op where there is no glibc), and the threads share
-    ARENAS arenas rather than one each, so less is left in arenas nothing uses any more."""
+    the free part goes back to the OS (malloc_trim is a no-op where there is no glibc)."""
     try:
-        libc = ctypes.CDLL("libc.so.6")
-        trim = libc.malloc_trim
-        libc.mallopt(M_ARENA_MAX, ARENAS)  # the threads still run in parallel where the GIL lets them (numpy)
+        trim = ctypes.CDLL("libc.so.6").malloc_trim
     except (OSError, AttributeError):
         trim = None
 
