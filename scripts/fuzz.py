@@ -16,12 +16,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+from scripts import usage  # noqa: E402
+
+if __name__ == "__main__":  # --help and a bad option are answered before the imports below (Streamlit warns on them)
+    ARGV = usage.args(__doc__)
+    EXAMPLES = usage.number(ARGV[0], "EXAMPLES", int) if ARGV else 10_000
 import properties as P  # noqa: E402
 import properties_hostile as H  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
-from scripts import usage  # noqa: E402
 
 BOUNDARIES = {
     "scenario fields": (P.scenario_data(), P.check_scenario),
@@ -78,5 +81,4 @@ def main(n: int = 10_000) -> int:
 
 
 if __name__ == "__main__":
-    argv = usage.args(__doc__)
-    raise SystemExit(main(usage.number(argv[0], "EXAMPLES", int) if argv else 10_000))
+    raise SystemExit(main(EXAMPLES))

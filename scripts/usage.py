@@ -12,7 +12,10 @@ def args(doc: str | None, options: tuple[str, ...] = (), *, valued: tuple[str, .
     """sys.argv[1:] once checked: `options` are flags, `valued` options take the next argument."""
     argv = sys.argv[1:]
     if "-h" in argv or "--help" in argv:
-        print((doc or "").strip())
+        try:
+            print((doc or "").strip(), flush=True)
+        except BrokenPipeError:  # `--help | head`: the reader has what it wanted
+            sys.stdout = None
         raise SystemExit(0)
     skip = False
     for a in argv:
