@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from boundary import fmt
 from boundary.view_verdict import missing_lines, no_latency_reason, verdict  # noqa: F401  (re-exported: view.verdict)
-from calc.latency import READER_TOKENS_PER_S
+from calc.latency import READER_TOKENS_PER_S, front_busy_s
 
 
 @dataclass(frozen=True)
@@ -218,6 +218,11 @@ def capacity_text(r) -> str:
               f"flight; limited by the wait for a free slot: with Poisson arrivals {fmt.pct(cap.slot_wait_share, 1)} "
               f"of requests wait longer than the TTFT SLO leaves (Erlang C), and more traffic would break the "
               f"{quota} quota")  # fmt: skip
+    elif cap.limited_by == "front-end":
+        busy = front_busy_s(s, r.engine)
+        at = (f"{cap.load:,.1f} requests in flight per replica on average — limited by the API server, which renders "
+              f"and tokenises one request at a time ({fmt.ms(busy)} each, at most {1 / busy:,.0f} requests/s): more "
+              f"traffic would queue there past the TTFT SLO's slack")  # fmt: skip
     elif cap.limited_by == "graphs":
         at = (f"{fmt.plural(cap.concurrency, 'request')} in flight per replica — within the SLOs, and the most whose "
               f"steps keep the engine's captured CUDA graphs: with more in flight the steps run eagerly and serve fewer "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from calc.latency import engine_request_overhead_s
+from calc.latency import engine_request_overhead_s, front_serial_s
 from calc.scheduler import Workload, batch_latency, simulate
 from calc.sim_engine import EngineConfig
 from calc.sim_stats import BatchLatency, SimResult
@@ -31,6 +31,7 @@ def engine_config(r) -> EngineConfig:
                         engine=s.engine, prefix_cached_tokens=cached,
                         request_overhead_s=r.latency.request_overhead_s if own else engine_request_overhead_s(s, r.engine),
                         request_token_s=0.0 if own else r.engine.request_token_s,
+                        request_serial_s=0.0 if own else front_serial_s(s, r.engine),
                         overlap_schedule=r.engine.overlap_schedule)  # fmt: skip
 
 

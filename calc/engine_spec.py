@@ -41,7 +41,11 @@ class EngineSpec(BaseModel):
     """Added to request_overhead_s on the chat endpoint (`--endpoint-type openai-chat`): rendering the chat
     template and the message objects, in the same one-at-a-time front end."""
     request_token_s: Annotated[float, Field(ge=0, le=1e-3)]
-    """Per prompt token, added to the request's front-end time (tokenisation)."""
+    """Per prompt token, added to the request's front-end time (tokenisation), one request at a time."""
+    chat_serial_s: Annotated[float, Field(ge=0, le=1.0)] = 0.0
+    """Per chat request, the front end's own CPU time (rendering the chat template, the message and response
+    objects), one request at a time: a burst of chat requests queues there, and one API server process serves at
+    most 1 / this many a second. Part of the request's front-end time too."""
     gemm_half_tokens: Annotated[float, Field(gt=0, le=65536)]
     """Tokens per step at which weight GEMMs reach half their achievable throughput (tile occupancy)."""
     gemm_compute_share: Share

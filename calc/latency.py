@@ -220,13 +220,27 @@ def request_overhead_s(s: Scenario, engine: EngineSpec) -> float:
     out): the scenario's override, else the engine's calibrated figure."""
     if s.frontend_overhead_s is not None:
         return s.frontend_overhead_s
-    return engine_request_overhead_s(s, engine) + engine.request_token_s * s.input_len
+    return engine_request_overhead_s(s, engine) + front_busy_s(s, engine)
 
 
 def engine_request_overhead_s(s: Scenario, engine: EngineSpec) -> float:
-    """The engine's fixed front-end time per request at the scenario's endpoint (the chat template's share on the
-    chat endpoint), before the per-token tokenisation."""
+    """The engine's fixed front-end latency per request at the scenario's endpoint (the chat template's share on
+    the chat endpoint), requests overlapping in it; the front end's CPU time is front_busy_s."""
     return engine.request_overhead_s + (engine.chat_request_s if s.endpoint_type == "openai-chat" else 0.0)
+
+
+def front_serial_s(s: Scenario, engine: EngineSpec) -> float:
+    """The front end's CPU time per request besides tokenising: the chat template's (chat_serial_s) [s]."""
+    return engine.chat_serial_s if s.endpoint_type == "openai-chat" else 0.0
+
+
+def front_busy_s(s: Scenario, engine: EngineSpec) -> float:
+    """b: the front end's CPU time per request, one request at a time (the chat template, then request_token_s
+    per prompt token) [s]; 0 where the scenario sets its own front-end time. One API server serves at most 1 / b
+    requests a second (calc.replicas.front_end_rps)."""
+    if s.frontend_overhead_s is not None:
+        return 0.0
+    return front_serial_s(s, engine) + engine.request_token_s * s.input_len
 
 
 def _phase(model: StepModel, t: StepTerms) -> Phase:
@@ -291,6 +305,11 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     if budget_wait:  # the prompts need more steps than the requests' own time leaves: they queue for the budget
         ttft += budget_wait
         total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
+    # the API server takes one request at a time: b requests need b · busy of it per cycle, at least their own time
+    front_wait = 0.0 if s.disaggregated else max(0.0, b * front_busy_s(s, engine) - total)
+    if front_wait:
+        ttft += front_wait
+        total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
     rps = b / (N_out * tpot) if s.disaggregated else b / total  # a decode instance holds a request N_out steps
     pre_ph, dec_ph = _phase(model, alone), _phase(model, dec)
     cal_mbu = (dec.bytes_moved / (s.measured_itl_s * model.bandwidth_bytes_per_s)) if s.measured_itl_s else None
@@ -311,11 +330,13 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
             ttft_e = ttft_e + E(in_flight, "the step in flight", unit="ms")
         if budget_wait:
             ttft_e = ttft_e + E(budget_wait, "waiting for the step budget", unit="ms")
+        if front_wait:
+            ttft_e = ttft_e + E(front_wait, "waiting for the API server", unit="ms")
     waits = (("waiting for a prefill instance", prefill_wait), ("waiting for the step in flight", in_flight))
     after = (("transfer of its KV", transfer), ("first decode step", dec.total_s)) if s.disaggregated else \
-        ((riding_part, riding), ("waiting for the step budget", budget_wait))
+        ((riding_part, riding), ("waiting for the step budget", budget_wait), ("waiting for the API server", front_wait))
     parts = (("front-end", front), ("queue", s.queue_s), *((n, v) for n, v in waits if v), ("prefill", alone.total_s),
-             *((n, v) for n, v in after if v or n != "waiting for the step budget"),
+             *((n, v) for n, v in after if v or n not in ("waiting for the step budget", "waiting for the API server")),
              (f"{N_out - 1:,} × TPOT", (N_out - 1) * tpot))  # fmt: skip
     e2e_e = ttft_e.named("TTFT", "s") + E(N_out - 1, "(output_len − 1)") * E(tpot, "TPOT", unit="ms")
     return LatencyResult(

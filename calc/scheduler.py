@@ -152,12 +152,13 @@ class _Sim:
         return max(self.ready[self.nxt], self.slots[0]) if self.slots else math.inf
 
     def next_send(self) -> float:
-        """When the next request reaches the scheduler: after its turn at the tokeniser (one request at a time,
-        request_token_s per prompt token) and the front-end's latency."""
+        """When the next request reaches the scheduler: after its turn at the front end's CPU (one request at a
+        time: request_serial_s, then request_token_s per prompt token) and the front-end's latency."""
         sent = self.sent_at()
         if sent == math.inf:
             return math.inf
-        return max(sent, self.fe_free) + self.cfg.request_overhead_s + self.cfg.request_token_s * self.prompt[self.nxt]
+        return (max(sent, self.fe_free) + self.cfg.request_overhead_s + self.cfg.request_serial_s
+                + self.cfg.request_token_s * self.prompt[self.nxt])
 
     def pull(self) -> None:
         horizon = self.seen if self.lag else self.t
@@ -166,7 +167,7 @@ class _Sim:
             self.nxt += 1
             if self.slots is not None:
                 heapq.heappop(self.slots)
-            self.send[r], self.fe_free = sent, s - self.cfg.request_overhead_s  # busy only while tokenising
+            self.send[r], self.fe_free = sent, s - self.cfg.request_overhead_s  # busy only while it computes
             if self.fin_blk[r] > self.pool:  # never fits, even alone: not completed (vLLM rejects it)
                 self.close(r, s, completed=False)
             else:

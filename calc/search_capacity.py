@@ -49,7 +49,8 @@ class Rows:
 def aggregated_at(c: Consts, v, b):
     """(TTFT, TPOT) at b requests in flight, as calc.latency.latency."""
     ttft, tpot = _aggregated_at(c, v, b)
-    return ttft + _budget_wait(c, v, b, ttft, tpot), tpot
+    ttft = ttft + _budget_wait(c, v, b, ttft, tpot)
+    return ttft + np.maximum(0.0, b * c.front_busy_s - (ttft + (c.N - 1) * tpot)), tpot  # calc.latency: the API server
 
 
 def _aggregated_at(c: Consts, v, b):

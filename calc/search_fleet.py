@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from calc.latency import graphed_counts
-from calc.replicas import LOAD_PRECISION, RATIO_TOL
+from calc.replicas import LOAD_PRECISION, RATIO_TOL, front_end_rps
 from calc.scenario import Scenario
 from calc.search_capacity import Rows, Slo, aggregated_at, decode_step, disaggregated_at, largest_ok, prefill_instances
 from calc.slot_queue import queue_service
@@ -28,6 +28,7 @@ def serve_mode(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, disaggre
     b, load, ttft, tpot = operating_points(s, c, table, slo, held, at, throughput)
     thr = throughput(np.maximum(b, 1), ttft, tpot)
     cap = np.where(b >= 1, load / np.maximum(b, 1) * thr, 0.0)
+    cap = np.minimum(cap, front_end_rps(c.front_busy_s, s.slo_ttft_s - ttft))  # as calc.replicas.capacity
     rate = np.full(len(b), s.request_rate) if s.request_rate else thr
     if not disaggregated:
         units = ceil_div(rate, cap) if s.request_rate else np.where(held >= 1, 1, 0)

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from calc.latency import request_overhead_s
+from calc.latency import front_busy_s, request_overhead_s
 from calc.pool import kv_bytes_per_element
 from calc.precision_support import served_format
 from calc.prefill_queue import work_s
@@ -71,6 +71,8 @@ class Consts:
     front_queue_s: float
     rate: float | None = None
     """The scenario's request rate (disaggregated: prompts queue for a prefill instance)."""
+    front_busy_s: float = 0.0
+    """The front end's CPU time per request, one at a time (calc.latency.front_busy_s)."""
 
 
 def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, dict[str, np.ndarray]]:
@@ -143,7 +145,8 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first", L=L,
                lagged=engine.scheduling == "prefill-first" and engine.overlap_schedule and N > 1,
                N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_s=request_overhead_s(s, engine),
-               front_queue_s=request_overhead_s(s, engine) + s.queue_s, rate=s.request_rate)  # fmt: skip
+               front_queue_s=request_overhead_s(s, engine) + s.queue_s, rate=s.request_rate,
+               front_busy_s=front_busy_s(s, engine))  # fmt: skip
     v = SimpleNamespace(**rows)
     steps = np.ceil(L / np.maximum(1, v.budget))
     rows["alone"] = step_total(c, v, L / steps, c.pairs / steps, 0, 0.0, scale=steps)

@@ -33,6 +33,8 @@ class EngineConfig:
     request_overhead_s: float = 0.0
     """Front-end latency per request (HTTP, chat template, first-token streaming): it counts in TTFT and E2E, and
     requests overlap in it (the API server awaits, it does not compute, most of that time)."""
+    request_serial_s: float = 0.0
+    """Front-end CPU time per request besides its tokens (the chat template), one request at a time."""
     request_token_s: float = 0.0
     """Front-end CPU time per prompt token (tokenisation), one request at a time: a burst of N prompts queues there
     before the engine sees the last of them."""

@@ -53,6 +53,7 @@ def random_scenario(rng, model: str, catalog) -> Scenario:
         search_max_num_seqs=_pick(rng, [1, 4, 16, 48, 128, 256, 1024], 3),
         search_max_num_batched_tokens=_pick(rng, [512, 2048, 8192, 16384], 2),
         search_gpu_memory_utilization=_pick(rng, [0.5, 0.8, 0.9, 0.95], 2),
+        endpoint_type=str(rng.choice(["openai", "openai-chat"])),  # the chat endpoint's one-at-a-time front end
     )  # fmt: skip
 
 
