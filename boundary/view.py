@@ -219,7 +219,7 @@ def capacity_text(r) -> str:
               f"of requests wait longer than the TTFT SLO leaves (Erlang C), and more traffic would break the "
               f"{quota} quota")  # fmt: skip
     elif cap.limited_by == "front-end":
-        busy = front_busy_s(s, r.engine)
+        busy = front_busy_s(s, r.engine, r.model)
         at = (f"{cap.load:,.1f} requests in flight per replica on average — limited by the API server, which renders "
               f"and tokenises one request at a time ({fmt.ms(busy)} each, at most {1 / busy:,.0f} requests/s): more "
               f"traffic would queue there past the TTFT SLO's slack")  # fmt: skip

@@ -31,7 +31,7 @@ def engine_config(r) -> EngineConfig:
                         engine=s.engine, prefix_cached_tokens=cached,
                         request_overhead_s=r.latency.request_overhead_s if own else engine_request_overhead_s(s, r.engine),
                         request_token_s=0.0 if own else r.engine.request_token_s,
-                        request_serial_s=0.0 if own else front_serial_s(s, r.engine),
+                        request_serial_s=0.0 if own else front_serial_s(s, r.engine, r.model),
                         overlap_schedule=r.engine.overlap_schedule)  # fmt: skip
 
 

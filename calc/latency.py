@@ -215,12 +215,12 @@ def in_flight_wait_s(*, tpot_s: float, front_s: float) -> float:
     return max(0.0, tpot_s - front_s)
 
 
-def request_overhead_s(s: Scenario, engine: EngineSpec) -> float:
+def request_overhead_s(s: Scenario, engine: EngineSpec, m: ModelSpec) -> float:
     """Front-end time each request spends outside the engine's steps (HTTP, tokenisation, the first token's way
     out): the scenario's override, else the engine's calibrated figure."""
     if s.frontend_overhead_s is not None:
         return s.frontend_overhead_s
-    return engine_request_overhead_s(s, engine) + front_busy_s(s, engine)
+    return engine_request_overhead_s(s, engine) + front_busy_s(s, engine, m)
 
 
 def engine_request_overhead_s(s: Scenario, engine: EngineSpec) -> float:
@@ -229,18 +229,26 @@ def engine_request_overhead_s(s: Scenario, engine: EngineSpec) -> float:
     return engine.request_overhead_s + (engine.chat_request_s if s.endpoint_type == "openai-chat" else 0.0)
 
 
-def front_serial_s(s: Scenario, engine: EngineSpec) -> float:
-    """The front end's CPU time per request besides tokenising: the chat template's (chat_serial_s) [s]."""
-    return engine.chat_serial_s if s.endpoint_type == "openai-chat" else 0.0
+HARMONY_MODEL_TYPES = ("gpt_oss",)
+"""Chat formats both servers render with the compiled openai_harmony library, not a Jinja chat template (vLLM's
+serving_chat and SGLang's: use_harmony = model_type == "gpt_oss")."""
 
 
-def front_busy_s(s: Scenario, engine: EngineSpec) -> float:
+def front_serial_s(s: Scenario, engine: EngineSpec, m: ModelSpec) -> float:
+    """The front end's CPU time per request besides tokenising: the chat template's (chat_serial_s) [s]; none on
+    the completions endpoint or for a harmony-format model (GPUStack's gpt-oss-20b took 213 chat requests a second
+    on one H100 where the Jinja-templated models took 44–48)."""
+    chat = s.endpoint_type == "openai-chat" and m.model_type not in HARMONY_MODEL_TYPES
+    return engine.chat_serial_s if chat else 0.0
+
+
+def front_busy_s(s: Scenario, engine: EngineSpec, m: ModelSpec) -> float:
     """b: the front end's CPU time per request, one request at a time (the chat template, then request_token_s
     per prompt token) [s]; 0 where the scenario sets its own front-end time. One API server serves at most 1 / b
     requests a second (calc.replicas.front_end_rps)."""
     if s.frontend_overhead_s is not None:
         return 0.0
-    return front_serial_s(s, engine) + engine.request_token_s * s.input_len
+    return front_serial_s(s, engine, m) + engine.request_token_s * s.input_len
 
 
 def _phase(model: StepModel, t: StepTerms) -> Phase:
@@ -268,7 +276,7 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     others = b - 1 if mixed else 0
     shared, steps = prefill_terms(model, L_in, budget=budget, decode_seqs=others, decode_context=others * ctx)
     riding = shared.total_s - alone.total_s
-    front = request_overhead_s(s, engine)
+    front = request_overhead_s(s, engine, m)
     lagged = not mixed and engine.overlap_schedule and N_out > 1
     if not mixed and b > 1:
         # SGLang: a new prompt waits for the running decode step to end; with the overlap schedule the step after
@@ -306,7 +314,7 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         ttft += budget_wait
         total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
     # the API server takes one request at a time: b requests need b · busy of it per cycle, at least their own time
-    front_wait = 0.0 if s.disaggregated else max(0.0, b * front_busy_s(s, engine) - total)
+    front_wait = 0.0 if s.disaggregated else max(0.0, b * front_busy_s(s, engine, m) - total)
     if front_wait:
         ttft += front_wait
         total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)

@@ -145,7 +145,7 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
         k = int(k)  # past the CUDA-graph size fewer in flight can serve more: the best rate within the quota
         if 1 <= k < best and at(k)[1].requests_per_s > rate and queued(k, k)[0] >= quota:
             best, load, limited, rate = k, float(k), "graphs", at(k)[1].requests_per_s
-    front = float(front_end_rps(front_busy_s(s, engine), s.slo_ttft_s - at(best)[1].ttft_s))
+    front = float(front_end_rps(front_busy_s(s, engine, m), s.slo_ttft_s - at(best)[1].ttft_s))
     if rate > front:  # one API server renders and tokenises one request at a time
         load, rate, limited = load * front / rate, front, "front-end"
     conf, late, kept, busy = queued(best, load)

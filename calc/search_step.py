@@ -144,9 +144,9 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                per_seq_s=engine.per_sequence_s + engine.stream_token_s, experts=one.experts, routing=engine.routing_exponent, top_k=one.top_k, moe_layers=one.moe_layers,
                caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first", L=L,
                lagged=engine.scheduling == "prefill-first" and engine.overlap_schedule and N > 1,
-               N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_s=request_overhead_s(s, engine),
-               front_queue_s=request_overhead_s(s, engine) + s.queue_s, rate=s.request_rate,
-               front_busy_s=front_busy_s(s, engine))  # fmt: skip
+               N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_s=request_overhead_s(s, engine, m),
+               front_queue_s=request_overhead_s(s, engine, m) + s.queue_s, rate=s.request_rate,
+               front_busy_s=front_busy_s(s, engine, m))  # fmt: skip
     v = SimpleNamespace(**rows)
     steps = np.ceil(L / np.maximum(1, v.budget))
     rows["alone"] = step_total(c, v, L / steps, c.pairs / steps, 0, 0.0, scale=steps)

@@ -16,13 +16,18 @@ def test_front_end_time_by_hand(catalog):
     engine = catalog.engines["vllm"].model_copy(update={"request_overhead_s": 0.001, "request_token_s": 2e-6,
                                                         "chat_request_s": 0.05, "chat_serial_s": 0.01})  # fmt: skip
     s = Scenario(input_len=1000)
-    assert request_overhead_s(s, engine) == pytest.approx(0.001 + 2e-6 * 1000)  # 3 ms
-    assert front_busy_s(s, engine) == pytest.approx(2e-6 * 1000)  # tokenising, one request at a time: 2 ms
+    m = catalog.models[s.model]
+    assert request_overhead_s(s, engine, m) == pytest.approx(0.001 + 2e-6 * 1000)  # 3 ms
+    assert front_busy_s(s, engine, m) == pytest.approx(2e-6 * 1000)  # tokenising, one request at a time: 2 ms
     chat = s.model_copy(update={"endpoint_type": "openai-chat"})
-    assert request_overhead_s(chat, engine) == pytest.approx(0.001 + 0.05 + 0.01 + 2e-6 * 1000)  # 63 ms
-    assert front_busy_s(chat, engine) == pytest.approx(0.01 + 2e-6 * 1000)  # and the template: 12 ms
+    assert request_overhead_s(chat, engine, m) == pytest.approx(0.001 + 0.05 + 0.01 + 2e-6 * 1000)  # 63 ms
+    assert front_busy_s(chat, engine, m) == pytest.approx(0.01 + 2e-6 * 1000)  # and the template: 12 ms
     own = chat.model_copy(update={"frontend_overhead_s": 0.2})  # a measured front end replaces the engine's
-    assert request_overhead_s(own, engine) == 0.2 and front_busy_s(own, engine) == 0.0
+    assert request_overhead_s(own, engine, m) == 0.2 and front_busy_s(own, engine, m) == 0.0
+    # gpt-oss's chat format is rendered by the openai_harmony library, not a Jinja template: no template CPU
+    harmony = catalog.models["gpt-oss-20b"]
+    assert harmony.model_type == "gpt_oss" and front_busy_s(chat, engine, harmony) == pytest.approx(2e-6 * 1000)
+    assert request_overhead_s(chat, engine, harmony) == pytest.approx(0.001 + 0.05 + 2e-6 * 1000)
 
 
 def test_gpustack_qwen3_8b_chat_ttft_at_concurrency_1(catalog):
@@ -78,7 +83,7 @@ def test_chat_capacity_is_capped_by_the_front_end(catalog):
                  slo_ttft_s=1.0, slo_tpot_s=0.1, endpoint_type="openai-chat")  # fmt: skip
     r = evaluate(s, catalog)
     cap = r.fleet.capacity
-    busy = front_busy_s(s, r.engine)
+    busy = front_busy_s(s, r.engine, r.model)
     slack = s.slo_ttft_s - evaluate(s.model_copy(update={"concurrency": cap.concurrency}), catalog).latency.ttft_s
     assert cap.limited_by == "front-end" and cap.rps == pytest.approx((2 * slack / (busy + 2 * slack)) / busy)
     plain = evaluate(s.model_copy(update={"endpoint_type": "openai"}), catalog).fleet.capacity
