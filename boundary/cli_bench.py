@@ -23,6 +23,8 @@ from boundary.args import add_scenario_flags, add_spec_flags, scenario_data, val
 from calc.errors import InputError
 from calc.length_shapes import SHAREGPT_MEAN_TOKENS
 
+_MEANS = "means {:.0f} prompt / {:.0f} output tokens".format(*SHAREGPT_MEAN_TOKENS)
+
 SERVE_KEYS = ("completed", "duration", "request_throughput", "output_throughput", "total_token_throughput",
               "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms",
               "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms")  # fmt: skip
@@ -52,8 +54,8 @@ def add_bench_parser(sub) -> None:
     g.add_argument("--random-range-ratio", dest="range_ratio", default="0", metavar="R",
                    help="lengths uniform in [len·(1−R), len·(1+R)] (default 0: fixed)")  # fmt: skip
     g.add_argument("--dataset-name", dest="dataset_name", default="random", metavar="D",
-                   help="random (default), or sharegpt: ShareGPT's lengths as vllm bench serve filters them (means "
-                        "111 prompt / 328 output tokens, LLaMA tokenizer; calc/length_shapes.py)")  # fmt: skip
+                   help=f"random (default), or sharegpt: ShareGPT's lengths as vllm bench serve filters them ({_MEANS}, "
+                        "LLaMA tokenizer; calc/length_shapes.py)")  # fmt: skip
     g.add_argument("--num-prompts", dest="num_prompts", default="1000", metavar="N", help="requests (default 1000)")
     g.add_argument("--seed", dest="seed", default="0", metavar="S", help="random seed of lengths and arrivals")
     g.add_argument("--batch-size", dest="batch_size", default=None, metavar="B",
@@ -154,7 +156,7 @@ def _dataset(args) -> str:
         for field in ("--input-len", "--output-len"):
             if field in getattr(args, "typed", {}):
                 raise InputError(args.typed[field], "only with --dataset-name random: ShareGPT's lengths are its own "
-                                                   "(means 111 prompt / 328 output tokens)")  # fmt: skip
+                                                   f"({_MEANS})")  # fmt: skip
         if args.range_ratio != "0":
             raise InputError("--random-range-ratio", "only with --dataset-name random: ShareGPT's lengths vary as "
                                                      "its conversations do")  # fmt: skip

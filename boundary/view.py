@@ -220,8 +220,9 @@ def capacity_text(r) -> str:
               f"{quota} quota")  # fmt: skip
     elif cap.limited_by == "front-end":
         busy = front_busy_s(s, r.engine, r.model)
-        at = (f"{cap.load:,.1f} requests in flight per replica on average — limited by the API server, which renders "
-              f"and tokenises one request at a time ({fmt.ms(busy)} each, at most {1 / busy:,.0f} requests/s): more "
+        at = (f"{cap.load:,.1f} requests in flight per replica on average — limited by the API server, which takes one "
+              f"request at a time ({fmt.ms(busy)} of CPU each for the chat template and the tokens, at most "
+              f"{1 / busy:,.0f} requests/s): more "
               f"traffic would queue there past the TTFT SLO's slack")  # fmt: skip
     elif cap.limited_by == "graphs":
         at = (f"{fmt.plural(cap.concurrency, 'request')} in flight per replica — within the SLOs, and the most whose "
