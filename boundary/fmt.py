@@ -56,8 +56,16 @@ def sig(x: float, digits: int = 3) -> str:
 
 
 def plural(n: int | float, word: str, words: str | None = None) -> str:
-    """'1 sequence', '16 sequences', '1,024 requests': the count with separators and the word it needs."""
-    return f"{count(n)} {word if round(n) == 1 else (words or word + 's')}"
+    """'1 sequence', '16 sequences', '1,024 requests', '7.5 sequences' (a mean): the count with separators and the
+    word it needs."""
+    return f"{mean_count(n)} {word if mean_count(n) == '1' else (words or word + 's')}"
+
+
+def mean_count(n: int | float) -> str:
+    """A count that may be a mean: whole with separators, else to one decimal: 64 → '64', 7.46 → '7.5'."""
+    if not _finite(n) or abs(n - round(n)) < 0.05:
+        return count(n)
+    return f"{n:,.1f}"
 
 
 def count(n: int | float) -> str:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from boundary import fmt
 from boundary.view_verdict import missing_lines, no_latency_reason, verdict  # noqa: F401  (re-exported: view.verdict)
-from calc.latency import READER_TOKENS_PER_S, front_busy_s
+from calc.front_end import front_busy_s
+from calc.latency import READER_TOKENS_PER_S
 
 
 @dataclass(frozen=True)
@@ -324,6 +325,7 @@ def latency_section(r) -> Section:
         ("  + " + " + ".join(name for name, _ in lat.e2e_parts[2:-1]),
          " + ".join(fmt.ms(v) for _, v in lat.e2e_parts[2:-1])
          + f" ({fmt.plural(lat.prefill_steps, 'step')} of ≤ {fmt.tokens(lat.chunk_tokens)})"),
+        *_engine_share_row(r),
         ("TPOT (estimate)", f"{fmt.ms(lat.tpot_s)}  {band(r, 'tpot')}".rstrip()),
         ("ITL: plain step / with a prefill chunk", f"{fmt.ms(lat.itl_s)} / {fmt.ms(lat.chunk_step_s)}"),
         ("end-to-end (estimate)", fmt.seconds(lat.e2e_s)),
@@ -340,12 +342,23 @@ def latency_section(r) -> Section:
     return Section(head, rows, extra)
 
 
+def _engine_share_row(r) -> list[tuple[str, str]]:
+    """Where the API server sets the pace, how many of the requests in flight are in the engine (calc.front_end)."""
+    s, lat = r.scenario, r.latency
+    flight = max(1, min(s.concurrency, s.max_num_seqs))
+    if lat.decode_batch >= flight:
+        return []
+    busy = front_busy_s(s, r.engine, r.model)
+    return [("  in the engine", f"{fmt.mean_count(lat.decode_batch)} of the {flight:,} in flight on average; the API "
+             f"server takes one request at a time ({fmt.ms(busy)} each), so the rest wait for it")]  # fmt: skip
+
+
 def calibration_lines(r) -> list[str]:
     s, lat, md = r.scenario, r.latency, r.measured_decode
     out = []
     if lat.calibrated_mbu:
         out.append(f"measured ITL {fmt.ms(s.measured_itl_s)} → achieved MBU {fmt.pct(lat.calibrated_mbu)} at "
-                   f"{lat.decode_batch:,} running")  # fmt: skip
+                   f"{fmt.mean_count(lat.decode_batch)} running")  # fmt: skip
     if md is not None and md.floor_share_of_measured:
         out.append(f"at the measured {md.batch:g} running: floor {fmt.ms(md.floor_s)} is "
                    f"{fmt.pct(md.floor_share_of_measured)} of the measured ITL {fmt.ms(md.measured_itl_s)} "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from calc.latency import engine_request_overhead_s, front_serial_s
+from calc.front_end import engine_request_overhead_s, front_serial_s
 from calc.scheduler import Workload, batch_latency, simulate
 from calc.sim_engine import EngineConfig
 from calc.sim_stats import BatchLatency, SimResult

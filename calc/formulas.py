@@ -9,6 +9,11 @@ from __future__ import annotations
 INSTANCES = ("prefill_instances", "decode_instances")  # disaggregated: the replicas' two parts
 
 
+def _mean(n: float) -> str:
+    """Requests in the engine, a mean where the API server binds: '64', '7.5'."""
+    return f"{n:,.0f}" if abs(n - round(n)) < 0.05 else f"{n:,.1f}"
+
+
 def formulas(r) -> dict[str, str]:
     s, m, f, lat, fl = r.scenario, r.memory, r.fit, r.latency, r.fleet
     mf = m.formulas
@@ -28,7 +33,7 @@ def formulas(r) -> dict[str, str]:
         f"({f.pool_fraction:.1%})" if m.num_gpu_blocks else fits.text("blocks") + "  > 0 blocks in the pool",
         "Decode step": f"floor {lat.decode.floor_s * 1e3:.2f} ms (roofline); estimate\n" + lat.decode_terms.expr().text("ms"),
         "TTFT": lat.formulas["ttft_s"].text("ms"),
-        "TPOT": f"mean step while {lat.decode_batch} requests decode and their successors prefill = {lat.tpot_s * 1e3:.2f} ms"
+        "TPOT": f"mean step while {_mean(lat.decode_batch)} requests decode and their successors prefill = {lat.tpot_s * 1e3:.2f} ms"
         f"\nplain decode step = " + lat.decode_terms.expr().text("ms"),
         "End-to-end": lat.formulas["e2e_s"].text("s"),
     }

@@ -12,6 +12,9 @@
                     SGLang: a decode step + (C / output_len) · one prefill
     E2E           = TTFT + (N_out − 1) · TPOT            0.350 s + 199 × 0.025 s = 5.325 s (DESIGN.md)
     throughput    = C / E2E (Little's law)
+    API server    one request at a time for `busy` each (calc.front_end): where C · busy > E2E(C), the engine holds
+                  k = E2E(k) / busy of the C (steps, TPOT and the rest at k) and each request waits C · busy − E2E(k)
+                  for it before its prompt; E2E = C · busy, throughput 1 / busy
 Disaggregated (prefill and decode on separate instances): TTFT = front-end + queue + (with a request rate) the wait
 for a prefill instance + prefill alone + the prompt's KV over the link + one decode step; TPOT = the decode step; a
 decode instance serves C / (N_out · TPOT) requests/s.
@@ -23,11 +26,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from math import ceil
+from typing import NamedTuple
 
 import numpy as np
 
 from calc.engine_spec import EngineSpec
 from calc.expr import E
+from calc.front_end import front_busy_s, in_engine, request_overhead_s
 from calc.pool import PoolResult, kv_link_bytes_per_s, transfer_s
 from calc.roofline import Phase, phase, ridge_flop_per_byte
 from calc.scenario import Scenario
@@ -84,7 +89,9 @@ class LatencyResult:
     """One decode step of the running batch, on the roofline."""
     prefill_terms: StepTerms
     decode_terms: StepTerms
-    decode_batch: int
+    decode_batch: float
+    """Requests in the engine's steps: the concurrency (at most max_num_seqs), fewer where the API server sets the
+    pace and the rest wait for it (calc.front_end.in_engine; a mean, not always whole)."""
     decode_context: float
     chunk_tokens: int
     prefill_steps: int
@@ -215,42 +222,6 @@ def in_flight_wait_s(*, tpot_s: float, front_s: float) -> float:
     return max(0.0, tpot_s - front_s)
 
 
-def request_overhead_s(s: Scenario, engine: EngineSpec, m: ModelSpec) -> float:
-    """Front-end time each request spends outside the engine's steps (HTTP, tokenisation, the first token's way
-    out): the scenario's override, else the engine's calibrated figure."""
-    if s.frontend_overhead_s is not None:
-        return s.frontend_overhead_s
-    return engine_request_overhead_s(s, engine) + front_busy_s(s, engine, m)
-
-
-def engine_request_overhead_s(s: Scenario, engine: EngineSpec) -> float:
-    """The engine's fixed front-end latency per request at the scenario's endpoint (the chat template's share on
-    the chat endpoint), requests overlapping in it; the front end's CPU time is front_busy_s."""
-    return engine.request_overhead_s + (engine.chat_request_s if s.endpoint_type == "openai-chat" else 0.0)
-
-
-HARMONY_MODEL_TYPES = ("gpt_oss",)
-"""Chat formats both servers render with the compiled openai_harmony library, not a Jinja chat template (vLLM's
-serving_chat and SGLang's: use_harmony = model_type == "gpt_oss")."""
-
-
-def front_serial_s(s: Scenario, engine: EngineSpec, m: ModelSpec) -> float:
-    """The front end's CPU time per request besides tokenising: the chat template's (chat_serial_s) [s]; none on
-    the completions endpoint or for a harmony-format model (GPUStack's gpt-oss-20b took 213 chat requests a second
-    on one H100 where the Jinja-templated models took 44–48)."""
-    chat = s.endpoint_type == "openai-chat" and m.model_type not in HARMONY_MODEL_TYPES
-    return engine.chat_serial_s if chat else 0.0
-
-
-def front_busy_s(s: Scenario, engine: EngineSpec, m: ModelSpec) -> float:
-    """b: the front end's CPU time per request, one request at a time (the chat template, then request_token_s
-    per prompt token) [s]; 0 where the scenario sets its own front-end time. One API server serves at most 1 / b
-    requests a second (calc.replicas.front_end_rps)."""
-    if s.frontend_overhead_s is not None:
-        return 0.0
-    return front_serial_s(s, engine, m) + engine.request_token_s * s.input_len
-
-
 def _phase(model: StepModel, t: StepTerms) -> Phase:
     return phase(flop=t.flop, bytes_moved=t.bytes_moved, peak_flop_per_s=model.peak_flop_per_s,
                  bandwidth_bytes_per_s=model.bandwidth_bytes_per_s, floor_s=t.floor_s, estimate_s=t.total_s)  # fmt: skip
@@ -261,30 +232,40 @@ def decode_point(model: StepModel, *, batch: float, context: float) -> StepTerms
     return model.terms(0, 0, batch, batch * context)
 
 
-def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec,
-            model: StepModel | None = None) -> LatencyResult:  # fmt: skip
-    """`model`: the scenario's StepModel when the caller has it (it does not depend on concurrency or lengths)."""
-    model = model or step_model(s, m, g, mem, engine)
-    p, L_in, N_out = mem.params, s.input_len, s.output_len
-    b = max(1, min(s.concurrency, s.max_num_seqs))
+class _Cycle(NamedTuple):
+    """One request's way through the engine with b requests in it (latency's parts before the API server's wait)."""
+
+    alone: StepTerms
+    steps: int
+    dec: StepTerms
+    others: float
+    riding: float
+    lagged: bool
+    tpot: float
+    in_flight: float
+    prefill_wait: float
+    transfer: float
+    ttft: float
+    budget_wait: float
+    total: float
+
+
+def _cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: float, transfer: float) -> _Cycle:
+    L_in, N_out = s.input_len, s.output_len
     ctx = L_in + N_out / 2
     budget = s.max_num_batched_tokens
     mixed = engine.scheduling == "decode-first"
-
     alone, _ = prefill_terms(model, L_in, budget=budget)
     dec = decode_point(model, batch=b, context=ctx)
     others = b - 1 if mixed else 0
     shared, steps = prefill_terms(model, L_in, budget=budget, decode_seqs=others, decode_context=others * ctx)
     riding = shared.total_s - alone.total_s
-    front = request_overhead_s(s, engine, m)
     lagged = not mixed and engine.overlap_schedule and N_out > 1
     if not mixed and b > 1:
         # SGLang: a new prompt waits for the running decode step to end; with the overlap schedule the step after
         # that one was decided before it arrived, so it waits a whole decode step more
         riding = dec.total_s if lagged else dec.total_s / 2
     ttft = front + s.queue_s + alone.total_s + riding
-    riding_label, riding_part = (("the decode step decided before it came",) * 2 if lagged else
-                                 ("decodes sharing its steps", "decode steps its chunks ride on"))  # fmt: skip
     if N_out <= 1:
         tpot = dec.total_s
     elif mixed:
@@ -296,10 +277,6 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     if lagged:  # the step in flight, alone too: it was launched with the predecessor in it (calc.scheduler)
         in_flight = in_flight_wait_s(tpot_s=dec.total_s, front_s=front)
     ttft += in_flight
-    chunk = max(1, budget - others)
-    spike = model.step_s(min(chunk, L_in), chunk_pairs(min(chunk, L_in), 0), others, others * ctx)
-    link = kv_link_bytes_per_s(s, g)
-    transfer = transfer_s(mem, L_in, link)
     prefill_wait = 0.0
     if s.disaggregated:  # the prompt alone on a prefill instance, its KV sent over, then decodes with no prompt riding
         riding = in_flight = 0.0
@@ -313,12 +290,42 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     if budget_wait:  # the prompts need more steps than the requests' own time leaves: they queue for the budget
         ttft += budget_wait
         total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
-    # the API server takes one request at a time: b requests need b · busy of it per cycle, at least their own time
-    front_wait = 0.0 if s.disaggregated else max(0.0, b * front_busy_s(s, engine, m) - total)
-    if front_wait:
-        ttft += front_wait
-        total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
-    rps = b / (N_out * tpot) if s.disaggregated else b / total  # a decode instance holds a request N_out steps
+    return _Cycle(alone, steps, dec, others, riding, lagged, tpot, in_flight, prefill_wait, transfer, ttft,
+                  budget_wait, total)  # fmt: skip
+
+
+def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec,
+            model: StepModel | None = None) -> LatencyResult:  # fmt: skip
+    """`model`: the scenario's StepModel when the caller has it (it does not depend on concurrency or lengths)."""
+    model = model or step_model(s, m, g, mem, engine)
+    p, L_in, N_out = mem.params, s.input_len, s.output_len
+    flight = max(1, min(s.concurrency, s.max_num_seqs))
+    ctx = L_in + N_out / 2
+    budget = s.max_num_batched_tokens
+    front = request_overhead_s(s, engine, m)
+    link = kv_link_bytes_per_s(s, g)
+    transfer = transfer_s(mem, L_in, link)
+    # the API server takes one request at a time: where b requests need more of it per cycle than their own time,
+    # fewer are in the engine (calc.front_end.in_engine) and the rest wait for it
+    busy = 0.0 if s.disaggregated else front_busy_s(s, engine, m)
+    seen = {flight: _cycle(s, model, engine, flight, front, transfer)}
+
+    def e2e(k: float) -> float:
+        seen[k] = _cycle(s, model, engine, k, front, transfer)
+        return seen[k].total
+
+    b = in_engine(e2e, flight, busy, seen[flight].total)
+    c = seen[b] if b in seen else _cycle(s, model, engine, b, front, transfer)
+    alone, steps, dec, others, riding, tpot = c.alone, c.steps, c.dec, c.others, c.riding, c.tpot
+    in_flight, prefill_wait, budget_wait = c.in_flight, c.prefill_wait, c.budget_wait
+    front_wait = max(0.0, flight * busy - c.total)
+    ttft = c.ttft + front_wait
+    total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
+    riding_label, riding_part = (("the decode step decided before it came",) * 2 if c.lagged else
+                                 ("decodes sharing its steps", "decode steps its chunks ride on"))  # fmt: skip
+    chunk = max(1, budget - others)
+    spike = model.step_s(min(chunk, L_in), chunk_pairs(min(chunk, L_in), 0), others, others * ctx)
+    rps = b / (N_out * tpot) if s.disaggregated else flight / total  # a decode instance holds a request N_out steps
     pre_ph, dec_ph = _phase(model, alone), _phase(model, dec)
     cal_mbu = (dec.bytes_moved / (s.measured_itl_s * model.bandwidth_bytes_per_s)) if s.measured_itl_s else None
     cal_mfu = (alone.flop / (s.measured_prefill_s * model.peak_flop_per_s)) if s.measured_prefill_s else None

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import numpy as np
+
 
 def largest_true(pred: Callable[[int], bool], lo: int, hi: int) -> int:
     """Largest n in [lo, hi] with pred(n), for pred true up to some point and false after it; lo − 1 when pred(lo)
@@ -17,6 +19,26 @@ def largest_true(pred: Callable[[int], bool], lo: int, hi: int) -> int:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if pred(mid) else (lo, mid)
     return lo
+
+
+def falling_root(f: Callable, lo, f_lo, hi, f_hi, steps: int):
+    """The x in [lo, hi] where f crosses zero, for f(lo) > 0 > f(hi) and one crossing between: `steps` steps of
+    regula falsi, Illinois variant (the kept end's value halved when the same end moves twice, so both ends close
+    in, superlinearly). Scalars or numpy arrays, elementwise, the same arithmetic either way (so the search over
+    arrays and evaluate() over scalars agree to rounding). Returns the last point tried."""
+    scalar = np.ndim(lo) == 0 and np.ndim(hi) == 0
+    lo, f_lo, hi, f_hi = (np.asarray(v, dtype=float) for v in (lo, f_lo, hi, f_hi))
+    x, side = lo, np.zeros(np.shape(lo))
+    for _ in range(steps):
+        x = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        fx = np.asarray(f(float(x) if scalar else x), dtype=float)
+        moves_hi = fx * f_hi > 0  # x lies on hi's side of the root
+        f_lo = np.where(moves_hi & (side < 0), f_lo / 2, f_lo)
+        f_hi = np.where(~moves_hi & (side > 0), f_hi / 2, f_hi)
+        lo, f_lo = np.where(moves_hi, lo, x), np.where(moves_hi, f_lo, fx)
+        hi, f_hi = np.where(moves_hi, x, hi), np.where(moves_hi, fx, f_hi)
+        side = np.where(moves_hi, -1.0, 1.0)
+    return float(x) if scalar else x
 
 
 ERF_SERIES_BELOW = 3.0

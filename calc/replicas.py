@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from calc import prefill_queue
 from calc.cost import cost_per_million_output_tokens
 from calc.engine_spec import EngineSpec
 from calc.expr import E, eceil
+from calc.front_end import front_busy_s, front_end_rps
 from calc.goodput import Conformance, conformance, tpot_slo_s
-from calc.latency import PREFILL_LOAD, LatencyResult, front_busy_s, graphed_counts, latency
+from calc.latency import PREFILL_LOAD, LatencyResult, graphed_counts, latency
 from calc.numeric import largest_true, percent_text
 from calc.pool import PoolResult
 from calc.scenario import Scenario
@@ -154,18 +153,6 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
     overcommitted = (engine.scheduling == "decode-first" and slots < s.max_num_seqs
                      and erlang_c_one(slots, busy) >= OVERCOMMIT_SHARE)  # fmt: skip
     return Capacity(best, rate, conf, limited, "", slots, load, late, rate * work, overcommitted)
-
-
-def front_end_rps(busy_s, slack_s):
-    """The highest request rate the front end takes [requests/s]: it serves one request at a time for busy_s
-    (calc.latency.front_busy_s), a queue with deterministic service whose mean wait at utilisation ρ is
-    ρ·b / (2(1 − ρ)) (M/D/1); the rate keeps that wait within the TTFT's slack s: ρ = 2s / (b + 2s), λ = ρ / b.
-    b = 20 ms, s = 100 ms: ρ = 0.91, 45.5 requests/s. inf where the front end computes nothing (b = 0).
-    Scalars or numpy arrays (calc.search_fleet)."""
-    b, slack = np.asarray(busy_s, dtype=float), np.maximum(np.asarray(slack_s, dtype=float), 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rho = np.where(b > 0, 2 * slack / (b + 2 * slack), 1.0)
-        return np.where(b > 0, rho / np.where(b > 0, b, 1.0), np.inf)
 
 
 def prefill_work_s(s: Scenario, alone: LatencyResult, model: StepModel) -> float:

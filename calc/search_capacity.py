@@ -23,9 +23,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from calc.front_end import FRONT_STEPS
 from calc.goodput import p_within, tpot_slo_s
 from calc.latency import PREFILL_LOAD
-from calc.numeric import phi_precise
+from calc.numeric import falling_root, phi_precise
 from calc.prefill_queue import conformance as poisson_conformance
 from calc.prefill_queue import conformance_one
 from calc.search_step import Consts, step_total
@@ -47,10 +48,75 @@ class Rows:
 
 
 def aggregated_at(c: Consts, v, b):
-    """(TTFT, TPOT) at b requests in flight, as calc.latency.latency."""
+    """(TTFT, TPOT) at b requests in flight, as calc.latency.latency: where the API server binds, the engine holds
+    k < b of them (calc.front_end.in_engine) and each waits b · busy − E2E(k) for the API server."""
+    _, ttft, tpot = _in_engine(c, v, b)
+    return ttft + np.maximum(0.0, b * c.front_busy_s - (ttft + (c.N - 1) * tpot)), tpot
+
+
+def aggregated_with_step(c: Consts, v, b):
+    """aggregated_at's (TTFT, TPOT) and the plain decode step of the k in the engine (engine_decode_step), from one
+    solve."""
+    k, ttft, tpot = _in_engine(c, v, b)
+    return ttft + np.maximum(0.0, b * c.front_busy_s - (ttft + (c.N - 1) * tpot)), tpot, decode_step(c, v, k)
+
+
+def disaggregated_with_step(c: Consts, v, b):
+    """disaggregated_at's (TTFT, TPOT) and the plain decode step, which is its TPOT."""
+    ttft, tpot = disaggregated_at(c, v, b)
+    return ttft, tpot, tpot
+
+
+def engine_decode_step(c: Consts, v, b):
+    """One decode step of the requests in the engine at b in flight (the LatencyResult's itl_s). The API server can
+    bind only where b · busy > busy + (N − 1) · step(b), E2E's least (TTFT ≥ the front end's busy, TPOT ≥ the
+    plain step): _in_engine runs there alone."""
+    plain = decode_step(c, v, b)
+    busy, b = c.front_busy_s, np.broadcast_to(np.asarray(b, dtype=float), np.shape(plain))
+    maybe = np.flatnonzero((b > 1) & (b * busy > busy + (c.N - 1) * plain)) if busy > 0 else []
+    if not len(maybe):
+        return plain
+    plain, sub = plain.copy(), _rows(v, maybe)
+    plain[maybe] = decode_step(c, sub, _in_engine(c, sub, b[maybe])[0])
+    return plain
+
+
+def _in_engine(c: Consts, v, b):
+    """(k in the engine, TTFT and TPOT at k before the API server's wait) at b in flight: calc.front_end.in_engine's
+    cases and root over arrays, evaluated only where the API server binds."""
+    ttft, tpot = _waited(c, v, b)
+    busy, b = c.front_busy_s, np.broadcast_to(np.asarray(b, dtype=float), np.shape(ttft))
+    bound = np.flatnonzero((b > 1) & (b * busy > ttft + (c.N - 1) * tpot)) if busy > 0 else []
+    if not len(bound):
+        return b, ttft, tpot
+    k, ttft, tpot = b.copy(), ttft.copy(), tpot.copy()
+    sub, flight = _rows(v, bound), b[bound]
+    t1, p1 = _waited(c, sub, 1.0)
+    one = t1 + (c.N - 1) * p1
+    k[bound] = 1.0
+    r = np.flatnonzero(one > busy)
+    e2e = ttft[bound] + (c.N - 1) * tpot[bound]
+    ttft[bound], tpot[bound] = t1, p1
+    if r.size:
+        sub_r, last = _rows(sub, r), []
+
+        def excess(x):
+            last[:] = _waited(c, sub_r, x)
+            return last[0] + (c.N - 1) * last[1] - busy * x
+
+        k[bound[r]] = falling_root(excess, 1.0, one[r] - busy, flight[r], e2e[r] - busy * flight[r], FRONT_STEPS)
+        ttft[bound[r]], tpot[bound[r]] = last  # the root is the last point tried
+    return k, ttft, tpot
+
+
+def _rows(v, idx) -> SimpleNamespace:
+    return SimpleNamespace(**{name: a[idx] for name, a in vars(v).items()})
+
+
+def _waited(c: Consts, v, b):
+    """(TTFT, TPOT) at b in the engine, the wait for the step budget included."""
     ttft, tpot = _aggregated_at(c, v, b)
-    ttft = ttft + _budget_wait(c, v, b, ttft, tpot)
-    return ttft + np.maximum(0.0, b * c.front_busy_s - (ttft + (c.N - 1) * tpot)), tpot  # calc.latency: the API server
+    return ttft + _budget_wait(c, v, b, ttft, tpot), tpot
 
 
 def _aggregated_at(c: Consts, v, b):

@@ -11,10 +11,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from calc.front_end import front_end_rps
 from calc.latency import graphed_counts
-from calc.replicas import LOAD_PRECISION, RATIO_TOL, front_end_rps
+from calc.replicas import LOAD_PRECISION, RATIO_TOL
 from calc.scenario import Scenario
-from calc.search_capacity import Rows, Slo, aggregated_at, decode_step, disaggregated_at, largest_ok, prefill_instances
+from calc.search_capacity import (
+    Rows,
+    Slo,
+    aggregated_at,
+    aggregated_with_step,
+    decode_step,
+    disaggregated_at,
+    disaggregated_with_step,
+    engine_decode_step,
+    largest_ok,
+    prefill_instances,
+)
 from calc.slot_queue import queue_service
 
 
@@ -45,6 +57,8 @@ def operating_points(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, at
     """calc.replicas.capacity's steps over arrays: (b in flight, load in busy slots, TTFT, TPOT at b) of every
     configuration; b = 0 where not even one request keeps the quota (TTFT, TPOT then of one request)."""
     work = np.zeros(len(held)) if at is disaggregated_at else table.all().work  # decode instances prefill nothing
+    step_at = decode_step if at is disaggregated_at else engine_decode_step  # no API server wait on a decode instance
+    with_step = disaggregated_with_step if at is disaggregated_at else aggregated_with_step
     full_e2e = np.full(len(held), np.nan)  # E2E with every slot busy
     some = np.flatnonzero(held >= 1)
     full_e2e[some] = held[some] / throughput(held[some], *at(c, table.take(some), held[some]))
@@ -57,7 +71,7 @@ def operating_points(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, at
         """The SLO test under Poisson arrivals (other prompts' prefill, the wait for a slot), at n in flight and a
         load of `load` slots (at n's speed)."""
         full = serving(idx, n, ttft, tpot) if full is None else full
-        plain = decode_step(c, table.take(idx), n) if plain is None else plain
+        plain = step_at(c, table.take(idx), n) if plain is None else plain
         slots, load = held[idx].astype(float), np.broadcast_to(np.asarray(load, dtype=float), np.shape(ttft))
         service = n / throughput(n, ttft, tpot)
         return slo.meets_queued(ttft, tpot, slots, load * full / service, s.slo_ttft_s - ttft, full, plain, work[idx],
@@ -68,8 +82,8 @@ def operating_points(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, at
         return slo.meets(ttft, tpot), ttft, tpot
 
     def with_wait(idx, n):
-        ttft, tpot = at(c, table.take(idx), n)
-        return queued(idx, n, n, ttft, tpot), ttft, tpot
+        ttft, tpot, plain = with_step(c, table.take(idx), n)
+        return queued(idx, n, n, ttft, tpot, plain=plain), ttft, tpot
 
     top, ttft, tpot = largest_ok(held, latency_only)
     unprobed = held < 1  # nothing fits: one request's latency, for the table
@@ -89,9 +103,9 @@ def operating_points(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, at
     # where the wait binds (the latency at ok + 1 keeps the quota), the load between ok and ok + 1
     b, load = ok.copy(), ok.astype(float)
     n1 = ok[fails] + 1
-    t1, p1 = at(c, table.take(fails), n1)
+    t1, p1, plain1 = with_step(c, table.take(fails), n1)
     lo, hi, conf1 = ok[fails].astype(float), n1.astype(float), slo.approx(t1, p1)  # n1 ≤ top: t1, p1 meet the SLOs
-    full1, plain1 = serving(fails, n1, t1, p1), decode_step(c, table.take(fails), n1)
+    full1 = serving(fails, n1, t1, p1)
     go = np.flatnonzero(hi - lo > np.maximum(lo, 1 / LOAD_PRECISION) / LOAD_PRECISION)
     while go.size:
         mid = (lo[go] + hi[go]) / 2

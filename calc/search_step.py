@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from calc.latency import front_busy_s, request_overhead_s
+from calc.front_end import front_busy_s, request_overhead_s
 from calc.pool import kv_bytes_per_element
 from calc.precision_support import served_format
 from calc.prefill_queue import work_s

@@ -4,8 +4,7 @@ import pytest
 
 from calc.bench import serve
 from calc.evaluate import evaluate
-from calc.latency import front_busy_s, request_overhead_s
-from calc.replicas import front_end_rps
+from calc.front_end import front_busy_s, front_end_rps, request_overhead_s
 from calc.scenario import Scenario
 from calc.scheduler import simulate
 from calc.sim_engine import EngineConfig
@@ -89,3 +88,51 @@ def test_chat_capacity_is_capped_by_the_front_end(catalog):
     plain = evaluate(s.model_copy(update={"endpoint_type": "openai"}), catalog).fleet.capacity
     assert plain.rps > cap.rps and plain.limited_by != "front-end"
     assert "one request at a time" in capacity_text(r)
+
+
+def test_requests_in_the_engine_by_hand():
+    """E2E(k) = 0.1 s + 0.005 s · k with k in the engine, busy = 0.02 s per request at the API server: bound at 64
+    in flight (64 · 0.02 = 1.28 s > E2E(64) = 0.42 s), k = 0.1 / (0.02 − 0.005) = 6.67 (E2E 0.1333 s = 6.67 · 0.02).
+    At 4 in flight it keeps up (0.08 s < 0.12 s): k = 4. A request that takes less than busy alone: k = 1."""
+    from calc.front_end import in_engine
+
+    def e2e(k):
+        return 0.1 + 0.005 * k
+
+    assert in_engine(e2e, 64, 0.02, e2e(64)) == pytest.approx(0.1 / 0.015, rel=1e-9)
+    assert in_engine(e2e, 4, 0.02, e2e(4)) == 4 and in_engine(e2e, 64, 0.0, e2e(64)) == 64
+    assert in_engine(lambda k: 0.01 + 0.001 * k, 64, 0.02, 0.074) == 1.0
+    # convex E2E (a step that grows with the batch), bound at 200 (4 s > 0.5 s): 1e-5 k² − 0.02 k + 0.1 = 0 at
+    # k = (0.02 − √(0.02² − 4e-6)) / 2e-5 = 5.0126
+    k = in_engine(lambda k: 0.1 + 1e-5 * k * k, 200, 0.02, 0.1 + 1e-5 * 200**2)
+    assert k == pytest.approx((0.02 - (0.02**2 - 4e-6) ** 0.5) / 2e-5, rel=1e-9)
+
+
+def test_where_the_api_server_binds_the_closed_form_follows_the_simulation(catalog):
+    """Qwen3-8B on an H100, 64 chat requests of 128 + 16 tokens in a closed loop: the API server (23 ms a request)
+    sets the pace, so a few requests are in the engine and the rest wait for it. The scheduler simulation plays
+    that out; the closed form must give its TPOT and rate within 10 % and 2 % (before calc.front_end.in_engine it
+    stepped all 64: TPOT 31.6 ms against 7.6 ms), and TTFT within 10 %."""
+    s = Scenario(model="qwen3-8b", gpu="h100-sxm", input_len=128, output_len=16, concurrency=64,
+                 endpoint_type="openai-chat")  # fmt: skip
+    r = evaluate(s, catalog)
+    lat, busy = r.latency, front_busy_s(s, r.engine, r.model)
+    sim = serve(r, num_prompts=1000, max_concurrency=64).bench_summary()
+    assert lat.decode_batch < 16
+    assert lat.tpot_s * 1e3 == pytest.approx(sim["mean_tpot_ms"], rel=0.10)
+    assert lat.requests_per_s == pytest.approx(sim["request_throughput"], rel=0.02)
+    assert lat.ttft_s * 1e3 == pytest.approx(sim["mean_ttft_ms"], rel=0.10)
+    # Little's law at the API server's pace: each of the 64 cycles in 64 · busy, so the rate is 1 / busy
+    assert lat.requests_per_s == pytest.approx(1 / busy, rel=1e-9) and lat.e2e_s == pytest.approx(64 * busy, rel=1e-9)
+    assert dict(lat.e2e_parts)["waiting for the API server"] > 0
+
+
+def test_once_bound_each_request_more_in_flight_adds_one_busy_time(catalog):
+    """Past the bound the engine's share stays put, so TTFT grows by busy per request in flight and TPOT not at
+    all (linearity); below it nothing waits for the API server."""
+    s = Scenario(model="qwen3-8b", gpu="h100-sxm", input_len=128, output_len=16, endpoint_type="openai-chat")
+    lat = {c: evaluate(s.model_copy(update={"concurrency": c}), catalog).latency for c in (1, 100, 200)}
+    busy = front_busy_s(s, catalog.engines["vllm"], catalog.models["qwen3-8b"])
+    assert lat[200].ttft_s - lat[100].ttft_s == pytest.approx(100 * busy, rel=1e-6)
+    assert lat[200].tpot_s == pytest.approx(lat[100].tpot_s, rel=1e-6)
+    assert "waiting for the API server" not in dict(lat[1].e2e_parts) and lat[1].decode_batch == 1

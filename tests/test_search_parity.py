@@ -208,3 +208,23 @@ def test_fp8_experts_reach_the_search_too(catalog):
         assert close(d["ttft_s"], lat.ttft_s) and close(d["tpot_s"], lat.tpot_s), sc.changed()
         seen.add((sc.gpu, sc.dtype))
     assert {("h100-sxm", "fp8"), ("h100-sxm", "bf16"), ("a100-80gb-sxm", "bf16")} <= seen
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_where_the_api_server_binds_the_search_sizes_as_evaluate(catalog, engine):
+    """Short chat requests and a loose TTFT SLO: at the capacity more requests are in flight than the API server
+    renders in their own time (b · busy > E2E(b)), so fewer are in the engine (calc.front_end.in_engine, a root
+    found over arrays in the search and over scalars in evaluate()); TTFT, TPOT, capacity and replicas must agree,
+    and most operating points must be bound."""
+    s = Scenario(model="qwen3-8b", engine=engine, endpoint_type="openai-chat", input_len=128, output_len=16,
+                 request_rate=100.0, slo_ttft_s=3.0, slo_tpot_s=0.1, search_gpus="h100-sxm,l40s,a100-80gb-sxm",
+                 search_max_num_seqs="256,1024", search_kv_cache_dtype="auto")  # fmt: skip
+    r = search(s, catalog)
+    bound = 0
+    for i in np.flatnonzero(r.gpus > 0):
+        sc, d = scenario_of(r, int(i)), row(r, int(i))
+        rep = evaluate(sc, catalog)
+        assert close(d["ttft_s"], rep.latency.ttft_s) and close(d["tpot_s"], rep.latency.tpot_s), sc.changed()
+        assert d["replicas"] == rep.fleet.replicas and close(d["capacity_rps_per_replica"], rep.fleet.capacity.rps)
+        bound += rep.latency.decode_batch < min(sc.concurrency, sc.max_num_seqs)
+    assert bound >= 4
