@@ -14,6 +14,7 @@ from boundary import fmt
 from boundary.view_verdict import missing_lines, no_latency_reason, verdict  # noqa: F401  (re-exported: view.verdict)
 from calc.front_end import front_busy_s
 from calc.latency import READER_TOKENS_PER_S
+from calc.workload import max_requests_at_length
 
 
 @dataclass(frozen=True)
@@ -343,14 +344,20 @@ def latency_section(r) -> Section:
 
 
 def _engine_share_row(r) -> list[tuple[str, str]]:
-    """Where the API server sets the pace, how many of the requests in flight are in the engine (calc.front_end)."""
+    """Where the KV pool or the API server holds fewer requests in the engine than are in flight, how many and why
+    (calc.latency: the rest wait)."""
     s, lat = r.scenario, r.latency
     flight = max(1, min(s.concurrency, s.max_num_seqs))
-    if lat.decode_batch >= flight:
+    if lat.decode_batch >= flight or s.disaggregated:
         return []
-    busy = front_busy_s(s, r.engine, r.model)
-    return [("  in the engine", f"{fmt.mean_count(lat.decode_batch)} of the {flight:,} in flight on average; the API "
-             f"server takes one request at a time ({fmt.ms(busy)} each), so the rest wait for it")]  # fmt: skip
+    slots = max_requests_at_length(s, r.memory, r.model)
+    if lat.decode_batch == slots:
+        why = (f"the KV pool holds {fmt.plural(slots, 'request')} of {fmt.tokens(s.request_len)} at once, so the rest "
+               "wait in the engine's queue for room")  # fmt: skip
+    else:
+        why = (f"the API server takes one request at a time ({fmt.ms(front_busy_s(s, r.engine, r.model))} each), so "
+               "the rest wait for it")  # fmt: skip
+    return [("  in the engine", f"{fmt.mean_count(lat.decode_batch)} of the {flight:,} in flight on average; {why}")]
 
 
 def calibration_lines(r) -> list[str]:

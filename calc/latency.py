@@ -12,6 +12,8 @@
                     SGLang: a decode step + (C / output_len) · one prefill
     E2E           = TTFT + (N_out − 1) · TPOT            0.350 s + 199 × 0.025 s = 5.325 s (DESIGN.md)
     throughput    = C / E2E (Little's law)
+    KV pool       the engine holds at most S = the requests of this length its pool holds (max_num_seqs at most);
+                  with C > S in flight the rest queue: each waits (C / S − 1) · E2E(S) for room, throughput S / E2E(S)
     API server    one request at a time for `busy` each (calc.front_end): where C · busy > E2E(C), the engine holds
                   k = E2E(k) / busy of the C (steps, TPOT and the rest at k) and each request waits C · busy − E2E(k)
                   for it before its prompt; E2E = C · busy, throughput 1 / busy
@@ -40,6 +42,7 @@ from calc.specs import GPUSpec, ModelSpec
 from calc.step_inputs import step_model
 from calc.step_time import StepModel, StepTerms, chunk_pairs
 from calc.work import attention_flop_per_context_token, block_flop_per_token, logits_flop
+from calc.workload import max_requests_at_length
 
 READER_TOKENS_PER_S = (4.5, 10.0)  # 3–4 words/s × 1.5–2.5 tokens/word (DESIGN.md)
 
@@ -90,8 +93,9 @@ class LatencyResult:
     prefill_terms: StepTerms
     decode_terms: StepTerms
     decode_batch: float
-    """Requests in the engine's steps: the concurrency (at most max_num_seqs), fewer where the API server sets the
-    pace and the rest wait for it (calc.front_end.in_engine; a mean, not always whole)."""
+    """Requests in the engine's steps: the concurrency (at most max_num_seqs), fewer where the KV pool holds fewer
+    at this length (calc.workload.max_requests_at_length; the rest wait in the engine's queue) or where the API
+    server sets the pace and the rest wait for it (calc.front_end.in_engine; a mean, not always whole)."""
     decode_context: float
     chunk_tokens: int
     prefill_steps: int
@@ -294,6 +298,9 @@ def _cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: f
                   budget_wait, total)  # fmt: skip
 
 
+POOL_WAIT = "waiting for room in the KV cache"
+
+
 def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec,
             model: StepModel | None = None) -> LatencyResult:  # fmt: skip
     """`model`: the scenario's StepModel when the caller has it (it does not depend on concurrency or lengths)."""
@@ -305,21 +312,24 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     front = request_overhead_s(s, engine, m)
     link = kv_link_bytes_per_s(s, g)
     transfer = transfer_s(mem, L_in, link)
-    # the API server takes one request at a time: where b requests need more of it per cycle than their own time,
-    # fewer are in the engine (calc.front_end.in_engine) and the rest wait for it
+    # the engine holds at most what its KV pool holds at this length (the rest wait in its queue), and the API server
+    # takes one request at a time: where they need more of it per cycle than their own time, fewer are in the engine
+    # (calc.front_end.in_engine) and the rest wait for it
     busy = 0.0 if s.disaggregated else front_busy_s(s, engine, m)
-    seen = {flight: _cycle(s, model, engine, flight, front, transfer)}
+    room = flight if s.disaggregated else min(flight, max_requests_at_length(s, mem, m) or flight)
+    seen = {room: _cycle(s, model, engine, room, front, transfer)}
 
     def e2e(k: float) -> float:
         seen[k] = _cycle(s, model, engine, k, front, transfer)
         return seen[k].total
 
-    b = in_engine(e2e, flight, busy, seen[flight].total)
+    b = in_engine(e2e, room, busy, seen[room].total)
     c = seen[b] if b in seen else _cycle(s, model, engine, b, front, transfer)
     alone, steps, dec, others, riding, tpot = c.alone, c.steps, c.dec, c.others, c.riding, c.tpot
     in_flight, prefill_wait, budget_wait = c.in_flight, c.prefill_wait, c.budget_wait
-    front_wait = max(0.0, flight * busy - c.total)
-    ttft = c.ttft + front_wait
+    front_wait = max(0.0, flight * busy - c.total) if b < room else 0.0  # each cycles in flight · busy
+    pool_wait = (flight / room - 1) * c.total if b == room < flight else 0.0  # room served per E2E: flight / room of them
+    ttft = c.ttft + front_wait + pool_wait
     total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
     riding_label, riding_part = (("the decode step decided before it came",) * 2 if c.lagged else
                                  ("decodes sharing its steps", "decode steps its chunks ride on"))  # fmt: skip
@@ -347,12 +357,15 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
             ttft_e = ttft_e + E(budget_wait, "waiting for the step budget", unit="ms")
         if front_wait:
             ttft_e = ttft_e + E(front_wait, "waiting for the API server", unit="ms")
+        if pool_wait:
+            ttft_e = ttft_e + E(pool_wait, POOL_WAIT, unit="ms")
     waits = (("waiting for a prefill instance", prefill_wait), ("waiting for the step in flight", in_flight))
     after = (("transfer of its KV", transfer), ("first decode step", dec.total_s)) if s.disaggregated else \
-        ((riding_part, riding), ("waiting for the step budget", budget_wait), ("waiting for the API server", front_wait))
+        ((riding_part, riding), ("waiting for the step budget", budget_wait), ("waiting for the API server", front_wait),
+         (POOL_WAIT, pool_wait))  # fmt: skip
+    optional = ("waiting for the step budget", "waiting for the API server", POOL_WAIT)
     parts = (("front-end", front), ("queue", s.queue_s), *((n, v) for n, v in waits if v), ("prefill", alone.total_s),
-             *((n, v) for n, v in after if v or n not in ("waiting for the step budget", "waiting for the API server")),
-             (f"{N_out - 1:,} × TPOT", (N_out - 1) * tpot))  # fmt: skip
+             *((n, v) for n, v in after if v or n not in optional), (f"{N_out - 1:,} × TPOT", (N_out - 1) * tpot))  # fmt: skip
     e2e_e = ttft_e.named("TTFT", "s") + E(N_out - 1, "(output_len − 1)") * E(tpot, "TPOT", unit="ms")
     return LatencyResult(
         compute_dtype=mem.weight_format.compute_dtype,
