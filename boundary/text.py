@@ -31,8 +31,7 @@ def render_text(r, *, gpu_options: bool = False, replica_check: bool = False, ch
         lines += ["", f"No latency, SLO, cost or benchmark figures: {why}."]
     else:
         if not r.fit.fits:
-            lines += ["", "note: the closed-form estimates below assume the requests fit; the predicted benchmark "
-                          "plays out the preemptions"]  # fmt: skip
+            lines += ["", f"note: {view.unfit_note(r)}"]
         sec = view.latency_section(r)
         lines += _block(sec.title, sec.lines)
         sec = view_bench.benchmark_section(r)

@@ -343,6 +343,13 @@ def latency_section(r) -> Section:
     return Section(head, rows, extra)
 
 
+def unfit_note(r) -> str:
+    """What the estimates do where the requests do not all fit the KV pool (calc.latency: the rest wait for room)."""
+    held = max_requests_at_length(r.scenario, r.memory, r.model)
+    return (f"The estimates run the {fmt.plural(held, 'request')} the KV pool holds at this length and queue the rest "
+            "for room; the predicted benchmark plays the engine's admission and preemptions out.")  # fmt: skip
+
+
 def _engine_share_row(r) -> list[tuple[str, str]]:
     """Where the KV pool or the API server holds fewer requests in the engine than are in flight, how many and why
     (calc.latency: the rest wait)."""

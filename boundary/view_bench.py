@@ -40,10 +40,12 @@ def benchmark_lines(r) -> list[str]:
     held = r.fit.max_concurrency_at_length
     if held < s.concurrency <= s.max_num_seqs:  # the pool, not the lockstep, says why
         tpot = d["median_tpot_ms"] / 1e3 / r.latency.tpot_s if r.latency.tpot_s > 0 else 0.0
-        out.append(f"the KV pool holds {fmt.count(held)} of the {s.concurrency:,} requests at their full length: the "
-                   f"estimates run {fmt.count(held)} and queue the rest for room; the engine admits a request when its "
-                   "prompt fits and preempts when the decodes run out of blocks, so here requests start sooner and "
-                   f"decode slower (median TTFT {fmt.ratio(ratio, 2)} the estimate, TPOT {fmt.ratio(tpot, 2)})")  # fmt: skip
+        line = (f"the KV pool holds {fmt.count(held)} of the {s.concurrency:,} requests at their full length: the "
+                f"estimates run {fmt.count(held)} and queue the rest for room; the engine admits a request when its "
+                "prompt fits and preempts when the decodes run out of blocks")  # fmt: skip
+        churn = ratio < 1 / LOCKSTEP_RATIO or tpot > LOCKSTEP_RATIO
+        out.append(line + (", so here requests start sooner and decode slower" if churn else "")
+                   + f" (median TTFT {fmt.ratio(ratio, 2)} the estimate, TPOT {fmt.ratio(tpot, 2)})")  # fmt: skip
     elif 1 < s.concurrency <= s.max_num_seqs and ratio > LOCKSTEP_RATIO:  # beyond max_num_seqs the queue says why
         varied = r.benchmark_varied.bench_summary()["median_ttft_ms"] / 1e3
         out.append(f"median TTFT {fmt.ratio(ratio, 2)} the estimate: with every prompt and every output the same length (the "

@@ -345,3 +345,18 @@ def test_beyond_what_the_pool_holds_the_rest_wait_for_room_as_in_the_simulation(
     # a property: one request more in flight adds E2E(held) / held to each one's wait, nothing to TPOT
     more = evaluate(s.model_copy(update={"concurrency": 129}), catalog).latency
     assert more.ttft_s - lat.ttft_s == pytest.approx(lat.e2e_s / 128, rel=1e-9) and more.tpot_s == lat.tpot_s
+
+
+def test_the_page_says_what_the_estimates_do_when_requests_do_not_fit(catalog):
+    """The note beside a verdict of 'does not fit' and the Latency section name the requests the pool holds at this
+    length (9,004 blocks // ⌈2,200 / 16⌉ = 65) and that the rest wait for room; no line says the estimates assume
+    the requests fit."""
+    from boundary import text, view
+
+    r = evaluate(scenario(model="qwen3-30b-a3b", gpu="h100-sxm", input_len=2000, output_len=200, concurrency=128), catalog)
+    held = r.memory.num_gpu_blocks // -(-2200 // r.memory.block_size)
+    assert not r.fit.fits and f"run the {held} requests the KV pool holds" in view.unfit_note(r)
+    rows = dict(view.latency_section(r).rows)
+    assert rows["  in the engine"].startswith(f"{held} of the 128 in flight")
+    report = text.render_text(r)
+    assert "assume the requests fit" not in report and f"note: {view.unfit_note(r)}" in report

@@ -52,8 +52,7 @@ def headline_rest(r, link_base: str) -> None:
         t["link"] = [f"[open]({link_base}?{query_string(s.model_copy(update=x.fields))})" for x in r.suggestions]
         st.table(t, hide_index=True)
     if r.serves and not r.fit.fits:
-        st.caption("The estimates above assume the requests fit; the Latency tab's predicted benchmark plays the "
-                   "preemptions out.")  # fmt: skip
+        st.caption(view.unfit_note(r))
     if s.request_rate and r.fleet.replicas is None and r.serves:
         st.caption(f"No replica count: {plain(r.fleet.capacity.reason, 400)}")
     if s.shared_prefix_len:
