@@ -354,11 +354,13 @@ def _engine_share_row(r) -> list[tuple[str, str]]:
     """Where the KV pool or the API server holds fewer requests in the engine than are in flight, how many and why
     (calc.latency: the rest wait)."""
     s, lat = r.scenario, r.latency
-    flight = max(1, min(s.concurrency, s.max_num_seqs))
+    flight = max(1, s.concurrency)
     if lat.decode_batch >= flight or s.disaggregated:
         return []
-    slots = max_requests_at_length(s, r.memory, r.model)
-    if lat.decode_batch == slots:
+    slots = max_requests_at_length(s, r.memory, r.model) or s.max_num_seqs
+    if lat.decode_batch == slots == s.max_num_seqs:
+        why = f"max_num_seqs is {s.max_num_seqs:,}, so the rest wait in the engine's queue"
+    elif lat.decode_batch == slots:
         why = (f"the KV pool holds {fmt.plural(slots, 'request')} of {fmt.tokens(s.request_len)} at once, so the rest "
                "wait in the engine's queue for room")  # fmt: skip
     else:

@@ -298,7 +298,7 @@ def _cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: f
                   budget_wait, total)  # fmt: skip
 
 
-POOL_WAIT = "waiting for room in the KV cache"
+POOL_WAIT = "waiting in the engine's queue"
 
 
 def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec,
@@ -306,7 +306,7 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     """`model`: the scenario's StepModel when the caller has it (it does not depend on concurrency or lengths)."""
     model = model or step_model(s, m, g, mem, engine)
     p, L_in, N_out = mem.params, s.input_len, s.output_len
-    flight = max(1, min(s.concurrency, s.max_num_seqs))
+    flight = max(1, s.concurrency)
     ctx = L_in + N_out / 2
     budget = s.max_num_batched_tokens
     front = request_overhead_s(s, engine, m)
@@ -316,7 +316,8 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     # takes one request at a time: where they need more of it per cycle than their own time, fewer are in the engine
     # (calc.front_end.in_engine) and the rest wait for it
     busy = 0.0 if s.disaggregated else front_busy_s(s, engine, m)
-    room = flight if s.disaggregated else min(flight, max_requests_at_length(s, mem, m) or flight)
+    room = min(flight, s.max_num_seqs) if s.disaggregated else \
+        min(flight, max_requests_at_length(s, mem, m) or s.max_num_seqs)  # ≤ max_num_seqs
     seen = {room: _cycle(s, model, engine, room, front, transfer)}
 
     def e2e(k: float) -> float:
@@ -328,7 +329,8 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     alone, steps, dec, others, riding, tpot = c.alone, c.steps, c.dec, c.others, c.riding, c.tpot
     in_flight, prefill_wait, budget_wait = c.in_flight, c.prefill_wait, c.budget_wait
     front_wait = max(0.0, flight * busy - c.total) if b < room else 0.0  # each cycles in flight · busy
-    pool_wait = (flight / room - 1) * c.total if b == room < flight else 0.0  # room served per E2E: flight / room of them
+    # room served per E2E(room): each of the flight waits flight / room of it (a decode instance: its own TPOT)
+    pool_wait = (flight / room - 1) * c.total if b == room < flight and not s.disaggregated else 0.0
     ttft = c.ttft + front_wait + pool_wait
     total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
     riding_label, riding_part = (("the decode step decided before it came",) * 2 if c.lagged else

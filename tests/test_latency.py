@@ -323,7 +323,7 @@ def test_the_benchmark_blames_the_pool_not_the_lockstep_when_requests_do_not_fit
     lat = r.latency
     assert lat.decode_batch == 25
     one = lat.e2e_s / (128 / 25)  # E2E at 25 in the engine: the cycle is 128 / 25 of it
-    assert dict(lat.e2e_parts)["waiting for room in the KV cache"] == pytest.approx((128 / 25 - 1) * one, rel=1e-9)
+    assert dict(lat.e2e_parts)["waiting in the engine's queue"] == pytest.approx((128 / 25 - 1) * one, rel=1e-9)
     # the rate is the 25's own, within 10 % of the simulation's (which admits more and preempts)
     assert lat.requests_per_s == pytest.approx(25 / one, rel=1e-9)
     assert lat.requests_per_s == pytest.approx(r.benchmark.bench_summary()["request_throughput"], rel=0.10)
@@ -360,3 +360,16 @@ def test_the_page_says_what_the_estimates_do_when_requests_do_not_fit(catalog):
     assert rows["  in the engine"].startswith(f"{held} of the 128 in flight")
     report = text.render_text(r)
     assert "assume the requests fit" not in report and f"note: {view.unfit_note(r)}" in report
+
+
+def test_beyond_max_num_seqs_the_rest_queue_in_the_closed_form_as_in_the_simulation(catalog):
+    """Llama-3.1-8B on an H100, 64 clients of 512 + 256 tokens and max_num_seqs 16: the engine runs 16, the other 48
+    wait in its queue, 3 × E2E(16) each; the simulation queues them the same way (TTFT within 5 %)."""
+    s = scenario(model="llama-3.1-8b", gpu="h100-sxm", input_len=512, output_len=256, concurrency=64, max_num_seqs=16)
+    r = evaluate(s, catalog)
+    lat, d = r.latency, r.benchmark.bench_summary()
+    assert lat.decode_batch == 16
+    wait = dict(lat.e2e_parts)["waiting in the engine's queue"]
+    assert wait == pytest.approx(3 * (lat.e2e_s - wait), rel=1e-9)  # (64 / 16 − 1) · E2E(16)
+    assert lat.ttft_s * 1e3 == pytest.approx(d["median_ttft_ms"], rel=0.05)
+    assert lat.requests_per_s == pytest.approx(d["request_throughput"], rel=0.05)
