@@ -136,3 +136,17 @@ def test_once_bound_each_request_more_in_flight_adds_one_busy_time(catalog):
     assert lat[200].ttft_s - lat[100].ttft_s == pytest.approx(100 * busy, rel=1e-6)
     assert lat[200].tpot_s == pytest.approx(lat[100].tpot_s, rel=1e-6)
     assert "waiting for the API server" not in dict(lat[1].e2e_parts) and lat[1].decode_batch == 1
+
+
+def test_the_latency_section_says_how_many_are_in_the_engine(catalog):
+    """The same 64 chat requests: the Latency section names the requests in the engine and why the rest wait; at
+    one in flight there is no such row."""
+    from boundary import view
+
+    s = Scenario(model="qwen3-8b", gpu="h100-sxm", input_len=128, output_len=16, concurrency=64,
+                 endpoint_type="openai-chat")  # fmt: skip
+    r = evaluate(s, catalog)
+    row = dict(view.latency_section(r).rows)["  in the engine"]
+    assert row.startswith(f"{r.latency.decode_batch:.1f} of the 64 in flight") and "API server" in row
+    alone = evaluate(s.model_copy(update={"concurrency": 1}), catalog)
+    assert "  in the engine" not in dict(view.latency_section(alone).rows)
