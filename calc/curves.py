@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calc.engine_cycle import decode_point
 from calc.engine_spec import EngineSpec
-from calc.latency import LatencyResult, decode_point, latency
+from calc.latency import LatencyResult, latency
 from calc.pool import PoolResult
 from calc.replicas import conformance_of
 from calc.scenario import Scenario

@@ -20,18 +20,18 @@
 Disaggregated (prefill and decode on separate instances): TTFT = front-end + queue + (with a request rate) the wait
 for a prefill instance + prefill alone + the prompt's KV over the link + one decode step; TPOT = the decode step; a
 decode instance serves C / (N_out · TPOT) requests/s.
-The scheduler simulation (calc.scheduler) plays the same steps out request by request, with queueing; these closed
-forms are its steady state and the numbers the search evaluates by the million.
+The request's way through the engine at b in it is calc.engine_cycle.cycle; this module adds the queues in front of
+the engine and the roofline beside it. The scheduler simulation (calc.scheduler) plays the same steps out request by
+request, with queueing; these closed forms are its steady state and the numbers the search evaluates by the million.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-from math import ceil
-from typing import NamedTuple
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from calc.engine_cycle import cycle, e2e_s
 from calc.engine_spec import EngineSpec
 from calc.expr import E
 from calc.front_end import front_busy_s, in_engine, request_overhead_s
@@ -47,10 +47,6 @@ from calc.workload import max_requests_at_length
 READER_TOKENS_PER_S = (4.5, 10.0)  # 3–4 words/s × 1.5–2.5 tokens/word (DESIGN.md)
 
 
-def e2e_s(*, ttft_s: float, tpot_s: float, output_len: int) -> float:
-    return ttft_s + (output_len - 1) * tpot_s
-
-
 def chunk_step_s(*, decode_step_s: float, chunk_tokens: int, flop_per_token: float, effective_flop_per_s: float
                  ) -> float:  # fmt: skip
     """The seed's approximation of a step carrying a chunk: 20.26 ms + 512 × 13.05 GFLOP / 146.3 TFLOP/s ≈ 66 ms."""
@@ -60,21 +56,6 @@ def chunk_step_s(*, decode_step_s: float, chunk_tokens: int, flop_per_token: flo
 def chunk_from_itl(*, itl_p50_s: float, itl_p99_s: float, effective_flop_per_s: float, flop_per_token: float) -> float:
     """Inverse of chunk_step_s: the prefill chunk riding on the slowest steps [tokens]."""
     return (itl_p99_s - itl_p50_s) * effective_flop_per_s / flop_per_token
-
-
-def scaled(t: StepTerms, k: float) -> StepTerms:
-    """k identical steps, term by term."""
-    return StepTerms(**{f.name: getattr(t, f.name) * k for f in fields(t)})
-
-
-def prefill_terms(model: StepModel, tokens: int, *, budget: int, decode_seqs: int = 0, decode_context: float = 0.0
-                  ) -> tuple[StepTerms, int]:  # fmt: skip
-    """A prompt of `tokens` in chunks of the budget left after `decode_seqs` decodes: (summed terms, steps). The
-    chunks are costed as their mean (exact for the terms linear in tokens and pairs)."""
-    chunk = max(1, budget - decode_seqs)
-    steps = ceil(tokens / chunk)
-    mean = model.terms(tokens / steps, chunk_pairs(tokens, 0) / steps, decode_seqs, decode_context)
-    return scaled(mean, steps), steps
 
 
 @dataclass(frozen=True)
@@ -144,40 +125,6 @@ class LatencyResult:
         return self.decode.estimate_s
 
 
-def budget_cycle_s(model: StepModel, *, b: float, input_len: int, output_len: int, budget: int,
-                   context: float) -> float:  # fmt: skip
-    """The shortest end-to-end time b requests in a closed loop can each have when the engine's steps are full: a
-    step processes at most `budget` tokens, and each request needs input_len prompt tokens and output_len − 1
-    decode tokens of them. Saturated, d = min(b, budget · (N − 1) / (L + N − 1)) sequences decode and the rest of
-    the budget, p = budget − d, prefills; requests then finish at p / L per full step T_full = step(p prefill
-    tokens, d decodes), and by Little's law each of the b takes b · L · T_full / p [s]. 0 when nothing prefills."""
-    L = input_len  # noqa: N806 - the formula's name
-    d = min(b, budget * (output_len - 1) / (L + output_len - 1))
-    p = budget - d
-    if p <= 0:
-        return 0.0
-    return b * L * model.step_s(p, p * L / 2, d, d * context) / p
-
-
-def mixed_tpot_s(model: StepModel, *, b: float, input_len: int, output_len: int, budget: int,
-                 context: float) -> float:  # fmt: skip
-    """vLLM's mean step while b requests decode and their successors' prompts are prefilled beside them [s].
-    X = b · L / N prompt tokens arrive per step (capped at the budget the decodes leave), in chunks of
-    min(L, budget − b): a share q = min(1, X / chunk) of the steps carries one (X / q tokens), the rest only decode.
-    TPOT = q · step(X / q prompt tokens, b decodes) + (1 − q) · step(b decodes). Spreading X over every step
-    instead would have each plain decode step of an MoE model read the experts a whole prompt reaches."""
-    L = input_len  # noqa: N806 - the formula's name
-    room = max(0.0, budget - b)
-    x = min(b * L / output_len, room)
-    chunk = min(L, room)
-    q = min(1.0, x / chunk) if chunk > 0 else 1.0
-    plain = model.step_s(0.0, 0.0, b, b * context)
-    if q <= 0:
-        return plain
-    tokens = x / q
-    return q * model.step_s(tokens, tokens * L / 2, b, b * context) + (1 - q) * plain
-
-
 def graphed_counts(hi, *, input_len: int, output_len: int, budget, graph_tokens: int) -> tuple:
     """(k_mixed, k_decode): the largest in-flight counts ≤ hi whose steps keep vLLM's captured CUDA graphs (a step
     of more than graph_tokens tokens runs eagerly, calc.step_time). k_mixed for the steps that also carry prompt
@@ -200,102 +147,9 @@ def graphed_counts(hi, *, input_len: int, output_len: int, budget, graph_tokens:
     return lo, np.minimum(hi, graph_tokens)
 
 
-PREFILL_LOAD = 2 / 3
-"""Highest load of a prefill instance: there a prompt waits one prefill on average (ρ / (2 (1 − ρ)) = 1)."""
-
-
-def prefill_pool(*, rate_rps: float, prefill_s: float) -> tuple[int, float, float]:
-    """The prefill instances of a disaggregated deployment taking rate_rps prompts a second, each prefill_s long:
-    P = max(1, ⌈rate · prefill / (2/3)⌉), the fewest at which a prompt waits at most one prefill on average; their
-    load ρ = rate · prefill / P; and that mean wait, W = ρ · prefill / (2 (1 − ρ)) [s] (Pollaczek–Khinchine:
-    Poisson arrivals, rate / P at each instance, a deterministic service). Sized at full load, P = ⌈rate · prefill⌉,
-    Qwen2.5-7B fp8 on RTX 4090s at 10 req/s had one instance 86 % busy and a 260 ms wait that TTFT did not show."""
-    x = rate_rps * prefill_s
-    n = max(1, ceil(x / PREFILL_LOAD))
-    rho = x / n
-    return n, rho, rho * prefill_s / (2 * (1 - rho))
-
-
-def in_flight_wait_s(*, tpot_s: float, front_s: float) -> float:
-    """What a new request waits for the step the engine is running when it arrives (vLLM, several in flight):
-    max(0, mean step − front-end time) [s]. The engine starts its next step the moment one ends, and in a closed
-    loop a request is sent the moment its predecessor's last token comes out, at a step's end: it reaches the
-    scheduler front_s into the next step and waits for the rest of it (the mean step is TPOT). The scheduler
-    simulation (calc.scheduler) plays this out step by step. SGLang's overlap schedule launches the step after a
-    request's last token with it still in: its successor waits for that decode step even alone."""
-    return max(0.0, tpot_s - front_s)
-
-
 def _phase(model: StepModel, t: StepTerms) -> Phase:
     return phase(flop=t.flop, bytes_moved=t.bytes_moved, peak_flop_per_s=model.peak_flop_per_s,
                  bandwidth_bytes_per_s=model.bandwidth_bytes_per_s, floor_s=t.floor_s, estimate_s=t.total_s)  # fmt: skip
-
-
-def decode_point(model: StepModel, *, batch: float, context: float) -> StepTerms:
-    """One decode step of `batch` sequences at `context` tokens each."""
-    return model.terms(0, 0, batch, batch * context)
-
-
-class _Cycle(NamedTuple):
-    """One request's way through the engine with b requests in it (latency's parts before the API server's wait)."""
-
-    alone: StepTerms
-    steps: int
-    dec: StepTerms
-    others: float
-    riding: float
-    lagged: bool
-    tpot: float
-    in_flight: float
-    prefill_wait: float
-    transfer: float
-    ttft: float
-    budget_wait: float
-    total: float
-
-
-def _cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: float, transfer: float) -> _Cycle:
-    L_in, N_out = s.input_len, s.output_len
-    ctx = L_in + N_out / 2
-    budget = s.max_num_batched_tokens
-    mixed = engine.scheduling == "decode-first"
-    alone, _ = prefill_terms(model, L_in, budget=budget)
-    dec = decode_point(model, batch=b, context=ctx)
-    others = b - 1 if mixed else 0
-    shared, steps = prefill_terms(model, L_in, budget=budget, decode_seqs=others, decode_context=others * ctx)
-    riding = shared.total_s - alone.total_s
-    lagged = not mixed and engine.overlap_schedule and N_out > 1
-    if not mixed and b > 1:
-        # SGLang: a new prompt waits for the running decode step to end; with the overlap schedule the step after
-        # that one was decided before it arrived, so it waits a whole decode step more
-        riding = dec.total_s if lagged else dec.total_s / 2
-    ttft = front + s.queue_s + alone.total_s + riding
-    if N_out <= 1:
-        tpot = dec.total_s
-    elif mixed:
-        tpot = mixed_tpot_s(model, b=b, input_len=L_in, output_len=N_out, budget=budget, context=ctx) \
-            if b > 1 else dec.total_s
-    else:
-        tpot = dec.total_s + (b - 1) / N_out * alone.total_s
-    in_flight = in_flight_wait_s(tpot_s=tpot, front_s=front) if mixed and b > 1 and N_out > 1 else 0.0
-    if lagged:  # the step in flight, alone too: it was launched with the predecessor in it (calc.scheduler)
-        in_flight = in_flight_wait_s(tpot_s=dec.total_s, front_s=front)
-    ttft += in_flight
-    prefill_wait = 0.0
-    if s.disaggregated:  # the prompt alone on a prefill instance, its KV sent over, then decodes with no prompt riding
-        riding = in_flight = 0.0
-        if s.request_rate:  # open arrivals queue for a prefill instance
-            prefill_wait = prefill_pool(rate_rps=s.request_rate, prefill_s=alone.total_s)[2]
-        ttft = front + s.queue_s + prefill_wait + alone.total_s + transfer + dec.total_s
-        tpot = dec.total_s
-    total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
-    budget_wait = 0.0 if s.disaggregated else max(0.0, budget_cycle_s(model, b=b, input_len=L_in, output_len=N_out,
-                                                                       budget=budget, context=ctx) - total)  # fmt: skip
-    if budget_wait:  # the prompts need more steps than the requests' own time leaves: they queue for the budget
-        ttft += budget_wait
-        total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
-    return _Cycle(alone, steps, dec, others, riding, lagged, tpot, in_flight, prefill_wait, transfer, ttft,
-                  budget_wait, total)  # fmt: skip
 
 
 POOL_WAIT = "waiting in the engine's queue"
@@ -318,14 +172,14 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     busy = 0.0 if s.disaggregated else front_busy_s(s, engine, m)
     room = min(flight, s.max_num_seqs) if s.disaggregated else \
         min(flight, max_requests_at_length(s, mem, m) or s.max_num_seqs)  # ≤ max_num_seqs
-    seen = {room: _cycle(s, model, engine, room, front, transfer)}
+    seen = {room: cycle(s, model, engine, room, front, transfer)}
 
     def e2e(k: float) -> float:
-        seen[k] = _cycle(s, model, engine, k, front, transfer)
+        seen[k] = cycle(s, model, engine, k, front, transfer)
         return seen[k].total
 
     b = in_engine(e2e, room, busy, seen[room].total)
-    c = seen[b] if b in seen else _cycle(s, model, engine, b, front, transfer)
+    c = seen[b] if b in seen else cycle(s, model, engine, b, front, transfer)
     alone, steps, dec, others, riding, tpot = c.alone, c.steps, c.dec, c.others, c.riding, c.tpot
     in_flight, prefill_wait, budget_wait = c.in_flight, c.prefill_wait, c.budget_wait
     front_wait = max(0.0, flight * busy - c.total) if b < room else 0.0  # each cycles in flight · busy

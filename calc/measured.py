@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calc.latency import LatencyResult, decode_point
+from calc.engine_cycle import decode_point
+from calc.latency import LatencyResult
 
 
 @dataclass(frozen=True)

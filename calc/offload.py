@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calc.latency import LatencyResult, prefill_terms
+from calc.engine_cycle import prefill_terms
+from calc.latency import LatencyResult
 from calc.pool import PoolResult, request_cache_bytes, transfer_s
 from calc.roofline import attention_crossover_tokens
 from calc.scenario import Scenario

@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 
 from calc import prefill_queue
 from calc.cost import cost_per_million_output_tokens
+from calc.engine_cycle import PREFILL_LOAD
 from calc.engine_spec import EngineSpec
 from calc.expr import E, eceil
 from calc.front_end import front_busy_s, front_end_rps
 from calc.goodput import Conformance, conformance, tpot_slo_s
-from calc.latency import PREFILL_LOAD, LatencyResult, graphed_counts, latency
+from calc.latency import LatencyResult, graphed_counts, latency
 from calc.numeric import largest_true, percent_text
 from calc.pool import PoolResult
 from calc.scenario import Scenario
@@ -206,7 +207,7 @@ def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float, pref
 
 def _disaggregated(s: Scenario, cap: Capacity, price, currency, *, throughput_rps: float, prefill_s: float) -> Fleet:
     """x = max(1, ⌈rate · prefill / (2/3)⌉) prefill instances, the fewest at which a prompt waits at most one
-    prefill on average (calc.latency.prefill_pool; TTFT carries that wait when a rate is set), and
+    prefill on average (calc.engine_cycle.prefill_pool; TTFT carries that wait when a rate is set), and
     y = ⌈rate / capacity⌉ decode instances; without a rate, one decode instance at its own throughput and the prefill
     it needs. Replicas = x + y instances of tp · pp GPUs."""
     rate = s.request_rate
@@ -215,7 +216,7 @@ def _disaggregated(s: Scenario, cap: Capacity, price, currency, *, throughput_rp
     served = rate if rate is not None else throughput_rps
     load = E(served, "request_rate" if rate is not None else "requests/s") * E(prefill_s, "prefill", unit="ms")
     f = {"prefill_instances": eceil(load / E(PREFILL_LOAD, "highest load"))}
-    prefill = max(1, int(f["prefill_instances"].value))  # = calc.latency.prefill_pool's count, the same arithmetic
+    prefill = max(1, int(f["prefill_instances"].value))  # = calc.engine_cycle.prefill_pool's count, the same arithmetic
     if rate is None:
         decode = 1
     else:

@@ -23,9 +23,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from calc.engine_cycle import PREFILL_LOAD
 from calc.front_end import FRONT_STEPS
 from calc.goodput import p_within, tpot_slo_s
-from calc.latency import PREFILL_LOAD
 from calc.numeric import falling_root, phi_precise
 from calc.prefill_queue import conformance as poisson_conformance
 from calc.prefill_queue import conformance_one
@@ -128,7 +128,7 @@ def _aggregated_at(c: Consts, v, b):
         if c.N <= 1:
             return ttft, step_total(c, v, 0, 0, b, b * c.ctx)
         mixed = _mixed_tpot(c, v, b)
-        in_flight = np.where(b > 1, np.maximum(0.0, mixed - c.front_s), 0.0)  # calc.latency.in_flight_wait_s
+        in_flight = np.where(b > 1, np.maximum(0.0, mixed - c.front_s), 0.0)  # calc.engine_cycle.in_flight_wait_s
         return ttft + in_flight, np.where(b > 1, mixed, v.dec1)
     dec = step_total(c, v, 0, 0, b, b * c.ctx)
     if c.lagged:  # the overlap schedule: the step in flight, and for b > 1 the one decided before it came
@@ -144,7 +144,7 @@ def decode_step(c: Consts, v, b):
 
 
 def _mixed_tpot(c: Consts, v, b):
-    """calc.latency.mixed_tpot_s: a share q of the steps carries a chunk of the arriving prompts, the rest decode."""
+    """calc.engine_cycle.mixed_tpot_s: a share q of the steps carries a chunk of the arriving prompts, the rest decode."""
     room = np.maximum(0.0, v.budget - b)
     x = np.minimum(b * c.L / c.N, room)
     chunk = np.minimum(c.L, room)
@@ -156,7 +156,7 @@ def _mixed_tpot(c: Consts, v, b):
 
 
 def _budget_wait(c: Consts, v, b, ttft, tpot):
-    """What the prompts wait for the step budget beyond the requests' own time (calc.latency.budget_cycle_s)."""
+    """What the prompts wait for the step budget beyond the requests' own time (calc.engine_cycle.budget_cycle_s)."""
     d = np.minimum(b, v.budget * (c.N - 1) / (c.L + c.N - 1))
     p = v.budget - d
     full = step_total(c, v, p, p * c.L / 2, d, d * c.ctx)
@@ -167,18 +167,18 @@ def _budget_wait(c: Consts, v, b, ttft, tpot):
 
 def disaggregated_at(c: Consts, v, b):
     """(TTFT, TPOT) of a decode instance holding b requests (v.transfer: the prompt's KV over the link), with a
-    request rate the wait for a prefill instance (calc.latency.prefill_pool)."""
+    request rate the wait for a prefill instance (calc.engine_cycle.prefill_pool)."""
     dec = step_total(c, v, 0, 0, b, b * c.ctx)
     return v.base + prefill_wait(c.rate, v.alone) + v.transfer + dec, dec
 
 
 def prefill_instances(rate, alone):
-    """calc.latency.prefill_pool's P = max(1, ⌈rate · prefill / (2/3)⌉) over arrays."""
+    """calc.engine_cycle.prefill_pool's P = max(1, ⌈rate · prefill / (2/3)⌉) over arrays."""
     return np.maximum(1, np.ceil(rate * alone / PREFILL_LOAD))
 
 
 def prefill_wait(rate: float | None, alone):
-    """calc.latency.prefill_pool's W = ρ · prefill / (2 (1 − ρ)), ρ = rate · prefill / P; 0 without a rate."""
+    """calc.engine_cycle.prefill_pool's W = ρ · prefill / (2 (1 − ρ)), ρ = rate · prefill / P; 0 without a rate."""
     if not rate:
         return 0.0
     rho = rate * alone / prefill_instances(rate, alone)

@@ -6,8 +6,9 @@ import pytest
 from conftest import scenario
 
 from calc.curves import decode_vs_context
+from calc.engine_cycle import e2e_s
 from calc.evaluate import evaluate
-from calc.latency import chunk_from_itl, chunk_step_s, e2e_s, latency
+from calc.latency import chunk_from_itl, chunk_step_s, latency
 from calc.params import count_params
 from calc.pool import size_pool
 from calc.resolve import override_gpu

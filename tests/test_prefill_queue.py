@@ -8,8 +8,8 @@ import pytest
 from conftest import scenario
 
 from calc import prefill_queue as pq
+from calc.engine_cycle import prefill_pool
 from calc.evaluate import evaluate
-from calc.latency import prefill_pool
 from calc.search_capacity import phi_approx
 
 
@@ -37,7 +37,7 @@ def test_the_conformance_by_hand():
 
 
 def test_the_wait_has_pollaczek_khinchines_mean():
-    """∫ P(wait > t) dt = u · S / (2 (1 − u)), the M/D/1 mean wait (Kleinrock §5.6), which calc.latency.prefill_pool
+    """∫ P(wait > t) dt = u · S / (2 (1 − u)), the M/D/1 mean wait (Kleinrock §5.6), which calc.engine_cycle.prefill_pool
     uses for a disaggregated deployment's prefill instances: the same queue, the same mean."""
     for u, work in ((0.1, 0.05), (0.5, 0.4), (0.9, 2.0)):
         t = np.linspace(0.0, 80 * work / (1 - u), 400_001)

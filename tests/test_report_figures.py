@@ -6,8 +6,8 @@ import math
 import pytest
 from conftest import scenario
 
+from calc.engine_cycle import prefill_terms
 from calc.evaluate import evaluate
-from calc.latency import prefill_terms
 from calc.units import KiB
 
 SEED_ROWS = [  # seeds/000 "Misurare in venti righe": batch 16 and batch 64, printed to the digit

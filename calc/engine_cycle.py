@@ -1,0 +1,169 @@
+"""One request's way through the engine with b requests in it, in closed form: calc.latency assembles the headline
+from it, after the queues in front of the engine (calc.front_end, the engine's own queue).
+
+    prefill   = Σ over the prompt's chunks of one step each (chunks of the budget the running decodes leave)
+    TTFT      = front-end + queue + prefill + what the running decodes add to its steps (vLLM mixes them; SGLang
+                runs the prefill alone, then resumes decoding) + the rest of the step in flight when it arrives
+    TPOT      = vLLM: the mixture of steps that carry the arriving prompts' chunks and steps that only decode
+                (mixed_tpot_s); SGLang: a decode step + (b − 1) / output_len · one prefill
+    E2E       = TTFT + (N_out − 1) · TPOT, and the prompts' wait for the step budget where they outrun it
+                (budget_cycle_s)
+Disaggregated: the prompt alone on a prefill instance (with a request rate, the wait for one: prefill_pool), its
+KV over the link, then one decode step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from math import ceil
+from typing import NamedTuple
+
+from calc.engine_spec import EngineSpec
+from calc.scenario import Scenario
+from calc.step_time import StepModel, StepTerms, chunk_pairs
+
+
+def e2e_s(*, ttft_s: float, tpot_s: float, output_len: int) -> float:
+    return ttft_s + (output_len - 1) * tpot_s
+
+
+def scaled(t: StepTerms, k: float) -> StepTerms:
+    """k identical steps, term by term."""
+    return StepTerms(**{f.name: getattr(t, f.name) * k for f in fields(t)})
+
+
+def prefill_terms(model: StepModel, tokens: int, *, budget: int, decode_seqs: int = 0, decode_context: float = 0.0
+                  ) -> tuple[StepTerms, int]:  # fmt: skip
+    """A prompt of `tokens` in chunks of the budget left after `decode_seqs` decodes: (summed terms, steps). The
+    chunks are costed as their mean (exact for the terms linear in tokens and pairs)."""
+    chunk = max(1, budget - decode_seqs)
+    steps = ceil(tokens / chunk)
+    mean = model.terms(tokens / steps, chunk_pairs(tokens, 0) / steps, decode_seqs, decode_context)
+    return scaled(mean, steps), steps
+
+
+def budget_cycle_s(model: StepModel, *, b: float, input_len: int, output_len: int, budget: int,
+                   context: float) -> float:  # fmt: skip
+    """The shortest end-to-end time b requests in a closed loop can each have when the engine's steps are full: a
+    step processes at most `budget` tokens, and each request needs input_len prompt tokens and output_len − 1
+    decode tokens of them. Saturated, d = min(b, budget · (N − 1) / (L + N − 1)) sequences decode and the rest of
+    the budget, p = budget − d, prefills; requests then finish at p / L per full step T_full = step(p prefill
+    tokens, d decodes), and by Little's law each of the b takes b · L · T_full / p [s]. 0 when nothing prefills."""
+    L = input_len  # noqa: N806 - the formula's name
+    d = min(b, budget * (output_len - 1) / (L + output_len - 1))
+    p = budget - d
+    if p <= 0:
+        return 0.0
+    return b * L * model.step_s(p, p * L / 2, d, d * context) / p
+
+
+def mixed_tpot_s(model: StepModel, *, b: float, input_len: int, output_len: int, budget: int,
+                 context: float) -> float:  # fmt: skip
+    """vLLM's mean step while b requests decode and their successors' prompts are prefilled beside them [s].
+    X = b · L / N prompt tokens arrive per step (capped at the budget the decodes leave), in chunks of
+    min(L, budget − b): a share q = min(1, X / chunk) of the steps carries one (X / q tokens), the rest only decode.
+    TPOT = q · step(X / q prompt tokens, b decodes) + (1 − q) · step(b decodes). Spreading X over every step
+    instead would have each plain decode step of an MoE model read the experts a whole prompt reaches."""
+    L = input_len  # noqa: N806 - the formula's name
+    room = max(0.0, budget - b)
+    x = min(b * L / output_len, room)
+    chunk = min(L, room)
+    q = min(1.0, x / chunk) if chunk > 0 else 1.0
+    plain = model.step_s(0.0, 0.0, b, b * context)
+    if q <= 0:
+        return plain
+    tokens = x / q
+    return q * model.step_s(tokens, tokens * L / 2, b, b * context) + (1 - q) * plain
+
+
+def in_flight_wait_s(*, tpot_s: float, front_s: float) -> float:
+    """What a new request waits for the step the engine is running when it arrives (vLLM, several in flight):
+    max(0, mean step − front-end time) [s]. The engine starts its next step the moment one ends, and in a closed
+    loop a request is sent the moment its predecessor's last token comes out, at a step's end: it reaches the
+    scheduler front_s into the next step and waits for the rest of it (the mean step is TPOT). The scheduler
+    simulation (calc.scheduler) plays this out step by step. SGLang's overlap schedule launches the step after a
+    request's last token with it still in: its successor waits for that decode step even alone."""
+    return max(0.0, tpot_s - front_s)
+
+
+def decode_point(model: StepModel, *, batch: float, context: float) -> StepTerms:
+    """One decode step of `batch` sequences at `context` tokens each."""
+    return model.terms(0, 0, batch, batch * context)
+
+
+class Cycle(NamedTuple):
+    """One request's way through the engine with b requests in it (latency's parts before the API server's wait)."""
+
+    alone: StepTerms
+    steps: int
+    dec: StepTerms
+    others: float
+    riding: float
+    lagged: bool
+    tpot: float
+    in_flight: float
+    prefill_wait: float
+    transfer: float
+    ttft: float
+    budget_wait: float
+    total: float
+
+
+def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: float, transfer: float) -> Cycle:
+    L_in, N_out = s.input_len, s.output_len
+    ctx = L_in + N_out / 2
+    budget = s.max_num_batched_tokens
+    mixed = engine.scheduling == "decode-first"
+    alone, _ = prefill_terms(model, L_in, budget=budget)
+    dec = decode_point(model, batch=b, context=ctx)
+    others = b - 1 if mixed else 0
+    shared, steps = prefill_terms(model, L_in, budget=budget, decode_seqs=others, decode_context=others * ctx)
+    riding = shared.total_s - alone.total_s
+    lagged = not mixed and engine.overlap_schedule and N_out > 1
+    if not mixed and b > 1:
+        # SGLang: a new prompt waits for the running decode step to end; with the overlap schedule the step after
+        # that one was decided before it arrived, so it waits a whole decode step more
+        riding = dec.total_s if lagged else dec.total_s / 2
+    ttft = front + s.queue_s + alone.total_s + riding
+    if N_out <= 1:
+        tpot = dec.total_s
+    elif mixed:
+        tpot = mixed_tpot_s(model, b=b, input_len=L_in, output_len=N_out, budget=budget, context=ctx) \
+            if b > 1 else dec.total_s
+    else:
+        tpot = dec.total_s + (b - 1) / N_out * alone.total_s
+    in_flight = in_flight_wait_s(tpot_s=tpot, front_s=front) if mixed and b > 1 and N_out > 1 else 0.0
+    if lagged:  # the step in flight, alone too: it was launched with the predecessor in it (calc.scheduler)
+        in_flight = in_flight_wait_s(tpot_s=dec.total_s, front_s=front)
+    ttft += in_flight
+    prefill_wait = 0.0
+    if s.disaggregated:  # the prompt alone on a prefill instance, its KV sent over, then decodes with no prompt riding
+        riding = in_flight = 0.0
+        if s.request_rate:  # open arrivals queue for a prefill instance
+            prefill_wait = prefill_pool(rate_rps=s.request_rate, prefill_s=alone.total_s)[2]
+        ttft = front + s.queue_s + prefill_wait + alone.total_s + transfer + dec.total_s
+        tpot = dec.total_s
+    total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
+    budget_wait = 0.0 if s.disaggregated else max(0.0, budget_cycle_s(model, b=b, input_len=L_in, output_len=N_out,
+                                                                       budget=budget, context=ctx) - total)  # fmt: skip
+    if budget_wait:  # the prompts need more steps than the requests' own time leaves: they queue for the budget
+        ttft += budget_wait
+        total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
+    return Cycle(alone, steps, dec, others, riding, lagged, tpot, in_flight, prefill_wait, transfer, ttft,
+                  budget_wait, total)  # fmt: skip
+
+
+PREFILL_LOAD = 2 / 3
+"""Highest load of a prefill instance: there a prompt waits one prefill on average (ρ / (2 (1 − ρ)) = 1)."""
+
+
+def prefill_pool(*, rate_rps: float, prefill_s: float) -> tuple[int, float, float]:
+    """The prefill instances of a disaggregated deployment taking rate_rps prompts a second, each prefill_s long:
+    P = max(1, ⌈rate · prefill / (2/3)⌉), the fewest at which a prompt waits at most one prefill on average; their
+    load ρ = rate · prefill / P; and that mean wait, W = ρ · prefill / (2 (1 − ρ)) [s] (Pollaczek–Khinchine:
+    Poisson arrivals, rate / P at each instance, a deterministic service). Sized at full load, P = ⌈rate · prefill⌉,
+    Qwen2.5-7B fp8 on RTX 4090s at 10 req/s had one instance 86 % busy and a 260 ms wait that TTFT did not show."""
+    x = rate_rps * prefill_s
+    n = max(1, ceil(x / PREFILL_LOAD))
+    rho = x / n
+    return n, rho, rho * prefill_s / (2 * (1 - rho))
