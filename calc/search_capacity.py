@@ -51,14 +51,19 @@ def aggregated_at(c: Consts, v, b):
     """(TTFT, TPOT) at b requests in flight, as calc.latency.latency: where the API server binds, the engine holds
     k < b of them (calc.front_end.in_engine) and each waits b · busy − E2E(k) for the API server."""
     _, ttft, tpot = _in_engine(c, v, b)
-    return ttft + np.maximum(0.0, b * c.front_busy_s - (ttft + (c.N - 1) * tpot)), tpot
+    return _front_waited(c, b, ttft, tpot), tpot
 
 
 def aggregated_with_step(c: Consts, v, b):
     """aggregated_at's (TTFT, TPOT) and the plain decode step of the k in the engine (engine_decode_step), from one
     solve."""
     k, ttft, tpot = _in_engine(c, v, b)
-    return ttft + np.maximum(0.0, b * c.front_busy_s - (ttft + (c.N - 1) * tpot)), tpot, decode_step(c, v, k)
+    return _front_waited(c, b, ttft, tpot), tpot, decode_step(c, v, k)
+
+
+def _front_waited(c: Consts, b, ttft, tpot):
+    """TTFT with the wait for the API server: each of the b cycles in b · busy at least (calc.latency)."""
+    return ttft + np.maximum(0.0, b * c.front_busy_s - (ttft + (c.N - 1) * tpot))
 
 
 def disaggregated_with_step(c: Consts, v, b):
