@@ -80,19 +80,25 @@ def predict(run: BenchRun, catalog, *, engine=None, max_prompts: int | None = No
     if run.kind == "latency":
         lat = bench.static_batch(r, batch_size=run.batch_size or 1, input_len=s.input_len, output_len=s.output_len)
         return {"latency": lat.latency_s}
-    # A shorter replay keeps a closed loop's or a paced run's load; an unpaced, uncapped run sends every prompt at
-    # once, so fewer prompts would be a lighter load (200 of 1,000: fewer in flight, a shorter queue). Never cut.
-    unpaced = (run.request_rate is None or math.isinf(run.request_rate)) and run.max_concurrency is None
-    n = run.num_prompts if max_prompts is None or unpaced else min(run.num_prompts, max_prompts)
-    res = bench.serve(r, num_prompts=max(n, run.max_concurrency or 1), max_concurrency=run.max_concurrency,
-                      request_rate=run.request_rate or math.inf, range_ratio=run.range_ratio, dataset=run.dataset,
-                      decoded_share=decoded_share(run))  # fmt: skip
-    d = res.bench_summary()
+    d = replay(run, catalog, max_prompts=max_prompts, report=r).bench_summary()
     uses_median = "median_tpot_ms" in run.measured or "mean_tpot_ms" not in run.measured
     tpot = d["median_tpot_ms"] if uses_median else d["mean_tpot_ms"]
     ttft = d["median_ttft_ms"] if "median_ttft_ms" in run.measured else d["mean_ttft_ms"]
     return {"tpot": tpot / 1e3, "ttft_burst" if is_burst(run) else "ttft": ttft / 1e3,
             "throughput": d["output_throughput"]}  # fmt: skip
+
+
+def replay(run: BenchRun, catalog, *, max_prompts: int | None = None, report=None):
+    """A serve run replayed through the scheduler simulation (calc.bench.serve) with its own load: its prompts,
+    concurrency cap or rate, length spread, dataset and early ends; `report` the evaluated scenario if at hand."""
+    r = report if report is not None else evaluate(run.scenario, catalog)
+    # A shorter replay keeps a closed loop's or a paced run's load; an unpaced, uncapped run sends every prompt at
+    # once, so fewer prompts would be a lighter load (200 of 1,000: fewer in flight, a shorter queue). Never cut.
+    unpaced = (run.request_rate is None or math.isinf(run.request_rate)) and run.max_concurrency is None
+    n = run.num_prompts if max_prompts is None or unpaced else min(run.num_prompts, max_prompts)
+    return bench.serve(r, num_prompts=max(n, run.max_concurrency or 1), max_concurrency=run.max_concurrency,
+                       request_rate=run.request_rate or math.inf, range_ratio=run.range_ratio, dataset=run.dataset,
+                       decoded_share=decoded_share(run))  # fmt: skip
 
 
 def check(runs: list[BenchRun], catalog, **kw) -> list[RunCheck]:

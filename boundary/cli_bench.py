@@ -25,7 +25,8 @@ from calc.length_shapes import SHAREGPT_MEAN_TOKENS
 
 _MEANS = "means {:.0f} prompt / {:.0f} output tokens".format(*SHAREGPT_MEAN_TOKENS)
 
-SERVE_KEYS = ("completed", "duration", "request_throughput", "output_throughput", "total_token_throughput",
+SERVE_KEYS = ("completed", "failed", "duration", "total_input_tokens", "total_output_tokens", "request_throughput",
+              "output_throughput", "max_output_tokens_per_s", "max_concurrent_requests", "total_token_throughput",
               "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms",
               "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms")  # fmt: skip
 
@@ -143,7 +144,7 @@ def run_bench(args, catalog) -> int:
                                                  "not_served": not_served}  # fmt: skip
         print(json.dumps(json_safe(out), indent=2))
     else:
-        print(_serve_text(d, r, res))
+        print(_serve_text(d, r, res, conc, s.request_rate or math.inf))
     return 0
 
 
@@ -167,19 +168,27 @@ def _line(label: str, value: str) -> str:
     return f"{label:<40} {value}"
 
 
-def _serve_text(d: dict, r, res) -> str:
-    """Laid out as `vllm bench serve` prints its summary."""
+def _serve_text(d: dict, r, res, conc: int | None, rate: float) -> str:
+    """Laid out as `vllm bench serve` (v0.10 and later) prints its summary."""
     s = r.scenario
     head = (f"{r.model_name} on {s.tensor_parallel_size} × {r.gpu_name}, {s.engine}, predicted "
             f"(step-time model + scheduler simulation; held-out error in README.md)")  # fmt: skip
     done = res.completed
     lines = [head, "{s:{c}^{n}}".format(s=" Serving Benchmark Result ", n=50, c="="),
-             _line("Successful requests:", f"{done}"), _line("Benchmark duration (s):", f"{d['duration']:.2f}"),
-             _line("Total input tokens:", f"{int(res.input_lens[res.e2e_s == res.e2e_s].sum())}"),
-             _line("Total generated tokens:", f"{int(res.output_lens[res.e2e_s == res.e2e_s].sum())}"),
-             _line("Request throughput (req/s):", f"{d['request_throughput']:.2f}"),
-             _line("Output token throughput (tok/s):", f"{d['output_throughput']:.2f}"),
-             _line("Total Token throughput (tok/s):", f"{d['total_token_throughput']:.2f}")]  # fmt: skip
+             _line("Successful requests:", f"{done}"), _line("Failed requests:", f"{d['failed']}")]
+    if conc is not None:
+        lines.append(_line("Maximum request concurrency:", f"{conc}"))
+    if math.isfinite(rate):
+        lines.append(_line("Request rate configured (RPS):", f"{rate:.2f}"))
+    lines += [_line("Benchmark duration (s):", f"{d['duration']:.2f}"),
+              _line("Total input tokens:", f"{d['total_input_tokens']}"),
+              _line("Total generated tokens:", f"{d['total_output_tokens']}"),
+              _line("Request throughput (req/s):", f"{d['request_throughput']:.2f}"),
+              _line("Output token throughput (tok/s):", f"{d['output_throughput']:.2f}")]
+    if d["max_output_tokens_per_s"] is not None:
+        lines += [_line("Peak output token throughput (tok/s):", f"{d['max_output_tokens_per_s']:.2f}"),
+                  _line("Peak concurrent requests:", f"{d['max_concurrent_requests']:.2f}")]
+    lines.append(_line("Total Token throughput (tok/s):", f"{d['total_token_throughput']:.2f}"))  # fmt: skip
     for name, title in (("ttft", "Time to First Token"), ("tpot", "Time per Output Token (excl. 1st token)"),
                         ("itl", "Inter-token Latency"), ("e2el", "End-to-end Latency")):  # fmt: skip
         lines.append("{s:{c}^{n}}".format(s=title, n=50, c="-"))

@@ -28,6 +28,9 @@ def benchmark_lines(r) -> list[str]:
     out = [f"request throughput {fmt.rate(d['request_throughput'], 'req/s')}, output throughput "
            f"{fmt.rate(d['output_throughput'], 'tokens/s')} ({fmt.count(b.completed)} of "
            f"{fmt.count(r.benchmark_prompts)} requests in {fmt.seconds(d['duration'])})"]  # fmt: skip
+    if d["max_output_tokens_per_s"] is not None:  # the tool's own peaks: one-second buckets from the first send
+        out[0] += (f"; the tool's peaks (per second): {fmt.count(d['max_output_tokens_per_s'])} output tokens/s, "
+                   f"{fmt.count(d['max_concurrent_requests'])} concurrent requests (each counts in every second it touches)")  # fmt: skip
     if b.stopped_early:
         out.append("the simulation stopped at its work cap (tiny chunks or very long prompts take a step each, thousands "
                    "running make each step long): "

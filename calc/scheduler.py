@@ -88,7 +88,7 @@ class _Sim:
         self.t = self.t_last_dec = self.busy = 0.0
         self.ratio = SGLANG_INIT_NEW_TOKEN_RATIO
         self.slots = [0.0] * w.max_concurrency if w.max_concurrency else None
-        self.nxt = self.done = self.preemptions = self.steps = 0
+        self.nxt = self.done = self.preemptions = self.steps = self.rejected = 0
         self.lag = cfg.overlap_schedule and not self.vllm
         self.ghosts = self.ghost_ctx = 0  # requests that finished at the last step and ride in the next (overlap)
         self.seen = 0.0  # overlap: the scheduler decided this step when the last one began, seeing arrivals until then
@@ -169,6 +169,7 @@ class _Sim:
                 heapq.heappop(self.slots)
             self.send[r], self.fe_free = sent, s - self.cfg.request_overhead_s  # busy only while it computes
             if self.fin_blk[r] > self.pool:  # never fits, even alone: not completed (vLLM rejects it)
+                self.rejected += 1
                 self.close(r, s, completed=False)
             else:
                 self.waiting.append(r)
@@ -395,7 +396,8 @@ class _Sim:
 
     def result(self) -> SimResult:
         return sim_result(self.prompt, self.out, send=self.send, admitted=self.admitted, first=self.first,
-                          fin=self.fin, seg=self.seg, preemptions=self.preemptions, busy=self.busy, steps=self.steps)
+                          fin=self.fin, seg=self.seg, preemptions=self.preemptions, busy=self.busy, steps=self.steps,
+                          rejected=self.rejected)
 
 
 def simulate(cfg: EngineConfig, workload: Workload, step_s: StepFn) -> SimResult:

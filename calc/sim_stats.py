@@ -19,6 +19,7 @@ from functools import cached_property
 import numpy as np
 
 from calc.length_shapes import DATASETS, draw
+from calc.sim_peaks import peaks
 from calc.units import MS
 
 LATENCY_PERCENTILES = (10, 25, 50, 75, 90, 99)
@@ -206,6 +207,12 @@ class SimResult:
     mean_running: float
     """Time average of running requests (decoding plus in prefill) over duration_s: vLLM's num_requests_running."""
     num_steps: int
+    rejected: int = 0
+    """Requests that can never fit the KV pool, even alone: vLLM answers them with an error ("Failed requests")."""
+    peak_output_tokens_per_s: float | None = None
+    """Most output tokens in one second of the run, as vllm bench serve buckets them (calc.sim_peaks)."""
+    peak_concurrent_requests: int | None = None
+    """Most requests touching one second of the run (calc.sim_peaks): a closed loop of C can show more than C."""
     stopped_early: bool = False
     """The simulation hit its work cap (scheduler.MAX_SIM_ITERATIONS decisions or MAX_SIM_WORK request-decisions)
     before every request finished: the figures are
@@ -229,15 +236,20 @@ class SimResult:
         itl = (self.itl.mean_s / MS, *(x / MS for x in self.itl.percentiles_s((50, 99))))
         out = {
             "completed": self.completed,
+            "failed": self.rejected,
             "duration": self.duration_s,
+            "total_input_tokens": int(in_tokens),
+            "total_output_tokens": int(out_tokens),
             "request_throughput": self.completed / d,
             "output_throughput": out_tokens / d,
+            "max_output_tokens_per_s": self.peak_output_tokens_per_s,
+            "max_concurrent_requests": self.peak_concurrent_requests,
             "total_token_throughput": (in_tokens + out_tokens) / d,
         }
         for name, (mean, median, p99) in (("ttft", ttft), ("tpot", tpot), ("itl", itl), ("e2el", e2el)):
             out |= {f"mean_{name}_ms": mean, f"median_{name}_ms": median, f"p99_{name}_ms": p99}
         if not self.completed:  # nothing was timed: no latency or throughput at all, not zeros read as figures
-            out |= {k: None for k in out if k != "completed"}
+            out |= {k: None for k in out if k not in ("completed", "failed")}
         return out
 
     def none_completed_reason(self, max_num_batched_tokens: int, input_len: int) -> str:
@@ -261,7 +273,8 @@ class BatchLatency:
 
 
 def sim_result(prompt: list[int], out: list[int], *, send: list[float], admitted: list[float], first: list[float],
-               fin: list[float], seg: list[list[float]], preemptions: int, busy: float, steps: int) -> SimResult:
+               fin: list[float], seg: list[list[float]], preemptions: int, busy: float, steps: int,
+               rejected: int = 0) -> SimResult:
     """A simulation's per-request times [s] (sent, admitted, first token, finished: NaN where it never came) and ITL
     segments as the result `vllm bench serve` would summarise: TTFT = first − sent, TPOT = (E2E − TTFT) / (out − 1),
     the duration from the first send to the last finish, the mean running count = busy request-seconds / duration."""
@@ -275,6 +288,7 @@ def sim_result(prompt: list[int], out: list[int], *, send: list[float], admitted
     admitted_a = np.array(admitted)
     duration = float(fin_a[finished].max() - np.nanmin(send_a)) if finished.any() else 0.0
     lo, hi, n, weight, total = (np.array(c, dtype=float) for c in seg)
+    peak_tokens, peak_requests = peaks(send_a, first_a, fin_a, out_a) or (None, None)
     return SimResult(
         input_lens=np.array(prompt),
         output_lens=out_a,
@@ -289,4 +303,7 @@ def sim_result(prompt: list[int], out: list[int], *, send: list[float], admitted
         preemptions=preemptions,
         mean_running=busy / duration if duration > 0 else 0.0,
         num_steps=steps,
+        rejected=rejected,
+        peak_output_tokens_per_s=peak_tokens,
+        peak_concurrent_requests=peak_requests,
     )

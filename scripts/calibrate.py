@@ -7,6 +7,8 @@ report the error on the held-out part.
                                           # chat_request_s of both engines), every other constant as shipped
     python scripts/calibrate.py fit-only NAME ...  # refit only these constants, every other as shipped (a new term)
     python scripts/calibrate.py report    # held-out error table → tests/data/benchmarks/errors.json and README
+    python scripts/calibrate.py peaks     # the two peaks vllm bench serve prints, predicted against every run that
+                                          # printed them (not fitted: both parts)
 
 What is fitted: the kernel shares every engine's kernels have in common (GEMM ramp and share, attention, fp8 /
 4-bit / fused-MoE weight kernels) on all calibration runs, and each engine's fixed costs (per step, per layer, per
@@ -32,7 +34,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from boundary.bench_check import METRICS, check, check_closed_form, measured, predict, summary  # noqa: E402
+from boundary.bench_check import METRICS, check, check_closed_form, measured, predict, replay, summary  # noqa: E402
 from boundary.bench_data import DATA, load_runs, write_split  # noqa: E402
 from calc.loader import ENGINE_DIR, load_catalog  # noqa: E402
 from scripts import usage  # noqa: E402
@@ -266,6 +268,23 @@ def report() -> dict:
     return s
 
 
+def peaks() -> None:
+    """Peak output tokens per second and peak concurrent requests (calc/sim_peaks.py) against every published run
+    that printed them, and the output throughput's error on the same runs: median and p90 |error|."""
+    catalog = load_catalog()
+    errs: dict[str, list[float]] = {"max_output_tokens_per_s": [], "max_concurrent_requests": [], "output_throughput": []}
+    for run in load_runs(catalog)[0]:
+        if run.kind != "serve" or "max_output_tokens_per_s" not in run.measured:
+            continue
+        d = replay(run, catalog).bench_summary()
+        if d["max_output_tokens_per_s"] is not None:
+            for k, v in errs.items():
+                v.append(d[k] / run.measured[k] - 1)
+    for k, v in errs.items():
+        a = np.abs(v)
+        print(f"{k:26s} {len(v)} runs: median |error| {np.median(a):.1%}, p90 {np.percentile(a, 90):.1%}")
+
+
 def _table(s: dict, head: str = "held-out runs, scheduler simulation") -> str:
     rows = [f"| {head} | metric | n | median abs error | p90 abs error | mean signed error (bias) |",
             "|---|---|---:|---:|---:|---:|"]  # fmt: skip
@@ -304,5 +323,7 @@ if __name__ == "__main__":
         fit_only(tuple(argv[1:]))
     elif command == "report" and len(argv) <= 1:
         report()
+    elif command == "peaks" and len(argv) <= 1:
+        peaks()
     else:
-        usage.fail(f"unknown command {command[:40]!r}; allowed: fit [STEP], fit-front, fit-only NAME ..., report")
+        usage.fail(f"unknown command {command[:40]!r}; allowed: fit [STEP], fit-front, fit-only NAME ..., report, peaks")

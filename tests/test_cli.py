@@ -140,10 +140,28 @@ def test_bench_answers_for_every_shipped_model_and_every_shipped_gpu(capsys, cat
 
 
 def test_bench_text_is_laid_out_like_the_tool(capsys):
+    # the labels and order of vLLM v0.10+'s summary (a published one: tests/data/benchmarks/gpustack-qwen3-8b-h100-latency.yaml)
     code, out, _ = run(capsys, "bench", "--max-concurrency", "2", "--num-prompts", "10")
     assert code == 0
-    for line in ("Serving Benchmark Result", "Successful requests:", "Median TTFT (ms):", "P99 ITL (ms):"):
+    labels = [line if line[0] in "=-" else line[:40].strip() for line in out.splitlines()[1:14]]
+    assert labels == ["============ Serving Benchmark Result ============", "Successful requests:", "Failed requests:",
+                      "Maximum request concurrency:", "Benchmark duration (s):", "Total input tokens:",
+                      "Total generated tokens:", "Request throughput (req/s):", "Output token throughput (tok/s):",
+                      "Peak output token throughput (tok/s):", "Peak concurrent requests:",
+                      "Total Token throughput (tok/s):", "---------------Time to First Token----------------"]
+    assert "Maximum request concurrency:             2" in out
+    for line in ("Median TTFT (ms):", "P99 ITL (ms):"):
         assert line in out
+    code, out, _ = run(capsys, "bench", "--request-rate", "4", "--num-prompts", "10")
+    assert "Request rate configured (RPS):           4.00" in out and "Maximum request concurrency" not in out
+
+
+def test_bench_json_has_the_tools_peak_and_count_keys(capsys):
+    code, out, _ = run(capsys, "bench", "--max-concurrency", "2", "--num-prompts", "10", "--random-input-len", "100",
+                       "--random-output-len", "20", "--json")  # fmt: skip
+    d = json.loads(out)
+    assert (d["failed"], d["total_input_tokens"], d["total_output_tokens"]) == (0, 10 * 100, 10 * 20)
+    assert 2 <= d["max_concurrent_requests"] <= 10 and 0 < d["max_output_tokens_per_s"] <= 10 * 20
 
 
 @pytest.mark.parametrize("args, flag", [(["--max-concurrency", "0"], "--max-concurrency"),

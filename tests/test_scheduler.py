@@ -161,7 +161,9 @@ def test_batch_latency_is_one_batch_then_decode():
 
 
 def test_bench_summary_keys_are_vllm_bench_serves():
-    keys = {"completed", "duration", "request_throughput", "output_throughput", "total_token_throughput"}
+    # the keys of the published JSON (tests/data/benchmarks/massed-compute-qwen3-32b-h100.yaml, its verbatim line)
+    keys = {"completed", "failed", "duration", "total_input_tokens", "total_output_tokens", "request_throughput",
+            "output_throughput", "max_output_tokens_per_s", "max_concurrent_requests", "total_token_throughput"}
     keys |= {f"{s}_{m}_ms" for s in ("mean", "median", "p99") for m in ("ttft", "tpot", "itl", "e2el")}
     assert set(simulate(engine(), workload(), const_10ms).bench_summary()) == keys
 
