@@ -352,3 +352,12 @@ def test_outputs_ending_at_eos_decode_the_stated_share_and_leave_full_runs_alone
     assert o2.mean() / 128 == pytest.approx(0.94, abs=0.01)
     with pytest.raises(ValueError, match="decoded_share"):
         Workload(input_len=128, output_len=128, num_prompts=1, decoded_share=0.0)
+
+
+def test_a_request_that_can_never_fit_is_a_failed_request():
+    # 104 tokens need ⌈104 / 16⌉ = 7 blocks; a pool of 6 never holds one: vLLM answers with an error, which
+    # vllm bench serve counts under "Failed requests"; a pool of 7 serves all three
+    small = simulate(engine(num_gpu_blocks=6), workload(num_prompts=3), const_10ms).bench_summary()
+    assert (small["completed"], small["failed"]) == (0, 3)
+    fits = simulate(engine(num_gpu_blocks=7), workload(num_prompts=3), const_10ms).bench_summary()
+    assert (fits["completed"], fits["failed"]) == (3, 0)
