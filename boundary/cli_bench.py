@@ -22,13 +22,20 @@ from boundary import view
 from boundary.args import add_scenario_flags, add_spec_flags, scenario_data, validate_scenario
 from calc.errors import InputError
 from calc.length_shapes import SHAREGPT_MEAN_TOKENS
+from calc.sim_stats import PERCENTILE_METRICS, percentile_word
 
 _MEANS = "means {:.0f} prompt / {:.0f} output tokens".format(*SHAREGPT_MEAN_TOKENS)
 
-SERVE_KEYS = ("completed", "failed", "duration", "total_input_tokens", "total_output_tokens", "request_throughput",
-              "output_throughput", "max_output_tokens_per_s", "max_concurrent_requests", "total_token_throughput",
-              "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "p99_tpot_ms",
-              "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "median_e2el_ms", "p99_e2el_ms")  # fmt: skip
+COUNT_KEYS = ("completed", "failed", "duration", "total_input_tokens", "total_output_tokens", "request_throughput",
+              "output_throughput", "max_output_tokens_per_s", "max_concurrent_requests", "total_token_throughput")
+MAX_PERCENTILES = 20  # --metric-percentiles: more is no summary
+
+
+def serve_keys(metrics: tuple[str, ...], qs: tuple[float, ...]) -> tuple[str, ...]:
+    """The JSON keys of a serve run, in the tool's order: counts and rates, then per metric mean_, median_, p{q}_."""
+    lat = [f"{k}_{m}_ms" for m in PERCENTILE_METRICS if m in metrics
+           for k in ("mean", "median", *(f"p{percentile_word(q)}" for q in qs))]  # fmt: skip
+    return COUNT_KEYS + tuple(lat)
 
 
 class _Typed(argparse.Action):
@@ -61,6 +68,11 @@ def add_bench_parser(sub) -> None:
     g.add_argument("--seed", dest="seed", default="0", metavar="S", help="random seed of lengths and arrivals")
     g.add_argument("--batch-size", dest="batch_size", default=None, metavar="B",
                    help="`vllm bench latency`: one static batch of B prompts")  # fmt: skip
+    g.add_argument("--percentile-metrics", dest="percentile_metrics", default=",".join(PERCENTILE_METRICS),
+                   metavar="M,...", help="metrics to report percentiles of, of ttft, tpot, itl, e2el (default: all four; "
+                                         "vllm bench serve's default leaves out e2el)")  # fmt: skip
+    g.add_argument("--metric-percentiles", dest="metric_percentiles", default="99", metavar="Q,...",
+                   help="percentiles to report, each between 0 and 100 (default 99)")
     g.add_argument("--request-rate", dest="request_rate", default=None, metavar="R",
                    help="Poisson arrivals at R requests/s (without it, and without --max-concurrency, every prompt "
                         "at once)")  # fmt: skip
@@ -104,6 +116,7 @@ def run_bench(args, catalog) -> int:
     batch = _number("--batch-size", args.batch_size, int, 1, 65_536)
     n = _number("--num-prompts", args.num_prompts, int, 1, bench.MAX_SIM_PROMPTS)
     ratio = _number("--random-range-ratio", args.range_ratio, float, 0, 0.99)
+    metrics, qs = _percentile_metrics(args.percentile_metrics), _metric_percentiles(args.metric_percentiles)
     seed = _number("--seed", args.seed, int, 0, 2**31)
     if conc is not None:
         data["concurrency"] = conc
@@ -127,18 +140,19 @@ def run_bench(args, catalog) -> int:
     if not_served:  # nothing to time: the keys with null values, not zeros a script would read as latencies
         meta = {"completed": 0, "num_prompts": n, "max_concurrency": conc, "request_rate": s.request_rate,
                 "preemptions": 0, "engine": s.engine, "model": s.model, "gpu": s.gpu, "not_served": not_served}  # fmt: skip
-        print(json.dumps(dict.fromkeys(SERVE_KEYS) | meta, indent=2) if args.json else f"not served: {not_served}")
+        print(json.dumps(dict.fromkeys(serve_keys(metrics, qs)) | meta, indent=2) if args.json
+              else f"not served: {not_served}")  # fmt: skip
         return 0
     res = bench.serve(r, num_prompts=n, max_concurrency=conc, request_rate=s.request_rate or math.inf,
                       range_ratio=ratio, seed=seed, dataset=dataset)  # fmt: skip
-    d = res.bench_summary()
+    d = res.bench_summary(qs, metrics)
     if not res.completed:
         not_served = res.none_completed_reason(s.max_num_batched_tokens, s.input_len)
         if not args.json:
             print(f"not served: {not_served}")
             return 0
     if args.json:
-        out = {k: d[k] for k in SERVE_KEYS} | {"num_prompts": n, "max_concurrency": conc,
+        out = {k: d[k] for k in serve_keys(metrics, qs)} | {"num_prompts": n, "max_concurrency": conc,
                                                  "request_rate": s.request_rate, "preemptions": res.preemptions,
                                                  "engine": s.engine, "model": s.model, "gpu": s.gpu,
                                                  "not_served": not_served}  # fmt: skip
@@ -162,6 +176,22 @@ def _dataset(args) -> str:
             raise InputError("--random-range-ratio", "only with --dataset-name random: ShareGPT's lengths vary as "
                                                      "its conversations do")  # fmt: skip
     return name
+
+
+def _percentile_metrics(text: str) -> tuple[str, ...]:
+    names = [x.strip() for x in str(text).split(",")]
+    bad = [x for x in names if x not in PERCENTILE_METRICS]
+    if bad or not names:
+        raise InputError("--percentile-metrics", f"expected a comma-separated list of {', '.join(PERCENTILE_METRICS)} "
+                                                 f"(got {str(text)[:40]!r})")  # fmt: skip
+    return tuple(m for m in PERCENTILE_METRICS if m in names)
+
+
+def _metric_percentiles(text: str) -> tuple[float, ...]:
+    parts = str(text).split(",")
+    if len(parts) > MAX_PERCENTILES:
+        raise InputError("--metric-percentiles", f"at most {MAX_PERCENTILES} percentiles (got {len(parts):,})")
+    return tuple(dict.fromkeys(_number("--metric-percentiles", x.strip(), float, 0, 100) for x in parts))
 
 
 def _line(label: str, value: str) -> str:
@@ -189,13 +219,15 @@ def _serve_text(d: dict, r, res, conc: int | None, rate: float) -> str:
         lines += [_line("Peak output token throughput (tok/s):", f"{d['max_output_tokens_per_s']:.2f}"),
                   _line("Peak concurrent requests:", f"{d['max_concurrent_requests']:.2f}")]
     lines.append(_line("Total Token throughput (tok/s):", f"{d['total_token_throughput']:.2f}"))  # fmt: skip
-    for name, title in (("ttft", "Time to First Token"), ("tpot", "Time per Output Token (excl. 1st token)"),
-                        ("itl", "Inter-token Latency"), ("e2el", "End-to-end Latency")):  # fmt: skip
-        lines.append("{s:{c}^{n}}".format(s=title, n=50, c="-"))
-        short = {"e2el": "E2EL"}.get(name, name.upper())
+    titles = {"ttft": "Time to First Token", "tpot": "Time per Output Token (excl. 1st token)",
+              "itl": "Inter-token Latency", "e2el": "End-to-end Latency"}  # fmt: skip
+    for name in (m for m in PERCENTILE_METRICS if f"mean_{m}_ms" in d):
+        lines.append("{s:{c}^{n}}".format(s=titles[name], n=50, c="-"))
+        short = name.upper()
         lines += [_line(f"Mean {short} (ms):", f"{d[f'mean_{name}_ms']:.2f}"),
-                  _line(f"Median {short} (ms):", f"{d[f'median_{name}_ms']:.2f}"),
-                  _line(f"P99 {short} (ms):", f"{d[f'p99_{name}_ms']:.2f}")]  # fmt: skip
+                  _line(f"Median {short} (ms):", f"{d[f'median_{name}_ms']:.2f}")]
+        lines += [_line(f"P{k[1:].split('_')[0]} {short} (ms):", f"{v:.2f}") for k, v in d.items()
+                  if k.startswith("p") and k.endswith(f"_{name}_ms")]  # fmt: skip
     lines.append("=" * 50)
     if res.preemptions:
         lines.append(f"note: {res.preemptions} preemptions (the KV pool ran out; vLLM recomputed those requests)")

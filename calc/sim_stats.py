@@ -176,12 +176,22 @@ class ItlSegments:
         return self.percentiles_s([q])[0]
 
 
-def _stat_ms(values: np.ndarray) -> tuple[float, float, float]:
-    """mean, median, p99 in ms of the finite values (0 when none, as vllm bench serve's `np.mean(x or 0)`)."""
+PERCENTILE_METRICS = ("ttft", "tpot", "itl", "e2el")
+"""`vllm bench serve --percentile-metrics` names (the tool's default leaves out e2el; here every one is reported)."""
+
+
+def percentile_word(q: float) -> str:
+    """How vllm bench serve names a percentile in its keys and lines: 99 → '99', 99.9 → '99.9'."""
+    return str(int(q)) if float(q).is_integer() else str(q)
+
+
+def _stat_ms(values: np.ndarray, qs: tuple[float, ...]) -> tuple[float, ...]:
+    """mean, median, then each percentile of qs, in ms, of the finite values (0 when none, as vllm bench serve's
+    `np.mean(x or 0)`)."""
     v = values[np.isfinite(values)]
     if not v.size:
-        return 0.0, 0.0, 0.0
-    return float(v.mean()) / MS, float(np.median(v)) / MS, float(np.percentile(v, 99)) / MS
+        return (0.0,) * (2 + len(qs))
+    return (float(v.mean()) / MS, float(np.median(v)) / MS, *(float(x) / MS for x in np.percentile(v, qs)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -226,14 +236,18 @@ class SimResult:
         ok = (ttft <= slo_ttft_s) & (np.isnan(tpot) | (tpot <= slo_tpot_s))
         return float(ok[done].mean()) if done.any() else 0.0
 
-    def bench_summary(self) -> dict[str, float]:
-        """The keys `vllm bench serve --save-result` writes, with its units (s, req/s, tok/s, ms)."""
+    def bench_summary(self, percentiles: tuple[float, ...] = (99,),
+                      metrics: tuple[str, ...] = PERCENTILE_METRICS) -> dict[str, float]:  # fmt: skip
+        """The keys `vllm bench serve --save-result` writes, with its units (s, req/s, tok/s, ms): mean_, median_
+        and p{q}_ of each of `metrics` for each q of `percentiles` (its --percentile-metrics, --metric-percentiles)."""
         done = np.isfinite(self.e2e_s)
         out_tokens = float(self.output_lens[done].sum())
         in_tokens = float(self.input_lens[done].sum())
         d = self.duration_s if self.duration_s > 0 else math.inf
-        ttft, tpot, e2el = _stat_ms(self.ttft_s), _stat_ms(self.tpot_s), _stat_ms(self.e2e_s)
-        itl = (self.itl.mean_s / MS, *(x / MS for x in self.itl.percentiles_s((50, 99))))
+        qs = tuple(percentiles)
+        stats = {"ttft": lambda: _stat_ms(self.ttft_s, qs), "tpot": lambda: _stat_ms(self.tpot_s, qs),
+                 "e2el": lambda: _stat_ms(self.e2e_s, qs),
+                 "itl": lambda: (self.itl.mean_s / MS, *(x / MS for x in self.itl.percentiles_s((50, *qs))))}  # fmt: skip
         out = {
             "completed": self.completed,
             "failed": self.rejected,
@@ -246,8 +260,10 @@ class SimResult:
             "max_concurrent_requests": self.peak_concurrent_requests,
             "total_token_throughput": (in_tokens + out_tokens) / d,
         }
-        for name, (mean, median, p99) in (("ttft", ttft), ("tpot", tpot), ("itl", itl), ("e2el", e2el)):
-            out |= {f"mean_{name}_ms": mean, f"median_{name}_ms": median, f"p99_{name}_ms": p99}
+        for name in metrics:
+            mean, median, *ps = stats[name]()
+            out |= {f"mean_{name}_ms": mean, f"median_{name}_ms": median}
+            out |= {f"p{percentile_word(q)}_{name}_ms": p for q, p in zip(qs, ps, strict=True)}
         if not self.completed:  # nothing was timed: no latency or throughput at all, not zeros read as figures
             out |= {k: None for k in out if k not in ("completed", "failed")}
         return out

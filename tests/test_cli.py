@@ -240,3 +240,31 @@ def test_help_gives_a_flags_whole_first_paragraph(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "default: the engine spec's calibrated request_overhead_s." in out
     assert "(fractional, e.g. 15.39): the decode floor and the MBU achieved at that batch" in out
+
+
+def test_bench_percentile_flags_are_the_tools(capsys):
+    # vllm bench serve --percentile-metrics ttft,itl --metric-percentiles 50,90,99.9: those sections only, in the
+    # tool's order (ttft, tpot, itl, e2el whatever the flag's order), Mean and Median, then P50, P90, P99.9
+    code, out, _ = run(capsys, "bench", "--max-concurrency", "4", "--num-prompts", "40", "--percentile-metrics",
+                       "itl,ttft", "--metric-percentiles", "50,90,99.9")  # fmt: skip
+    assert code == 0
+    heads = [line for line in out.splitlines() if line.startswith("-")]
+    assert heads == ["---------------Time to First Token----------------",
+                     "---------------Inter-token Latency----------------"]  # fmt: skip
+    for metric in ("TTFT", "ITL"):
+        for label in ("Mean", "Median", "P50", "P90", "P99.9"):
+            assert f"{label} {metric} (ms):" in out
+    assert "TPOT" not in out and "E2EL" not in out
+    code, out, _ = run(capsys, "bench", "--max-concurrency", "4", "--num-prompts", "40", "--percentile-metrics",
+                       "ttft", "--metric-percentiles", "50,90", "--json")  # fmt: skip
+    d = json.loads(out)
+    assert [k for k in d if k.endswith("_ms")] == ["mean_ttft_ms", "median_ttft_ms", "p50_ttft_ms", "p90_ttft_ms"]
+    assert d["p50_ttft_ms"] == d["median_ttft_ms"] <= d["p90_ttft_ms"]  # numpy's 50th percentile is the median
+
+
+@pytest.mark.parametrize("args, flag", [(["--percentile-metrics", "ttft,latency"], "--percentile-metrics"),
+                                        (["--metric-percentiles", "101"], "--metric-percentiles"),
+                                        (["--metric-percentiles", ",".join(["50"] * 21)], "--metric-percentiles")])  # fmt: skip
+def test_bench_bad_percentile_flags_name_the_flag(capsys, args, flag):
+    code, _, err = run(capsys, "bench", *args)
+    assert code == 2 and err.startswith(f"error: {flag}: ") and len(err.strip().splitlines()) == 1, err
