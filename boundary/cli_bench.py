@@ -27,7 +27,7 @@ from calc.sim_stats import PERCENTILE_METRICS, percentile_word
 _MEANS = "means {:.0f} prompt / {:.0f} output tokens".format(*SHAREGPT_MEAN_TOKENS)
 
 COUNT_KEYS = ("completed", "failed", "duration", "total_input_tokens", "total_output_tokens", "request_throughput",
-              "output_throughput", "max_output_tokens_per_s", "max_concurrent_requests", "total_token_throughput")
+              "request_goodput", "output_throughput", "max_output_tokens_per_s", "max_concurrent_requests", "total_token_throughput")
 MAX_PERCENTILES = 20  # --metric-percentiles: more is no summary
 
 
@@ -73,6 +73,12 @@ def add_bench_parser(sub) -> None:
                                          "vllm bench serve's default leaves out e2el)")  # fmt: skip
     g.add_argument("--metric-percentiles", dest="metric_percentiles", default="99", metavar="Q,...",
                    help="percentiles to report, each between 0 and 100 (default 99)")
+    g.add_argument("--goodput", dest="goodput", nargs="+", default=None, metavar="KEY:MS",
+                   help="service level objectives as KEY:VALUE pairs in ms, KEY one of ttft, tpot, e2el: request_goodput "
+                        "counts the requests within all of them per second")  # fmt: skip
+    g.add_argument("--burstiness", dest="burstiness", default="1.0", metavar="B",
+                   help="with --request-rate: gamma-distributed gaps of shape B (1, the default: Poisson; below 1 "
+                        "burstier)")  # fmt: skip
     g.add_argument("--request-rate", dest="request_rate", default=None, metavar="R",
                    help="Poisson arrivals at R requests/s (without it, and without --max-concurrency, every prompt "
                         "at once)")  # fmt: skip
@@ -117,6 +123,7 @@ def run_bench(args, catalog) -> int:
     n = _number("--num-prompts", args.num_prompts, int, 1, bench.MAX_SIM_PROMPTS)
     ratio = _number("--random-range-ratio", args.range_ratio, float, 0, 0.99)
     metrics, qs = _percentile_metrics(args.percentile_metrics), _metric_percentiles(args.metric_percentiles)
+    slos, burst = _goodput(args.goodput), _number("--burstiness", args.burstiness, float, 0.001, 1000)
     seed = _number("--seed", args.seed, int, 0, 2**31)
     if conc is not None:
         data["concurrency"] = conc
@@ -144,8 +151,8 @@ def run_bench(args, catalog) -> int:
               else f"not served: {not_served}")  # fmt: skip
         return 0
     res = bench.serve(r, num_prompts=n, max_concurrency=conc, request_rate=s.request_rate or math.inf,
-                      range_ratio=ratio, seed=seed, dataset=dataset)  # fmt: skip
-    d = res.bench_summary(qs, metrics)
+                      range_ratio=ratio, seed=seed, dataset=dataset, burstiness=burst)  # fmt: skip
+    d = res.bench_summary(qs, metrics, slos)
     if not res.completed:
         not_served = res.none_completed_reason(s.max_num_batched_tokens, s.input_len)
         if not args.json:
@@ -153,7 +160,8 @@ def run_bench(args, catalog) -> int:
             return 0
     if args.json:
         out = {k: d[k] for k in serve_keys(metrics, qs)} | {"num_prompts": n, "max_concurrency": conc,
-                                                 "request_rate": s.request_rate, "preemptions": res.preemptions,
+                                                 "request_rate": s.request_rate, "burstiness": burst,
+                                                 "preemptions": res.preemptions,
                                                  "engine": s.engine, "model": s.model, "gpu": s.gpu,
                                                  "not_served": not_served}  # fmt: skip
         print(json.dumps(json_safe(out), indent=2))
@@ -194,6 +202,25 @@ def _metric_percentiles(text: str) -> tuple[float, ...]:
     return tuple(dict.fromkeys(_number("--metric-percentiles", x.strip(), float, 0, 100) for x in parts))
 
 
+GOODPUT_KEYS = ("ttft", "tpot", "e2el")
+
+
+def _goodput(pairs: list[str] | None) -> dict[str, float] | None:
+    """--goodput ttft:500 tpot:50 → {"ttft": 500.0, "tpot": 50.0} [ms], as vllm bench serve parses it."""
+    if not pairs:
+        return None
+    out = {}
+    for pair in pairs[:len(GOODPUT_KEYS) + 1]:
+        key, sep, value = str(pair).partition(":")
+        if not sep or key not in GOODPUT_KEYS:
+            raise InputError("--goodput", f"expected KEY:VALUE pairs in ms, KEY one of {', '.join(GOODPUT_KEYS)} "
+                                          f"(got {str(pair)[:40]!r})")  # fmt: skip
+        out[key] = _number("--goodput", value, float, 0, 1e9)
+    if len(pairs) > len(GOODPUT_KEYS):
+        raise InputError("--goodput", f"at most one pair for each of {', '.join(GOODPUT_KEYS)} (got {len(pairs):,} pairs)")
+    return out
+
+
 def _line(label: str, value: str) -> str:
     return f"{label:<40} {value}"
 
@@ -213,8 +240,10 @@ def _serve_text(d: dict, r, res, conc: int | None, rate: float) -> str:
     lines += [_line("Benchmark duration (s):", f"{d['duration']:.2f}"),
               _line("Total input tokens:", f"{d['total_input_tokens']}"),
               _line("Total generated tokens:", f"{d['total_output_tokens']}"),
-              _line("Request throughput (req/s):", f"{d['request_throughput']:.2f}"),
-              _line("Output token throughput (tok/s):", f"{d['output_throughput']:.2f}")]
+              _line("Request throughput (req/s):", f"{d['request_throughput']:.2f}")]
+    if d["request_goodput"] is not None:
+        lines.append(_line("Request goodput (req/s):", f"{d['request_goodput']:.2f}"))
+    lines.append(_line("Output token throughput (tok/s):", f"{d['output_throughput']:.2f}"))
     if d["max_output_tokens_per_s"] is not None:
         lines += [_line("Peak output token throughput (tok/s):", f"{d['max_output_tokens_per_s']:.2f}"),
                   _line("Peak concurrent requests:", f"{d['max_concurrent_requests']:.2f}")]

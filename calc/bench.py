@@ -37,16 +37,17 @@ def engine_config(r) -> EngineConfig:
 
 def serve(r, *, num_prompts: int, max_concurrency: int | None = None, request_rate: float = math.inf,
           range_ratio: float = 0.0, seed: int = 0, input_len: int | None = None,
-          output_len: int | None = None, decoded_share: float = 1.0, dataset: str = "random") -> SimResult:  # fmt: skip
+          output_len: int | None = None, decoded_share: float = 1.0, dataset: str = "random",
+          burstiness: float = 1.0) -> SimResult:  # fmt: skip
     """`vllm bench serve --dataset-name random --random-input-len I --random-output-len O --num-prompts N
-    [--max-concurrency C] [--request-rate R]` against the scenario's server (decoded_share < 1: without
+    [--max-concurrency C] [--request-rate R [--burstiness B]]` against the scenario's server (decoded_share < 1: without
     --ignore-eos, requests ending at end-of-sequence so that this share of the output tokens is decoded;
     dataset "sharegpt": ShareGPT's lengths, I and O their means, calc.length_shapes)."""
     s = r.scenario
     w = Workload(input_len=input_len or s.input_len, output_len=output_len or s.output_len,
                  num_prompts=min(num_prompts, MAX_SIM_PROMPTS), max_concurrency=max_concurrency,
                  request_rate=request_rate, range_ratio=range_ratio, seed=seed, decoded_share=decoded_share,
-                 dataset=dataset)  # fmt: skip
+                 dataset=dataset, burstiness=burstiness)  # fmt: skip
     return simulate(engine_config(r), w, r.latency.step.step_s)
 
 

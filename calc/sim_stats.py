@@ -42,6 +42,9 @@ class Workload:
     """"random" (range_ratio), or a dataset of calc.length_shapes.DATASETS whose shape, scaled to the mean lengths
     input_len and output_len, gives each request's lengths (range_ratio then unused)."""
     seed: int = 0
+    burstiness: float = 1.0
+    """`--burstiness`: the gamma shape of the gaps between paced requests (mean 1 / request_rate): 1 is Poisson,
+    below 1 burstier, above 1 more even."""
     decoded_share: float = 1.0
     """Output tokens decoded on average over output_len: below 1 (`--ignore-eos` off) each request ends at
     end-of-sequence with one per-token probability h, at most at its drawn length (eos_hazard)."""
@@ -49,6 +52,8 @@ class Workload:
     def __post_init__(self) -> None:
         if not self.request_rate > 0:  # NaN included: 0 req/s would never send the second request
             raise ValueError(f"request_rate: expected > 0 requests/s or inf (got {self.request_rate!r})")
+        if not 0 < self.burstiness <= 1000:
+            raise ValueError(f"burstiness: expected 0 < b ≤ 1,000 (got {self.burstiness!r})")
         if not 0 <= self.range_ratio < 1:
             raise ValueError(f"range_ratio: expected 0 ≤ r < 1 (got {self.range_ratio!r})")
         if self.dataset != "random" and self.dataset not in DATASETS:
@@ -71,8 +76,10 @@ def workload_arrays(w: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         shape_in, shape_out = DATASETS[w.dataset]
         prompt, out = draw(shape_in, w.input_len, w.num_prompts, rng), draw(shape_out, w.output_len, w.num_prompts, rng)
     ready = np.zeros(w.num_prompts)
-    if math.isfinite(w.request_rate) and w.num_prompts > 1:
-        ready[1:] = np.cumsum(rng.exponential(1.0 / w.request_rate, w.num_prompts - 1))
+    if math.isfinite(w.request_rate) and w.num_prompts > 1:  # vllm bench serve: gamma(b, 1 / (rate · b)) gaps
+        mean_gap, n = 1.0 / w.request_rate, w.num_prompts - 1
+        gaps = rng.exponential(mean_gap, n) if w.burstiness == 1 else rng.gamma(w.burstiness, mean_gap / w.burstiness, n)
+        ready[1:] = np.cumsum(gaps)
     if w.decoded_share < 1:  # drawn last: a run that decodes every token keeps the same draws
         out = np.minimum(out, rng.geometric(eos_hazard(w.output_len, w.decoded_share), w.num_prompts))
     return prompt, out, ready
@@ -236,10 +243,20 @@ class SimResult:
         ok = (ttft <= slo_ttft_s) & (np.isnan(tpot) | (tpot <= slo_tpot_s))
         return float(ok[done].mean()) if done.any() else 0.0
 
-    def bench_summary(self, percentiles: tuple[float, ...] = (99,),
-                      metrics: tuple[str, ...] = PERCENTILE_METRICS) -> dict[str, float]:  # fmt: skip
+    def goodput_rps(self, slo_ms: dict[str, float]) -> float:
+        """`--goodput ttft:X tpot:Y e2el:Z` (ms): completed requests within every SLO given, per second of the run
+        (a one-token output's TPOT counts as 0, as the tool's does)."""
+        values = {"ttft": self.ttft_s, "tpot": np.nan_to_num(self.tpot_s, nan=0.0), "e2el": self.e2e_s}
+        ok = np.isfinite(self.e2e_s)
+        for name, limit in slo_ms.items():
+            ok &= values[name] <= limit * MS
+        return float(ok.sum()) / self.duration_s if self.duration_s > 0 else 0.0
+
+    def bench_summary(self, percentiles: tuple[float, ...] = (99,), metrics: tuple[str, ...] = PERCENTILE_METRICS,
+                      goodput: dict[str, float] | None = None) -> dict[str, float]:  # fmt: skip
         """The keys `vllm bench serve --save-result` writes, with its units (s, req/s, tok/s, ms): mean_, median_
-        and p{q}_ of each of `metrics` for each q of `percentiles` (its --percentile-metrics, --metric-percentiles)."""
+        and p{q}_ of each of `metrics` for each q of `percentiles` (its --percentile-metrics, --metric-percentiles);
+        request_goodput under the `goodput` SLOs [ms] (--goodput), None without."""
         done = np.isfinite(self.e2e_s)
         out_tokens = float(self.output_lens[done].sum())
         in_tokens = float(self.input_lens[done].sum())
@@ -255,6 +272,7 @@ class SimResult:
             "total_input_tokens": int(in_tokens),
             "total_output_tokens": int(out_tokens),
             "request_throughput": self.completed / d,
+            "request_goodput": self.goodput_rps(goodput) if goodput else None,
             "output_throughput": out_tokens / d,
             "max_output_tokens_per_s": self.peak_output_tokens_per_s,
             "max_concurrent_requests": self.peak_concurrent_requests,

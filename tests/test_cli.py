@@ -268,3 +268,28 @@ def test_bench_percentile_flags_are_the_tools(capsys):
 def test_bench_bad_percentile_flags_name_the_flag(capsys, args, flag):
     code, _, err = run(capsys, "bench", *args)
     assert code == 2 and err.startswith(f"error: {flag}: ") and len(err.strip().splitlines()) == 1, err
+
+
+def test_bench_goodput_and_burstiness_flags_are_the_tools(capsys):
+    code, out, _ = run(capsys, "bench", "--request-rate", "2", "--burstiness", "0.5", "--num-prompts", "20",
+                       "--goodput", "ttft:100000", "tpot:100000")  # fmt: skip
+    assert code == 0
+    labels = [line[:40].strip() for line in out.splitlines()]
+    assert labels.index("Request goodput (req/s):") == labels.index("Request throughput (req/s):") + 1
+    code, out, _ = run(capsys, "bench", "--request-rate", "2", "--num-prompts", "20", "--goodput", "ttft:100000",
+                       "--json")  # fmt: skip
+    d = json.loads(out)
+    assert d["request_goodput"] == pytest.approx(d["request_throughput"])  # 100 s: every request is within it
+    assert d["burstiness"] == 1.0
+    code, out, _ = run(capsys, "bench", "--request-rate", "2", "--num-prompts", "20", "--json")
+    assert json.loads(out)["request_goodput"] is None  # not asked for: null, as the tool writes it
+    _, out, _ = run(capsys, "bench", "--request-rate", "2", "--num-prompts", "20")
+    assert "Request goodput" not in out
+
+
+@pytest.mark.parametrize("args, flag", [(["--goodput", "ttft"], "--goodput"), (["--goodput", "itl:5"], "--goodput"),
+                                        (["--goodput", "tpot:-3"], "--goodput"), (["--burstiness", "0"], "--burstiness"),
+                                        (["--burstiness", "nan"], "--burstiness")])  # fmt: skip
+def test_bench_bad_goodput_or_burstiness_names_the_flag(capsys, args, flag):
+    code, _, err = run(capsys, "bench", *args)
+    assert code == 2 and err.startswith(f"error: {flag}: ") and len(err.strip().splitlines()) == 1, err

@@ -163,7 +163,7 @@ def test_batch_latency_is_one_batch_then_decode():
 def test_bench_summary_keys_are_vllm_bench_serves():
     # the keys of the published JSON (tests/data/benchmarks/massed-compute-qwen3-32b-h100.yaml, its verbatim line)
     keys = {"completed", "failed", "duration", "total_input_tokens", "total_output_tokens", "request_throughput",
-            "output_throughput", "max_output_tokens_per_s", "max_concurrent_requests", "total_token_throughput"}
+            "request_goodput", "output_throughput", "max_output_tokens_per_s", "max_concurrent_requests", "total_token_throughput"}
     keys |= {f"{s}_{m}_ms" for s in ("mean", "median", "p99") for m in ("ttft", "tpot", "itl", "e2el")}
     assert set(simulate(engine(), workload(), const_10ms).bench_summary()) == keys
 
@@ -361,3 +361,27 @@ def test_a_request_that_can_never_fit_is_a_failed_request():
     assert (small["completed"], small["failed"]) == (0, 3)
     fits = simulate(engine(num_gpu_blocks=7), workload(num_prompts=3), const_10ms).bench_summary()
     assert (fits["completed"], fits["failed"]) == (3, 0)
+
+
+def test_goodput_counts_the_requests_within_every_slo_by_hand():
+    # one request: a 10 ms prefill step gives its first token at 10 ms, four 10 ms decode steps its last at 50 ms;
+    # the run lasts 50 ms, so one good request is 1 / 0.050 = 20 req/s
+    r = simulate(engine(), workload(), const_10ms)
+    assert r.goodput_rps({"ttft": 10}) == pytest.approx(20.0)
+    assert r.goodput_rps({"ttft": 10, "tpot": 10, "e2el": 50}) == pytest.approx(20.0)
+    assert r.goodput_rps({"ttft": 9.9}) == 0 and r.goodput_rps({"e2el": 49}) == 0 and r.goodput_rps({"tpot": 9}) == 0
+    assert r.bench_summary(goodput={"ttft": 10})["request_goodput"] == pytest.approx(20.0)
+    assert r.bench_summary()["request_goodput"] is None  # not asked for: null, as the tool writes it
+
+
+def test_burstiness_shapes_the_gaps_and_keeps_their_mean():
+    # vllm bench serve draws gaps from gamma(b, 1 / (rate · b)): mean 1 / rate, squared coefficient of variation 1 / b
+    rate = 4.0
+    for b in (0.25, 4.0):
+        _, _, ready = workload_arrays(workload(num_prompts=40_001, request_rate=rate, burstiness=b))
+        gaps = np.diff(ready)
+        assert gaps.mean() == pytest.approx(1 / rate, rel=0.03)
+        assert gaps.var() / gaps.mean() ** 2 == pytest.approx(1 / b, rel=0.06)
+    # b = 1 is Poisson, with the same draws as before burstiness existed (fixed lengths draw nothing first)
+    _, _, ready = workload_arrays(workload(num_prompts=5, request_rate=rate))
+    assert np.diff(ready) == pytest.approx(np.random.default_rng(0).exponential(1 / rate, 4))
