@@ -27,7 +27,8 @@ from calc.sim_stats import PERCENTILE_METRICS, percentile_word
 _MEANS = "means {:.0f} prompt / {:.0f} output tokens".format(*SHAREGPT_MEAN_TOKENS)
 
 COUNT_KEYS = ("completed", "failed", "duration", "total_input_tokens", "total_output_tokens", "request_throughput",
-              "request_goodput", "output_throughput", "max_output_tokens_per_s", "max_concurrent_requests", "total_token_throughput")
+              "request_goodput", "output_throughput", "max_output_tokens_per_s", "max_concurrent_requests",
+              "total_token_throughput")  # fmt: skip
 MAX_PERCENTILES = 20  # --metric-percentiles: more is no summary
 
 
@@ -166,7 +167,7 @@ def run_bench(args, catalog) -> int:
                                                  "not_served": not_served}  # fmt: skip
         print(json.dumps(json_safe(out), indent=2))
     else:
-        print(_serve_text(d, r, res, conc, s.request_rate or math.inf))
+        print(_serve_text(d, r, res, conc, s.request_rate or math.inf, qs))
     return 0
 
 
@@ -189,7 +190,7 @@ def _dataset(args) -> str:
 def _percentile_metrics(text: str) -> tuple[str, ...]:
     names = [x.strip() for x in str(text).split(",")]
     bad = [x for x in names if x not in PERCENTILE_METRICS]
-    if bad or not names:
+    if bad:
         raise InputError("--percentile-metrics", f"expected a comma-separated list of {', '.join(PERCENTILE_METRICS)} "
                                                  f"(got {str(text)[:40]!r})")  # fmt: skip
     return tuple(m for m in PERCENTILE_METRICS if m in names)
@@ -209,15 +210,15 @@ def _goodput(pairs: list[str] | None) -> dict[str, float] | None:
     """--goodput ttft:500 tpot:50 → {"ttft": 500.0, "tpot": 50.0} [ms], as vllm bench serve parses it."""
     if not pairs:
         return None
+    if len(pairs) > len(GOODPUT_KEYS):
+        raise InputError("--goodput", f"at most one pair for each of {', '.join(GOODPUT_KEYS)} (got {len(pairs):,} pairs)")
     out = {}
-    for pair in pairs[:len(GOODPUT_KEYS) + 1]:
+    for pair in pairs:
         key, sep, value = str(pair).partition(":")
         if not sep or key not in GOODPUT_KEYS:
             raise InputError("--goodput", f"expected KEY:VALUE pairs in ms, KEY one of {', '.join(GOODPUT_KEYS)} "
                                           f"(got {str(pair)[:40]!r})")  # fmt: skip
         out[key] = _number("--goodput", value, float, 0, 1e9)
-    if len(pairs) > len(GOODPUT_KEYS):
-        raise InputError("--goodput", f"at most one pair for each of {', '.join(GOODPUT_KEYS)} (got {len(pairs):,} pairs)")
     return out
 
 
@@ -225,7 +226,7 @@ def _line(label: str, value: str) -> str:
     return f"{label:<40} {value}"
 
 
-def _serve_text(d: dict, r, res, conc: int | None, rate: float) -> str:
+def _serve_text(d: dict, r, res, conc: int | None, rate: float, qs: tuple[float, ...]) -> str:
     """Laid out as `vllm bench serve` (v0.10 and later) prints its summary."""
     s = r.scenario
     head = (f"{r.model_name} on {s.tensor_parallel_size} × {r.gpu_name}, {s.engine}, predicted "
@@ -255,8 +256,7 @@ def _serve_text(d: dict, r, res, conc: int | None, rate: float) -> str:
         short = name.upper()
         lines += [_line(f"Mean {short} (ms):", f"{d[f'mean_{name}_ms']:.2f}"),
                   _line(f"Median {short} (ms):", f"{d[f'median_{name}_ms']:.2f}")]
-        lines += [_line(f"P{k[1:].split('_')[0]} {short} (ms):", f"{v:.2f}") for k, v in d.items()
-                  if k.startswith("p") and k.endswith(f"_{name}_ms")]  # fmt: skip
+        lines += [_line(f"P{w} {short} (ms):", f"{d[f'p{w}_{name}_ms']:.2f}") for w in map(percentile_word, qs)]
     lines.append("=" * 50)
     if res.preemptions:
         lines.append(f"note: {res.preemptions} preemptions (the KV pool ran out; vLLM recomputed those requests)")

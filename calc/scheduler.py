@@ -41,25 +41,8 @@ from calc.sched_policies import (
     sglang_step,
     vllm_step,
 )
-from calc.sim_engine import EngineConfig, StepFn, steps_to_cover, stretch_s
+from calc.sim_engine import MAX_SIM_ITERATIONS, MAX_SIM_WORK, EngineConfig, StepFn, steps_to_cover, stretch_s
 from calc.sim_stats import BatchLatency, SimResult, Workload, sim_result, workload_arrays
-
-MAX_SIM_ITERATIONS = 15_000
-"""Scheduling decisions one simulation may take: 9 µs each with a linear step function, up to ~40 µs with the
-step-time model when every decision is a prefill chunk (200 requests of 100,000 output tokens at C = 1,024, each
-preemption recomputed: 0.6–0.7 s of CPU here at the cap, tests/test_cost_bound.py). A run of 200 prompts of 1,024
-tokens at C = 16 takes 155, 10,000 such prompts at C = 256 about 11,000, the most of any published run replayed
-11,304 (tests/data/benchmarks); 200 prompts under a 1-token budget would take 205,000."""
-
-MAX_SIM_WORK = 5_000_000
-"""Σ over scheduling decisions of the requests running at each: a decision's own work (the decoders' block counts,
-a preemption's or a finish's removal) grows with how many run, 0.04–0.08 µs per running request per decision.
-5,000 prompts of 1 → 8,000 tokens at C = 65,536 (5,000 running; the pool preempts every decision) took 0.9 s of
-CPU and 7.8 M at the decision cap alone; 0.7 s at this cap, and 0.39–0.41 s since the decoders' array is kept in
-place rather than rebuilt at each change (tests/test_cost_bound.py). Published and tested runs stay below it: the
-calibration's replays (≤ 1,000 prompts at ≤ 256 in flight) ≤ 0.3 M, the suite's largest ordinary run 0.5 M, 5,000
-prompts preempting every step at 256 in flight 2.8 M, 5,000 of 1 → 2,000 tokens at C = 1,000 on Llama-3.1-8B /
-H200 4.1 M (0.22 s)."""
 
 
 class _Sim:

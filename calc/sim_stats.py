@@ -231,7 +231,7 @@ class SimResult:
     peak_concurrent_requests: int | None = None
     """Most requests touching one second of the run (calc.sim_peaks): a closed loop of C can show more than C."""
     stopped_early: bool = False
-    """The simulation hit its work cap (scheduler.MAX_SIM_ITERATIONS decisions or MAX_SIM_WORK request-decisions)
+    """The simulation hit its work cap (sim_engine.MAX_SIM_ITERATIONS decisions or MAX_SIM_WORK request-decisions)
     before every request finished: the figures are
     over the `completed` requests, which a closed loop reaches in its steady state."""
 
