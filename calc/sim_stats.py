@@ -262,9 +262,7 @@ class SimResult:
         in_tokens = float(self.input_lens[done].sum())
         d = self.duration_s if self.duration_s > 0 else math.inf
         qs = tuple(percentiles)
-        stats = {"ttft": lambda: _stat_ms(self.ttft_s, qs), "tpot": lambda: _stat_ms(self.tpot_s, qs),
-                 "e2el": lambda: _stat_ms(self.e2e_s, qs),
-                 "itl": lambda: (self.itl.mean_s / MS, *(x / MS for x in self.itl.percentiles_s((50, *qs))))}  # fmt: skip
+        per_request = {"ttft": self.ttft_s, "tpot": self.tpot_s, "e2el": self.e2e_s}
         out = {
             "completed": self.completed,
             "failed": self.rejected,
@@ -279,7 +277,10 @@ class SimResult:
             "total_token_throughput": (in_tokens + out_tokens) / d,
         }
         for name in metrics:
-            mean, median, *ps = stats[name]()
+            if name == "itl":  # kept as segments, not per request
+                mean, median, *ps = self.itl.mean_s / MS, *(x / MS for x in self.itl.percentiles_s((50, *qs)))
+            else:
+                mean, median, *ps = _stat_ms(per_request[name], qs)
             out |= {f"mean_{name}_ms": mean, f"median_{name}_ms": median}
             out |= {f"p{percentile_word(q)}_{name}_ms": p for q, p in zip(qs, ps, strict=True)}
         if not self.completed:  # nothing was timed: no latency or throughput at all, not zeros read as figures
