@@ -64,6 +64,16 @@ def test_the_split_is_by_group_and_fixed(runs):
     assert 0.25 <= held / sum(bool(r.part) for r in runs) <= 0.5
 
 
+def test_one_setup_measured_twice_is_on_one_side_of_the_split(runs, catalog):
+    """The SGLang cookbook's Qwen3 page printed the same eight-B200 benchmark twice, a month apart (the original
+    checkpoint, then Instruct-2507: the same architecture, spec, command and cases). Fitting on one version and
+    judging on the other would judge the fit on what it was fitted on, so both are held out."""
+    twins = [r for r in runs if r.id.startswith(("sglcb-qwen3-235b-b200x8-", "sglcb-qwen3-235b-a22b-b200x8-"))]
+    assert {r.group.split("|")[1] for r in twins} == {"Qwen/Qwen3-235B-A22B", "Qwen/Qwen3-235B-A22B-Instruct-2507"}
+    assert {r.scenario.model for r in twins} == {"qwen3-235b-a22b"} and {r.scenario.gpu for r in twins} == {"b200"}
+    assert {r.part for r in twins} == {"held-out"}
+
+
 def test_the_held_out_runs_are_the_committed_ones(held_out):
     recorded = json.loads((DATA / "errors.json").read_text())
     assert {c.run.id for c in held_out} == set(recorded["per_run"])
