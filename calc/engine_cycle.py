@@ -54,7 +54,7 @@ def budget_cycle_s(model: StepModel, *, b: float, input_len: int, output_len: in
     p = budget - d
     if p <= 0:
         return 0.0
-    return b * L * model.step_s(p, p * L / 2, d, d * context) / p
+    return b * L * model.step_s(p, p * L / 2, d, d * context, max(1, round(p / L))) / p
 
 
 def mixed_tpot_s(model: StepModel, *, b: float, input_len: int, output_len: int, budget: int,

@@ -229,7 +229,7 @@ class _Sim:
             o = self.pos[r]
             tokens += c
             pairs += c * o + c * (c + 1) // 2
-        dt = self.step_s(float(tokens), float(pairs), n, float(self.sum_a + n * self.D) if n else 0.0)
+        dt = self.step_s(float(tokens), float(pairs), n, float(self.sum_a + n * self.D) if n else 0.0, len(chunks))
         self.busy += len(self.running) * dt
         self.seen = self.t
         self.t += dt

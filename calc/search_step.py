@@ -55,6 +55,8 @@ class Consts:
     experts: int
     routing: float
     """The engine's routing_exponent: n tokens touch experts like n^routing uniform draws."""
+    prefill_routing: float
+    """The engine's prefill_routing_exponent: a prompt's m tokens count as m^prefill_routing of those draws."""
     top_k: int
     moe_layers: int
     caps: tuple[float, ...]
@@ -141,7 +143,8 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                layer_overhead_s=one.layers * (engine.layer_overhead_eager_s if s.enforce_eager else engine.layer_overhead_s),
                layer_overhead_eager_s=one.layers * engine.layer_overhead_eager_s,
                cudagraph_max_tokens=engine.cudagraph_max_tokens,
-               per_seq_s=engine.per_sequence_s + engine.stream_token_s, experts=one.experts, routing=engine.routing_exponent, top_k=one.top_k, moe_layers=one.moe_layers,
+               per_seq_s=engine.per_sequence_s + engine.stream_token_s, experts=one.experts, routing=engine.routing_exponent,
+               prefill_routing=engine.prefill_routing_exponent, top_k=one.top_k, moe_layers=one.moe_layers,
                caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first", L=L,
                lagged=engine.scheduling == "prefill-first" and engine.overlap_schedule and N > 1,
                N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_s=request_overhead_s(s, engine, m),
@@ -152,19 +155,22 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     rows["alone"] = step_total(c, v, L / steps, c.pairs / steps, 0, 0.0, scale=steps)
     rows["base"] = c.front_queue_s + rows["alone"]
     rows["dec1"] = step_total(c, v, 0, 0, 1, 1 * c.ctx)
-    budget_step = step_total(c, v, v.budget, v.budget * (v.budget + 1) / 2, 0, 0.0)
+    budget_step = step_total(c, v, v.budget, v.budget * (v.budget + 1) / 2, 0, 0.0,
+                             pseqs=np.maximum(1, np.round(v.budget / L)))  # the budget's prompts
     rows["work"] = work_s(rows["alone"], L, budget_step, v.budget)  # calc.replicas.prefill_work_s
     return c, rows
 
 
-def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None):
-    """StepModel.terms(pt, pairs, ds, dctx).total_s (each term × `scale` first when given, as latency.scaled)."""
+def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None, pseqs=1):
+    """StepModel.terms(pt, pairs, ds, dctx, pseqs).total_s (each term × `scale` first when given, as
+    latency.scaled)."""
     n = ds + pt
     ramp = n / (n + v.hd) * c.gcs
     gemm = n * v.gf + (ds + (np.asarray(pt) > 0)) * v.lf
     out = [np.maximum(v.Wt, gemm / (v.fl * ramp))]
     if c.experts:
-        touched = distinct_experts(experts=c.experts, top_k=c.top_k, tokens=n ** c.routing) * c.moe_layers
+        draws = ds + pseqs * (np.asarray(pt) / pseqs) ** c.prefill_routing
+        touched = distinct_experts(experts=c.experts, top_k=c.top_k, tokens=draws ** c.routing) * c.moe_layers
         per_expert = n * c.top_k * c.moe_layers / touched
         out.append(np.maximum(touched * v.EB / v.bwm, n * v.eft / (v.fl * per_expert / (per_expert + v.he) * v.gcm)))
     if c.caps:

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-StepFn = Callable[[float, float, int, float], float]
-"""step_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context) → seconds for one engine step."""
+StepFn = Callable[..., float]
+"""step_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context[, prefill_seqs]) → seconds for one engine step
+(prefill_seqs: how many prompts the prefill tokens belong to, 1 when not given)."""
 
 # The simulation's cost bounds (calc/scheduler.py stops at either and marks the result stopped_early)
 MAX_SIM_ITERATIONS = 15_000

@@ -16,8 +16,9 @@ The layer overhead is the CUDA-graph one up to the engine's largest captured ste
 a_bw, a_mm: what microbenchmarks reach on this GPU (its spec file); s_*: how the engine's kernels use it, and the
 fixed costs (its spec file, fitted on published benchmark runs). n½: tokens at which GEMMs reach half their
 throughput; m: tokens each touched expert's GEMM sees. Distinct experts touched by n tokens choosing k of E:
-E · (1 − (1 − k/E)^(n^x)) per MoE layer, x the routing exponent (1: uniform routing; real routers favour some
-experts). The Scenario's `mbu`/`mfu`, when set, replace a_bw·s and a_mm.
+E · (1 − (1 − k/E)^(g^x)) per MoE layer, x the routing exponent (1: uniform routing; real routers favour some
+experts), g = decoding sequences + Σ m^y over the prompts being prefilled (m tokens each; y the prefill routing
+exponent: a prompt's tokens favour the same experts). The Scenario's `mbu`/`mfu`, when set, replace a_bw·s and a_mm.
 """
 
 from __future__ import annotations
@@ -126,15 +127,22 @@ class StepModel:
     """The routed experts' GEMMs' share of the effective matmul rate: gemm_compute_share × moe_compute_share, times
     fp8_moe_compute_share where they run FP8 tensor cores (calc.step_inputs.expert_compute_share)."""
 
-    def experts_touched(self, tokens: float) -> float:
-        """Distinct experts per MoE layer that `tokens` tokens visit: E · (1 − (1 − k/E)^(tokens^x)), x the
-        engine's routing_exponent (1: uniform routing)."""
+    def experts_touched(self, tokens: float, prefill_tokens: float = 0.0, prefill_seqs: int = 1) -> float:
+        """Distinct experts per MoE layer that a step's tokens visit: E · (1 − (1 − k/E)^(g^x)), x the engine's
+        routing_exponent (1: uniform routing) and g the independent draws: one per decoding sequence, m^y for the
+        m tokens of each prompt being prefilled (y the prefill_routing_exponent; `prefill_seqs` prompts share the
+        `prefill_tokens` evenly). `tokens` counts them all (decode sequences + prefill tokens)."""
         if not self.experts:
             return 0.0
-        return distinct_experts(experts=self.experts, top_k=self.top_k, tokens=tokens ** self.engine.routing_exponent)
+        e = self.engine
+        g = tokens
+        if prefill_tokens and e.prefill_routing_exponent != 1.0:
+            seqs = max(1, prefill_seqs)
+            g = tokens - prefill_tokens + seqs * (prefill_tokens / seqs) ** e.prefill_routing_exponent
+        return distinct_experts(experts=self.experts, top_k=self.top_k, tokens=g ** e.routing_exponent)
 
-    def _parts(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float
-               ) -> tuple[tuple[float, ...], tuple[float, ...]]:  # fmt: skip
+    def _parts(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
+               prefill_seqs: int = 1) -> tuple[tuple[float, ...], tuple[float, ...]]:  # fmt: skip
         """The estimate's terms in StepTerms' order, and what the floor needs (FLOP, bytes, all-reduce bytes)."""
         e = self.engine
         n = decode_seqs + prefill_tokens
@@ -144,7 +152,7 @@ class StepModel:
         share = 1.0 if self.mbu_override else self.weight_share
         gemm_flop = n * self.gemm_flop_per_token + (decode_seqs + (prefill_tokens > 0)) * self.logits_flop_per_token
         weights_s = max(self.dense_weight_bytes / (bw * share), gemm_flop / (fl * ramp)) if n else 0.0
-        touched = self.experts_touched(n) * self.moe_layers
+        touched = self.experts_touched(n, prefill_tokens, prefill_seqs) * self.moe_layers
         expert_bytes = touched * self.expert_bytes
         experts_s = 0.0
         if touched:
@@ -171,16 +179,20 @@ class StepModel:
         flop = gemm_flop + n * self.expert_flop_per_token + decode_attn_flop + prefill_attn_flop
         return parts, (flop, self.dense_weight_bytes + expert_bytes + kv_bytes + state_bytes, comm_bytes)
 
-    def terms(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float) -> StepTerms:
-        parts, (flop, moved, comm_bytes) = self._parts(prefill_tokens, prefill_pairs, decode_seqs, decode_context)
+    def terms(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
+              prefill_seqs: int = 1) -> StepTerms:
+        parts, (flop, moved, comm_bytes) = self._parts(prefill_tokens, prefill_pairs, decode_seqs, decode_context,
+                                                       prefill_seqs)  # fmt: skip
         floor = max(moved / self.bandwidth_bytes_per_s, flop / self.peak_flop_per_s)
         floor += 2 * self.layers * comm_bytes / self.link_bytes_per_s if self.tp > 1 else 0.0
         return StepTerms(*parts, floor_s=floor, flop=flop, bytes_moved=moved)
 
-    def step_s(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float) -> float:
+    def step_s(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
+               prefill_seqs: int = 1) -> float:
         """The estimate of one step [s] (the simulation's StepFn): terms(…).total_s without building the terms,
-        summed in the same order (the same float)."""
-        w, x, kv, pa, st, ar, so, lo, se = self._parts(prefill_tokens, prefill_pairs, decode_seqs, decode_context)[0]
+        summed in the same order (the same float). `prefill_seqs`: the prompts the prefill tokens belong to."""
+        w, x, kv, pa, st, ar, so, lo, se = self._parts(prefill_tokens, prefill_pairs, decode_seqs, decode_context,
+                                                       prefill_seqs)[0]  # fmt: skip
         return w + x + kv + pa + st + ar + so + lo + se
 
 

@@ -45,7 +45,7 @@ def bench_simulate() -> None:
     from calc.sim_engine import EngineConfig
     from calc.sim_stats import Workload
 
-    def step_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context):
+    def step_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs=1):
         memory_s = 14.14e9 / (0.87 * 1.008e12) + decode_context * 57_344 / (0.93 * 1.008e12)
         compute_s = ((prefill_tokens + decode_seqs) * 13.05e9 + prefill_pairs * 401_408) / 146.3e12
         return max(memory_s, compute_s)

@@ -12,7 +12,7 @@ from calc.sim_stats import ItlSegments, Workload, eos_hazard, workload_arrays
 MS = 1e-3
 
 
-def const_10ms(prefill_tokens, prefill_pairs, decode_seqs, decode_context):
+def const_10ms(prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs=1):
     return 10 * MS
 
 
@@ -27,7 +27,7 @@ def workload(**kw) -> Workload:
     return Workload(**(dict(input_len=100, output_len=5, num_prompts=1) | kw))
 
 
-def rtx4090_step(prefill_tokens, prefill_pairs, decode_seqs, decode_context):
+def rtx4090_step(prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs=1):
     """The seed's Qwen2.5-7B on an RTX 4090 as a max of linear terms: weights + KV reads at 87 % / 93 % of
     1,008 GB/s, or 13.05 GFLOP per token + 401,408 FLOP per attention pair at 146.3 TFLOP/s."""
     memory_s = 14.14e9 / (0.87 * 1.008e12) + decode_context * 57_344 / (0.93 * 1.008e12)
@@ -95,7 +95,7 @@ def test_closed_loop_by_hand():
 
 def test_linear_step_over_a_stretch_is_the_arithmetic_series():
     a, b = 5 * MS, 1e-6  # step = a + b · decode_context
-    step = lambda p, pp, n, ctx: a + b * ctx
+    step = lambda p, pp, n, ctx, *_: a + b * ctx
     r = simulate(engine(), workload(num_prompts=2, output_len=50), step)
     # step 0: both prompts (context 0) → a; decode step j = 1..49: 2 sequences at context 100 + j each
     # Σ (100 + j) for j = 1..49 = 4,900 + 1,225 = 6,125
@@ -117,7 +117,7 @@ def test_vllm_preemption_by_hand():
     # its 4th token) and needs 6 more steps: done at 170 ms.
     prefilled = []
 
-    def step(p, pp, n, ctx):
+    def step(p, pp, n, ctx, *_):
         prefilled.append(p)
         return 10 * MS
 
@@ -134,7 +134,7 @@ def test_vllm_preemption_by_hand():
 
 def test_prefix_hits_skip_compute_but_count_as_context():
     # step = 1 ms + 0.1 ms per prompt token computed + 1 µs per context token decoded; C = 1, 64 cached tokens
-    step = lambda p, pp, n, ctx: 1 * MS + 0.1 * MS * p + 1e-6 * ctx
+    step = lambda p, pp, n, ctx, *_: 1 * MS + 0.1 * MS * p + 1e-6 * ctx
     r = simulate(engine(prefix_cached_tokens=64), workload(num_prompts=2, output_len=2, max_concurrency=1), step)
     assert r.ttft_s.tolist() == pytest.approx([1 * MS + 100 * 0.1 * MS, 1 * MS + (100 - 64) * 0.1 * MS])
     # the one decode step attends to the whole prompt plus the first token: context 101 for both

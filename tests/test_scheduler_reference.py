@@ -51,7 +51,7 @@ def reference(cfg: EngineConfig, w: Workload, step_s) -> tuple[np.ndarray, np.nd
         nonlocal t
         tokens = sum(c for r, c in sched.items() if not decoding[r])
         pairs = sum(c * kv[r] + c * (c + 1) // 2 for r, c in sched.items() if not decoding[r])
-        t += step_s(tokens, pairs, n_dec, ctx)
+        t += step_s(tokens, pairs, n_dec, ctx, sum(1 for r in sched if not decoding[r]))
         for r, c in sched.items():
             kv[r] += c
             if decoding[r] or kv[r] == tgt[r]:
@@ -156,7 +156,7 @@ CASES = [
 @pytest.mark.parametrize("eng", ["vllm", "sglang"])
 @pytest.mark.parametrize(("name", "cfg", "w"), CASES, ids=[c[0] for c in CASES])
 def test_compressed_equals_per_step_reference(name, cfg, w, eng):
-    step = lambda p, pp, n, ctx: 2 * MS + 1e-5 * p + 1e-8 * pp + 1e-4 * n + 2e-7 * ctx  # linear: Simpson is exact
+    step = lambda p, pp, n, ctx, *_: 2 * MS + 1e-5 * p + 1e-8 * pp + 1e-4 * n + 2e-7 * ctx  # linear: Simpson is exact
     cfg = replace(cfg, engine=eng)
     r = simulate(cfg, w, step)
     ttft, e2e, preemptions, itl = reference(cfg, w, step)

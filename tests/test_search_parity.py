@@ -153,12 +153,13 @@ def test_where_the_cuda_graphs_bind_the_search_sizes_as_evaluate(catalog):
 
 
 def test_a_skewed_routing_reaches_the_search_too(catalog):
-    """The routing exponent and the fused-MoE compute share (engine_specs) enter the vectorised step as they enter
-    evaluate()'s: an MoE model with x = 0.8 and a share of 0.5 in both engines, the same TPOT and replicas at every
-    searched point that deploys."""
+    """The routing exponents and the fused-MoE compute share (engine_specs) enter the vectorised step as they enter
+    evaluate()'s: an MoE model with x = 0.8, y = 0.5 and a share of 0.5 in both engines, the same TTFT, TPOT and
+    replicas at every searched point that deploys."""
     from dataclasses import replace
 
-    engines = {n: e.model_copy(update={"routing_exponent": 0.8, "moe_compute_share": 0.5}) for n, e in catalog.engines.items()}
+    engines = {n: e.model_copy(update={"routing_exponent": 0.8, "prefill_routing_exponent": 0.5, "moe_compute_share": 0.5})
+               for n, e in catalog.engines.items()}  # fmt: skip
     skewed = replace(catalog, engines=engines)
     rng = np.random.default_rng(11)
     s = random_scenario(rng, "qwen3-30b-a3b", skewed)
@@ -170,6 +171,7 @@ def test_a_skewed_routing_reaches_the_search_too(catalog):
         d = row(r, int(i))
         rep = evaluate(scenario_of(r, int(i)), skewed)
         assert close(d["tpot_s"], rep.latency.tpot_s) and d["replicas"] == rep.fleet.replicas
+        assert close(d["ttft_s"], rep.latency.ttft_s)
         moved += rep.latency.tpot_s != evaluate(scenario_of(r, int(i)), catalog).latency.tpot_s
     assert moved >= 1  # the step moved somewhere
 

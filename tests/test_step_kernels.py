@@ -36,6 +36,46 @@ def test_a_routing_exponent_below_one_touches_fewer_experts_by_hand(catalog):
     assert skewed.terms(0, 0, 32, 32 * 200).experts_s < uniform.terms(0, 0, 32, 32 * 200).experts_s
 
 
+def test_a_prompts_tokens_favour_the_same_experts_by_hand(catalog):
+    """Qwen3-30B-A3B (128 experts, top-8), routing exponent x = 1 for the arithmetic. A 64-token prompt prefilled
+    alone, prefill exponent y = 0.5: 64^0.5 = 8 draws, 128 · (1 − (120/128)^8) = 128 · (1 − 0.59673) = 51.6 experts
+    a layer, where 64 independent requests would reach 128 · (1 − (120/128)^64) = 126.8. Two prompts of 32 tokens in
+    one step: 2 · 32^0.5 = 11.31 draws, 128 · (1 − 0.9375^11.31) = 66.3. Beside 4 decoding sequences the draws add:
+    4 + 8 = 12, 128 · (1 − 0.9375^12) = 68.9. At y = 1 the prefill is n tokens of independent draws again."""
+    r = evaluate(scenario(model="qwen3-30b-a3b", gpu="h100-sxm"), catalog)
+    step = r.latency.step
+
+    def at(y):
+        return replace(step, engine=step.engine.model_copy(update={"routing_exponent": 1.0, "prefill_routing_exponent": y}))
+
+    local = at(0.5)
+    assert local.experts_touched(64, 64, 1) == pytest.approx(128 * (1 - (120 / 128) ** 8))
+    assert local.experts_touched(64, 64, 1) == pytest.approx(51.6, abs=0.05)
+    assert local.experts_touched(64, 64, 2) == pytest.approx(128 * (1 - (120 / 128) ** (2 * 32 ** 0.5)))
+    assert local.experts_touched(64, 64, 2) == pytest.approx(66.3, abs=0.05)
+    assert local.experts_touched(4 + 64, 64, 1) == pytest.approx(128 * (1 - (120 / 128) ** 12))
+    assert at(1.0).experts_touched(64, 64, 1) == pytest.approx(128 * (1 - (120 / 128) ** 64))
+    # decoding sequences are one draw each whatever y is; more locality, fewer experts; a step's time follows
+    assert local.experts_touched(8) == at(1.0).experts_touched(8)
+    counts = [at(y).experts_touched(128, 128, 1) for y in (0.3, 0.6, 0.9, 1.0)]
+    assert counts == sorted(counts) and counts[0] < counts[-1]
+    assert local.terms(64, 64 * 65 / 2, 0, 0.0).experts_s < at(1.0).terms(64, 64 * 65 / 2, 0, 0.0).experts_s
+    assert local.step_s(64, 64 * 65 / 2, 0, 0.0, 2) > local.step_s(64, 64 * 65 / 2, 0, 0.0, 1)
+
+
+def test_a_short_prompt_alone_reads_fewer_experts_than_the_card_can_stream(catalog):
+    """Massed Compute, Qwen3-30B-A3B on one H100 PCIe under vLLM, one request of 128 prompt tokens: first token in
+    31.3 ms (tests/data/benchmarks/massed-compute-qwen3-30b-a3b-h100.yaml). Its 48 MoE layers hold 48 · 128 experts
+    of 3 · 2048 · 768 bf16 weights = 58.0 GB; at the card's full 2.0 TB/s that is 29.0 ms, and the dense weights,
+    the front end and the step's fixed costs come on top: the prompt cannot have read every expert. The shipped
+    constants read fewer than all 128 a layer for it, where 128 independent requests would reach all of them."""
+    expert_bytes = 48 * 128 * 3 * 2048 * 768 * 2
+    assert expert_bytes == pytest.approx(58.0e9, rel=1e-3) and expert_bytes / 2.0e12 == pytest.approx(29.0e-3, rel=1e-3)
+    step = evaluate(scenario(model="qwen3-30b-a3b", gpu="h100-pcie"), catalog).latency.step
+    assert step.engine.prefill_routing_exponent < 1
+    assert step.experts_touched(128, 128, 1) < 0.9 * 128 < step.experts_touched(128)
+
+
 def test_the_fused_moe_compute_share_slows_only_steps_whose_expert_flops_bind(catalog):
     """Qwen3-30B-A3B on an H100: a prefill chunk of 8,192 tokens sends 8,192 · 8 / 128 = 512 tokens through each
     expert, so the experts' time is their FLOPs: at moe_compute_share 0.5 it is twice that at 1. One decoding
