@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from calc.engine_spec import EngineSpec
 from calc.scenario import Scenario
-from calc.step_time import StepModel, StepTerms, chunk_pairs
+from calc.step_time import StepModel, StepTerms, chunk_pairs, prompts_in
 
 
 def e2e_s(*, ttft_s: float, tpot_s: float, output_len: int) -> float:
@@ -54,7 +54,7 @@ def budget_cycle_s(model: StepModel, *, b: float, input_len: int, output_len: in
     p = budget - d
     if p <= 0:
         return 0.0
-    return b * L * model.step_s(p, p * L / 2, d, d * context, max(1, round(p / L))) / p
+    return b * L * model.step_s(p, p * L / 2, d, d * context, float(prompts_in(p, L))) / p
 
 
 def mixed_tpot_s(model: StepModel, *, b: float, input_len: int, output_len: int, budget: int,

@@ -24,7 +24,7 @@ from calc.scenario import Scenario
 from calc.slot_queue import erlang_c_one, late_share_one, queue_service_one
 from calc.specs import GPUSpec, ModelSpec
 from calc.step_inputs import step_model
-from calc.step_time import StepModel, chunk_pairs
+from calc.step_time import StepModel, chunk_pairs, prompts_in
 from calc.workload import max_requests_at_length, start_refusal
 
 
@@ -159,7 +159,7 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
 def prefill_work_s(s: Scenario, alone: LatencyResult, model: StepModel) -> float:
     """S of calc.prefill_queue: min(prefill alone, L · T_B / B), T_B one step of the budget's B prompt tokens."""
     B = s.max_num_batched_tokens  # noqa: N806 - the formula's name
-    return float(prefill_queue.work_s(alone.prefill_terms.total_s, s.input_len, model.step_s(B, chunk_pairs(B, 0), 0, 0, max(1, round(B / s.input_len))), B))
+    return float(prefill_queue.work_s(alone.prefill_terms.total_s, s.input_len, model.step_s(B, chunk_pairs(B, 0), 0, 0, float(prompts_in(B, s.input_len))), B))
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from calc.prefill_queue import conformance as poisson_conformance
 from calc.prefill_queue import conformance_one
 from calc.search_step import Consts, step_total
 from calc.slot_queue import erlang_c, erlang_c_bound, far, late_share_one, wait_decay
+from calc.step_time import prompts_in
 
 
 class Rows:
@@ -164,7 +165,7 @@ def _budget_wait(c: Consts, v, b, ttft, tpot):
     """What the prompts wait for the step budget beyond the requests' own time (calc.engine_cycle.budget_cycle_s)."""
     d = np.minimum(b, v.budget * (c.N - 1) / (c.L + c.N - 1))
     p = v.budget - d
-    full = step_total(c, v, p, p * c.L / 2, d, d * c.ctx, pseqs=np.maximum(1, np.round(p / c.L)))
+    full = step_total(c, v, p, p * c.L / 2, d, d * c.ctx, pseqs=prompts_in(p, c.L))
     with np.errstate(divide="ignore", invalid="ignore"):
         cycle = np.where(p > 0, b * c.L * full / np.where(p > 0, p, 1.0), 0.0)
     return np.maximum(0.0, cycle - (ttft + (c.N - 1) * tpot))

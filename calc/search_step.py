@@ -24,6 +24,7 @@ from calc.resolve import override_gpu
 from calc.scenario import Scenario
 from calc.search_space import Grid
 from calc.step_inputs import expert_compute_share, gpu_rates, step_model
+from calc.step_time import prompts_in
 from calc.weights import weight_format
 from calc.work import distinct_experts
 
@@ -156,7 +157,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     rows["base"] = c.front_queue_s + rows["alone"]
     rows["dec1"] = step_total(c, v, 0, 0, 1, 1 * c.ctx)
     budget_step = step_total(c, v, v.budget, v.budget * (v.budget + 1) / 2, 0, 0.0,
-                             pseqs=np.maximum(1, np.round(v.budget / L)))  # the budget's prompts
+                             pseqs=prompts_in(v.budget, L))
     rows["work"] = work_s(rows["alone"], L, budget_step, v.budget)  # calc.replicas.prefill_work_s
     return c, rows
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from calc.engine_spec import EngineSpec
 from calc.expr import E
 from calc.work import distinct_experts
@@ -194,6 +196,12 @@ class StepModel:
         w, x, kv, pa, st, ar, so, lo, se = self._parts(prefill_tokens, prefill_pairs, decode_seqs, decode_context,
                                                        prefill_seqs)[0]  # fmt: skip
         return w + x + kv + pa + st + ar + so + lo + se
+
+
+def prompts_in(tokens, input_len):
+    """Prompts of input_len tokens a prefill of `tokens` tokens carries (a full step budget's): round(tokens / L),
+    at least 1 — the prefill_seqs of a step. Floats or numpy arrays."""
+    return np.maximum(1.0, np.round(np.asarray(tokens) / input_len))
 
 
 def chunk_pairs(chunk_tokens: float, offset: float) -> float:

@@ -61,6 +61,12 @@ def test_a_prompts_tokens_favour_the_same_experts_by_hand(catalog):
     assert counts == sorted(counts) and counts[0] < counts[-1]
     assert local.terms(64, 64 * 65 / 2, 0, 0.0).experts_s < at(1.0).terms(64, 64 * 65 / 2, 0, 0.0).experts_s
     assert local.step_s(64, 64 * 65 / 2, 0, 0.0, 2) > local.step_s(64, 64 * 65 / 2, 0, 0.0, 1)
+    # a full budget's prompts, for the closed forms and the search: 8,192 tokens of 1,000-token prompts are 8; a
+    # budget shorter than one prompt carries a chunk of one
+    from calc.step_time import prompts_in
+
+    assert prompts_in(8192, 1000) == 8 and prompts_in(512, 1000) == 1
+    assert prompts_in(np.array([8192, 512]), 1000).tolist() == [8, 1]
 
 
 def test_a_short_prompt_alone_reads_fewer_experts_than_the_card_can_stream(catalog):
