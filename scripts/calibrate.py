@@ -40,8 +40,8 @@ from calc.loader import ENGINE_DIR, load_catalog  # noqa: E402
 from scripts import usage  # noqa: E402
 
 SHARED = ("gemm_half_tokens", "gemm_compute_share", "attention_bandwidth_share", "attention_compute_share",
-          "fp8_weight_share", "int4_weight_share", "moe_weight_share", "moe_compute_share", "routing_exponent", "prefill_routing_exponent",
-          "fp8_moe_compute_share")  # fmt: skip
+          "fp8_weight_share", "int4_weight_share", "moe_weight_share", "moe_compute_share", "routing_exponent",
+          "prefill_routing_exponent", "fp8_moe_compute_share")  # fmt: skip
 OWN = ("step_overhead_s", "layer_overhead_s", "per_sequence_s", "stream_token_s", "request_overhead_s",
        "request_token_s", "chat_request_s", "chat_serial_s")  # fmt: skip
 # A burst's TTFT is its queue's drain time, which throughput already fits: weighed low so it cannot set the
@@ -56,7 +56,8 @@ PRIORS = {"gemm_compute_share": (0.75, 0.25), "attention_bandwidth_share": (0.95
           "moe_weight_share": (0.85, 0.2), "gemm_half_tokens": (64, 0.7), "routing_exponent": (1.0, 0.3),
           "moe_compute_share": (1.0, 0.5), "fp8_moe_compute_share": (1.0, 0.5)}  # fmt: skip
 # routing_exponent: uniform routing (1) is the textbook assumption; the MoE runs at several concurrencies move it.
-BELOW_ONE = ("routing_exponent", "prefill_routing_exponent")  # an exponent above 1 would touch more experts than independent tokens can
+# an exponent above 1 would touch more experts than independent tokens can
+BELOW_ONE = ("routing_exponent", "prefill_routing_exponent")
 CAP = 1.5
 EAGER_RATIO = 3.75  # layer_overhead_eager_s / layer_overhead_s: a launch per kernel 4–6 µs vs 1–1.5 µs from a graph
 FIT_PROMPTS = 200  # the fit replays at most this many prompts per run (speed); the report replays each run's own count
