@@ -24,12 +24,16 @@ class EngineSpec(BaseModel):
     step_overhead_s: Seconds
     """Per engine step, whatever its size: scheduling, input preparation, sampling launch (CUDA graphs on)."""
     layer_overhead_s: Seconds
-    """Per decoder layer per step with CUDA graphs: kernel boundaries that move no bytes."""
+    """Per transformer block (StepModel.blocks) per step with CUDA graphs: kernel boundaries that move no bytes."""
     layer_overhead_eager_s: Seconds
     """The same without CUDA graphs (enforce_eager): a launch per kernel."""
     cudagraph_max_tokens: Annotated[int, Field(ge=0, le=65536)]
     """Largest step (tokens) that replays a captured CUDA graph; bigger steps launch kernel by kernel (vLLM's
     max_cudagraph_capture_size, 512 by default; SGLang's cuda_graph_max_bs, 256 on 80–160 GiB parts)."""
+    shared_expert_layer_s: Seconds = 0.0
+    """Per step, per MoE layer that also runs shared experts, with CUDA graphs (× the eager ratio without): their
+    own GEMMs and activation, and the sigmoid grouped top-k gate of the DeepSeek-V3 family, kernels a MoE layer
+    without them does not launch (0: a spec fitted before the term)."""
     per_sequence_s: Seconds
     """Per running sequence per step: sampling, detokenisation, output streaming."""
     stream_token_s: Annotated[float, Field(ge=0, le=1e-2)]

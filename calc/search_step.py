@@ -44,13 +44,14 @@ class Consts:
 
     gcs: float
     """The routed experts' share: gemm_compute_share × moe_compute_share (1 under an mfu override)."""
-    layers2: int
+    layers2: float
+    """All-reduces per step: 2 × blocks (one per sublayer)."""
     arb: float
     step_overhead_s: float
     layer_overhead_s: float
-    """layers × the CUDA-graph launch cost (the eager one under enforce_eager)."""
+    """StepModel.launch_s with CUDA graphs (without under enforce_eager)."""
     layer_overhead_eager_s: float
-    """layers × the eager launch cost: steps of more than cudagraph_max_tokens tokens have no captured graph."""
+    """StepModel.launch_s without: steps of more than cudagraph_max_tokens tokens have no captured graph."""
     cudagraph_max_tokens: int
     per_seq_s: float
     experts: int
@@ -139,10 +140,9 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
         rows[f"kb{i}"], rows[f"af{i}"] = kb[tpi, grid.kv, i], af[tpi, i]
     L, N = s.input_len, s.output_len
     c = Consts(gcs=1.0 if mfu_over else engine.gemm_compute_share,
-               layers2=2 * one.layers,
+               layers2=2 * one.blocks,
                arb=one.allreduce_bytes_per_token, step_overhead_s=engine.step_overhead_s,
-               layer_overhead_s=one.layers * (engine.layer_overhead_eager_s if s.enforce_eager else engine.layer_overhead_s),
-               layer_overhead_eager_s=one.layers * engine.layer_overhead_eager_s,
+               layer_overhead_s=one.launch_s(s.enforce_eager), layer_overhead_eager_s=one.launch_s(True),
                cudagraph_max_tokens=engine.cudagraph_max_tokens,
                per_seq_s=engine.per_sequence_s + engine.stream_token_s, experts=one.experts, routing=engine.routing_exponent,
                prefill_routing=engine.prefill_routing_exponent, top_k=one.top_k, moe_layers=one.moe_layers,

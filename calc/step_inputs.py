@@ -37,6 +37,13 @@ def expert_compute_share(engine: EngineSpec, compute_dtype: str, g: GPUSpec) -> 
     return engine.gemm_compute_share * engine.moe_compute_share * (engine.fp8_moe_compute_share if fp8 else 1.0)
 
 
+def blocks(m: ModelSpec) -> float:
+    """Transformer blocks' worth of sublayers: (layers with a mixer + layers with an FFN) / 2. A decoder layer of
+    most models holds both; a Nemotron-H layer holds one (its 52 layers are 26 blocks' worth)."""
+    plan = m.plan
+    return (2 * plan.n - plan.count("none") - plan.count("ffn:none")) / 2
+
+
 def _share(engine: EngineSpec, bytes_per_param: float) -> float:
     """The engine's kernel share for weights stored at this many bytes per parameter."""
     if bytes_per_param >= 2:
@@ -106,6 +113,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         dense_weight_bytes=dense_bytes,
         expert_bytes=expert_bytes,
         moe_layers=moe_layers,
+        shared_moe_layers=moe_layers if m.shared_expert_size else 0,
         experts=experts,
         top_k=m.num_experts_per_tok or 0,
         gemm_flop_per_token=2.0 * (dense_params + p.norms) / tp,
@@ -115,6 +123,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         attention_flop=attn_flop,
         state_bytes_per_seq=(shape.bytes * m.plan.state()) if shape else 0.0,
         layers=m.num_hidden_layers,
+        blocks=blocks(m),
         allreduce_bytes_per_token=m.hidden_size * DTYPE_BYTES["bf16"],
         allreduce_latency_s=rates.allreduce_latency_s,
         link_bytes_per_s=rates.link_bytes_per_s,

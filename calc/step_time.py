@@ -84,6 +84,8 @@ class StepModel:
     expert_bytes: float
     """Per rank: one routed expert of one MoE layer."""
     moe_layers: int
+    shared_moe_layers: int
+    """MoE layers that also run shared experts (DeepSeek, GLM-4.5, Kimi-K2, Qwen3-Next, Llama 4, Nemotron-3)."""
     experts: int
     top_k: int
     gemm_flop_per_token: float
@@ -100,6 +102,10 @@ class StepModel:
     state_bytes_per_seq: float
     """Per rank: Mamba / linear-attention state one sequence reads and writes back each step."""
     layers: int
+    blocks: float
+    """Transformer blocks' worth of sublayers, (layers with a mixer + layers with an FFN) / 2: `layers` for most
+    models, half of them for Nemotron-H and Mamba, whose layers hold one sublayer each. Kernel launches and
+    all-reduces (one per sublayer under TP) count blocks."""
     allreduce_bytes_per_token: float
     allreduce_latency_s: float
     link_bytes_per_s: float
@@ -143,6 +149,14 @@ class StepModel:
             g = tokens - prefill_tokens + seqs * (prefill_tokens / seqs) ** e.prefill_routing_exponent
         return distinct_experts(experts=self.experts, top_k=self.top_k, tokens=g ** e.routing_exponent)
 
+    def launch_s(self, eager: bool) -> float:
+        """Kernel boundaries that move no bytes, one step [s]: blocks × the engine's cost per layer, + each
+        shared-expert MoE layer's own kernels (its GEMMs, the sigmoid grouped top-k gate: shared_expert_layer_s);
+        without a CUDA graph both × the eager ratio (layer_overhead_eager_s / layer_overhead_s)."""
+        e = self.engine
+        graph = self.blocks * e.layer_overhead_s + self.shared_moe_layers * e.shared_expert_layer_s
+        return graph * (e.layer_overhead_eager_s / e.layer_overhead_s) if eager and e.layer_overhead_s else graph
+
     def _parts(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
                prefill_seqs: int = 1) -> tuple[tuple[float, ...], tuple[float, ...]]:  # fmt: skip
         """The estimate's terms in StepTerms' order, and what the floor needs (FLOP, bytes, all-reduce bytes)."""
@@ -173,11 +187,10 @@ class StepModel:
         state_bytes = 2 * decode_seqs * self.state_bytes_per_seq
         state_s = state_bytes / bw
         comm_bytes = 2 * (self.tp - 1) / self.tp * n * self.allreduce_bytes_per_token if self.tp > 1 else 0.0
-        allreduce_s = 2 * self.layers * (self.allreduce_latency_s + comm_bytes / self.link_bytes_per_s) if self.tp > 1 else 0.0
+        allreduce_s = 2 * self.blocks * (self.allreduce_latency_s + comm_bytes / self.link_bytes_per_s) if self.tp > 1 else 0.0
         eager = self.eager or n > e.cudagraph_max_tokens  # no captured graph for a step this large
-        per_layer = e.layer_overhead_eager_s if eager else e.layer_overhead_s
         parts = (weights_s, experts_s, kv_s, prefill_attention_s, state_s, allreduce_s, e.step_overhead_s,
-                 self.layers * per_layer, decode_seqs * (e.per_sequence_s + (e.stream_token_s if self.online else 0.0)))  # fmt: skip
+                 self.launch_s(eager), decode_seqs * (e.per_sequence_s + (e.stream_token_s if self.online else 0.0)))  # fmt: skip
         flop = gemm_flop + n * self.expert_flop_per_token + decode_attn_flop + prefill_attn_flop
         return parts, (flop, self.dense_weight_bytes + expert_bytes + kv_bytes + state_bytes, comm_bytes)
 
@@ -186,7 +199,7 @@ class StepModel:
         parts, (flop, moved, comm_bytes) = self._parts(prefill_tokens, prefill_pairs, decode_seqs, decode_context,
                                                        prefill_seqs)  # fmt: skip
         floor = max(moved / self.bandwidth_bytes_per_s, flop / self.peak_flop_per_s)
-        floor += 2 * self.layers * comm_bytes / self.link_bytes_per_s if self.tp > 1 else 0.0
+        floor += 2 * self.blocks * comm_bytes / self.link_bytes_per_s if self.tp > 1 else 0.0
         return StepTerms(*parts, floor_s=floor, flop=flop, bytes_moved=moved)
 
     def step_s(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,

@@ -42,8 +42,8 @@ from scripts import usage  # noqa: E402
 SHARED = ("gemm_half_tokens", "gemm_compute_share", "attention_bandwidth_share", "attention_compute_share",
           "fp8_weight_share", "int4_weight_share", "moe_weight_share", "moe_compute_share", "routing_exponent",
           "prefill_routing_exponent", "fp8_moe_compute_share")  # fmt: skip
-OWN = ("step_overhead_s", "layer_overhead_s", "per_sequence_s", "stream_token_s", "request_overhead_s",
-       "request_token_s", "chat_request_s", "chat_serial_s")  # fmt: skip
+OWN = ("step_overhead_s", "layer_overhead_s", "shared_expert_layer_s", "per_sequence_s", "stream_token_s",
+       "request_overhead_s", "request_token_s", "chat_request_s", "chat_serial_s")  # fmt: skip
 # A burst's TTFT is its queue's drain time, which throughput already fits: weighed low so it cannot set the
 # per-request costs that the first-token latency of a steady load depends on.
 WEIGHTS = {"tpot": 2.0, "ttft": 1.0, "ttft_burst": 0.25, "throughput": 1.0, "latency": 2.0}
