@@ -7,7 +7,9 @@ Reports, per crowd size: first-load and rerun round trips (p50/p90), reruns per 
 per run (its CPU seconds over the crowd / runs served), the client's own CPU share (it shares the machine), the
 machine's CPU stolen by the hypervisor meanwhile (a shared host: every figure slows with it), and the server's
 resident memory idle, at peak and after the crowd leaves (SETTLE_S later: Streamlit drops a closed session only after
-server.disconnectedSessionTTL).
+server.disconnectedSessionTTL), and once more after the server has started afresh and served one warm-up session
+again (ui/recycle.py: a process that held a crowd re-executes itself after PLANNER_RECYCLE_IDLE_S without a
+session; this waits up to that + 60 s for it, and shows "-" where it did not happen).
 
     python scripts/crowd.py [--processes N] [SESSIONS ...]        # default: 1 10 40, one process
 
@@ -172,6 +174,32 @@ def start_pool(n: int) -> tuple[list[subprocess.Popen], list[subprocess.Popen], 
     return procs, [proxy], f"ws://127.0.0.1:{port}/_stcore/stream"
 
 
+def await_recycle(procs, url: str, rss_all, after: float, n: int) -> str:
+    """Wait for every server to start afresh (its resident size falls by half: a fresh interpreter has not imported
+    the app yet), warm each with one session as at the start, and return the resident size then [MB]; "-" where
+    recycling is off or a server did not restart in time."""
+    from ui.recycle import from_env
+
+    recycler = from_env()
+    wait_s = recycler.idle_s
+    if wait_s <= 0 or n < recycler.crowd:
+        return "-"
+    deadline = time.time() + wait_s + 60.0
+    while any(rss_mb(p.pid) > after / len(procs) / 2 for p in procs):
+        if time.time() > deadline:
+            return "-"
+        time.sleep(1.0)
+    for _ in procs:
+        for _ in range(100):  # the fresh process binds its port within a few seconds
+            try:
+                asyncio.run(crowd(url, 1))
+                break
+            except OSError:
+                time.sleep(0.2)
+    time.sleep(2)
+    return f"{rss_all():.0f}"
+
+
 def main(sizes: list[int], processes: int = 1) -> None:
     procs, helpers, url = start_pool(processes)
 
@@ -189,7 +217,7 @@ def main(sizes: list[int], processes: int = 1) -> None:
         print(f"{processes} server process(es) idle after one warm-up session each: {idle:.0f} MB resident"
               f" ({idle_anon:.0f} MB anonymous)")
         print(f"{'sessions':>8s} {'first load p50/p90':>20s} {'rerun p50/p90':>16s} {'runs/s':>7s} {'server CPU/run':>15s}"
-              f" {'client CPU':>11s} {'steal':>6s} {'peak MB':>8s} {'after MB':>9s} {'anon MB':>8s}")  # fmt: skip
+              f" {'client CPU':>11s} {'steal':>6s} {'peak MB':>8s} {'after MB':>9s} {'anon MB':>8s} {'afresh MB':>10s}")  # fmt: skip
         for n in sizes:
             peak = [idle]
 
@@ -214,9 +242,10 @@ def main(sizes: list[int], processes: int = 1) -> None:
             runs = len(r["first"]) + len(r["rerun"])
             time.sleep(SETTLE_S)  # closed sessions are dropped after server.disconnectedSessionTTL
             after, after_anon = rss_all(), rss_all("RssAnon")
+            afresh = await_recycle(procs, url, rss_all, after, n)
             print(f"{n:8d} {pct(r['first'], 50):9.2f}/{pct(r['first'], 90):5.2f} s {pct(r['rerun'], 50):8.2f}/{pct(r['rerun'], 90):5.2f} s"
                   f" {r['runs_per_s']:7.1f} {server_cpu / runs * 1e3:12.0f} ms {client_cpu / r['wall_s']:10.0%} {steal:6.0%}"
-                  f" {max(peak):8.0f} {after:9.0f} {after_anon:8.0f}", flush=True)  # fmt: skip
+                  f" {max(peak):8.0f} {after:9.0f} {after_anon:8.0f} {afresh:>10s}", flush=True)  # fmt: skip
     finally:
         for p in [*helpers, *procs]:
             p.terminate()

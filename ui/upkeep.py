@@ -15,7 +15,9 @@ import gc
 import threading
 import time
 
-EVERY_S = 10.0  # a closed tab's session is released at most this long after its TTL
+from ui import recycle
+
+EVERY_S = 10.0  # a closed tab's session is released at most this long after its TTL (PLANNER_UPKEEP_S: the tests)
 
 
 def shut_down_expired(storage) -> int:
@@ -44,42 +46,56 @@ def reap_dropped_sessions() -> int:
     """shut_down_expired on the running server's session storage, on the server's event loop (the one thread
     that touches that storage); 0 where there is no server (`python app.py`; AppTest's stand-in runtime is a Mock
     without a session manager)."""
+    return _on_server_loop()[0]
+
+
+def _on_server_loop() -> tuple[int, int | None]:
+    """(sessions removed, sessions the server still holds: open, or kept for a closed tab's reconnect), done on the
+    server's event loop; (0, None) where there is no server."""
     from streamlit import runtime
 
     if not runtime.exists():
-        return 0
+        return 0, None
     try:
         rt = runtime.get_instance()
-        storage, loop = rt._session_mgr._session_storage, rt._get_async_objs().eventloop
+        mgr = rt._session_mgr
+        storage, loop = mgr._session_storage, rt._get_async_objs().eventloop
     except (AttributeError, RuntimeError):
-        return 0
-    done, removed = threading.Event(), [0]
+        return 0, None
+    done, out = threading.Event(), [0, None]
 
     def reap() -> None:
         try:
-            removed[0] = shut_down_expired(storage)
+            out[0] = shut_down_expired(storage)
+            out[1] = len(mgr.list_sessions())
         finally:
             done.set()
 
     loop.call_soon_threadsafe(reap)
     done.wait(timeout=EVERY_S)
-    return removed[0]
+    return out[0], out[1]
 
 
-def start(every_s: float = EVERY_S) -> None:
+def start(every_s: float | None = None) -> None:
     """One daemon thread per process. glibc keeps the heap a crowd grew even after its sessions are dropped:
-    the free part goes back to the OS (malloc_trim is a no-op where there is no glibc)."""
+    the free part goes back to the OS (malloc_trim is a no-op where there is no glibc); what the allocators keep
+    beyond it goes when the idle process starts afresh (ui/recycle.py)."""
     try:
         trim = ctypes.CDLL("libc.so.6").malloc_trim
     except (OSError, AttributeError):
         trim = None
+    recycler = recycle.from_env()
+    every_s = every_s or max(0.5, recycle.env_number("PLANNER_UPKEEP_S", EVERY_S))
 
     def loop() -> None:
         while True:
             time.sleep(every_s)
-            if reap_dropped_sessions():
+            removed, sessions = _on_server_loop()
+            if removed:
                 gc.collect()  # a session is a web of cycles; without runs nothing else collects them
             if trim is not None:
                 trim(0)
+            if sessions is not None and recycler.tick(time.monotonic(), sessions):
+                recycle.restart()
 
     threading.Thread(target=loop, name="upkeep", daemon=True).start()
