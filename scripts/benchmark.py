@@ -299,7 +299,7 @@ if __name__ == "__main__":
     if "--skip-browser" not in sys.argv:
         bench_page_vs_toy()
         bench_search_tab_browser()
-    if "--crowd" in sys.argv:  # 1, 10 and 40 websocket sessions on one server (scripts/crowd.py), about 3 minutes
+    if "--crowd" in sys.argv:  # 1, 10 and 40 websocket sessions on one server (scripts/crowd.py), about 8 minutes with the restarts
         from scripts.crowd import main as crowd
 
         crowd([1, 10, 40])
