@@ -9,9 +9,12 @@ parallel rank, with B the peak bandwidth and P the peak FLOP/s:
               + experts touched / (B · a_bw · s_moe)  ⊔  expert FLOP / (P · a_mm · m/(m + n½))
               + KV / (B · a_bw · s_attn)  ⊔  decode attention FLOP / (P · a_mm · s_attn_c)
               + prefill attention FLOP / (P · a_mm · s_attn_c)  + state read and written / (B · a_bw)
-              + 2 · layers · (α + 2 (tp − 1)/tp · tokens · hidden · 2 B / link)
-              + step overhead + layers · layer overhead + sequences · (per-sequence cost + streaming, when served)
-The layer overhead is the CUDA-graph one up to the engine's largest captured step, the eager one beyond it.
+              + 2 · blocks · (α + 2 (tp − 1)/tp · tokens · hidden · 2 B / link)
+              + step overhead + blocks · layer overhead + shared-expert MoE layers · their overhead
+              + sequences · (per-sequence cost + streaming, when served)
+blocks = (layers with a mixer + layers with an FFN) / 2: the layer count, but half of it for Nemotron-H and Mamba,
+whose layers hold one sublayer each. The layer and shared-expert overheads are the CUDA-graph ones up to the
+engine's largest captured step, × the eager ratio beyond it.
 
 a_bw, a_mm: what microbenchmarks reach on this GPU (its spec file); s_*: how the engine's kernels use it, and the
 fixed costs (its spec file, fitted on published benchmark runs). n½: tokens at which GEMMs reach half their
