@@ -44,7 +44,7 @@ class Consts:
 
     gcs: float
     """The routed experts' share: gemm_compute_share × moe_compute_share (1 under an mfu override)."""
-    layers2: float
+    allreduces: float
     """All-reduces per step: 2 × blocks (one per sublayer)."""
     arb: float
     step_overhead_s: float
@@ -140,7 +140,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
         rows[f"kb{i}"], rows[f"af{i}"] = kb[tpi, grid.kv, i], af[tpi, i]
     L, N = s.input_len, s.output_len
     c = Consts(gcs=1.0 if mfu_over else engine.gemm_compute_share,
-               layers2=2 * one.blocks,
+               allreduces=2 * one.blocks,
                arb=one.allreduce_bytes_per_token, step_overhead_s=engine.step_overhead_s,
                layer_overhead_s=one.launch_s(s.enforce_eager), layer_overhead_eager_s=one.launch_s(True),
                cudagraph_max_tokens=engine.cudagraph_max_tokens,
@@ -184,7 +184,7 @@ def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None, pseqs=1):
         out.append(pairs * v.F / v.flacs)
     if c.state:
         out.append(2 * ds * v.sps / v.bw)
-    out.append(c.layers2 * (v.latx + v.arc * n * c.arb / v.link))
+    out.append(c.allreduces * (v.latx + v.arc * n * c.arb / v.link))
     layer_s = np.where(np.asarray(n) > c.cudagraph_max_tokens, c.layer_overhead_eager_s, c.layer_overhead_s)
     out += [c.step_overhead_s, layer_s if np.ndim(layer_s) else float(layer_s), ds * c.per_seq_s]
     if scale is not None:

@@ -194,7 +194,7 @@ def await_recycle(procs, url: str, rss_all, after: float, n: int) -> str:
             try:
                 asyncio.run(crowd(url, 1))
                 break
-            except OSError:
+            except Exception:  # refused, or the proxy's 502, until the port is bound again
                 time.sleep(0.2)
     time.sleep(2)
     return f"{rss_all():.0f}"
