@@ -22,25 +22,37 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(timeout_s: float = 60.0, script: Path | None = None):
-    """`script`: another Streamlit page (the benchmark's toy page); default app.py."""
-    port = free_port()
-    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(script or ROOT / "app.py"), "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
+def wait_healthy(base: str, timeout_s: float) -> bool:
+    """Poll the server's health check until it answers 200 or `timeout_s` passes."""
     deadline = time.time() + timeout_s
     while time.time() < deadline:
         try:
-            urllib.request.urlopen(base + "/_stcore/health", timeout=1)
-            return proc, base
+            if urllib.request.urlopen(base + "/_stcore/health", timeout=1).status == 200:
+                return True
         except OSError:
-            time.sleep(0.2)
+            pass
+        time.sleep(0.2)
+    return False
+
+
+def start_server(timeout_s: float = 60.0, script: Path | None = None, extra_args: tuple[str, ...] = (),
+                 env: dict | None = None, log=None):  # fmt: skip
+    """`script`: another Streamlit page (the benchmark's toy page); default app.py. `extra_args`: more Streamlit
+    options; `env`: variables added to this process's; `log`: an open file for the server's output (default: its
+    stderr is kept for the error message)."""
+    port = free_port()
+    env = {**os.environ, "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", **(env or {})}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(script or ROOT / "app.py"), "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+         *extra_args],
+        cwd=ROOT, env=env, stdout=log or subprocess.DEVNULL, stderr=log or subprocess.PIPE,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    if wait_healthy(base, timeout_s):
+        return proc, base
     proc.kill()
-    raise RuntimeError("streamlit did not start: " + proc.stderr.read().decode()[-2000:])
+    raise RuntimeError("streamlit did not start: " + (proc.stderr.read().decode()[-2000:] if proc.stderr else ""))
 
 
 def launch_browser(playwright):

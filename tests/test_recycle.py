@@ -2,11 +2,8 @@
 environment may set, and — against a real server — that it re-executes in place and serves again."""
 
 import asyncio
-import os
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -58,29 +55,15 @@ def test_a_server_restarts_in_place_after_a_crowd_and_serves_again(tmp_path):
     sys.path.insert(0, str(ROOT))
     from scripts import crowd as client
     from scripts.crowd import crowd, rss_mb
-    from scripts.serve import free_port
+    from scripts.serve import start_server, wait_healthy
 
     client.RERUNS = 0  # each session opens the page and leaves
-
-    port, log = free_port(), tmp_path / "server.log"
-    env = {**os.environ, "PLANNER_RECYCLE_IDLE_S": "2", "PLANNER_RECYCLE_CROWD": "1", "PLANNER_UPKEEP_S": "1",
-           "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}  # fmt: skip
+    log = tmp_path / "server.log"
     with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless",
-                                 "true", "--server.port", str(port), "--server.address", "127.0.0.1",
-                                 "--server.fileWatcherType", "none", "--server.disconnectedSessionTTL", "2"], cwd=ROOT, env=env, stdout=out, stderr=out)  # fmt: skip
-    base, url = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}/_stcore/stream"
-
-    def healthy() -> bool:
-        try:
-            return urllib.request.urlopen(base + "/_stcore/health", timeout=1).status == 200
-        except OSError:
-            return False
-
+        proc, base = start_server(extra_args=("--server.disconnectedSessionTTL", "2"), log=out,
+                                  env={"PLANNER_RECYCLE_IDLE_S": "2", "PLANNER_RECYCLE_CROWD": "1", "PLANNER_UPKEEP_S": "1"})  # fmt: skip
+    url = base.replace("http", "ws") + "/_stcore/stream"
     try:
-        deadline = time.time() + 60
-        while not healthy() and time.time() < deadline:
-            time.sleep(0.2)
         assert asyncio.run(crowd(url, 1))["first"], "the page did not load"
         warm_mb = rss_mb(proc.pid)
         deadline = time.time() + 60
@@ -88,9 +71,7 @@ def test_a_server_restarts_in_place_after_a_crowd_and_serves_again(tmp_path):
             time.sleep(1)
         assert "starting afresh" in log.read_text()
         assert proc.poll() is None  # the same process, re-executed
-        deadline = time.time() + 60
-        while not healthy() and time.time() < deadline:
-            time.sleep(0.2)
+        assert wait_healthy(base, 60)
         assert rss_mb(proc.pid) < warm_mb / 2  # a fresh interpreter, the app not imported yet
         assert asyncio.run(crowd(url, 1))["first"], "the page did not load after the restart"
     finally:
