@@ -70,6 +70,16 @@ def _version(text) -> tuple[int, ...] | None:
         return None
 
 
+def _engine_version(r: dict, catalog) -> str:
+    """The run's release as a Scenario's engine_version: its leading version number, 'latest' for a nightly build,
+    and the spec's oldest release where the source states none (every such source is of 2024–2025)."""
+    text = str(r.get("engine_version") or "")
+    head = re.match(r"\d+(\.\d+){1,3}", text)
+    if head:
+        return head.group(0)
+    return "latest" if "nightly" in text else catalog.engines[r["engine"]].since
+
+
 def _budget(engine: str, memory_gib: float, gpu: str, llm_class: bool) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) the engine picks when the run states none: vLLM 0.10 arg_utils
     (≥ 70 GiB, A100 excepted: 8,192 for the server, 16,384 for the LLM class; else 2,048 / 8,192; 1,024 or 256
@@ -121,6 +131,7 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
             data: dict = {"gpu": gpu, "tensor_parallel_size": r.get("tensor_parallel_size") or 1,
                           "pipeline_parallel_size": r.get("pipeline_parallel_size") or 1,
                           "dtype": m.get("dtype") or DTYPES.get(r.get("dtype"), "auto"), "engine": r["engine"],
+                          "engine_version": _engine_version(r, catalog),
                           "kv_cache_dtype": "fp8" if r.get("kv_cache_dtype") == "fp8" else "auto"}  # fmt: skip
             if "spec" in m:
                 data["model"] = m["spec"]

@@ -76,7 +76,7 @@ class Section:
 def title(r) -> str:
     s, m = r.scenario, r.memory
     return (f"{r.model_name} on {r.gpu_name} (TP={s.tensor_parallel_size} PP={s.pipeline_parallel_size}, weights "
-            f"{m.weight_format.label}, KV {s.kv_cache_dtype}, {r.engine.name})")  # fmt: skip
+            f"{m.weight_format.label}, KV {s.kv_cache_dtype}, {r.engine.label})")  # fmt: skip
 
 
 def kv_available(r) -> str:
@@ -319,7 +319,7 @@ def latency_section(r) -> Section:
     s, lat = r.scenario, r.latency
     head = (f"Latency per GPU ({lat.compute_dtype} peak {fmt.flops(lat.peak_flop_per_s)}, "
             f"{fmt.bandwidth(lat.bandwidth_bytes_per_s)}, ridge {fmt.sig(lat.ridge_flop_per_byte)} FLOP/byte, "
-            f"{r.engine.name})")  # fmt: skip
+            f"{r.engine.label})")  # fmt: skip
     rows = [
         ("TTFT (estimate)", f"{fmt.ms(lat.ttft_s)}  {band(r, 'ttft')}".rstrip()),
         ("  = front-end + queue", f"{fmt.ms(lat.request_overhead_s)} + {fmt.ms(s.queue_s)}"),

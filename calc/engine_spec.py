@@ -1,15 +1,63 @@
 """An inference engine's costs that no datasheet states: fixed costs per step, per layer and per request, and how well
 its kernels use what the GPU achieves. One YAML file per engine in engine_specs/ (file stem = the `engine` field of
-a Scenario), fitted by scripts/calibrate.py on the calibration part of tests/data/benchmarks/ and dated there."""
+a Scenario), fitted by scripts/calibrate.py on the calibration part of tests/data/benchmarks/ and dated there.
+
+An engine's fixed costs move between its releases (vLLM turned asynchronous scheduling on by default; SGLang cut its
+per-step CPU work), so a spec holds the costs of its oldest supported releases and, in `releases`, those of later
+ones; `EngineSpec.at(version)` is the spec of the release a Scenario's `engine_version` names."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import re
+from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 Seconds = Annotated[float, Field(ge=0, le=1.0)]
 Share = Annotated[float, Field(gt=0, le=1.5)]
+VERSION = re.compile(r"(latest|nightly|\d{1,3}(\.\d{1,4}){0,3}([.+-]?[a-z][a-z0-9.+-]{0,30})?)")
+
+
+def _check_version(text: str) -> str:
+    if not VERSION.fullmatch(text):
+        raise ValueError("an engine version as the engine prints it (0.11.0, 0.5.6.post2, 0.12.0rc1), or 'latest'")
+    return text
+
+
+Version = Annotated[str, Field(min_length=1, max_length=40), AfterValidator(_check_version)]
+"""An engine version as people write it: 'latest', 'nightly' (the same), '0.11', '0.11.0', '0.5.6.post2', '0.12.0rc1'."""
+
+
+def version_tuple(version: str) -> tuple[int, ...] | None:
+    """'0.5.6.post2' → (0, 5, 6); 'latest' and 'nightly' → None (the newest release)."""
+    head = re.match(r"\d+(\.\d+)*", version)
+    return tuple(int(x) for x in head.group(0).split(".")) if head else None
+
+
+class Release(BaseModel):
+    """The fixed costs of an engine's later releases, where they differ from its spec's (None: the same)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True)
+
+    since: Version
+    """The first release these costs describe; they hold until the next entry's `since`."""
+    version: str = Field(min_length=1, max_length=40)
+    """The releases, as the page names them ('0.14 and later')."""
+    overlap_schedule: bool | None = None
+    step_overhead_s: Seconds | None = None
+    layer_overhead_s: Seconds | None = None
+    layer_overhead_eager_s: Seconds | None = None
+    shared_expert_layer_s: Seconds | None = None
+    per_sequence_s: Seconds | None = None
+    stream_token_s: Annotated[float, Field(ge=0, le=1e-2)] | None = None
+    request_overhead_s: Seconds | None = None
+    chat_request_s: Seconds | None = None
+    request_token_s: Annotated[float, Field(ge=0, le=1e-3)] | None = None
+    chat_serial_s: Annotated[float, Field(ge=0, le=1.0)] | None = None
+    fitted_concurrency: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    """The most requests in flight among the runs these costs were fitted on: past it they are an extrapolation
+    (asynchronous scheduling hides a step's CPU work only while the GPU's takes longer)."""
+    source: str = Field(min_length=8)
 
 
 class EngineSpec(BaseModel):
@@ -84,4 +132,41 @@ class EngineSpec(BaseModel):
     default_max_num_batched_tokens: Annotated[int, Field(gt=0, le=1_000_000)]
     version: str = Field(min_length=1, max_length=40)
     """Engine releases the constants describe."""
+    since: Version = "0"
+    """The oldest release they describe: an older `engine_version` is refused (its costs were never measured)."""
+    releases: tuple[Release, ...] = ()
+    """Later releases' fixed costs, oldest first."""
+    fitted_concurrency: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    """Release.fitted_concurrency, on the spec of that release (EngineSpec.at); None: no stated limit."""
     source: str = Field(min_length=8)
+
+    @model_validator(mode="after")
+    def _releases_in_order(self) -> Self:
+        seen = [version_tuple(self.since)] + [version_tuple(r.since) for r in self.releases]
+        if any(v is None for v in seen) or any(a >= b for a, b in zip(seen, seen[1:], strict=False)):
+            raise ValueError("releases: each `since` a version number, after the spec's own `since` and in order")
+        return self
+
+    def versions(self) -> list[str]:
+        """The release ranges this spec describes, oldest first, as the page names them."""
+        return [self.version, *(r.version for r in self.releases)]
+
+    def at(self, version: str = "latest") -> EngineSpec:
+        """The spec of the release `version` names (ValueError below `since`): the later release's fixed costs in
+        place of the spec's, its `version` and `source`, and no further releases."""
+        v = version_tuple(version)
+        if v is not None and v < version_tuple(self.since):
+            raise ValueError(f"{self.name} {version} is older than the releases whose costs were measured "
+                             f"({', '.join(self.versions())}); name one of those, or 'latest'")  # fmt: skip
+        chosen = [r for r in self.releases if v is None or version_tuple(r.since) <= v]
+        if not chosen:
+            return self.model_copy(update={"releases": ()}) if self.releases else self
+        r = chosen[-1]
+        costs = {k: val for k, val in r.model_dump(exclude={"since", "version", "source"}).items() if val is not None}
+        return self.model_copy(update={**costs, "version": r.version, "since": r.since, "source": r.source,
+                                       "releases": ()})  # fmt: skip
+
+    @property
+    def label(self) -> str:
+        """The engine and the releases its constants describe, as the page names them: 'vLLM 0.14 and later'."""
+        return f"{self.name} {self.version}"

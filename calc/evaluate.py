@@ -8,7 +8,7 @@ from calc.latency import latency
 from calc.pool import size_pool, tp_check
 from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)
-from calc.resolve import default_context, resolve
+from calc.resolve import default_context, engine_of, resolve
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 from calc.workload import fit_workload
@@ -94,6 +94,13 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
     return tuple(notes)
 
 
+def _before(spec, release) -> str:
+    """The last version before `release` in the engine's spec: '0.13' before vLLM's 0.14."""
+    starts = [spec.since, *(r.since for r in spec.releases)]
+    i = starts.index(release.since)
+    return spec.version.split("–")[-1] if i == 1 else spec.releases[i - 2].version.split("–")[-1]
+
+
 def evaluate(s: Scenario, catalog: Catalog) -> Report:
     """Raises InputError (naming the field) when the scenario names unknown specs or breaks vLLM's TP rules."""
     model, gpu = resolve_checked(s, catalog)
@@ -101,10 +108,15 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     s = default_context(s, model)
     mem = size_pool(s, model, gpu)
     fit = fit_workload(s, model, mem)
-    engine = catalog.engines[s.engine]
+    engine = engine_of(s, catalog)
     lat = latency(s, model, gpu, mem, engine)
     conf = conformance_of(s, lat)
     notes = notes_for(s, model, mem)
+    if engine.fitted_concurrency and lat.decode_batch > engine.fitted_concurrency:
+        notes = (*notes, f"{engine.label}'s fixed costs were fitted on runs of at most {engine.fitted_concurrency} "
+                 f"in flight; at {lat.decode_batch:,.0f} a step's CPU work may outlast the GPU's and no longer overlap "
+                 f"it: the earlier releases' costs (engine_version {_before(catalog.engines[s.engine], engine)}) bound "
+                 "the TPOT from above")  # fmt: skip
     if s.max_model_len != given:
         notes = (f"max_model_len {s.max_model_len:,}: the model's own maximum, which vLLM serves without "
                  f"--max-model-len (the planner's default {given:,} is beyond it)", *notes)  # fmt: skip

@@ -1,4 +1,4 @@
-"""A Scenario's model and GPU, with its spec overrides applied — here and nowhere else.
+"""A Scenario's model, GPU and engine release, with its spec overrides applied — here and nowhere else.
 
 An override describes a hypothetical part (a GPU with more memory, the MHA variant of a GQA model). It changes the
 scenario's own GPU or model only: the GPU options, suggestions and search price other GPUs from their own specs.
@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from calc.catalog import Catalog
 from calc.custom import decode_custom_model
+from calc.engine_spec import EngineSpec
 from calc.errors import InputError, describe
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
@@ -71,6 +72,16 @@ def resolve(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
     base = catalog.gpus[s.gpu]
     gpu = override_gpu(s, base, served_format(weight_format(model, s.dtype), s.dtype, base.arch).compute_dtype)
     return model, gpu
+
+
+def engine_of(s: Scenario, catalog: Catalog) -> EngineSpec:
+    """The engine spec of the scenario's release (`engine_version`; EngineSpec.at)."""
+    if s.engine not in catalog.engines:
+        raise InputError("engine", f"unknown engine '{s.engine}'; shipped: {', '.join(sorted(catalog.engines))}")
+    try:
+        return catalog.engines[s.engine].at(s.engine_version)
+    except ValueError as e:
+        raise InputError("engine_version", str(e)) from None
 
 
 def default_context(s: Scenario, model: ModelSpec) -> Scenario:

@@ -13,6 +13,8 @@ from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from calc.engine_spec import Version
+
 Tokens = Annotated[int, Field(ge=1, le=10_000_000)]
 Fraction = Annotated[float, Field(ge=0.01, le=1)]  # below 1 % of peak is a broken measurement, not a plan
 Seconds = Annotated[float, Field(ge=0, le=86_400)]
@@ -80,6 +82,9 @@ class Scenario(BaseModel):
     # --- efficiency and latency ------------------------------------------------------------------------------
     engine: Literal["vllm", "sglang"] = "vllm"
     """Serving engine: its fixed costs, kernel shares and scheduler (engine_specs/<engine>.yaml)."""
+    engine_version: Version = "latest"
+    """The engine's release as `vllm --version` prints it ('0.11.0'), or 'latest': whose fixed costs the step time
+    uses (the spec's `releases`; asynchronous scheduling, on by default in newer vLLM, hides per-sequence work)."""
     mfu: Fraction | None = None
     """Override: achieved fraction of peak FLOP/s in GEMMs; default: the GPU's measured achievable fraction."""
     mbu: Fraction | None = None

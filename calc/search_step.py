@@ -20,7 +20,7 @@ from calc.front_end import front_busy_s, request_overhead_s
 from calc.pool import kv_bytes_per_element
 from calc.precision_support import served_format
 from calc.prefill_queue import work_s
-from calc.resolve import override_gpu
+from calc.resolve import engine_of, override_gpu
 from calc.scenario import Scenario
 from calc.search_space import Grid
 from calc.step_inputs import expert_compute_share, gpu_rates, step_model
@@ -82,7 +82,7 @@ class Consts:
 def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, dict[str, np.ndarray]]:
     """The step model of every configuration: shared constants, and one row per per-configuration quantity
     (rows 'kb<i>'/'af<i>' per attention kind: KV bytes and attention FLOP per context token)."""
-    sp, engine = grid.space, catalog.engines[s.engine]
+    sp, engine = grid.space, engine_of(s, catalog)
     tps = sorted({tp for tp, _ in grid.parallel})
     rep_gpu = catalog.gpus[sp.gpus[0]]
 

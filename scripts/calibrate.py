@@ -5,7 +5,8 @@ report the error on the held-out part.
                                           # (STEP: the first multiplicative step, default 2; 1.25 to refine a fit)
     python scripts/calibrate.py fit-front # refit only the front-end constants (request_overhead_s, request_token_s,
                                           # chat_request_s of both engines), every other constant as shipped
-    python scripts/calibrate.py fit-only NAME ...  # refit only these constants, every other as shipped (a new term)
+    python scripts/calibrate.py fit-only NAME ...  # refit only these constants, every other as shipped (a new term);
+                                          # release.NAME: that fixed cost of each engine's later releases
     python scripts/calibrate.py report    # held-out error table → tests/data/benchmarks/errors.json and README
     python scripts/calibrate.py peaks     # the two peaks vllm bench serve prints, predicted against every run that
                                           # printed them (not fitted: both parts)
@@ -37,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 from boundary.bench_check import METRICS, check, check_closed_form, measured, predict, replay, summary  # noqa: E402
 from boundary.bench_data import DATA, load_runs, write_split  # noqa: E402
 from calc.loader import ENGINE_DIR, load_catalog  # noqa: E402
+from calc.resolve import engine_of  # noqa: E402
 from scripts import usage  # noqa: E402
 
 SHARED = ("gemm_half_tokens", "gemm_compute_share", "attention_bandwidth_share", "attention_compute_share",
@@ -44,6 +46,10 @@ SHARED = ("gemm_half_tokens", "gemm_compute_share", "attention_bandwidth_share",
           "prefill_routing_exponent", "fp8_moe_compute_share")  # fmt: skip
 OWN = ("step_overhead_s", "layer_overhead_s", "shared_expert_layer_s", "per_sequence_s", "stream_token_s",
        "request_overhead_s", "request_token_s", "chat_request_s", "chat_serial_s")  # fmt: skip
+# Fixed costs a later release has of its own (engine_specs/*.yaml `releases`), fitted on that release's runs; the
+# rest of its costs are its engine's (the chat endpoint's: the newer releases' runs all call /v1/completions)
+RELEASE_OWN = ("step_overhead_s", "layer_overhead_s", "per_sequence_s", "stream_token_s", "request_overhead_s",
+               "request_token_s")  # fmt: skip
 # A burst's TTFT is its queue's drain time, which throughput already fits: weighed low so it cannot set the
 # per-request costs that the first-token latency of a steady load depends on.
 WEIGHTS = {"tpot": 2.0, "ttft": 1.0, "ttft_burst": 0.25, "throughput": 1.0, "latency": 2.0}
@@ -74,15 +80,33 @@ def _init() -> None:
     _state["weight"] = [1 / math.sqrt(sizes[r.group]) for r in _state["runs"]]  # no one source outweighs the rest
 
 
-def _engines(x: np.ndarray) -> dict:
-    cat = _state["catalog"]
-    vals = np.exp(x)
-    shared = dict(zip(SHARED, vals[: len(SHARED)], strict=True))
+ENGINES = ("vllm", "sglang")
+
+
+def _layout(catalog) -> list[tuple[str, int | None, str]]:
+    """What each entry of the fitted vector is: (engine, release index or None for the engine's own, constant);
+    the shared kernel shares first (engine '')."""
+    out = [("", None, k) for k in SHARED]
+    out += [(name, None, k) for name in ENGINES for k in OWN]
+    out += [(name, j, k) for name in ENGINES for j in range(len(catalog.engines[name].releases)) for k in RELEASE_OWN]
+    return out
+
+
+def _engines(x: np.ndarray, catalog=None) -> dict:
+    """Both engine specs at constants x (log values, in _layout's order), later releases included."""
+    cat = catalog or _state["catalog"]
+    by: dict = {}
+    for (name, j, k), v in zip(_layout(cat), np.exp(x), strict=True):
+        by.setdefault((name, j), {})[k] = float(v)
+    shared = by[("", None)]
     out = {}
-    for i, name in enumerate(("vllm", "sglang")):
-        own = dict(zip(OWN, vals[len(SHARED) + i * len(OWN): len(SHARED) + (i + 1) * len(OWN)], strict=True))
-        own["layer_overhead_eager_s"] = own["layer_overhead_s"] * EAGER_RATIO
-        out[name] = cat.engines[name].model_copy(update={**shared, **own, "int8_weight_share": shared["fp8_weight_share"]})
+    for name in ENGINES:
+        own = by[(name, None)] | {"layer_overhead_eager_s": by[(name, None)]["layer_overhead_s"] * EAGER_RATIO}
+        base = cat.engines[name]
+        releases = tuple(r.model_copy(update=by[(name, j)] | {"layer_overhead_eager_s": by[(name, j)]["layer_overhead_s"]
+                                                               * EAGER_RATIO}) for j, r in enumerate(base.releases))  # fmt: skip
+        out[name] = base.model_copy(update={**shared, **own, "int8_weight_share": shared["fp8_weight_share"],
+                                            "releases": releases})  # fmt: skip
     return out
 
 
@@ -123,8 +147,12 @@ def _fails(run, catalog) -> bool:
 
 
 def _x0(catalog) -> np.ndarray:
-    v, sg = catalog.engines["vllm"], catalog.engines["sglang"]
-    vals = [getattr(v, k) for k in SHARED] + [max(getattr(v, k), 1e-6) for k in OWN] + [max(getattr(sg, k), 1e-6) for k in OWN]
+    """The shipped constants in _layout's order (a release's unset cost: its engine's)."""
+    vals = []
+    for name, j, k in _layout(catalog):
+        e = catalog.engines[name or "vllm"]
+        v = getattr(e, k) if j is None else (getattr(e.releases[j], k) if getattr(e.releases[j], k) is not None else getattr(e, k))
+        vals.append(v if not name else max(v, 1e-6))
     return np.log(np.array(vals, dtype=float))
 
 
@@ -204,15 +232,16 @@ def fit_only(names: tuple[str, ...]) -> None:
     (fixed costs) is fitted for both engines; one shipped as 0 (a term not fitted yet) starts from 10 µs, and each may
     range over 0.1 µs … 10 ms (log space). A shared one (kernel shares, the routing exponent) keeps the full fit's
     bounds and priors."""
-    unknown = [n for n in names if n not in OWN and n not in SHARED]
+    allowed = (*OWN, *SHARED, *(f"release.{k}" for k in RELEASE_OWN))
+    unknown = [n for n in names if n not in allowed]
     if unknown or not names:
-        sys.exit(f"fit-only: name one or more of {', '.join(OWN + SHARED)} (got {', '.join(unknown) or 'none'})")
+        sys.exit(f"fit-only: name one or more of {', '.join(allowed)} (got {', '.join(unknown) or 'none'})")
     catalog = load_catalog()
     n = len(_calibration_runs(catalog))
     x0 = _x0(catalog)
-    own = [name for name in names if name in OWN]
+    layout = _layout(catalog)
     shared = [name for name in names if name in SHARED]
-    idx = [len(SHARED) + k * len(OWN) + OWN.index(name) for k in (0, 1) for name in own]
+    idx = [i for i, (e, j, k) in enumerate(layout) if e and (k in names if j is None else f"release.{k}" in names)]
     start = np.where(x0[idx] <= math.log(1e-6), math.log(1e-5), x0[idx])
     lo, hi = np.minimum(start - 6.0, math.log(1e-7)), np.maximum(start + 3.0, math.log(1e-2))
     sidx = [SHARED.index(name) for name in shared]
@@ -239,15 +268,34 @@ def _write_fitted(x: np.ndarray, catalog, source: Callable[[str], str]) -> None:
     """Both engine specs at constants x, as the fit saw them (the eager layer cost derived from the graph one),
     each with its source line; then the held-out report."""
     _state["catalog"] = catalog
-    for name, spec in _engines(x).items():
-        _write_engine(name, spec.model_copy(update={"source": source(name)}))
+    runs = _calibration_runs(catalog)
+    for name, spec in _engines(x, catalog).items():
+        releases = []
+        for r in spec.releases:
+            mine = [run for run in runs if run.scenario.engine == name and engine_of(run.scenario, catalog).since == r.since]
+            own = len(mine)
+            in_flight = max((run.max_concurrency or run.scenario.concurrency for run in mine), default=None)
+            releases.append(r.model_copy(update={"fitted_concurrency": in_flight,"source": f"fitted by scripts/calibrate.py on {datetime.date.today()} "
+                                                           f"on this release's {own} calibration runs (tests/data/"
+                                                           "benchmarks, split.yaml); the engine's other costs and "
+                                                           "kernel shares as above"}))  # fmt: skip
+        _write_engine(name, spec.model_copy(update={"source": source(name), "releases": tuple(releases)}))
     report()
 
 
 def _write_engine(name: str, spec) -> None:
     path = ENGINE_DIR / f"{name}.yaml"
     head = [line for line in path.read_text().splitlines() if line.startswith("#")][:1]
-    data = {k: (float(f"{v:.4g}") if isinstance(v, float) else v) for k, v in spec.model_dump().items()}
+    def rounded(v):
+        if isinstance(v, float):
+            return float(f"{v:.4g}")
+        if isinstance(v, list):
+            return [rounded(x) for x in v]
+        return {k: rounded(x) for k, x in v.items()} if isinstance(v, dict) else v
+
+    data = rounded(spec.model_dump(mode="json", exclude_none=True))
+    if not data.get("releases"):
+        data.pop("releases", None)
     path.write_text("\n".join(head) + "\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=120))
 
 
@@ -318,7 +366,7 @@ if __name__ == "__main__":
     elif command == "fit-front":
         fit_only(FRONT)
     elif command == "fit-only":
-        fitted = {*SHARED, *OWN}
+        fitted = {*SHARED, *OWN, *(f"release.{k}" for k in RELEASE_OWN)}
         if not argv[1:] or any(n not in fitted for n in argv[1:]):
             usage.fail(f"fit-only: name constants to refit, of {', '.join(sorted(fitted))}")
         fit_only(tuple(argv[1:]))

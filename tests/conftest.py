@@ -9,6 +9,10 @@ sys.path.insert(0, str(ROOT))
 from calc.loader import load_catalog  # noqa: E402
 from calc.scenario import Scenario  # noqa: E402
 
+VLLM_0_11 = "0.11.0"
+"""engine_version for a test whose scenario was chosen to show a mechanism under vLLM's costs before asynchronous
+scheduling (0.8–0.13: per-sequence CPU work on every step), which the newer releases hide."""
+
 
 @pytest.fixture(scope="session")
 def catalog():

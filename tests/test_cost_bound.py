@@ -5,6 +5,7 @@ import time
 import tracemalloc
 
 import pytest
+from conftest import VLLM_0_11
 
 from boundary.view_bench import benchmark_lines
 from calc.custom import encode_custom_model
@@ -181,7 +182,7 @@ def test_a_replica_check_far_short_of_its_count_stays_within_the_bound(catalog):
     from calc.replica_check import replica_check
 
     r = evaluate(Scenario(model="llama-3.2-1b", gpu="b200", request_rate=1e5, input_len=1, output_len=8000,
-                          max_num_seqs=65536, max_num_batched_tokens=65536), catalog)  # fmt: skip
+                          max_num_seqs=65536, max_num_batched_tokens=65536, engine_version=VLLM_0_11), catalog)  # fmt: skip
     t = time.process_time()
     rc = replica_check(r, max(1, r.fleet.replicas // 50))
     assert time.process_time() - t < 1.0 and rc.replicas_meeting_quota is None and rc.num_prompts == 3000

@@ -5,6 +5,7 @@ import pytest
 from calc.bench import serve
 from calc.evaluate import evaluate
 from calc.front_end import front_busy_s, front_end_rps, request_overhead_s
+from calc.resolve import engine_of
 from calc.scenario import Scenario
 from calc.scheduler import simulate
 from calc.sim_engine import EngineConfig
@@ -132,7 +133,7 @@ def test_once_bound_each_request_more_in_flight_adds_one_busy_time(catalog):
     all (linearity); below it nothing waits for the API server."""
     s = Scenario(model="qwen3-8b", gpu="h100-sxm", input_len=128, output_len=16, endpoint_type="openai-chat")
     lat = {c: evaluate(s.model_copy(update={"concurrency": c}), catalog).latency for c in (1, 100, 200)}
-    busy = front_busy_s(s, catalog.engines["vllm"], catalog.models["qwen3-8b"])
+    busy = front_busy_s(s, engine_of(s, catalog), catalog.models["qwen3-8b"])
     assert lat[200].ttft_s - lat[100].ttft_s == pytest.approx(100 * busy, rel=1e-6)
     assert lat[200].tpot_s == pytest.approx(lat[100].tpot_s, rel=1e-6)
     assert "waiting for the API server" not in dict(lat[1].e2e_parts) and lat[1].decode_batch == 1

@@ -34,7 +34,7 @@ def test_a_groups_inputs_start_from_the_held_values_and_write_the_link():
     at = run({"max_model_len": "4096", "enforce_eager": "true"})
     toggle_group(at, ENGINE, True)
     assert at.number_input(key="max_model_len").value == 4096 and at.toggle(key="enforce_eager").value is True
-    drawn = {w.key for w in (*at.number_input, *at.toggle, *at.selectbox, *at.slider)}
+    drawn = {w.key for w in (*at.number_input, *at.toggle, *at.selectbox, *at.slider, *at.text_input)}
     assert {name for name, _ in GROUPS[ENGINE]} <= drawn
     at.number_input(key="max_model_len").set_value(2048).run()
     at.toggle(key="enforce_eager").set_value(False).run()  # back to the default: the parameter goes

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import scenario
+from conftest import VLLM_0_11, scenario
 
 from calc import prefill_queue as pq
 from calc.engine_cycle import prefill_pool
@@ -86,7 +86,8 @@ def test_the_array_form_is_the_scalar_to_the_approximation_of_phi():
 @pytest.mark.parametrize("kw, before", [
     (dict(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4, input_len=6000, output_len=64,
           slo_ttft_s=2.0, engine="sglang"), 0.606),
-    (dict(model="llama-3.1-8b", gpu="rtx-5090", input_len=4000, output_len=200, slo_ttft_s=1.0), 0.294),
+    (dict(model="llama-3.1-8b", gpu="rtx-5090", input_len=4000, output_len=200, slo_ttft_s=1.0,
+          engine_version=VLLM_0_11), 0.294),
 ])  # fmt: skip
 def test_a_prefill_heavy_replica_at_its_capacity_meets_the_quota_under_poisson_arrivals(catalog, kw, before):
     """Long prompts, short outputs: the closed loop's capacity, sent Poisson arrivals, kept 60.6 % and 29.4 % of

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import VLLM_0_11
 
 from calc.evaluate import evaluate
 from calc.scenario import Scenario
@@ -148,7 +149,7 @@ def test_where_the_cuda_graphs_bind_the_search_sizes_as_evaluate(catalog):
     must agree, and the graphs must be what bounds several."""
     s = Scenario(model="llama-3.1-8b", input_len=128, output_len=128, request_rate=50.0, slo_tpot_s=0.1,
                  search_gpus="h100-sxm,h200,b200", search_max_num_seqs="1024,4096",
-                 search_max_num_batched_tokens="4096,8192")  # fmt: skip
+                 search_max_num_batched_tokens="4096,8192", engine_version=VLLM_0_11)  # fmt: skip
     assert sum(c.limited_by == "graphs" for c in sized_as_evaluate(catalog, s, 2)) >= 3
 
 

@@ -10,6 +10,9 @@ import pytest
 # RTX 4090 host measured about 0.6 ms (ITL 16.23 ms at L → 0 against a 15.6 ms weight read): predicted ITL is
 # 28–32 % high at every length, with the right slope. README "Accuracy" shows the series; strict, so a model that
 # meets a target turns its test green and must drop the mark.
+# The report states no vLLM version: replayed at the oldest measured release, as the benchmark loader replays every
+# source without one (boundary/bench_data.py). At vLLM ≥ 0.14's costs (asynchronous scheduling) the ITL is within
+# 2–4 % at all five lengths, but the TTFT growth to 4,096 tokens is 5.1× where the seed measured 3.5×.
 MISSES_THE_SEED = pytest.mark.xfail(strict=True, reason="fitted fixed costs exceed the seed host's (issue 11 note)")
 
 from calc import bench
@@ -23,7 +26,7 @@ PREFILL_MS = (229.4, 281.7, 360.5, 547.1, 804.4)  # "prefill 墙钟" at C = 16
 
 def seed_run(catalog, L: int, c: int = 16):
     s = Scenario(input_len=L, output_len=256, concurrency=c, max_num_seqs=128, max_num_batched_tokens=2048,
-                 kv_cache_memory_bytes=6_884_950_016)  # fmt: skip  # "Available KV cache memory: 6.41 GiB"
+                 kv_cache_memory_bytes=6_884_950_016, engine_version="0.8")  # fmt: skip  # "Available KV cache memory: 6.41 GiB"
     r = evaluate(s, catalog)
     return r, bench.serve(r, num_prompts=160, max_concurrency=c)  # "每档 160 条请求"
 

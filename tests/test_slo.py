@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import scenario
+from conftest import VLLM_0_11, scenario
 
 from calc.cost import cost_per_million_output_tokens
 from calc.evaluate import evaluate
@@ -211,7 +211,7 @@ def test_one_slot_is_an_mm1_queue_solved_by_hand(catalog):
 def test_capacity_falls_with_fewer_slots_and_with_a_stricter_ttft(catalog):
     def cap(**kw):
         return evaluate(scenario(model="llama-3.1-8b", gpu="h100-sxm", input_len=512, output_len=512, request_rate=1.0,
-                                 **kw), catalog).fleet.capacity.rps  # fmt: skip
+                                 engine_version=VLLM_0_11, **kw), catalog).fleet.capacity.rps  # fmt: skip
 
     by_slots = [cap(max_num_seqs=n, max_num_batched_tokens=2048) for n in (1, 2, 4, 8, 16, 32, 64, 128, 256, 1024)]
     assert by_slots == sorted(by_slots) and by_slots[0] > 0
@@ -229,7 +229,7 @@ def test_many_slots_do_not_make_a_queue(catalog):
     from calc import bench
 
     s = scenario(model="llama-3.1-8b", gpu="h100-sxm", input_len=128, output_len=128, max_num_seqs=4096,
-                 max_num_batched_tokens=4096, slo_tpot_s=0.1, request_rate=1.0)  # fmt: skip
+                 max_num_batched_tokens=4096, slo_tpot_s=0.1, request_rate=1.0, engine_version=VLLM_0_11)  # fmt: skip
     r = evaluate(s, catalog)
     cap = r.fleet.capacity
     assert cap.slots > 1000 and cap.limited_by in ("slo", "graphs") and cap.slot_wait_share == 0
@@ -244,7 +244,7 @@ def test_the_plan_checks_its_replica_count_in_the_simulation(catalog):
     capacity is the SLOs' (1.11 req/s, 93.3 % in scripts/closed_form.py's 3,000-request run): 10 replicas, each at
     1.0 req/s, keep the quota. No rate, or disaggregated serving: no check."""
     s = scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4, input_len=2000, output_len=500,
-                 request_rate=10.0)  # fmt: skip
+                 request_rate=10.0, engine_version=VLLM_0_11)  # fmt: skip
     r = evaluate(s, catalog)
     rc = r.replica_check
     assert r.fleet.replicas == math.ceil(10 / r.fleet.capacity.rps) == rc.replicas
@@ -302,7 +302,7 @@ def test_the_capacity_is_the_best_rate_within_the_slos(catalog):
     from boundary.view import capacity_text
 
     s = scenario(model="llama-3.1-8b", gpu="h100-sxm", input_len=128, output_len=128, max_num_seqs=4096,
-                 max_num_batched_tokens=4096, slo_tpot_s=0.1, request_rate=1.0)  # fmt: skip
+                 max_num_batched_tokens=4096, slo_tpot_s=0.1, request_rate=1.0, engine_version=VLLM_0_11)  # fmt: skip
     at = {n: evaluate(s.model_copy(update={"concurrency": n}), catalog).latency.requests_per_s for n in (250, 256, 333)}
     cap = evaluate(s, catalog).fleet.capacity
     assert at[333] < at[250] and cap.rps >= at[250]

@@ -80,7 +80,7 @@ def test_cli_text_has_no_unfinished_numbers(capsys):
 CHANGES = {
     "tensor_parallel_size": ("2", {}), "pipeline_parallel_size": ("2", {}), "dtype": ("fp8", {}),
     "kv_cache_dtype": ("fp8", {}), "gpu_memory_utilization": ("0.85", {}), "block_size": ("32", {}),
-    "max_model_len": ("16384", {}), "max_num_seqs": ("8", {}), "engine": ("sglang", {}),
+    "max_model_len": ("16384", {}), "max_num_seqs": ("8", {}), "engine": ("sglang", {}), "engine_version": ("0.8", {}),
     "max_num_batched_tokens": ("4096", {}), "enforce_eager": ("true", {}), "estimate_cudagraphs": ("false", {}),
     "kv_cache_memory_bytes": ("3000000000", {}), "weights_memory_bytes": ("15000000000", {}),
     "activation_memory_bytes": ("2000000000", {}), "non_torch_memory_bytes": ("300000000", {}),

@@ -26,6 +26,7 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
     ],
     "Engine (vLLM flags)": [
         ("engine", "Serving engine"),
+        ("engine_version", "Engine version (e.g. 0.11.0, or latest)"),
         ("gpu_memory_utilization", "gpu_memory_utilization"),
         ("max_model_len", "max_model_len (tokens)"),
         ("max_num_seqs", "max_num_seqs"),
@@ -85,6 +86,8 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
     ],
 }
 SLIDERS = {"gpu_memory_utilization": 0.01}
+TEXT = ("engine_version",)
+"""Fields typed as text (a version as the engine prints it)."""
 LAZY = ("Engine (vLLM flags)", "SLOs and cost", "Efficiency and measurements", "Beyond the GPU",
         "Memory overrides (from a vLLM log)")  # fmt: skip
 """Groups drawn only while open (ui/held.py): their fields are held by the session and put in the link by hand."""
@@ -129,6 +132,8 @@ def _kind(name: str) -> tuple[str, dict]:
     common = dict(key=name, help=(info.description or "").replace("\n", " ") or None)  # the value: _source()
     if info.annotation is bool:
         return "toggle", common
+    if name in TEXT:
+        return "text", common
     choices = get_args(info.annotation)
     if choices and all(isinstance(c, (str, int)) and not isinstance(c, bool) for c in choices) and \
             getattr(info.annotation, "__origin__", None) is not None and str(info.annotation).startswith("typing.Literal"):  # fmt: skip
@@ -161,6 +166,8 @@ def widget(name: str, label: str, *, container=st, placeholder: str | None = Non
     kind, kwargs = _kind(name)
     if kind == "paired":
         return paired(name, label, container=container, placeholder=placeholder)
+    if kind == "text":
+        return text_input(name, label, container=container, help=kwargs["help"])
     src = _source(name)
     if kind == "selectbox":
         src["index"] = kwargs["options"].index(src.pop("value"))
