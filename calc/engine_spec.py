@@ -166,6 +166,11 @@ class EngineSpec(BaseModel):
         return self.model_copy(update={**costs, "version": r.version, "since": r.since, "source": r.source,
                                        "releases": ()})  # fmt: skip
 
+    def before(self, since: str) -> EngineSpec:
+        """The spec of the releases just before the one starting at `since` (itself for its oldest)."""
+        starts = [self.since, *(r.since for r in self.releases)]
+        return self.at(starts[max(0, starts.index(since) - 1)])
+
     @property
     def label(self) -> str:
         """The engine and the releases its constants describe, as the page names them: 'vLLM 0.14 and later'."""

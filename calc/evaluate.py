@@ -94,13 +94,6 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def _before(spec, release) -> str:
-    """The last version before `release` in the engine's spec: '0.13' before vLLM's 0.14."""
-    starts = [spec.since, *(r.since for r in spec.releases)]
-    i = starts.index(release.since)
-    return spec.version.split("–")[-1] if i == 1 else spec.releases[i - 2].version.split("–")[-1]
-
-
 def evaluate(s: Scenario, catalog: Catalog) -> Report:
     """Raises InputError (naming the field) when the scenario names unknown specs or breaks vLLM's TP rules."""
     model, gpu = resolve_checked(s, catalog)
@@ -114,9 +107,8 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     notes = notes_for(s, model, mem)
     if engine.fitted_concurrency and lat.decode_batch > engine.fitted_concurrency:
         notes = (*notes, f"{engine.label}'s fixed costs were fitted on runs of at most {engine.fitted_concurrency} "
-                 f"in flight; at {lat.decode_batch:,.0f} a step's CPU work may outlast the GPU's and no longer overlap "
-                 f"it: the earlier releases' costs (engine_version {_before(catalog.engines[s.engine], engine)}) bound "
-                 "the TPOT from above")  # fmt: skip
+                 f"in flight, and {lat.decode_batch:,.0f} run here: an extrapolation; the earlier releases' costs "
+                 f"({catalog.engines[s.engine].before(engine.since).label}) bound the TPOT from above")  # fmt: skip
     if s.max_model_len != given:
         notes = (f"max_model_len {s.max_model_len:,}: the model's own maximum, which vLLM serves without "
                  f"--max-model-len (the planner's default {given:,} is beyond it)", *notes)  # fmt: skip

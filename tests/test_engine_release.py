@@ -129,6 +129,7 @@ def test_past_the_runs_the_newer_costs_were_fitted_on_the_plan_says_so(catalog):
     with 64 running at those costs names the limit and the older release that bounds it, one with 16 does not."""
     assert {r.fitted_concurrency for e in catalog.engines.values() for r in e.releases} == {32}
     note = [n for n in evaluate(scenario(concurrency=64), catalog).notes if "fitted on runs of at most 32" in n]
-    assert len(note) == 1 and "at 64" in note[0] and "engine_version 0.13" in note[0]
+    assert len(note) == 1 and "64 run here" in note[0] and "(vLLM 0.8–0.13)" in note[0]
     assert not [n for n in evaluate(scenario(concurrency=16), catalog).notes if "fitted on runs" in n]
     assert not [n for n in evaluate(scenario(concurrency=64, engine_version="0.13.0"), catalog).notes if "fitted on runs" in n]
+    assert catalog.engines["sglang"].before("0.5.10").label == "SGLang 0.4–0.5.6"
