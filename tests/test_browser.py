@@ -285,3 +285,27 @@ def test_the_pages_own_path_cannot_become_a_link(page):
         page.wait_for_selector("a[href*='max_model_len=']", timeout=20_000)  # the suggestion's 'open' link
         opens = page.eval_on_selector_all("a[href*='max_model_len=']", "els => els.map(e => e.href)")
         assert opens and all("%5B" in u and "[" not in u for u in opens), opens  # the path, encoded
+
+
+def test_the_engine_release_typed_in_the_sidebar_retitles_the_plan_and_travels_in_the_link(page):
+    """An infrastructure engineer on vLLM 0.11 types it in: the plan is titled with the release whose costs it uses,
+    the TPOT moves, and the link carries the version, so the review sees the same plan."""
+    page.goto(page.base + LINK)
+    verdict(page)
+    title = page.get_by_role("heading", name=re.compile("on NVIDIA GeForce RTX 4090"))
+    expect(title).to_contain_text("vLLM 0.14 and later", timeout=30_000)
+    tpot = page.locator('[data-testid="stMetric"]', has_text="TPOT (estimate)").locator('[data-testid="stMetricValue"]')
+    before = tpot.inner_text()
+    page.get_by_text("Engine (vLLM flags)").click()
+    box = page.get_by_role("textbox", name=re.compile("Engine version"))
+    box.fill("0.11.0")
+    box.press("Enter")
+    expect(title).to_contain_text("vLLM 0.8–0.13", timeout=30_000)
+    expect(page).to_have_url(re.compile(r"engine_version=0\.11\.0(&|$)"), timeout=15_000)
+    assert tpot.inner_text() != before
+    shared = page.url
+    fresh = page.context.browser.new_page()  # a fresh browser context: nothing of this session
+    fresh.goto(shared)
+    expect(fresh.get_by_role("heading", name=re.compile("on NVIDIA GeForce RTX 4090"))).to_contain_text(
+        "vLLM 0.8–0.13", timeout=30_000)
+    fresh.close()
