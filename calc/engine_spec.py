@@ -54,6 +54,8 @@ class Release(BaseModel):
     chat_request_s: Seconds | None = None
     request_token_s: Annotated[float, Field(ge=0, le=1e-3)] | None = None
     chat_serial_s: Annotated[float, Field(ge=0, le=1.0)] | None = None
+    moe_weight_share: Share | None = None
+    """The fused-MoE kernels' share of the achievable bandwidth on expert weights, where the release's own differ."""
     fitted_concurrency: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
     """The most requests in flight among the runs these costs were fitted on: past it they are an extrapolation
     (asynchronous scheduling hides a step's CPU work only while the GPU's takes longer)."""

@@ -49,7 +49,7 @@ OWN = ("step_overhead_s", "layer_overhead_s", "shared_expert_layer_s", "per_sequ
 # Fixed costs a later release has of its own (engine_specs/*.yaml `releases`), fitted on that release's runs; the
 # rest of its costs are its engine's (the chat endpoint's: the newer releases' runs all call /v1/completions)
 RELEASE_OWN = ("step_overhead_s", "layer_overhead_s", "per_sequence_s", "stream_token_s", "request_overhead_s",
-               "request_token_s")  # fmt: skip
+               "request_token_s", "moe_weight_share")  # fmt: skip
 # A burst's TTFT is its queue's drain time, which throughput already fits: weighed low so it cannot set the
 # per-request costs that the first-token latency of a steady load depends on.
 WEIGHTS = {"tpot": 2.0, "ttft": 1.0, "ttft_burst": 0.25, "throughput": 1.0, "latency": 2.0}
@@ -206,6 +206,7 @@ def fit(first_step: float = 2.0) -> None:
         x0 = _x0(catalog)
         hi = x0 + 4.0
         hi[: len(SHARED)] = _shared_hi(x0)
+        hi[[i for i, (e, j, k) in enumerate(_layout(catalog)) if j is not None and k.endswith("_share")]] = math.log(1.5)
         x0 = np.minimum(x0, hi)
         failed = [r.id for r in _calibration_runs(catalog) if _fails(r, catalog)]
         if failed:  # each counts as a capped residual in the fit: say which
@@ -244,6 +245,8 @@ def fit_only(names: tuple[str, ...]) -> None:
     idx = [i for i, (e, j, k) in enumerate(layout) if e and (k in names if j is None else f"release.{k}" in names)]
     start = np.where(x0[idx] <= math.log(1e-6), math.log(1e-5), x0[idx])
     lo, hi = np.minimum(start - 6.0, math.log(1e-7)), np.maximum(start + 3.0, math.log(1e-2))
+    share = np.array([layout[i][2].endswith("_share") for i in idx], dtype=bool)  # a release's kernel share
+    lo, hi = np.where(share, x0[idx] - 4.0, lo), np.where(share, math.log(1.5), hi)
     sidx = [SHARED.index(name) for name in shared]
     idx, start = idx + sidx, np.concatenate([start, x0[sidx]])
     lo, hi = np.concatenate([lo, x0[sidx] - 4.0]), np.concatenate([hi, _shared_hi(x0)[sidx]])
