@@ -147,7 +147,7 @@ def run_bench(args, catalog) -> int:
         return 0
     if not_served:  # nothing to time: the keys with null values, not zeros a script would read as latencies
         meta = {"completed": 0, "num_prompts": n, "max_concurrency": conc, "request_rate": s.request_rate,
-                "preemptions": 0, "engine": s.engine, "model": s.model, "gpu": s.gpu, "not_served": not_served}  # fmt: skip
+                "preemptions": 0, "engine": s.engine, "engine_version": s.engine_version, "model": s.model, "gpu": s.gpu, "not_served": not_served}  # fmt: skip
         print(json.dumps(dict.fromkeys(serve_keys(metrics, qs)) | meta, indent=2) if args.json
               else f"not served: {not_served}")  # fmt: skip
         return 0
@@ -163,7 +163,8 @@ def run_bench(args, catalog) -> int:
         out = {k: d[k] for k in serve_keys(metrics, qs)} | {"num_prompts": n, "max_concurrency": conc,
                                                  "request_rate": s.request_rate, "burstiness": burst,
                                                  "preemptions": res.preemptions,
-                                                 "engine": s.engine, "model": s.model, "gpu": s.gpu,
+                                                 "engine": s.engine, "engine_version": s.engine_version,
+                                                 "model": s.model, "gpu": s.gpu,
                                                  "not_served": not_served}  # fmt: skip
         print(json.dumps(json_safe(out), indent=2))
     else:
@@ -229,7 +230,7 @@ def _line(label: str, value: str) -> str:
 def _serve_text(d: dict, r, res, conc: int | None, rate: float, qs: tuple[float, ...]) -> str:
     """Laid out as `vllm bench serve` (v0.10 and later) prints its summary."""
     s = r.scenario
-    head = (f"{r.model_name} on {s.tensor_parallel_size} × {r.gpu_name}, {s.engine}, predicted "
+    head = (f"{r.model_name} on {s.tensor_parallel_size} × {r.gpu_name}, {r.engine.label}, predicted "
             f"(step-time model + scheduler simulation; held-out error in README.md)")  # fmt: skip
     done = res.completed
     lines = [head, "{s:{c}^{n}}".format(s=" Serving Benchmark Result ", n=50, c="="),
