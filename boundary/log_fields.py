@@ -23,6 +23,7 @@ def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
     failed start's "max seq len (L)" (V1), else the
     V0 "max seq len (L)" error. V0 without chunked prefill (≤ 32k context) profiles max(L, 2048) batched tokens.
     estimate_cudagraphs: only vLLM ≥ 0.20 (or a log with "Estimated CUDA graph memory") subtracts CUDA graphs.
+    engine_version: the version the log prints, from 0.8 on (older ones predate the costs the step time has).
     """
     cfg, notes, out = log.config, [], {}
     for name in _INT_FIELDS:
@@ -60,6 +61,8 @@ def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
             notes.append(f"V0 without chunked prefill: the profiling run uses max(max_model_len, 2048) = "
                          f"{out['max_num_batched_tokens']} batched tokens")  # fmt: skip
     version = log.version_tuple
+    if version is not None and version >= (0, 8):  # the release whose fixed costs the plan's step time uses
+        out |= {"engine": "vllm", "engine_version": ".".join(str(p) for p in version)}
     subtracts = bool(log.get("cudagraph_estimate_gib")) or (version is not None and version >= (0, 20))
     out["estimate_cudagraphs"] = subtracts
     if not subtracts:

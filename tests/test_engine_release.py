@@ -133,3 +133,16 @@ def test_past_the_runs_the_newer_costs_were_fitted_on_the_plan_says_so(catalog):
     assert not [n for n in evaluate(scenario(concurrency=16), catalog).notes if "fitted on runs" in n]
     assert not [n for n in evaluate(scenario(concurrency=64, engine_version="0.13.0"), catalog).notes if "fitted on runs" in n]
     assert catalog.engines["sglang"].before("0.5.10").label == "SGLang 0.4–0.5.6"
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("eole-gemma-3-1b-v0.13.log", "0.13.0"), ("vllm-pr4650-deepseek-v2-lite-v0.log", None)])  # fmt: skip
+def test_a_pasted_log_sets_the_release_it_was_printed_by(name, expected):
+    """The log's "Initializing a V1 LLM engine (v0.13.0)" line: the plan it describes uses 0.8–0.13's costs; a V0
+    log of 0.5.0.post1 predates every measured release and leaves the version at its default."""
+    from test_reconcile import log
+
+    from boundary.log_fields import log_scenario_fields
+
+    fields, _ = log_scenario_fields(log(name))
+    assert fields.get("engine_version") == expected
