@@ -28,7 +28,7 @@ from calc.cost import cost_per_million_output_tokens
 from calc.params import count_params
 from calc.pool import kv_link_bytes_per_s, transfer_s
 from calc.precision_support import dtype_refusal, unsupported
-from calc.resolve import base_model, default_context, for_other_gpu, override_gpu, override_model
+from calc.resolve import base_model, default_context, engine_of, for_other_gpu, override_gpu, override_model
 from calc.scenario import Scenario
 from calc.search_capacity import Rows, Slo
 from calc.search_fleet import serve_mode
@@ -211,6 +211,8 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     cheap_first = cheapest_per_group(per_m, gpus_used, user, ok, gpu_of, len(sp.gpus))
     cheapest = _cheapest_in_one_currency(cheap_first, np.array(currencies, dtype=object)[gpu_of], ok)
     notes += _derived_price_note(s, catalog, sp.gpus[gpu_of[cheapest]] if cheapest is not None else None)
+    if cheapest is not None:
+        notes += _extrapolation_note(s, catalog, float(np.maximum(cat["ok"], 1)[cheapest]))
     return SearchResult(
         scenario=s, grid=g, model_name=model.name, hf_id=model.hf_id, currencies=currencies, pool=pool,
         disaggregated=np.repeat(np.array(modes), g.size), concurrency=np.maximum(cat["ok"], 1), ttft_s=cat["ttft"],
@@ -221,6 +223,17 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
         best_per_gpu=dict(zip((sp.gpus[x] for x in gpu_of[cheap_first]), cheap_first.tolist(), strict=True)),
         notes=notes + tuple(g.refused), model=model,
     )  # fmt: skip
+
+
+def _extrapolation_note(s: Scenario, catalog: Catalog, in_flight: float) -> tuple[str, ...]:
+    """Where the cheapest runs more requests at once than the runs its engine release's costs were fitted on."""
+    engine = engine_of(s, catalog)
+    if not engine.fitted_concurrency or in_flight <= engine.fitted_concurrency:
+        return ()
+    older = catalog.engines[s.engine].before(engine.since)
+    return (f"the cheapest runs {in_flight:,.0f} in flight per replica, past the {engine.fitted_concurrency} of the runs "
+            f"{engine.label}'s fixed costs were fitted on; {older.label}'s costs (engine_version {older.since}) are the "
+            "slower bound and may pick another deployment",)  # fmt: skip
 
 
 def _why(s: Scenario, pool: PoolArrays, positions: int) -> np.ndarray:

@@ -146,3 +146,16 @@ def test_a_pasted_log_sets_the_release_it_was_printed_by(name, expected):
 
     fields, _ = log_scenario_fields(log(name))
     assert fields.get("engine_version") == expected
+
+
+def test_a_search_whose_cheapest_runs_past_the_fitted_runs_says_so(catalog):
+    """`calc search` for Llama-3.1-8B at 20 req/s: at the latest releases' costs the cheapest serves 96 in flight, three
+    times the 32 of the runs those costs come from; the note names the older costs as the bound. At those costs
+    (engine_version 0.13) there is nothing to say."""
+    from calc.search import search
+
+    s = scenario(model="llama-3.1-8b", request_rate=20.0)
+    said = [n for n in search(s, catalog).notes if "past the 32 of the runs" in n]
+    assert len(said) == 1 and "(engine_version 0.8)" in said[0]
+    older = search(s.model_copy(update={"engine_version": "0.13"}), catalog)
+    assert not [n for n in older.notes if "past the 32" in n]
