@@ -66,6 +66,7 @@ PRIORS = {"gemm_compute_share": (0.75, 0.25), "attention_bandwidth_share": (0.95
 BELOW_ONE = ("routing_exponent", "prefill_routing_exponent")
 CAP = 1.5
 EAGER_RATIO = 3.75  # layer_overhead_eager_s / layer_overhead_s: a launch per kernel 4–6 µs vs 1–1.5 µs from a graph
+UNSET = 1e-12  # a fixed cost shipped as 0 (a term not fitted yet), in log space; a fit starts it from 10 µs
 FIT_PROMPTS = 200  # the fit replays at most this many prompts per run (speed); the report replays each run's own count
 
 _state: dict = {}
@@ -152,7 +153,7 @@ def _x0(catalog) -> np.ndarray:
     for name, j, k in _layout(catalog):
         e = catalog.engines[name or "vllm"]
         v = getattr(e, k) if j is None else (getattr(e.releases[j], k) if getattr(e.releases[j], k) is not None else getattr(e, k))
-        vals.append(v if not name else max(v, 1e-6))
+        vals.append(v if not name or v > 0 else UNSET)  # a cost fitted below 1 µs is read back as it is
     return np.log(np.array(vals, dtype=float))
 
 
@@ -243,7 +244,7 @@ def fit_only(names: tuple[str, ...]) -> None:
     layout = _layout(catalog)
     shared = [name for name in names if name in SHARED]
     idx = [i for i, (e, j, k) in enumerate(layout) if e and (k in names if j is None else f"release.{k}" in names)]
-    start = np.where(x0[idx] <= math.log(1e-6), math.log(1e-5), x0[idx])
+    start = np.where(x0[idx] <= math.log(UNSET), math.log(1e-5), x0[idx])
     lo, hi = np.minimum(start - 6.0, math.log(1e-7)), np.maximum(start + 3.0, math.log(1e-2))
     share = np.array([layout[i][2].endswith("_share") for i in idx], dtype=bool)  # a release's kernel share
     lo, hi = np.where(share, x0[idx] - 4.0, lo), np.where(share, math.log(1.5), hi)

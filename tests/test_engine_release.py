@@ -159,3 +159,30 @@ def test_a_search_whose_cheapest_runs_past_the_fitted_runs_says_so(catalog):
     assert len(said) == 1 and "(engine_version 0.8)" in said[0]
     older = search(s.model_copy(update={"engine_version": "0.13"}), catalog)
     assert not [n for n in older.notes if "past the 32" in n]
+
+
+def test_the_fit_reads_and_writes_every_release_cost(catalog):
+    """scripts/calibrate.py lays each later release's fixed costs after the engines' own in the fitted vector: the
+    shipped constants, read into the vector and back, are the shipped specs (up to the eager cost it derives), and a
+    release's entry moves that release's cost and no other."""
+    import math
+
+    from scripts.calibrate import EAGER_RATIO, RELEASE_OWN, _engines, _layout, _x0
+
+    layout, x0 = _layout(catalog), _x0(catalog)
+    assert len(layout) == len(x0) and all(math.isfinite(v) for v in x0)
+    back = _engines(x0, catalog)
+    for name, spec in catalog.engines.items():
+        for j, release in enumerate(spec.releases):
+            for k in RELEASE_OWN:
+                shipped = getattr(release, k) if getattr(release, k) is not None else getattr(spec, k)
+                assert getattr(back[name].releases[j], k) == pytest.approx(shipped, rel=1e-9), (name, k)
+            assert back[name].releases[j].layer_overhead_eager_s == pytest.approx(
+                release.layer_overhead_s * EAGER_RATIO, rel=1e-9)
+        assert back[name].per_sequence_s == pytest.approx(spec.per_sequence_s, rel=1e-9)
+    i = layout.index(("vllm", 0, "per_sequence_s"))
+    moved = x0.copy()
+    moved[i] += math.log(2)
+    after = _engines(moved, catalog)["vllm"]
+    assert after.releases[0].per_sequence_s == pytest.approx(2 * back["vllm"].releases[0].per_sequence_s)
+    assert after.per_sequence_s == back["vllm"].per_sequence_s
