@@ -132,7 +132,7 @@ def test_past_the_runs_the_newer_costs_were_fitted_on_the_plan_says_so(catalog):
     assert len(note) == 1 and "64 run here" in note[0] and "(vLLM 0.8–0.13)" in note[0]
     assert not [n for n in evaluate(scenario(concurrency=16), catalog).notes if "fitted on runs" in n]
     assert not [n for n in evaluate(scenario(concurrency=64, engine_version="0.13.0"), catalog).notes if "fitted on runs" in n]
-    assert catalog.engines["sglang"].before("0.5.10").label == "SGLang 0.4–0.5.6"
+    assert catalog.engines["sglang"].before("0.5.10").label == "SGLang 0.4–0.5.9"
 
 
 @pytest.mark.parametrize("name, expected", [
