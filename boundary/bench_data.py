@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from calc.custom import encode_custom_model
+from calc.engine_spec import version_tuple
 from calc.evaluate import evaluate
 from calc.hf_config import model_from_hf_config
 from calc.scenario import Scenario
@@ -63,20 +64,13 @@ class BenchRun:
     notes: tuple[str, ...] = field(default=())
 
 
-def _version(text) -> tuple[int, ...] | None:
-    try:
-        return tuple(int(x) for x in str(text).split(".")[:2])
-    except ValueError:
-        return None
-
-
 def _engine_version(r: dict, catalog) -> str:
     """The run's release as a Scenario's engine_version: its leading version number, 'latest' for a nightly build,
     and the spec's oldest release where the source states none (every such source is of 2024–2025)."""
     text = str(r.get("engine_version") or "")
-    head = re.match(r"\d+(\.\d+){1,3}", text)
-    if head:
-        return head.group(0)
+    stated = version_tuple(text)
+    if stated:
+        return ".".join(str(p) for p in stated)
     return "latest" if "nightly" in text else catalog.engines[r["engine"]].since
 
 
@@ -257,7 +251,7 @@ def _skip(r: dict, models: dict, catalog) -> str | None:
         return "no model spec or config.json for this checkpoint (models.yaml)"
     if GPU_ALIASES.get(r["gpu"], r["gpu"]) not in catalog.gpus:
         return f"GPU '{r['gpu']}' has no spec"
-    v = _version(r.get("engine_version"))
+    v = version_tuple(str(r.get("engine_version") or ""))
     if r["engine"] == "vllm" and v is not None and v < OLDEST_V1:
         return f"vLLM {r['engine_version']} predates the V1 engine the constants describe"
     if not r.get("input_len") or not r.get("output_len"):
