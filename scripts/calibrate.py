@@ -279,7 +279,10 @@ def _write_fitted(x: np.ndarray, catalog, source: Callable[[str], str]) -> None:
             mine = [run for run in runs if run.scenario.engine == name and engine_of(run.scenario, catalog).since == r.since]
             own = len(mine)
             in_flight = max((run.max_concurrency or run.scenario.concurrency for run in mine), default=None)
-            releases.append(r.model_copy(update={"fitted_concurrency": in_flight,"source": f"fitted by scripts/calibrate.py on {datetime.date.today()} "
+            same = {k: None for k in (*RELEASE_OWN, "layer_overhead_eager_s")  # the engine's own: left to inherit
+                    if getattr(r, k) is not None and math.isclose(getattr(r, k), getattr(spec, k), rel_tol=1e-9)}
+            releases.append(r.model_copy(update={**same, "fitted_concurrency": in_flight,
+                                                 "source": f"fitted by scripts/calibrate.py on {datetime.date.today()} "
                                                            f"on this release's {own} calibration runs (tests/data/"
                                                            "benchmarks, split.yaml); the engine's other costs and "
                                                            "kernel shares as above"}))  # fmt: skip
