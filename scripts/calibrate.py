@@ -152,7 +152,8 @@ def _x0(catalog) -> np.ndarray:
     vals = []
     for name, j, k in _layout(catalog):
         e = catalog.engines[name or "vllm"]
-        v = getattr(e, k) if j is None else (getattr(e.releases[j], k) if getattr(e.releases[j], k) is not None else getattr(e, k))
+        own = getattr(e.releases[j], k) if j is not None else None
+        v = getattr(e, k) if own is None else own
         vals.append(v if not name or v > 0 else UNSET)  # a cost fitted below 1 µs is read back as it is
     return np.log(np.array(vals, dtype=float))
 
