@@ -223,7 +223,7 @@ def capacity_text(r) -> str:
     elif cap.limited_by == "front-end":
         busy = front_busy_s(s, r.engine, r.model)
         at = (f"{cap.load:,.1f} requests in flight per replica on average — limited by the API server, which takes one "
-              f"request at a time ({fmt.ms(busy)} of CPU each for the chat template and the tokens, at most "
+              f"request at a time ({fmt.ms(busy)} of CPU each for the chat request and its tokens, at most "
               f"{1 / busy:,.0f} requests/s): more "
               f"traffic would queue there past the TTFT SLO's slack")  # fmt: skip
     elif cap.limited_by == "graphs":

@@ -100,6 +100,11 @@ class EngineSpec(BaseModel):
     """Per chat request, the front end's own CPU time (rendering the chat template, the message and response
     objects), one request at a time: a burst of chat requests queues there, and one API server process serves at
     most 1 / this many a second. Part of the request's front-end time too."""
+    harmony_serial_s: Annotated[float, Field(ge=0, le=1.0)] = 0.0
+    """The same for a model whose chat format the compiled openai_harmony library renders (gpt-oss), in place of
+    chat_serial_s: no Jinja template, but the message and response objects all the same. Measured, not fitted:
+    the fastest burst of harmony chat requests published, 1 / that rate less request_token_s per prompt token
+    (engine_specs/*.yaml `source`)."""
     gemm_half_tokens: Annotated[float, Field(gt=0, le=65536)]
     """Tokens per step at which weight GEMMs reach half their achievable throughput (tile occupancy)."""
     gemm_compute_share: Share

@@ -2,7 +2,7 @@
 and what that one-at-a-time queue does to the closed forms and to a replica's capacity.
 
     latency per request   = request_overhead_s (+ chat_request_s on the chat endpoint) + busy
-    busy (CPU, serial)    = chat_serial_s (chat endpoint, Jinja-templated models) + request_token_s · input_len
+    busy (CPU, serial)    = chat_serial_s (chat endpoint; harmony_serial_s for gpt-oss) + request_token_s · input_len
     engine's requests     k = E2E(k) / busy where b · busy > E2E(b), else b   (Little's law at the API server's rate)
     capacity              ≤ ρ / busy, ρ = 2s / (busy + 2s)  (M/D/1 wait within the TTFT's slack s)
 
@@ -45,11 +45,13 @@ def engine_request_overhead_s(s: Scenario, engine: EngineSpec) -> float:
 
 
 def front_serial_s(s: Scenario, engine: EngineSpec, m: ModelSpec) -> float:
-    """The front end's CPU time per request besides tokenising: the chat template's (chat_serial_s) [s]; none on
-    the completions endpoint or for a harmony-format model (GPUStack's gpt-oss-20b took 213 chat requests a second
-    on one H100 where the Jinja-templated models took 44–48)."""
-    chat = s.endpoint_type == "openai-chat" and m.model_type not in HARMONY_MODEL_TYPES
-    return engine.chat_serial_s if chat else 0.0
+    """The front end's CPU time per request besides tokenising [s]: on the chat endpoint, chat_serial_s (the Jinja
+    chat template, the message and response objects), or harmony_serial_s for a harmony-format model, whose format a
+    compiled library renders (GPUStack's gpt-oss-20b took 213 chat requests a second on one H100 where the
+    Jinja-templated models took 44–48); none on the completions endpoint."""
+    if s.endpoint_type != "openai-chat":
+        return 0.0
+    return engine.harmony_serial_s if m.model_type in HARMONY_MODEL_TYPES else engine.chat_serial_s
 
 
 def front_busy_s(s: Scenario, engine: EngineSpec, m: ModelSpec) -> float:
