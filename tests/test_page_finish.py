@@ -91,7 +91,9 @@ def test_every_tab_shows_finished_numbers(query, tab):
 @pytest.mark.parametrize("tab", ["SLOs & replicas", "Latency"])
 def test_every_cost_has_its_currency(tab):
     at = run({"request_rate": "20", "gpu_hour_price": "3", "currency": "CHF"}, tab)
-    costs = [m.value for m in at.metric if "Cost" in m.label]
+    # a tile names its currency in the label ('Cost / M output tokens (CHF)'), a table cell beside the number
+    costs = [f"{m.value} {unit[1]}" if (unit := re.search(r"\(([A-Z]{3})\)$", m.label)) else m.value
+             for m in at.metric if "Cost" in m.label]
     for t in page_tables(at):
         for col in t.columns:
             if "cost" in str(col).lower():
