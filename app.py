@@ -28,6 +28,15 @@ from ui.headline import headline_rest, headline_top
 from ui.widgets import HELD_GROUPS, current_values, gpu_options, model_options, sidebar_rest, sidebar_specs
 
 st.set_page_config(page_title="LLM serving capacity planner", page_icon="🧮", layout="wide")
+# Headline tiles size their text to their column (cqi: 1 % of its width), so six a row keep their units on a
+# laptop's screen ('57.02 GiB' was cut to '57.02 …' at 1,280 px). A constant style, no user text.
+st.html("""<style>
+[data-testid="stColumn"]:has(> div [data-testid="stMetric"]) { container-type: inline-size; }
+[data-testid="stMetricValue"] { font-size: clamp(1.1rem, 21cqi, 2.25rem); }
+[data-testid="stMetricLabel"] p { font-size: clamp(0.7rem, 9.5cqi, 0.875rem); white-space: normal; }
+[data-testid="stMetricDelta"] { font-size: clamp(0.65rem, 8.5cqi, 0.875rem); }
+@container (max-width: 220px) { [data-testid="stMetricLabel"] { min-height: 2.6em; align-items: flex-start; } }
+</style>""")
 
 
 @st.cache_resource

@@ -309,3 +309,24 @@ def test_the_engine_release_typed_in_the_sidebar_retitles_the_plan_and_travels_i
     expect(fresh.get_by_role("heading", name=re.compile("on NVIDIA GeForce RTX 4090"))).to_contain_text(
         "vLLM 0.8–0.13", timeout=30_000)
     fresh.close()
+
+
+@pytest.mark.parametrize("width", [1280, 1500])
+def test_every_headline_number_is_shown_whole_on_a_laptop_screen(server, width):
+    """Six tiles a row on a 1,280-px laptop screen cut '57.02 GiB' to '57.02 …' and the cost to '0.0889 …': the tiles
+    size their numbers to their column (app.py's style), so none overflows its box."""
+    browser, base = server
+    pg = browser.new_page(viewport={"width": width, "height": 1200})
+    try:
+        pg.goto(base + "/?model=gpt-oss-20b&gpu=h100-sxm&concurrency=256&request_rate=50&input_len=128&output_len=200")
+        verdict(pg)
+        values = pg.locator('[data-testid="stMetricValue"]')
+        expect(values).to_have_count(12, timeout=30_000)
+        pg.evaluate("document.fonts.ready.then(() => true)")  # measured in the page's own font, not a fallback
+        pg.wait_for_timeout(1000)
+        cut = pg.evaluate("""() => [...document.querySelectorAll('[data-testid="stMetricValue"] div, [data-testid="stMetricValue"]')]
+            .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)""")
+        assert cut == [], cut
+        assert "GiB" in values.first.inner_text()  # the unit is there, whole
+    finally:
+        pg.close()
