@@ -8,6 +8,7 @@ that one with boundary.urlstate.plain.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from boundary import fmt
@@ -186,11 +187,12 @@ def latency_metrics(r) -> list[Metric]:
         out.append(Metric("Capacity per replica", fmt.rate(fl.capacity.rps, "req/s"),
                           capacity_text(r) + "; set a request rate for replicas"))  # fmt: skip
     cost = fl.cost_per_million_output_tokens
-    # the currency in the label: a tile has room for a few characters ('0.0889 USD' was cut to '0.0889 …')
-    priced = cost is not None and fl.currency and fmt.money(cost, fl.currency).endswith(fl.currency)
-    out.append(Metric(f"Cost / M output tokens ({fl.currency})" if priced else "Cost / M output tokens",
-                      fmt.sig(cost) if priced else
-                      fmt.money(cost, fl.currency) if cost is not None else fmt.missing(cost_reason(r, short=True)),
+    label, value = "Cost / M output tokens", fmt.missing(cost_reason(r, short=True))
+    if cost is not None:
+        value = fmt.money(cost, fl.currency)
+    if cost is not None and fl.currency and math.isfinite(cost):  # the currency in the label: a tile has room for
+        label, value = f"{label} ({fl.currency})", fmt.sig(cost)  # a few characters ('0.0889 USD' was cut short)
+    out.append(Metric(label, value,
                       "price per GPU-hour × GPUs / output tokens per hour" + (
                           f" at {fmt.rate(s.request_rate, 'req/s')}" if s.request_rate
                           else " at this scenario's own throughput")))  # fmt: skip
