@@ -187,9 +187,8 @@ def latency_metrics(r) -> list[Metric]:
         out.append(Metric("Capacity per replica", fmt.rate(fl.capacity.rps, "req/s"),
                           capacity_text(r) + "; set a request rate for replicas"))  # fmt: skip
     cost = fl.cost_per_million_output_tokens
-    label, value = "Cost / M output tokens", fmt.missing(cost_reason(r, short=True))
-    if cost is not None:
-        value = fmt.money(cost, fl.currency)
+    label = "Cost / M output tokens"
+    value = fmt.money(cost, fl.currency) if cost is not None else fmt.missing(cost_reason(r, short=True))
     if cost is not None and fl.currency and math.isfinite(cost):  # the currency in the label: a tile has room for
         label, value = f"{label} ({fl.currency})", fmt.sig(cost)  # a few characters ('0.0889 USD' was cut short)
     out.append(Metric(label, value,
