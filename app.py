@@ -32,10 +32,14 @@ st.set_page_config(page_title="LLM serving capacity planner", page_icon="🧮", 
 # laptop's screen ('57.02 GiB' was cut to '57.02 …' at 1,280 px). A constant style, no user text.
 st.html("""<style>
 [data-testid="stColumn"]:has(> div [data-testid="stMetric"]) { container-type: inline-size; }
+@media (max-width: 1100px) {  /* six a row would leave ~90 px a tile beside the sidebar: three a row instead */
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] > div [data-testid="stMetric"]) { flex-wrap: wrap; }
+  [data-testid="stColumn"]:has(> div [data-testid="stMetric"]) { flex: 1 1 calc(33% - 1rem); min-width: calc(33% - 1rem); }
+}
 [data-testid="stMetricValue"] { font-size: clamp(1.1rem, 21cqi, 2.25rem); }
 [data-testid="stMetricLabel"] p { font-size: clamp(0.7rem, 9.5cqi, 0.875rem); white-space: normal; }
 [data-testid="stMetricDelta"] { font-size: clamp(0.65rem, 8.5cqi, 0.875rem); }
-@container (max-width: 220px) { [data-testid="stMetricLabel"] { min-height: 2.6em; align-items: flex-start; } }
+@container (max-width: 170px) { [data-testid="stMetricLabel"] { min-height: 2.6em; align-items: flex-start; } }
 </style>""")
 
 

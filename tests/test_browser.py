@@ -311,10 +311,10 @@ def test_the_engine_release_typed_in_the_sidebar_retitles_the_plan_and_travels_i
     fresh.close()
 
 
-@pytest.mark.parametrize("width", [1280, 1500])
+@pytest.mark.parametrize("width", [1024, 1280, 1500])
 def test_every_headline_number_is_shown_whole_on_a_laptop_screen(server, width):
     """Six tiles a row on a 1,280-px laptop screen cut '57.02 GiB' to '57.02 …' and the cost to '0.0889 …': the tiles
-    size their numbers to their column (app.py's style), so none overflows its box."""
+    size their numbers to their column (app.py's style), three a row below 1,100 px, so none overflows its box."""
     browser, base = server
     pg = browser.new_page(viewport={"width": width, "height": 1200})
     try:
