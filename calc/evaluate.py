@@ -8,7 +8,7 @@ from calc.latency import latency
 from calc.pool import size_pool, tp_check
 from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)
-from calc.resolve import default_context, engine_of, resolve
+from calc.resolve import beyond_fitted, default_context, engine_of, resolve
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 from calc.workload import fit_workload
@@ -105,10 +105,10 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     lat = latency(s, model, gpu, mem, engine)
     conf = conformance_of(s, lat)
     notes = notes_for(s, model, mem)
-    if engine.fitted_concurrency and lat.decode_batch > engine.fitted_concurrency:
+    if beyond := beyond_fitted(s, catalog, lat.decode_batch):
         notes = (*notes, f"{engine.label}'s fixed costs were fitted on runs of at most {engine.fitted_concurrency} "
                  f"in flight, and {lat.decode_batch:,.0f} run here: an extrapolation; the earlier releases' costs "
-                 f"({catalog.engines[s.engine].before(engine.since).label}) bound the TPOT from above")  # fmt: skip
+                 f"({beyond[1].label}) bound the TPOT from above")  # fmt: skip
     if s.max_model_len != given:
         notes = (f"max_model_len {s.max_model_len:,}: the model's own maximum, which vLLM serves without "
                  f"--max-model-len (the planner's default {given:,} is beyond it)", *notes)  # fmt: skip

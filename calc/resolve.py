@@ -84,6 +84,15 @@ def engine_of(s: Scenario, catalog: Catalog) -> EngineSpec:
         raise InputError("engine_version", str(e)) from None
 
 
+def beyond_fitted(s: Scenario, catalog: Catalog, in_flight: float) -> tuple[EngineSpec, EngineSpec] | None:
+    """(the scenario's release, the release before it) where `in_flight` requests exceed those its fixed costs were
+    fitted on (`fitted_concurrency`): an extrapolation, for which the earlier release's costs are the slower bound."""
+    engine = engine_of(s, catalog)
+    if not engine.fitted_concurrency or in_flight <= engine.fitted_concurrency:
+        return None
+    return engine, catalog.engines[s.engine].before(engine.since)
+
+
 def default_context(s: Scenario, model: ModelSpec) -> Scenario:
     """max_model_len at its default (8,192) stands for 'not set': vLLM without --max-model-len serves the model's own
     maximum, so where that is smaller (Llama-2's 4,096) the plan takes it rather than refuse to start."""

@@ -28,7 +28,7 @@ from calc.cost import cost_per_million_output_tokens
 from calc.params import count_params
 from calc.pool import kv_link_bytes_per_s, transfer_s
 from calc.precision_support import dtype_refusal, unsupported
-from calc.resolve import base_model, default_context, engine_of, for_other_gpu, override_gpu, override_model
+from calc.resolve import base_model, beyond_fitted, default_context, for_other_gpu, override_gpu, override_model
 from calc.scenario import Scenario
 from calc.search_capacity import Rows, Slo
 from calc.search_fleet import serve_mode
@@ -227,10 +227,10 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
 
 def _extrapolation_note(s: Scenario, catalog: Catalog, in_flight: float) -> tuple[str, ...]:
     """Where the cheapest runs more requests at once than the runs its engine release's costs were fitted on."""
-    engine = engine_of(s, catalog)
-    if not engine.fitted_concurrency or in_flight <= engine.fitted_concurrency:
+    beyond = beyond_fitted(s, catalog, in_flight)
+    if beyond is None:
         return ()
-    older = catalog.engines[s.engine].before(engine.since)
+    engine, older = beyond
     return (f"the cheapest runs {in_flight:,.0f} in flight per replica, past the {engine.fitted_concurrency} of the runs "
             f"{engine.label}'s fixed costs were fitted on; {older.label}'s costs (engine_version {older.since}) are the "
             "slower bound and may pick another deployment",)  # fmt: skip
