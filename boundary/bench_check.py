@@ -5,7 +5,7 @@ every prompt at once); static-batch runs through `calc.bench.static_batch`. Metr
 TPOT (median, else mean, else median ITL), TTFT (median, else mean), output throughput, and `vllm bench latency`'s
 average latency. Error = predicted / measured − 1.
 
-TTFT is kept apart for a burst (every prompt sent at once, more prompts than the engine runs together): its median
+TTFT is kept apart for a burst (every prompt sent at once, more than the engine starts in one step): its median
 is the time the queue takes to drain, a throughput figure, not the first-token latency a steady load sees.
 """
 
@@ -36,10 +36,14 @@ class RunCheck:
 
 
 def is_burst(run: BenchRun) -> bool:
-    """Every prompt at t = 0 with no concurrency cap, and more prompts than the engine's batch."""
+    """Every prompt at t = 0 with no concurrency cap, and more than the engine starts in one step: more prompts than
+    its batch (max_num_seqs), or more prompt tokens than one step's budget (max_num_batched_tokens). 1,000 prompts of
+    128 tokens wait for 16 steps of 8,192 however many sequences the engine may run: on an H100 (1,024 sequences) as
+    on an A100 (256)."""
+    s = run.scenario
     unpaced = run.request_rate is None or math.isinf(run.request_rate)
     return run.kind == "serve" and unpaced and run.max_concurrency is None and \
-        run.num_prompts > (run.scenario.max_num_seqs or 256)  # fmt: skip
+        (run.num_prompts > (s.max_num_seqs or 256) or run.num_prompts * s.input_len > s.max_num_batched_tokens)  # fmt: skip
 
 
 def stalled(run: BenchRun) -> bool:

@@ -257,3 +257,24 @@ def test_a_runs_stated_gpu_memory_utilization_is_replayed(runs):
     assert "--gpu-memory-utilization 0.85" in yaml.safe_dump(yaml.safe_load((DATA / "gpustack-glm46-h100.yaml").read_text()))
     assert by_id["gpustack-glm46-h100-vllm-gmu-sharegpt"].scenario.gpu_memory_utilization == 0.85
     assert by_id["gpustack-glm46-h100-sglang-sharegpt"].scenario.gpu_memory_utilization == 0.9
+
+
+def test_every_prompt_at_once_is_a_burst_on_every_gpu(runs):
+    """GPUStack sent Qwen3-14B 1,000 ShareGPT prompts at once (217 tokens on average) on one A100 and on one H100.
+    The A100's engine runs 256 sequences and the H100's 1,024, but neither starts 1,000 × 217 = 217,000 prompt tokens
+    in one step of 2,048 or 8,192: both median first tokens are the time the queue takes to drain, and both count in
+    the bursts' row, not in the first-token latency of a steady load. Ten prompts of 128 tokens (1,280 ≤ 8,192) start
+    in one step: not a burst."""
+    from dataclasses import replace
+
+    from boundary.bench_check import is_burst
+
+    a100 = next(r for r in runs if r.id == "gpustack-qwen3-14b-a100-vllm-bf16-sharegpt")
+    h100 = next(r for r in runs if r.id == "gpustack-qwen3-14b-h100-vllm-sharegpt")
+    assert (a100.scenario.max_num_seqs, h100.scenario.max_num_seqs) == (256, 1024)
+    assert a100.num_prompts == h100.num_prompts == 1000 < h100.scenario.max_num_seqs
+    assert 1000 * h100.scenario.input_len > h100.scenario.max_num_batched_tokens == 8192
+    assert is_burst(a100) and is_burst(h100)
+    assert "ttft_burst" in measured(h100) and "ttft" not in measured(h100)
+    few = replace(h100, num_prompts=10, scenario=h100.scenario.model_copy(update={"input_len": 128}))
+    assert 10 * 128 <= 8192 and not is_burst(few)
