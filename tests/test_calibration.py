@@ -7,12 +7,13 @@ change to the step model or the scheduler that makes predictions worse fails her
 """
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import yaml
 
-from boundary.bench_check import RunCheck, check, check_closed_form, closed_loop, measured, summary
+from boundary.bench_check import RunCheck, check, check_closed_form, closed_loop, is_burst, measured, summary
 from boundary.bench_data import DATA, decoded_share, load_runs
 from calc.evaluate import evaluate
 
@@ -265,14 +266,11 @@ def test_every_prompt_at_once_is_a_burst_on_every_gpu(runs):
     in one step of 2,048 or 8,192: both median first tokens are the time the queue takes to drain, and both count in
     the bursts' row, not in the first-token latency of a steady load. Ten prompts of 128 tokens (1,280 ≤ 8,192) start
     in one step: not a burst."""
-    from dataclasses import replace
-
-    from boundary.bench_check import is_burst
-
     a100 = next(r for r in runs if r.id == "gpustack-qwen3-14b-a100-vllm-bf16-sharegpt")
     h100 = next(r for r in runs if r.id == "gpustack-qwen3-14b-h100-vllm-sharegpt")
     assert (a100.scenario.max_num_seqs, h100.scenario.max_num_seqs) == (256, 1024)
     assert a100.num_prompts == h100.num_prompts == 1000 < h100.scenario.max_num_seqs
+    assert 1000 * a100.scenario.input_len > a100.scenario.max_num_batched_tokens == 2048
     assert 1000 * h100.scenario.input_len > h100.scenario.max_num_batched_tokens == 8192
     assert is_burst(a100) and is_burst(h100)
     assert "ttft_burst" in measured(h100) and "ttft" not in measured(h100)
