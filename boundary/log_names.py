@@ -12,7 +12,8 @@ from calc.catalog import Catalog
 # with one C-level `in` instead of a case-insensitive scan of a megabyte per device
 _DEVICES = (
     (r"GH200", "gh200", "gh200"), (r"H100[ _-]?NVL", "h100-nvl", "h100"), (r"H100[ _-]?PCIe", "h100-pcie", "h100"),
-    (r"H100", "h100-sxm", "h100"), (r"H200", "h200", "h200"), (r"B200", "b200", "b200"),
+    (r"H100", "h100-sxm", "h100"), (r"H200[ _-]?NVL", "h200-nvl", "h200"), (r"H200", "h200", "h200"),
+    (r"B200", "b200", "b200"), (r"RTX[ _]PRO[ _]6000", "rtx-pro-6000-blackwell", "6000"),
     (r"A100[\w -]{0,12}80\s?GB", "a100-80gb-sxm", "a100"), (r"A100[\w -]{0,12}40\s?GB", "a100-40gb", "a100"),
     (r"L40S", "l40s", "l40s"), (r"NVIDIA[ _]L4\b", "l4", "l4"), (r"A10G", "a10g", "a10g"),
     (r"NVIDIA[ _]A10\b", "a10", "a10"), (r"RTX[ _]?3090", "rtx-3090", "3090"), (r"RTX[ _]?4090", "rtx-4090", "4090"),

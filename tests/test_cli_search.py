@@ -13,6 +13,7 @@ import pytest
 
 from boundary.cli import main
 from calc.evaluate import evaluate
+from calc.loader import load_catalog
 from calc.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,9 +140,10 @@ def test_a_space_over_the_cap_names_its_flags_and_count(capsys):
     assert main(["search", *args]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "search_" not in err, err
-    assert err.startswith("error: --pipeline-parallel-size: 989,184 configurations = 23 --gpus × 112 "
-                          "(--tensor-parallel-size, --pipeline-parallel-size) pairs × 4 --dtype × 2 --kv-cache-dtype × "
-                          "24 --max-num-seqs × 2 modes (--disaggregated); at most 50,000"), err  # fmt: skip
+    gpus = len(load_catalog().gpus)  # every shipped GPU (24 on 2026-12-04: 1,032,192 configurations)
+    assert err.startswith(f"error: --pipeline-parallel-size: {gpus * 112 * 4 * 2 * 24 * 2:,} configurations = {gpus} "
+                          "--gpus × 112 (--tensor-parallel-size, --pipeline-parallel-size) pairs × 4 --dtype × 2 "
+                          "--kv-cache-dtype × 24 --max-num-seqs × 2 modes (--disaggregated); at most 50,000"), err  # fmt: skip
 
 def test_one_token_outputs_check_without_a_tpot(capsys, catalog):
     """A one-token output has no TPOT in the simulated run (it prints 0): the check's ratio is null, not a

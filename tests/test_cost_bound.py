@@ -119,13 +119,15 @@ def test_a_search_without_latency_spread_is_within_the_bound(catalog, kw):
 
 
 def test_a_search_at_its_size_cap_is_within_the_bound(catalog):
-    # 48,576 configurations (23 GPUs × 12 (TP, PP) pairs × 4 weight formats × 2 KV × 11 max_num_seqs × 2 modes) on
-    # the costliest path (σ = 0 and a quota of 0.9999999): 0.36–0.39 s of CPU and 24 MB; twice as many took 0.9 s
+    # GPUs × 12 (TP, PP) pairs × 4 weight formats × 2 KV × k max_num_seqs × 2 modes, k the most under the cap (24
+    # GPUs: 10, 46,080 configurations) on the costliest path (σ = 0 and a quota of 0.9999999): 0.36–0.39 s of CPU and
+    # 24 MB at 48,576; twice as many took 0.9 s
     from calc.search import search
     from calc.search_space import MAX_CONFIGS
 
+    k = MAX_CONFIGS // (len(catalog.gpus) * 12 * 4 * 2 * 2)
     s = Scenario(model="llama-3.2-1b", search_gpus="all", search_pipeline_parallel_size="1,2,3",
-                 search_dtype="auto,fp8,int8,int4", search_max_num_seqs=",".join(str(i) for i in range(1, 12)),
+                 search_dtype="auto,fp8,int8,int4", search_max_num_seqs=",".join(str(i) for i in range(1, k + 1)),
                  latency_sigma=0.0, conformance_quota=0.9999999, request_rate=20.0)  # fmt: skip
     r = bounded(lambda: search(s, catalog))
     assert 0.9 * MAX_CONFIGS < r.configs_evaluated <= MAX_CONFIGS
@@ -141,9 +143,11 @@ def test_a_search_over_its_size_cap_is_refused_before_any_work(catalog):
     with pytest.raises(InputError) as e:
         bounded(lambda: search(s, catalog))
     assert e.value.field == "search_pipeline_parallel_size"
-    assert e.value.message.startswith("989,184 configurations = 23 search_gpus × 112 (search_tensor_parallel_size, "
-                                      "search_pipeline_parallel_size) pairs × 4 search_dtype × 2 search_kv_cache_dtype "
-                                      "× 24 search_max_num_seqs × 2 modes (search_disaggregated); at most 50,000")  # fmt: skip
+    gpus = len(catalog.gpus)
+    assert e.value.message.startswith(f"{gpus * 112 * 4 * 2 * 24 * 2:,} configurations = {gpus} search_gpus × 112 "
+                                      "(search_tensor_parallel_size, search_pipeline_parallel_size) pairs × 4 "
+                                      "search_dtype × 2 search_kv_cache_dtype × 24 search_max_num_seqs × 2 modes "
+                                      "(search_disaggregated); at most 50,000")  # fmt: skip
 
 
 def test_thousands_running_at_once_are_simulated_within_the_bound(catalog):

@@ -329,3 +329,16 @@ def test_log_numbers_are_ascii_digits_only():
         except InputError:
             continue  # no recognised value at all
         assert not any(p.get(k) for k in ("available_kv_gib", "num_gpu_blocks", "max_concurrency")), line
+
+
+@pytest.mark.parametrize("device, spec", [
+    ("NVIDIA H200 NVL", "h200-nvl"), ("NVIDIA H200", "h200"), ("NVIDIA H100 NVL", "h100-nvl"),
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-blackwell"), ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"),
+])  # fmt: skip
+def test_a_device_name_picks_its_own_variant(catalog, device, spec):
+    """nvidia-smi's names (Massed Compute's nvidia-smi.txt: 'NVIDIA H200 NVL', 'NVIDIA RTX PRO 6000 Blackwell Server
+    Edition'): the PCIe H200 NVL is not the SXM H200, whose name it contains."""
+    from boundary.log_names import detect_gpu
+
+    text = f"INFO device: {device}\nINFO # GPU blocks: 1000, # CPU blocks: 0\n"
+    assert detect_gpu(parse_log(text), catalog, None)[0] == spec

@@ -6,6 +6,7 @@ from conftest import field
 from test_app import run as app_run
 
 from boundary import fmt
+from calc.loader import load_catalog
 from calc.scenario import Scenario
 from calc.search import search
 from calc.search_rows import row
@@ -127,12 +128,13 @@ def test_moving_concurrency_does_not_search_again():
 
 
 def test_a_search_space_over_the_cap_in_the_link_warns_on_the_tab():
-    # 52,992 configurations (23 GPUs × 12 (TP, PP) pairs × 4 weight formats × 2 KV × 12 max_num_seqs × 2 modes)
+    # every shipped GPU × 12 (TP, PP) pairs × 4 weight formats × 2 KV × 12 max_num_seqs × 2 modes (24 GPUs: 55,296)
     at = run({"model": "llama-3.2-1b", "search_pipeline_parallel_size": "1,2,3", "search_dtype": "auto,fp8,int8,int4",
               "search_max_num_seqs": ",".join(str(n) for n in range(1, 13))})  # fmt: skip
     assert not at.exception
     (w,) = [w.value for w in at.warning if "cannot be searched" in w.value]
-    assert "52\\,992 configurations" in w and "at most 50\\,000" in w
+    configs = f"{len(load_catalog().gpus) * 12 * 4 * 2 * 12 * 2:,}".replace(",", "\\,")
+    assert f"{configs} configurations" in w and "at most 50\\,000" in w
     assert "max\\_num\\_seqs values" in w and "search\\_" not in w  # the sidebar's names, not the fields'"
 
 
