@@ -2,8 +2,10 @@
 
 Serve runs are replayed through the scheduler simulation with the run's own load (closed loop, request rate, or
 every prompt at once); static-batch runs through `calc.bench.static_batch`. Metrics, as the tools print them:
-TPOT (median, else mean, else median ITL), TTFT (median, else mean), output throughput, and `vllm bench latency`'s
-average latency. Error = predicted / measured − 1.
+TPOT (median, else mean, else median ITL), the median ITL of a closed loop that printed a TPOT too (the decode
+step alone, without the stalls TPOT carries; under a burst the client reads its streams in clumps, so not there),
+TTFT (median, else mean), output throughput, and `vllm bench latency`'s average latency. Error = predicted /
+measured − 1. The fit weighs the ITL at nothing (scripts/calibrate.py WEIGHTS): it is reported, not fitted.
 
 TTFT is kept apart for a burst (every prompt sent at once, more than the engine starts in one step): its median
 is the time the queue takes to drain, a throughput figure, not the first-token latency a steady load sees.
@@ -19,7 +21,7 @@ from boundary.bench_data import BenchRun, decoded_share, printed_ms
 from calc import bench
 from calc.evaluate import evaluate
 
-METRICS = ("tpot", "ttft", "ttft_burst", "throughput", "latency")
+METRICS = ("tpot", "itl", "ttft", "ttft_burst", "throughput", "latency")
 MIN_TPOT_TOKENS = 16  # a TPOT over fewer gaps measures the front-end's streaming, not decoding
 STALL_SHARE, STALL_RATIO = 0.2, 5.0  # an outlier (p99 > 5 × median) that holds up a fifth of the run
 
@@ -64,6 +66,8 @@ def measured(run: BenchRun) -> dict[str, float]:
     ttft, tpot = printed_ms(d)
     if tpot and run.scenario.output_len >= MIN_TPOT_TOKENS:
         out["tpot"] = tpot / 1e3
+        if run.max_concurrency and d.get("median_itl_ms") and (d.get("median_tpot_ms") or d.get("mean_tpot_ms")):
+            out["itl"] = d["median_itl_ms"] / 1e3  # the decode step alone, beside TPOT's stalls
     if ttft:
         out["ttft_burst" if is_burst(run) else "ttft"] = ttft / 1e3
     if d.get("output_throughput") and not stalled(run):
@@ -88,7 +92,7 @@ def predict(run: BenchRun, catalog, *, engine=None, max_prompts: int | None = No
     uses_median = "median_tpot_ms" in run.measured or "mean_tpot_ms" not in run.measured
     tpot = d["median_tpot_ms"] if uses_median else d["mean_tpot_ms"]
     ttft = d["median_ttft_ms"] if "median_ttft_ms" in run.measured else d["mean_ttft_ms"]
-    return {"tpot": tpot / 1e3, "ttft_burst" if is_burst(run) else "ttft": ttft / 1e3,
+    return {"tpot": tpot / 1e3, "itl": d["median_itl_ms"] / 1e3, "ttft_burst" if is_burst(run) else "ttft": ttft / 1e3,
             "throughput": d["output_throughput"]}  # fmt: skip
 
 

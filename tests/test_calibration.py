@@ -76,6 +76,20 @@ def test_one_setup_measured_twice_is_on_one_side_of_the_split(runs, catalog):
     assert {r.part for r in twins} == {"held-out"}
 
 
+def test_two_checkpoints_of_one_shape_on_one_gpu_and_release_are_on_one_side(runs):
+    """Massed Compute benchmarked two fine-tunes of Llama-3.1-8B (R1-Distill, Nemotron-Nano) on one RTX PRO 6000, and
+    two of Llama-3.1-70B (R1-Distill, Nemotron) on two H200 NVL, each pair with the same engine releases, client and
+    128 + 128 random prompts: to the step-time model each pair is one setup measured twice (weights do not change
+    a step), so both of a pair are held out, beside the one the split's rule held out. (On the H100 the two 8 B
+    groups were split in 2026-11, before this rule: their vLLM runs are of different releases, 0.8.5 and nightly.)"""
+    for gpu, spec in (("rtx-pro-6000-blackwell", "llama-3.1-8b"), ("h200-nvl", "llama-3.1-70b")):
+        pair = [r for r in runs if r.scenario.gpu == gpu and r.scenario.model == spec]
+        assert {r.group.split("|")[1] for r in pair} == {
+            "deepseek-ai/DeepSeek-R1-Distill-Llama-8B", "nvidia/Llama-3.1-Nemotron-Nano-8B-v1"} if "8b" in spec else {
+            "deepseek-ai/DeepSeek-R1-Distill-Llama-70B", "nvidia/Llama-3.1-Nemotron-70B-Instruct-HF"}  # fmt: skip
+        assert {r.part for r in pair} == {"held-out"} and len(pair) == 12, gpu
+
+
 def test_the_held_out_runs_are_the_committed_ones(held_out):
     recorded = json.loads((DATA / "errors.json").read_text())
     assert {c.run.id for c in held_out} == set(recorded["per_run"])
@@ -119,6 +133,17 @@ def test_an_error_is_predicted_over_measured_minus_one(runs):
     c = RunCheck(run, m, {"tpot": 0.010, "ttft": 0.017317817000048308})
     assert c.error("tpot") == pytest.approx(0.0499, abs=1e-4) and c.error("ttft") == pytest.approx(0.0)
     assert c.error("throughput") is None  # measured but not predicted: no error, not a zero
+
+
+def test_the_median_itl_counts_only_where_it_is_the_decode_step(runs):
+    """A closed loop's median ITL is its decode step alone, beside a TPOT that also carries the prompt steps' stalls;
+    a burst's is not (the client reads a thousand streams in clumps, gaps far below the engine's step)."""
+    # Massed Compute, Llama-8B (R1 distill) on one H100, vLLM, C = 1: the JSON's "median_itl_ms": 9.540686999969239
+    loop = next(r for r in runs if r.id == "massed-deepseek-r1-distill-llama-8b-h100-vllm-c1")
+    assert measured(loop)["itl"] == pytest.approx(9.540686999969239e-3)
+    burst = next(r for r in runs if r.id == "gpustack-glm46-a100-vllm-sharegpt")
+    assert is_burst(burst) and "median_itl_ms" in burst.measured and "itl" not in measured(burst)
+    assert "tpot" in measured(burst)
 
 
 def test_a_setup_faster_than_its_stated_gpus_allow_is_left_out(catalog):
@@ -191,7 +216,7 @@ def test_a_closed_loop_that_stalled_warming_up_keeps_its_medians_not_its_through
     stalled_run = by_id["massed-nemotron3-nano-30b-rtxpro6000-vllm-c1"]
     d = stalled_run.measured
     assert d["p99_ttft_ms"] / 1e3 > 0.2 * d["duration_s"] and d["p99_ttft_ms"] > 5 * d["median_ttft_ms"]
-    assert set(measured(stalled_run)) == {"tpot", "ttft"}
+    assert set(measured(stalled_run)) == {"tpot", "itl", "ttft"}  # its medians, not its throughput
     steady = by_id["massed-glm47-flash-h100-vllm-c8"]
     assert 1006 / 1e3 / 11.5 < 0.2 and "throughput" in measured(steady)
     assert sum(bool(r.measured.get("output_throughput")) and "throughput" not in measured(r) for r in runs) == 5
