@@ -75,7 +75,7 @@ def benchmark_band_line(r) -> str:
         return f"held-out error: {NO_BAND}"
 
     def bands(simulated: bool) -> str:
-        shown = [(name, band(r, m, simulated=simulated)) for m, name in (("ttft", "TTFT"), ("tpot", "TPOT"))]
+        shown = [(name, band(r, m, simulated=simulated)) for m, name in (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"))]
         return ", ".join(f"{name} {b}" for name, b in shown if b) or "none recorded"
 
     return f"held-out error of this simulation: {bands(True)}; of the estimates (closed form): {bands(False)}"

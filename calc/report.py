@@ -190,12 +190,12 @@ class Report:
 
     @cached_property
     def benchmark_error_bands(self) -> dict[str, ErrorBand]:
-        """The same for the predicted benchmark (the scheduler simulation)."""
+        """The same for the predicted benchmark (the scheduler simulation), with its median ITL's ('itl')."""
         return self._bands(closed_form=False)
 
     def _bands(self, *, closed_form: bool) -> dict[str, ErrorBand]:
         out = {m: error_band(self.accuracy, metric=m, arch=self.gpu.arch, closed_form=closed_form)
-               for m in ("ttft", "tpot", "throughput")}  # fmt: skip
+               for m in ("ttft", "tpot", "itl", "throughput")}  # fmt: skip
         return {m: b for m, b in out.items() if b is not None}
 
     @cached_property

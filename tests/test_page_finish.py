@@ -273,7 +273,8 @@ def test_the_error_band_comes_from_the_held_out_table(tmp_path, monkeypatch):
                                       "tpot": {"n": 19, "median_abs": 0.125, "p90_abs": 0.4, "bias": -0.02}},
               "families": {"ada": {"tpot": {"n": 2, "median_abs": 0.5, "p90_abs": 0.6, "bias": 0.0}}}}  # fmt: skip
     table = {"runs": 40, "metrics": {"ttft": {"n": 31, "median_abs": 0.40, "p90_abs": 0.9, "bias": 0.1},
-                                     "tpot": {"n": 31, "median_abs": 0.20, "p90_abs": 0.4, "bias": -0.02}},
+                                     "tpot": {"n": 31, "median_abs": 0.20, "p90_abs": 0.4, "bias": -0.02},
+                                     "itl": {"n": 25, "median_abs": 0.10, "p90_abs": 0.3, "bias": 0.01}},
              "families": {}, "closed_form": closed}  # fmt: skip
     (tmp_path / "errors.json").write_text(json.dumps(table))
     monkeypatch.setattr(calc.loader, "ERRORS_FILE", tmp_path / "errors.json")
@@ -286,6 +287,8 @@ def test_the_error_band_comes_from_the_held_out_table(tmp_path, monkeypatch):
         assert "n = 19" in tpot.help and "closed-loop runs" in tpot.help
         line = next(c.value for c in run(tab="Latency").caption if c.value.startswith("Held-out error"))
         assert "this simulation: TTFT ± 40%" in line and "TPOT ± 20%" in line and "(closed form): TTFT ± 25%" in line
+        # the simulation's median ITL has its own band; the closed forms have no ITL of their own to judge
+        assert "ITL ± 10% (median |error| on held-out runs, all GPUs, n = 25)" in line and line.count("ITL") == 1
     finally:
         st.cache_resource.clear()
 
