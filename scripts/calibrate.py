@@ -353,8 +353,8 @@ def peaks() -> None:
 def _table(s: dict, head: str = "held-out runs, scheduler simulation") -> str:
     rows = [f"| {head} | metric | n | median abs error | p90 abs error | mean signed error (bias) |",
             "|---|---|---:|---:|---:|---:|"]  # fmt: skip
-    names = {"tpot": "TPOT", "itl": "ITL (median, closed loops)", "ttft": "TTFT", "ttft_burst": "TTFT, all prompts at once", "throughput": "output throughput",
-             "latency": "static-batch latency"}  # fmt: skip
+    names = {"tpot": "TPOT", "itl": "ITL (median, closed loops)", "ttft": "TTFT", "ttft_burst": "TTFT, all prompts at once",
+             "throughput": "output throughput", "latency": "static-batch latency"}  # fmt: skip
     for m, st in s["metrics"].items():
         rows.append(f"| all ({s['runs']}) | {names[m]} | {st['n']} | {st['median_abs']:.1%} | {st['p90_abs']:.1%} | "
                     f"{st['bias']:+.1%} |")  # fmt: skip
