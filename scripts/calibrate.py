@@ -327,7 +327,7 @@ def report() -> dict:
                                if (e := c.error(m)) is not None} for c in checks}  # fmt: skip
     (DATA / "errors.json").write_text(json.dumps(s, indent=1) + "\n")
     table = (_table(s) + "\n\n" + _table(s["closed_form"], "held-out runs with a concurrency cap, closed form")
-             + "\n\n" + _table(s["calibration_part"], "calibration runs (fitted on), scheduler simulation"))
+             + "\n\n" + _table(s["calibration_part"], "calibration part, scheduler simulation"))
     _readme(table)
     print(table)
     return s
