@@ -317,8 +317,8 @@ def report() -> dict:
     checks = check(held, catalog)
     s = summary(checks)
     s["closed_form"] = summary(check_closed_form(held, catalog))  # the band beside the headline's estimates
-    # the same constants on the runs they were fitted on: where a held-out figure is far below its fitted twin, the
-    # split was kind, and the fitted one is the fairer expectation
+    # the same constants on the calibration part: where a held-out figure is far below its calibration twin, the
+    # split was kind, and the calibration one is the fairer expectation
     fitted = summary(check([r for r in runs if r.part == "calibration"], catalog))
     s["calibration_part"] = {"runs": fitted["runs"], "metrics": fitted["metrics"], "families": {}}
     s["calibration_runs"] = sum(1 for r in runs if r.part == "calibration")
