@@ -94,6 +94,22 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
     return tuple(notes)
 
 
+def link_note(s: Scenario, gpu: GPUSpec) -> str | None:
+    """What a bridged PCIe part's tensor-parallel all-reduces assume (specs with scaleup_link_gpus: a bridge joins
+    two or four cards). Clouds often install such cards without one: Massed Compute sells bridged H200 NVL servers
+    as SKUs of their own (`gpu_4x_h200_nvl_nvlink`: tests/data/benchmarks/INDEX.md)."""
+    n, tp = gpu.scaleup_link_gpus, s.tensor_parallel_size
+    if n is None or tp == 1:
+        return None
+    host = f"{gpu.host_link_gb_per_s:g} GB/s a direction"
+    if tp > n:
+        return (f"tensor_parallel_size {tp} spans more cards than one NVLink bridge joins ({n}): the all-reduces' ring "
+                f"crosses PCIe, {host}")  # fmt: skip
+    return (f"the all-reduces assume NVLink-bridged cards ({gpu.scaleup_link_gb_per_s:g} GB/s a direction, up to {n} "
+            f"cards a bridge); without a bridge they cross PCIe: set scaleup_link_gb_per_s to "
+            f"{gpu.host_link_gb_per_s:g} to plan for that")  # fmt: skip
+
+
 def evaluate(s: Scenario, catalog: Catalog) -> Report:
     """Raises InputError (naming the field) when the scenario names unknown specs or breaks vLLM's TP rules."""
     model, gpu = resolve_checked(s, catalog)
@@ -105,6 +121,8 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     lat = latency(s, model, gpu, mem, engine)
     conf = conformance_of(s, lat)
     notes = notes_for(s, model, mem)
+    if link := link_note(s, gpu):
+        notes = (*notes, link)
     if beyond := beyond_fitted(s, catalog, lat.decode_batch):
         notes = (*notes, f"{engine.label}'s fixed costs were fitted on runs of at most {engine.fitted_concurrency} "
                  f"in flight, and {lat.decode_batch:,.0f} run here: an extrapolation; the earlier releases' costs "

@@ -61,3 +61,20 @@ def test_a_model_override_changes_the_model_everywhere_but_no_gpu(catalog, base,
     assert field in MODEL_OVERRIDES
     r = evaluate(scenario(gpu="rtx-4090", request_rate=5, **{field: value}), catalog)
     assert getattr(r.model, field) == value and r.gpu == base.gpu
+
+
+def test_a_bridged_pcie_part_says_what_its_all_reduces_assume(catalog):
+    """H200 NVL and H100 PCIe cards are joined by NVLink bridges of two or four (hardware_specs: scaleup_link_gpus);
+    clouds also sell them unbridged (Massed Compute names its bridged H200 NVL servers `gpu_4x_h200_nvl_nvlink`), so the
+    plan says which link its all-reduces ran over and how to plan the other."""
+
+    def bridge_notes(**kw):
+        return [n for n in evaluate(scenario(model="llama-3.1-70b", **kw), catalog).notes if "bridge" in n]
+
+    (bridged,) = bridge_notes(gpu="h200-nvl", tensor_parallel_size=2)
+    assert "450 GB/s a direction, up to 4 cards" in bridged and "set scaleup_link_gb_per_s to 64" in bridged
+    (ring,) = bridge_notes(gpu="h100-pcie", tensor_parallel_size=4)  # two bridged pairs: the ring crosses PCIe
+    assert "spans more cards than one NVLink bridge joins (2)" in ring and "64 GB/s a direction" in ring
+    assert bridge_notes(gpu="h200-nvl", tensor_parallel_size=2, scaleup_link_gb_per_s=64) == []  # stated: no guess
+    assert bridge_notes(gpu="h100-sxm", tensor_parallel_size=2) == []  # NVSwitch joins all eight: nothing assumed
+    assert bridge_notes(gpu="h200-nvl", tensor_parallel_size=1) == []
