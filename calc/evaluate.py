@@ -102,7 +102,7 @@ def link_note(s: Scenario, gpu: GPUSpec) -> str | None:
     if n is None or tp == 1:
         return None
     host = f"{gpu.host_link_gb_per_s:g} GB/s a direction"
-    if tp > n:
+    if gpu.allreduce_link_bytes_per_s(tp) < gpu.tp_link_bytes_per_s:  # the spec's own rule: past the bridge, PCIe
         return (f"tensor_parallel_size {tp} spans more cards than one NVLink bridge joins ({n}): the all-reduces' ring "
                 f"crosses PCIe, {host}")  # fmt: skip
     return (f"the all-reduces assume NVLink-bridged cards ({gpu.scaleup_link_gb_per_s:g} GB/s a direction, up to {n} "
