@@ -136,6 +136,17 @@ class EngineSpec(BaseModel):
     favour the same experts more than different requests do, so a short prompt reads far fewer than all E (a
     128-token prompt of Qwen3-30B-A3B on one H100 PCIe gets its first token sooner than reading all 128 experts a
     layer takes). 1: a prompt's tokens route like independent requests'."""
+    pcie_allreduce_latency_s: Annotated[float, Field(ge=0, le=1e-3)] = 0.0
+    """One tensor-parallel all-reduce of a pair of GPUs whose traffic crosses PCIe (no NVLink between them), from
+    a CUDA graph: vLLM's custom all-reduce runs on two PCIe GPUs (it refuses more). Larger PCIe groups keep the
+    GPU spec's NCCL latency. 0: a spec fitted before the term (the GPU spec's latency then)."""
+    pcie_allreduce_gb_per_s: Annotated[float, Field(ge=0, le=1000)] = 0.0
+    """The rate, GB/s of bus bytes, at which such an all-reduce moves a message up to pcie_allreduce_small_bytes:
+    a kernel reading its peer's buffer across the bus (~12 GB/s to 128 KiB, vllm-project/vllm#54766), far below
+    the link's nominal rate, which larger messages reach. 0: the link's rate for every size."""
+    pcie_allreduce_small_bytes: Annotated[float, Field(ge=0, le=1 << 30)] = float(1 << 20)
+    """Where the slow rate ends: 1 MiB, where the engines hand PCIe all-reduces to copy engines or NCCL's ring
+    (vllm-project/vllm#54766; sgl-project/sglang#39605's host-staged path from 1 MiB)."""
     default_max_num_batched_tokens: Annotated[int, Field(gt=0, le=1_000_000)]
     version: str = Field(min_length=1, max_length=40)
     """Engine releases the constants describe."""

@@ -23,8 +23,9 @@ from calc.prefill_queue import work_s
 from calc.resolve import engine_of, override_gpu
 from calc.scenario import Scenario
 from calc.search_space import Grid
-from calc.step_inputs import expert_compute_share, gpu_rates, step_model
+from calc.step_inputs import allreduce_link, expert_compute_share, gpu_rates, step_model
 from calc.step_time import prompts_in
+from calc.units import US
 from calc.weights import weight_format
 from calc.work import distinct_experts
 
@@ -95,14 +96,15 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     base = {(ti, d): model_at(tp, d, 0) for ti, tp in enumerate(tps) for d in range(len(grid.dtypes))}
     kv_read = {(ti, k): (base[ti, 0] if k == 0 else model_at(tp, 0, k)).kv_read
                for ti, tp in enumerate(tps) for k in range(len(sp.kv_cache_dtypes))}  # fmt: skip
-    rates, links, moe_share = {}, np.empty((len(sp.gpus), len(tps))), np.empty((len(sp.gpus), len(grid.dtypes)))
+    rates, moe_share = {}, np.empty((len(sp.gpus), len(grid.dtypes)))
+    ars = np.empty((len(sp.gpus), len(tps), 4))  # calc.step_inputs.AllReduceLink per (GPU, TP)
     for gi, gid in enumerate(sp.gpus):
         for d, dt in enumerate(grid.dtypes):
             cd = served_format(weight_format(m, dt), dt, catalog.gpus[gid].arch).compute_dtype
             g = override_gpu(s, catalog.gpus[gid], cd) if gid == s.gpu else catalog.gpus[gid]
             rates[gi, d] = gpu_rates(s, g, cd)
             moe_share[gi, d] = 1.0 if s.mfu is not None else expert_compute_share(engine, cd, g)
-        links[gi] = [g.allreduce_link_bytes_per_s(tp) for tp in tps]  # a bridged pair's link ends at two GPUs
+        ars[gi] = [allreduce_link(g, tp, engine, g.allreduce_latency_us * US) for tp in tps]  # PCIe or the bridge
     one = base[0, 0]
     tp_of = np.array([tp for tp, _ in grid.parallel])[grid.par]
     tpi = np.searchsorted(tps, tp_of)
@@ -119,7 +121,8 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     rshape = (len(sp.gpus), len(grid.dtypes))
     rkeys = list(product(*map(range, rshape)))
     rt = {name: np.array([getattr(rates[key], name) for key in rkeys]).reshape(rshape)
-          for name in ("effective_bandwidth_bytes_per_s", "effective_flop_per_s", "allreduce_latency_s")}  # fmt: skip
+          for name in ("effective_bandwidth_bytes_per_s", "effective_flop_per_s")}  # fmt: skip
+    ar = ars[grid.gpu, tpi]
     ix, gx = (tpi, grid.dtype), (grid.gpu, grid.dtype)
     bw, fl = rt["effective_bandwidth_bytes_per_s"][gx], rt["effective_flop_per_s"][gx]
     mbu_over, mfu_over = s.mbu is not None, s.mfu is not None
@@ -127,8 +130,8 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     attn_bw = 1.0 if mbu_over else engine.attention_bandwidth_share
     rows = {"Wt": sm["dense_weight_bytes"][ix] / (bw * share), "fl": fl, "gf": sm["gemm_flop_per_token"][ix],
             "lf": sm["logits_flop_per_token"][ix], "bwa": bw * attn_bw, "flacs": fl * engine.attention_compute_share,
-            "hd": sm["weight_half_tokens"][ix], "F": fsum[tpi], "latx": np.where(tp_of > 1, rt["allreduce_latency_s"][gx], 0.0), "arc": 2 * (tp_of - 1) / tp_of,
-            "link": links[grid.gpu, tpi], "budget": np.array(sp.max_num_batched_tokens, dtype=float)[grid.budget]}  # fmt: skip
+            "hd": sm["weight_half_tokens"][ix], "F": fsum[tpi], "latx": np.where(tp_of > 1, ar[:, 0], 0.0), "arc": 2 * (tp_of - 1) / tp_of,
+            "link": ar[:, 1], "arslow": ar[:, 2], "arsmall": ar[:, 3], "budget": np.array(sp.max_num_batched_tokens, dtype=float)[grid.budget]}  # fmt: skip
     if one.experts:  # rows a dense model does not need stay out of every gather
         moe = 1.0 if mbu_over else sm["expert_weight_share"][ix]
         rows |= {"EB": sm["expert_bytes"][ix], "bwm": bw * moe, "eft": sm["expert_flop_per_token"][ix],
@@ -184,7 +187,8 @@ def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None, pseqs=1):
         out.append(pairs * v.F / v.flacs)
     if c.state:
         out.append(2 * ds * v.sps / v.bw)
-    out.append(c.allreduces * (v.latx + v.arc * n * c.arb / v.link))
+    comm = v.arc * n * c.arb
+    out.append(c.allreduces * (v.latx + comm / v.link + v.arslow * np.minimum(comm, v.arsmall)))
     layer_s = np.where(np.asarray(n) > c.cudagraph_max_tokens, c.layer_overhead_eager_s, c.layer_overhead_s)
     out += [c.step_overhead_s, layer_s if np.ndim(layer_s) else float(layer_s), ds * c.per_seq_s]
     if scale is not None:

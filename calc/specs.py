@@ -54,6 +54,8 @@ class GPUSpec(BaseModel):
     """Dense INT8 tensor peak, TOPS."""
     host_link_gb_per_s: PosFloat
     """Host link (PCIe) bandwidth per direction, GB/s."""
+    host_link_is_pcie: bool = True
+    """False where the host link is not PCIe (GH200's NVLink-C2C): a scale-up link as fast is then no PCIe."""
     scaleup_link_gb_per_s: PosFloat | None = None
     """GPU-to-GPU link (NVLink / xGMI / ICI) per direction, GB/s; absent = tensor-parallel traffic crosses PCIe."""
     scaleup_link_gpus: Annotated[int, Field(ge=2, le=1024)] | None = None
@@ -66,7 +68,9 @@ class GPUSpec(BaseModel):
     """Share of the dense 16-bit peak a large GEMM reaches (GeForce parts exceed their FP32-accumulate spec)."""
     achievable_fp8_matmul_fraction: Annotated[float, Field(ge=0.2, le=1.3)] | None = None
     allreduce_latency_us: Annotated[float, Field(ge=0.5, le=1000)]
-    """One small (decode-sized) tensor-parallel all-reduce: launch, sync and hops, µs."""
+    """One small (decode-sized) tensor-parallel all-reduce: launch, sync and hops, µs. A pair whose all-reduces
+    cross PCIe takes the engine's pcie_allreduce_latency_s instead (vLLM's custom all-reduce runs on two PCIe GPUs;
+    the PCIe parts' figures here are NCCL's, measured on eight)."""
     price_per_gpu_hour: PosFloat
     """Reference on-demand price per GPU-hour, typical (volatile; dated in price_date, sourced in price_source)."""
     price_low_per_gpu_hour: PosFloat | None = None
@@ -152,6 +156,15 @@ class GPUSpec(BaseModel):
     def tp_link_bytes_per_s(self) -> float:
         """Bandwidth between two GPUs of one scale-up domain: the scale-up link if the part has one, else PCIe."""
         return (self.scaleup_link_gb_per_s or self.host_link_gb_per_s) * GB
+
+    def allreduce_crosses_pcie(self, tp: int) -> bool:
+        """A `tp` group's all-reduces cross PCIe: no scale-up link, one no faster than the host link (a planner's
+        "no bridge"), or a group larger than the bridge joins."""
+        if self.scaleup_link_gb_per_s is None:
+            return True
+        if self.host_link_is_pcie and self.scaleup_link_gb_per_s <= self.host_link_gb_per_s:
+            return True
+        return self.scaleup_link_gpus is not None and tp > self.scaleup_link_gpus
 
     def allreduce_link_bytes_per_s(self, tp: int) -> float:
         """Bandwidth a ring all-reduce over `tp` GPUs runs at: its slowest hop, PCIe where the group spans more

@@ -14,7 +14,7 @@ from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 from calc.state import state_shape
 from calc.step_time import StepModel
-from calc.units import DTYPE_BYTES, US
+from calc.units import DTYPE_BYTES, GB, US
 
 FOUR_BIT_MAX_BYTES = 0.75
 """Bytes per parameter at or below which weights are 4-bit (AWQ / GPTQ int4, MXFP4 with its scales)."""
@@ -99,6 +99,29 @@ def gpu_rates(s: Scenario, g: GPUSpec, compute_dtype: str) -> GpuRates:
                     g.allreduce_link_bytes_per_s(s.tensor_parallel_size))  # fmt: skip
 
 
+class AllReduceLink(NamedTuple):
+    """What one tensor-parallel all-reduce costs: latency_s + bus bytes / link_bytes_per_s, plus small_s_per_byte
+    for each bus byte up to small_bytes (0 unless the all-reduce crosses PCIe)."""
+
+    latency_s: float
+    link_bytes_per_s: float
+    small_s_per_byte: float
+    small_bytes: float
+
+
+def allreduce_link(g: GPUSpec, tp: int, engine: EngineSpec, latency_s: float) -> AllReduceLink:
+    """The GPU's link for a `tp` group; where it crosses PCIe, the engine's PCIe all-reduce costs: a pair's own
+    latency (vLLM's custom all-reduce; larger PCIe groups keep the spec's NCCL `latency_s`) and the slow rate of
+    decode-size messages (engine_specs/*.yaml pcie_allreduce_*)."""
+    link = g.allreduce_link_bytes_per_s(tp)
+    if tp < 2 or not g.allreduce_crosses_pcie(tp):
+        return AllReduceLink(latency_s, link, 0.0, 0.0)
+    lat = engine.pcie_allreduce_latency_s if tp == 2 and engine.pcie_allreduce_latency_s else latency_s
+    rate = engine.pcie_allreduce_gb_per_s * GB
+    slow = max(0.0, 1.0 / rate - 1.0 / link) if rate else 0.0
+    return AllReduceLink(lat, link, slow, engine.pcie_allreduce_small_bytes)
+
+
 def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: EngineSpec) -> StepModel:
     tp, p, fmt = s.tensor_parallel_size, pool.params, pool.weight_format
     dense_params = p.attention + p.state_mixers + p.dense_mlp
@@ -109,6 +132,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
     kv_read, attn_flop = _attention_kinds(m, pool.kv_bytes_per_element, tp)
     shape = state_shape(m, tp=tp, model_bytes=DTYPE_BYTES["bf16"], ssm_override=s.mamba_ssm_cache_dtype)
     rates = gpu_rates(s, g, fmt.compute_dtype)
+    ar = allreduce_link(g, tp, engine, rates.allreduce_latency_s)
     return StepModel(
         dense_weight_bytes=dense_bytes,
         expert_bytes=expert_bytes,
@@ -125,8 +149,10 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         layers=m.num_hidden_layers,
         blocks=blocks(m),
         allreduce_bytes_per_token=m.hidden_size * DTYPE_BYTES["bf16"],
-        allreduce_latency_s=rates.allreduce_latency_s,
-        link_bytes_per_s=rates.link_bytes_per_s,
+        allreduce_latency_s=ar.latency_s,
+        link_bytes_per_s=ar.link_bytes_per_s,
+        allreduce_small_s_per_byte=ar.small_s_per_byte,
+        allreduce_small_bytes=ar.small_bytes,
         tp=tp,
         bandwidth_bytes_per_s=rates.bandwidth_bytes_per_s,
         peak_flop_per_s=rates.peak_flop_per_s,

@@ -129,6 +129,10 @@ class StepModel:
     mfu_override: bool = False
     online: bool = True
     """Served over HTTP (each step also streams its tokens to clients); False for an offline batch."""
+    allreduce_small_s_per_byte: float = 0.0
+    """Where the all-reduces cross PCIe: extra seconds per bus byte up to allreduce_small_bytes, the slow rate of
+    decode-size messages (calc.step_inputs.allreduce_link)."""
+    allreduce_small_bytes: float = 0.0
     weight_half_tokens: float = 0.0
     """Tokens at which the dense weights' GEMMs reach half their throughput; 0: the engine's gemm_half_tokens
     (4-bit weight-only kernels pad a step to one 16-row MMA tile: calc.step_inputs.half_tokens)."""
@@ -190,7 +194,9 @@ class StepModel:
         state_bytes = 2 * decode_seqs * self.state_bytes_per_seq
         state_s = state_bytes / bw
         comm_bytes = 2 * (self.tp - 1) / self.tp * n * self.allreduce_bytes_per_token if self.tp > 1 else 0.0
-        allreduce_s = 2 * self.blocks * (self.allreduce_latency_s + comm_bytes / self.link_bytes_per_s) if self.tp > 1 else 0.0
+        allreduce_s = 2 * self.blocks * (self.allreduce_latency_s + comm_bytes / self.link_bytes_per_s
+                                         + self.allreduce_small_s_per_byte * min(comm_bytes, self.allreduce_small_bytes)) \
+            if self.tp > 1 else 0.0  # fmt: skip
         eager = self.eager or n > e.cudagraph_max_tokens  # no captured graph for a step this large
         parts = (weights_s, experts_s, kv_s, prefill_attention_s, state_s, allreduce_s, e.step_overhead_s,
                  self.launch_s(eager), decode_seqs * (e.per_sequence_s + (e.stream_token_s if self.online else 0.0)))  # fmt: skip

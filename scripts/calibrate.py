@@ -43,7 +43,8 @@ from scripts import usage  # noqa: E402
 
 SHARED = ("gemm_half_tokens", "gemm_compute_share", "attention_bandwidth_share", "attention_compute_share",
           "fp8_weight_share", "int4_weight_share", "moe_weight_share", "moe_compute_share", "routing_exponent",
-          "prefill_routing_exponent", "fp8_moe_compute_share")  # fmt: skip
+          "prefill_routing_exponent", "fp8_moe_compute_share", "pcie_allreduce_latency_s",
+          "pcie_allreduce_gb_per_s")  # fmt: skip
 OWN = ("step_overhead_s", "layer_overhead_s", "shared_expert_layer_s", "per_sequence_s", "stream_token_s",
        "request_overhead_s", "request_token_s", "chat_request_s", "chat_serial_s")  # fmt: skip
 # Fixed costs a later release has of its own (engine_specs/*.yaml `releases`), fitted on that release's runs; the
@@ -60,7 +61,10 @@ WEIGHTS = {"tpot": 2.0, "ttft": 1.0, "ttft_burst": 0.25, "throughput": 1.0, "lat
 PRIORS = {"gemm_compute_share": (0.75, 0.25), "attention_bandwidth_share": (0.95, 0.15),
           "attention_compute_share": (0.6, 0.3), "fp8_weight_share": (0.8, 0.2), "int4_weight_share": (0.6, 0.3),
           "moe_weight_share": (0.85, 0.2), "gemm_half_tokens": (64, 0.7), "routing_exponent": (1.0, 0.3),
-          "moe_compute_share": (1.0, 0.5), "fp8_moe_compute_share": (1.0, 0.5)}  # fmt: skip
+          "moe_compute_share": (1.0, 0.5), "fp8_moe_compute_share": (1.0, 0.5),
+          "pcie_allreduce_latency_s": (10e-6, 0.7), "pcie_allreduce_gb_per_s": (12.0, 0.5)}  # fmt: skip
+# pcie_allreduce_*: a pair's custom all-reduce over PCIe, 4–7 µs at 4–16 KB in a graph, NCCL's 20–22 µs
+# (haohervchb/sglang-V100#2); a kernel's peer reads across PCIe ~12 GB/s (vllm-project/vllm#54766)
 # routing_exponent: uniform routing (1) is the textbook assumption; the MoE runs at several concurrencies move it.
 # an exponent above 1 would touch more experts than independent tokens can
 BELOW_ONE = ("routing_exponent", "prefill_routing_exponent")
@@ -269,12 +273,13 @@ def fit_only(names: tuple[str, ...]) -> None:
     x[idx] = y
     today = datetime.date.today().isoformat()
     _write_fitted(x, catalog, lambda name: f"{catalog.engines[name].source}; {', '.join(names)} refitted alone by "
-                  f"`scripts/calibrate.py fit-only` on {today} on {n} calibration runs")  # fmt: skip
+                  f"`scripts/calibrate.py fit-only` on {today} on {n} calibration runs",
+                  releases_fitted=any(name.startswith("release.") for name in names))  # fmt: skip
 
 
-def _write_fitted(x: np.ndarray, catalog, source: Callable[[str], str]) -> None:
+def _write_fitted(x: np.ndarray, catalog, source: Callable[[str], str], releases_fitted: bool = True) -> None:
     """Both engine specs at constants x, as the fit saw them (the eager layer cost derived from the graph one),
-    each with its source line; then the held-out report."""
+    each with its source line (a release's own only where its constants were fitted); then the held-out report."""
     _state["catalog"] = catalog
     runs = _calibration_runs(catalog)
     for name, spec in _engines(x, catalog).items():
@@ -285,6 +290,9 @@ def _write_fitted(x: np.ndarray, catalog, source: Callable[[str], str]) -> None:
             in_flight = max((run.max_concurrency or run.scenario.concurrency for run in mine), default=None)
             same = {k: None for k in (*RELEASE_OWN, "layer_overhead_eager_s")  # the engine's own: left to inherit
                     if getattr(r, k) is not None and math.isclose(getattr(r, k), getattr(spec, k), rel_tol=1e-9)}
+            if not releases_fitted:
+                releases.append(r.model_copy(update=same))
+                continue
             releases.append(r.model_copy(update={**same, "fitted_concurrency": in_flight,
                                                  "source": f"fitted by scripts/calibrate.py on {datetime.date.today()} "
                                                            f"on this release's {own} calibration runs (tests/data/"
@@ -299,7 +307,7 @@ def _write_engine(name: str, spec) -> None:
     head = [line for line in path.read_text().splitlines() if line.startswith("#")][:1]
     def rounded(v):
         if isinstance(v, float):
-            return float(f"{v:.4g}")
+            return int(v) if v.is_integer() and abs(v) >= 1e4 else float(f"{v:.4g}")  # sizes in bytes stay exact
         if isinstance(v, list):
             return [rounded(x) for x in v]
         return {k: rounded(x) for k, x in v.items()} if isinstance(v, dict) else v

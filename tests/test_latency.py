@@ -156,13 +156,56 @@ def test_a_bridged_pair_ends_at_two_gpus_larger_groups_cross_pcie(catalog):
 
     tokens_bytes = 4096 * 8192 * 2
     assert allreduce_s(2) == pytest.approx(2 * 80 * (45e-6 + 2 * (1 / 2) * tokens_bytes / 300e9), rel=1e-9)
-    assert allreduce_s(4) == pytest.approx(2 * 80 * (45e-6 + 2 * (3 / 4) * tokens_bytes / 64e9), rel=1e-9)
+    # across PCIe the first MiB of each call moves at the engine's 12 GB/s (engine_specs/vllm.yaml), the rest at 64
+    pcie_first_mib = 2**20 * (1 / 12e9 - 1 / 64e9)
+    assert allreduce_s(4) == pytest.approx(2 * 80 * (45e-6 + 2 * (3 / 4) * tokens_bytes / 64e9 + pcie_first_mib), rel=1e-9)
     # a link the scenario states joins the whole group
     s, m, g, mem = setup(catalog, model="llama-3.1-70b", gpu="h100-pcie", tensor_parallel_size=4,
                          scaleup_link_gb_per_s=300)  # fmt: skip
     g = override_gpu(s, g, "bf16")
     got = step_model(s, m, g, mem, catalog.engines["vllm"]).terms(4096, 0, 0, 0).allreduce_s
     assert got == pytest.approx(2 * 80 * (45e-6 + 2 * (3 / 4) * tokens_bytes / 300e9), rel=1e-9)
+
+
+def test_a_pcie_pair_all_reduce_by_hand(catalog):
+    """Two RTX PRO 6000 (no NVLink) at TP 2, Llama-3.1-70B (hidden 8,192, 80 layers: 160 all-reduces a step). A call
+    of a PCIe pair costs the engine's pcie_allreduce_latency_s (10 µs), its bus bytes at the link's 64 GB/s, and the
+    bytes up to 1 MiB once more at the slow rate's excess (1/12 − 1/64 s per GB): 32 decoding sequences move
+    32 · 8,192 · 2 = 524,288 B a call: 10 + 8.192 + 35.499 = 53.69 µs, 8.59 ms a step."""
+    s, m, g, mem = setup(catalog, model="llama-3.1-70b", gpu="rtx-pro-6000-blackwell", tensor_parallel_size=2)
+    step = step_model(s, m, g, mem, catalog.engines["vllm"])
+    per_call = 10e-6 + 524_288 / 64e9 + 524_288 * (1 / 12e9 - 1 / 64e9)
+    assert step.terms(0, 0, 32, 32 * 200).allreduce_s == pytest.approx(160 * per_call, rel=1e-9)
+    assert 160 * per_call == pytest.approx(8.59e-3, abs=0.005e-3)
+
+
+def test_pcie_all_reduces_match_the_rtx_pro_pairs_growth_with_load(catalog):
+    """Massed Compute's two RTX PRO 6000 decode Llama-3.3-70B at TP 2 (tests/data/benchmarks/massed-compute-llama33-
+    70b-2xrtxpro6000.yaml, vLLM, 128/128): median ITL 50.22 ms at one in flight, 62.11 ms at 32, +11.9 ms, where
+    Qwen3-32B on one RTX PRO 6000 grows +5.3 ms (44.81 → 50.07 ms) for about the same bytes a card. The step model's
+    growth 1 → 32 on the pair now carries the all-reduces' share: more than half the measured, less than 1.5 ×."""
+    s, m, g, mem = setup(catalog, model="llama-3.1-70b", gpu="rtx-pro-6000-blackwell", tensor_parallel_size=2)
+    step = step_model(s, m, g, mem, catalog.engines["vllm"])
+    growth = step.terms(0, 0, 32, 32 * 192).total_s - step.terms(0, 0, 1, 192).total_s
+    assert 0.5 * 11.9e-3 < growth < 1.5 * 11.9e-3
+
+
+def test_pcie_all_reduce_properties(catalog):
+    """Monotone in the tokens of a step; NVLink all-reduces keep the link's rate at every size (no PCIe excess);
+    a planner's "no bridge" (scaleup_link_gb_per_s = the host link) puts a bridged pair on PCIe; PCIe groups past
+    two keep the spec's NCCL latency (vLLM's custom all-reduce refuses more than two PCIe GPUs)."""
+    def allreduce(gpu: str, tp: int, n: int, **over) -> float:
+        s, m, g, mem = setup(catalog, model="llama-3.1-70b", gpu=gpu, tensor_parallel_size=tp, **over)
+        return step_model(s, m, override_gpu(s, g, "bf16"), mem, catalog.engines["vllm"]).terms(0, 0, n, n * 200).allreduce_s
+
+    times = [allreduce("rtx-pro-6000-blackwell", 2, n) for n in (1, 8, 32, 64, 128, 256)]
+    assert times == sorted(times) and len(set(times)) == len(times)
+    bridged = allreduce("h200-nvl", 2, 32)
+    assert bridged == pytest.approx(160 * (20e-6 + 524_288 / 450e9), rel=1e-9)  # the spec's bridge, its own latency
+    assert allreduce("h200-nvl", 2, 32, scaleup_link_gb_per_s=64) == pytest.approx(
+        160 * (10e-6 + 524_288 / 64e9 + 524_288 * (1 / 12e9 - 1 / 64e9)), rel=1e-9)
+    assert allreduce("l40s", 4, 1) == pytest.approx(160 * (45e-6 + 1.5 * 16_384 / 64e9 + 1.5 * 16_384 * (1 / 12e9 - 1 / 64e9)),
+                                                    rel=1e-9)  # fmt: skip
 
 
 def test_sglang_overlap_schedule_in_the_closed_form(catalog):
