@@ -131,12 +131,13 @@ NO_BAND = "no held-out error table (tests/data/benchmarks/errors.json, written b
 
 
 def band(r, metric: str, *, simulated: bool = False) -> str:
-    """'± 28% (median |error| on held-out hopper runs, n = 18)', or '' when there is no error table: the estimates'
-    (closed forms') error, or with simulated the predicted benchmark's."""
+    """'± 28% (median |error| on held-out hopper runs, n = 18; 9 in 10 within ± 51%)', or '' when there is no error
+    table: the estimates' (closed forms') error, or with simulated the predicted benchmark's."""
     b = (r.benchmark_error_bands if simulated else r.error_bands).get(metric)
     if b is None:
         return ""
-    return f"± {fmt.pct(b.median_abs, 0)} (median |error| on {b.scope}, n = {b.n})"
+    tail = f"; 9 in 10 within ± {fmt.pct(b.p90_abs, 0)}" if b.p90_abs else ""
+    return f"± {fmt.pct(b.median_abs, 0)} (median |error| on {b.scope}, n = {b.n}{tail})"
 
 
 def band_short(r, metric: str) -> str:

@@ -1,7 +1,7 @@
 """How far the latency estimates were from published runs they were not fitted on: the held-out error that
 scripts/calibrate.py writes to tests/data/benchmarks/errors.json (read by calc.loader, never restated here).
 
-The band shown next to an estimate is the held-out median |error| of that metric, for the GPU's architecture
+The band shown next to an estimate is the held-out median |error| of that metric (with its p90, the tail), for the GPU's architecture
 family when enough of its runs were held out, else over all held-out runs: the closed forms' error (the headline's
 estimates, on the held-out runs with a concurrency cap) beside the estimates, the simulation's beside the predicted
 benchmark."""
@@ -42,6 +42,8 @@ class ErrorBand:
     n: int
     scope: str
     """'hopper runs', 'all runs': which held-out runs the figure comes from."""
+    p90_abs: float = 0.0
+    """The 90th percentile of the same |error|s: nine runs in ten came within it (the tail a median hides)."""
 
 
 def error_band(acc: Accuracy | None, *, metric: str, arch: str, closed_form: bool = False) -> ErrorBand | None:
@@ -54,11 +56,11 @@ def error_band(acc: Accuracy | None, *, metric: str, arch: str, closed_form: boo
     runs = "closed-loop runs" if closed_form else "runs"
     fam = acc.families.get(arch, {}).get(metric)
     if fam is not None and fam.n >= MIN_FAMILY_RUNS:
-        return ErrorBand(metric, fam.median_abs, fam.n, f"held-out {arch} {runs}")
+        return ErrorBand(metric, fam.median_abs, fam.n, f"held-out {arch} {runs}", fam.p90_abs)
     all_runs = acc.metrics.get(metric)
     if all_runs is None or all_runs.n == 0:
         return None
-    return ErrorBand(metric, all_runs.median_abs, all_runs.n, f"held-out {runs}, all GPUs")
+    return ErrorBand(metric, all_runs.median_abs, all_runs.n, f"held-out {runs}, all GPUs", all_runs.p90_abs)
 
 
 def accuracy_from_dict(data: dict) -> Accuracy:
