@@ -94,10 +94,16 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def link_note(s: Scenario, gpu: GPUSpec) -> str | None:
+def unbridged(gpu: GPUSpec) -> GPUSpec:
+    """The same cards installed without their NVLink bridge: every all-reduce crosses PCIe."""
+    return gpu.model_copy(update={"scaleup_link_gb_per_s": gpu.host_link_gb_per_s, "scaleup_link_gpus": None})
+
+
+def link_note(s: Scenario, gpu: GPUSpec, tpot_s: float | None = None, unbridged_tpot_s: float | None = None) -> str | None:
     """What a bridged PCIe part's tensor-parallel all-reduces assume (specs with scaleup_link_gpus: a bridge joins
-    two or four cards). Clouds often install such cards without one: Massed Compute sells bridged H200 NVL servers
-    as SKUs of their own (`gpu_4x_h200_nvl_nvlink`: tests/data/benchmarks/INDEX.md)."""
+    two or four cards), and what the TPOT would be without the bridge. Clouds often install such cards without one:
+    Massed Compute sells bridged H200 NVL servers as SKUs of their own (`gpu_4x_h200_nvl_nvlink`:
+    tests/data/benchmarks/INDEX.md)."""
     n, tp = gpu.scaleup_link_gpus, s.tensor_parallel_size
     if n is None or tp == 1:
         return None
@@ -105,8 +111,10 @@ def link_note(s: Scenario, gpu: GPUSpec) -> str | None:
     if gpu.allreduce_link_bytes_per_s(tp) < gpu.tp_link_bytes_per_s:  # the spec's own rule: past the bridge, PCIe
         return (f"tensor_parallel_size {tp} spans more cards than one NVLink bridge joins ({n}): the all-reduces' ring "
                 f"crosses PCIe, {host}")  # fmt: skip
+    cost = (f" (TPOT {unbridged_tpot_s * 1e3:,.1f} ms instead of {tpot_s * 1e3:,.1f} ms here)"
+            if tpot_s and unbridged_tpot_s else "")  # fmt: skip
     return (f"the all-reduces assume NVLink-bridged cards ({gpu.scaleup_link_gb_per_s:g} GB/s a direction, up to {n} "
-            f"cards a bridge); without a bridge they cross PCIe: set scaleup_link_gb_per_s to "
+            f"cards a bridge); without a bridge they cross PCIe{cost}: set scaleup_link_gb_per_s to "
             f"{gpu.host_link_gb_per_s:g} to plan for that")  # fmt: skip
 
 
@@ -121,7 +129,12 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     lat = latency(s, model, gpu, mem, engine)
     conf = conformance_of(s, lat)
     notes = notes_for(s, model, mem)
-    if link := link_note(s, gpu):
+    if gpu.scaleup_link_gpus is not None and 1 < s.tensor_parallel_size <= gpu.scaleup_link_gpus:
+        alt = latency(s, model, unbridged(gpu), mem, engine).tpot_s  # the same plan on unbridged cards
+        link = link_note(s, gpu, lat.tpot_s, alt)
+    else:
+        link = link_note(s, gpu)
+    if link:
         notes = (*notes, link)
     if beyond := beyond_fitted(s, catalog, lat.decode_batch):
         notes = (*notes, f"{engine.label}'s fixed costs were fitted on runs of at most {engine.fitted_concurrency} "

@@ -73,6 +73,11 @@ def test_a_bridged_pcie_part_says_what_its_all_reduces_assume(catalog):
 
     (bridged,) = bridge_notes(gpu="h200-nvl", tensor_parallel_size=2)
     assert "450 GB/s a direction, up to 4 cards" in bridged and "set scaleup_link_gb_per_s to 64" in bridged
+    # and what the plan would be without the bridge: the same TPOT as planning it so
+    here = evaluate(scenario(model="llama-3.1-70b", gpu="h200-nvl", tensor_parallel_size=2), catalog).latency.tpot_s
+    pcie = evaluate(scenario(model="llama-3.1-70b", gpu="h200-nvl", tensor_parallel_size=2, scaleup_link_gb_per_s=64),
+                    catalog).latency.tpot_s  # fmt: skip
+    assert pcie > here and f"(TPOT {pcie * 1e3:,.1f} ms instead of {here * 1e3:,.1f} ms here)" in bridged
     (ring,) = bridge_notes(gpu="h100-pcie", tensor_parallel_size=4)  # two bridged pairs: the ring crosses PCIe
     assert "spans more cards than one NVLink bridge joins (2)" in ring and "64 GB/s a direction" in ring
     assert bridge_notes(gpu="h200-nvl", tensor_parallel_size=2, scaleup_link_gb_per_s=64) == []  # stated: no guess
