@@ -193,7 +193,7 @@ def test_pcie_all_reduces_match_the_rtx_pro_pairs_growth_with_load(catalog):
 def test_pcie_all_reduce_properties(catalog):
     """Monotone in the tokens of a step; NVLink all-reduces keep the link's rate at every size (no PCIe excess);
     a planner's "no bridge" (scaleup_link_gb_per_s = the host link) puts a bridged pair on PCIe; PCIe groups past
-    two keep the spec's NCCL latency (vLLM's custom all-reduce refuses more than two PCIe GPUs)."""
+    two, and GeForce pairs (no peer-to-peer), keep the spec's NCCL latency (vLLM's custom all-reduce refuses them)."""
     def allreduce(gpu: str, tp: int, n: int, **over) -> float:
         s, m, g, mem = setup(catalog, model="llama-3.1-70b", gpu=gpu, tensor_parallel_size=tp, **over)
         return step_model(s, m, override_gpu(s, g, "bf16"), mem, catalog.engines["vllm"]).terms(0, 0, n, n * 200).allreduce_s
@@ -206,6 +206,9 @@ def test_pcie_all_reduce_properties(catalog):
         160 * (10e-6 + 524_288 / 64e9 + 524_288 * (1 / 12e9 - 1 / 64e9)), rel=1e-9)
     assert allreduce("l40s", 4, 1) == pytest.approx(160 * (45e-6 + 1.5 * 16_384 / 64e9 + 1.5 * 16_384 * (1 / 12e9 - 1 / 64e9)),
                                                     rel=1e-9)  # fmt: skip
+    # a GeForce pair has no PCIe peer-to-peer: no custom all-reduce, the spec's NCCL latency (RTX 4090: 43 µs, PCIe 4)
+    assert allreduce("rtx-4090", 2, 1) == pytest.approx(160 * (43e-6 + 16_384 / 32e9 + 16_384 * (1 / 12e9 - 1 / 32e9)),
+                                                        rel=1e-9)  # fmt: skip
 
 
 def test_sglang_overlap_schedule_in_the_closed_form(catalog):
