@@ -111,16 +111,17 @@ class AllReduceLink(NamedTuple):
 
 def allreduce_link(g: GPUSpec, tp: int, engine: EngineSpec, latency_s: float) -> AllReduceLink:
     """The GPU's link for a `tp` group; where it crosses PCIe, the engine's PCIe all-reduce costs: a pair's own
-    latency (vLLM's custom all-reduce; larger PCIe groups, and GeForce pairs without peer-to-peer, keep the spec's
-    NCCL `latency_s`) and the slow rate of decode-size messages (engine_specs/*.yaml pcie_allreduce_*)."""
+    latency (from a CUDA graph; larger PCIe groups keep the spec's NCCL `latency_s`) and the slow rate of
+    decode-size messages (engine_specs/*.yaml pcie_allreduce_*), for every byte where the cards have no
+    peer-to-peer (GeForce: two RTX 4090s at TP 2, tests/data/benchmarks/lyell0710-…, calibration part)."""
     link = g.allreduce_link_bytes_per_s(tp)
     if tp < 2 or not g.allreduce_crosses_pcie(tp):
         return AllReduceLink(latency_s, link, 0.0, 0.0)
-    pair = tp == 2 and g.pcie_p2p  # vLLM's custom all-reduce: two PCIe GPUs that reach each other's memory
-    lat = engine.pcie_allreduce_latency_s if pair and engine.pcie_allreduce_latency_s else latency_s
+    lat = engine.pcie_allreduce_latency_s if tp == 2 and engine.pcie_allreduce_latency_s else latency_s
     rate = engine.pcie_allreduce_gb_per_s * GB
     slow = max(0.0, 1.0 / rate - 1.0 / link) if rate else 0.0
-    return AllReduceLink(lat, link, slow, engine.pcie_allreduce_small_bytes)
+    # without peer-to-peer (GeForce) NCCL stages every byte through host memory: no faster path for large messages
+    return AllReduceLink(lat, link, slow, engine.pcie_allreduce_small_bytes if g.pcie_p2p else math.inf)
 
 
 def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: EngineSpec) -> StepModel:
