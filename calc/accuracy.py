@@ -1,10 +1,10 @@
 """How far the latency estimates were from published runs they were not fitted on: the held-out error that
 scripts/calibrate.py writes to tests/data/benchmarks/errors.json (read by calc.loader, never restated here).
 
-The band shown next to an estimate is the held-out median |error| of that metric (with its p90, the tail), for the GPU's architecture
-family when enough of its runs were held out, else over all held-out runs: the closed forms' error (the headline's
-estimates, on the held-out runs with a concurrency cap) beside the estimates, the simulation's beside the predicted
-benchmark."""
+The band shown next to an estimate is the held-out median |error| of that metric (with its p90, the tail), for the
+GPU's architecture family when enough of its runs were held out, else over all held-out runs: the closed forms' error
+(the headline's estimates, on the held-out runs with a concurrency cap) beside the estimates, the simulation's beside
+the predicted benchmark."""
 
 from __future__ import annotations
 

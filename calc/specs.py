@@ -58,7 +58,8 @@ class GPUSpec(BaseModel):
     """False where the host link is not PCIe (GH200's NVLink-C2C): a scale-up link as fast is then no PCIe."""
     pcie_p2p: bool = True
     """The cards read each other's memory across PCIe (peer-to-peer). False on GeForce parts, whose driver turns
-    it off: vLLM's custom all-reduce then refuses even a pair, and NCCL stages through host memory."""
+    it off: NCCL stages every byte through host memory, so their all-reduces move all of it at the engines' slow
+    PCIe rate (calc.step_inputs.allreduce_link)."""
     scaleup_link_gb_per_s: PosFloat | None = None
     """GPU-to-GPU link (NVLink / xGMI / ICI) per direction, GB/s; absent = tensor-parallel traffic crosses PCIe."""
     scaleup_link_gpus: Annotated[int, Field(ge=2, le=1024)] | None = None
