@@ -99,6 +99,11 @@ def unbridged(gpu: GPUSpec) -> GPUSpec:
     return gpu.model_copy(update={"scaleup_link_gb_per_s": gpu.host_link_gb_per_s, "scaleup_link_gpus": None})
 
 
+def bridge_assumed(s: Scenario, gpu: GPUSpec) -> bool:
+    """The plan's all-reduces run over an NVLink bridge that cards of this part are often installed without."""
+    return gpu.scaleup_link_gpus is not None and 1 < s.tensor_parallel_size <= gpu.scaleup_link_gpus
+
+
 def link_note(s: Scenario, gpu: GPUSpec, tpot_s: float | None = None, unbridged_tpot_s: float | None = None) -> str | None:
     """What a bridged PCIe part's tensor-parallel all-reduces assume (specs with scaleup_link_gpus: a bridge joins
     two or four cards), and what the TPOT would be without the bridge. Clouds often install such cards without one:
@@ -107,10 +112,9 @@ def link_note(s: Scenario, gpu: GPUSpec, tpot_s: float | None = None, unbridged_
     n, tp = gpu.scaleup_link_gpus, s.tensor_parallel_size
     if n is None or tp == 1:
         return None
-    host = f"{gpu.host_link_gb_per_s:g} GB/s a direction"
-    if gpu.allreduce_link_bytes_per_s(tp) < gpu.tp_link_bytes_per_s:  # the spec's own rule: past the bridge, PCIe
+    if not bridge_assumed(s, gpu):  # the spec's own rule: past the bridge, PCIe
         return (f"tensor_parallel_size {tp} spans more cards than one NVLink bridge joins ({n}): the all-reduces' ring "
-                f"crosses PCIe, {host}")  # fmt: skip
+                f"crosses PCIe, {gpu.host_link_gb_per_s:g} GB/s a direction")  # fmt: skip
     cost = (f" (TPOT {unbridged_tpot_s * 1e3:,.1f} ms instead of {tpot_s * 1e3:,.1f} ms here)"
             if tpot_s and unbridged_tpot_s else "")  # fmt: skip
     return (f"the all-reduces assume NVLink-bridged cards ({gpu.scaleup_link_gb_per_s:g} GB/s a direction, up to {n} "
@@ -129,12 +133,8 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     lat = latency(s, model, gpu, mem, engine)
     conf = conformance_of(s, lat)
     notes = notes_for(s, model, mem)
-    if gpu.scaleup_link_gpus is not None and 1 < s.tensor_parallel_size <= gpu.scaleup_link_gpus:
-        alt = latency(s, model, unbridged(gpu), mem, engine).tpot_s  # the same plan on unbridged cards
-        link = link_note(s, gpu, lat.tpot_s, alt)
-    else:
-        link = link_note(s, gpu)
-    if link:
+    alt = latency(s, model, unbridged(gpu), mem, engine).tpot_s if bridge_assumed(s, gpu) else None
+    if link := link_note(s, gpu, lat.tpot_s, alt):
         notes = (*notes, link)
     if beyond := beyond_fitted(s, catalog, lat.decode_batch):
         notes = (*notes, f"{engine.label}'s fixed costs were fitted on runs of at most {engine.fitted_concurrency} "

@@ -25,7 +25,6 @@ from calc.scenario import Scenario
 from calc.search_space import Grid
 from calc.step_inputs import allreduce_link, expert_compute_share, gpu_rates, step_model
 from calc.step_time import prompts_in
-from calc.units import US
 from calc.weights import weight_format
 from calc.work import distinct_experts
 
@@ -104,7 +103,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
             g = override_gpu(s, catalog.gpus[gid], cd) if gid == s.gpu else catalog.gpus[gid]
             rates[gi, d] = gpu_rates(s, g, cd)
             moe_share[gi, d] = 1.0 if s.mfu is not None else expert_compute_share(engine, cd, g)
-        ars[gi] = [allreduce_link(g, tp, engine, g.allreduce_latency_us * US) for tp in tps]  # PCIe or the bridge
+        ars[gi] = [allreduce_link(g, tp, engine) for tp in tps]  # PCIe, the bridge, or past it
     one = base[0, 0]
     tp_of = np.array([tp for tp, _ in grid.parallel])[grid.par]
     tpi = np.searchsorted(tps, tp_of)

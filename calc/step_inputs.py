@@ -79,14 +79,12 @@ def _attention_kinds(m: ModelSpec, kv_elem: float, tp: int) -> tuple[tuple[tuple
 
 
 class GpuRates(NamedTuple):
-    """What a StepModel takes from the GPU (the rest depends on the model, TP and precisions only)."""
+    """What a StepModel takes from the GPU's compute and memory (its links: allreduce_link)."""
 
     peak_flop_per_s: float
     bandwidth_bytes_per_s: float
     effective_bandwidth_bytes_per_s: float
     effective_flop_per_s: float
-    allreduce_latency_s: float
-    link_bytes_per_s: float
 
 
 def gpu_rates(s: Scenario, g: GPUSpec, compute_dtype: str) -> GpuRates:
@@ -95,8 +93,7 @@ def gpu_rates(s: Scenario, g: GPUSpec, compute_dtype: str) -> GpuRates:
     mm = g.achievable_fp8_matmul_fraction if compute_dtype == "fp8" and g.achievable_fp8_matmul_fraction else g.achievable_matmul_fraction
     bw = g.memory_bandwidth_bytes_per_s
     return GpuRates(peak, bw, bw * (s.mbu if s.mbu is not None else g.achievable_bandwidth_fraction),
-                    peak * (s.mfu if s.mfu is not None else mm), g.allreduce_latency_us * US,
-                    g.allreduce_link_bytes_per_s(s.tensor_parallel_size))  # fmt: skip
+                    peak * (s.mfu if s.mfu is not None else mm))  # fmt: skip
 
 
 class AllReduceLink(NamedTuple):
@@ -109,12 +106,12 @@ class AllReduceLink(NamedTuple):
     small_bytes: float
 
 
-def allreduce_link(g: GPUSpec, tp: int, engine: EngineSpec, latency_s: float) -> AllReduceLink:
+def allreduce_link(g: GPUSpec, tp: int, engine: EngineSpec) -> AllReduceLink:
     """The GPU's link for a `tp` group; where it crosses PCIe, the engine's PCIe all-reduce costs: a pair's own
-    latency (from a CUDA graph; larger PCIe groups keep the spec's NCCL `latency_s`) and the slow rate of
+    latency (from a CUDA graph; larger PCIe groups keep the spec's NCCL allreduce_latency_us) and the slow rate of
     decode-size messages (engine_specs/*.yaml pcie_allreduce_*), for every byte where the cards have no
     peer-to-peer (GeForce: two RTX 4090s at TP 2, tests/data/benchmarks/lyell0710-…, calibration part)."""
-    link = g.allreduce_link_bytes_per_s(tp)
+    link, latency_s = g.allreduce_link_bytes_per_s(tp), g.allreduce_latency_us * US
     if tp < 2 or not g.allreduce_crosses_pcie(tp):
         return AllReduceLink(latency_s, link, 0.0, 0.0)
     lat = engine.pcie_allreduce_latency_s if tp == 2 and engine.pcie_allreduce_latency_s else latency_s
@@ -134,7 +131,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
     kv_read, attn_flop = _attention_kinds(m, pool.kv_bytes_per_element, tp)
     shape = state_shape(m, tp=tp, model_bytes=DTYPE_BYTES["bf16"], ssm_override=s.mamba_ssm_cache_dtype)
     rates = gpu_rates(s, g, fmt.compute_dtype)
-    ar = allreduce_link(g, tp, engine, rates.allreduce_latency_s)
+    ar = allreduce_link(g, tp, engine)
     return StepModel(
         dense_weight_bytes=dense_bytes,
         expert_bytes=expert_bytes,
