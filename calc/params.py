@@ -163,8 +163,8 @@ def _moe_shared(m) -> int:
     """Router (+ its bias) and shared experts of one MoE layer."""
     H, E = m.hidden_size, m.routed_experts
     n = H * E
-    if m.model_type in ("gpt_oss", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "minimax_m2", "nemotron_h",
-                        "glm_moe_dsa", "step3p5"):
+    if m.model_type in ("gpt_oss", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "glm4_moe_lite", "minimax_m2",
+                        "nemotron_h", "glm_moe_dsa", "step3p5"):
         n += E  # router bias / e_score_correction_bias
     if m.moe_latent_size:  # vLLM nemotron_h.py: fc1_latent_proj (hidden → latent) and fc2_latent_proj, every token
         n += 2 * H * m.moe_latent_size

@@ -53,6 +53,8 @@ class Consts:
     layer_overhead_eager_s: float
     """StepModel.launch_s without: steps of more than cudagraph_max_tokens tokens have no captured graph."""
     cudagraph_max_tokens: int
+    prompt_steps_eager: bool
+    """StepModel.prompt_steps_eager: every step that carries prompt tokens runs without a graph."""
     per_seq_s: float
     experts: int
     routing: float
@@ -145,7 +147,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                allreduces=2 * one.blocks,
                arb=one.allreduce_bytes_per_token, step_overhead_s=engine.step_overhead_s,
                layer_overhead_s=one.launch_s(s.enforce_eager), layer_overhead_eager_s=one.launch_s(True),
-               cudagraph_max_tokens=engine.cudagraph_max_tokens,
+               cudagraph_max_tokens=engine.cudagraph_max_tokens, prompt_steps_eager=one.prompt_steps_eager,
                per_seq_s=engine.per_sequence_s + engine.stream_token_s, experts=one.experts, routing=engine.routing_exponent,
                prefill_routing=engine.prefill_routing_exponent, top_k=one.top_k, moe_layers=one.moe_layers,
                caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first", L=L,
@@ -188,7 +190,10 @@ def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None, pseqs=1):
         out.append(2 * ds * v.sps / v.bw)
     comm = v.arc * n * c.arb
     out.append(c.allreduces * (v.latx + comm / v.link + v.arslow * np.minimum(comm, v.arsmall)))
-    layer_s = np.where(np.asarray(n) > c.cudagraph_max_tokens, c.layer_overhead_eager_s, c.layer_overhead_s)
+    graphless = np.asarray(n) > c.cudagraph_max_tokens
+    if c.prompt_steps_eager:
+        graphless = graphless | (np.asarray(pt) > 0)
+    layer_s = np.where(graphless, c.layer_overhead_eager_s, c.layer_overhead_s)
     out += [c.step_overhead_s, layer_s if np.ndim(layer_s) else float(layer_s), ds * c.per_seq_s]
     if scale is not None:
         out = [t * scale for t in out]

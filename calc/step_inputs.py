@@ -121,6 +121,15 @@ def allreduce_link(g: GPUSpec, tp: int, engine: EngineSpec) -> AllReduceLink:
     return AllReduceLink(lat, link, slow, engine.pcie_allreduce_small_bytes if g.pcie_p2p else math.inf)
 
 
+def prompt_steps_eager(s: Scenario, m: ModelSpec) -> bool:
+    """SGLang runs a model's prompt steps without CUDA graphs when some layer has no attention module its piecewise
+    runner recognises (`self_attn.attn`, MLA's `attn_mqa`, `linear_attn`): Mamba and short-convolution layers
+    (Nemotron-H, Jamba, LFM2, Falcon-Mamba). sglang python/sglang/srt/model_executor/model_runner.py,
+    init_piecewise_cuda_graphs: "Disable piecewise CUDA graph because some layers do not apply Standard GQA".
+    Before 0.5.10 no prompt step is captured; the fitted costs carry that for the rest (history, 2026-12-04)."""
+    return s.engine == "sglang" and any(t in ("mamba", "conv") for t in m.layer_types or ())
+
+
 def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: EngineSpec) -> StepModel:
     tp, p, fmt = s.tensor_parallel_size, pool.params, pool.weight_format
     dense_params = p.attention + p.state_mixers + p.dense_mlp
@@ -162,6 +171,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         weight_half_tokens=half_tokens(engine, fmt.linear_bytes),
         expert_half_tokens=half_tokens(engine, fmt.expert_bytes),
         expert_compute_share=expert_compute_share(engine, fmt.compute_dtype, g),
+        prompt_steps_eager=prompt_steps_eager(s, m),
         engine=engine,
         eager=s.enforce_eager,
         mbu_override=s.mbu is not None,

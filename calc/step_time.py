@@ -138,6 +138,10 @@ class StepModel:
     (4-bit weight-only kernels pad a step to one 16-row MMA tile: calc.step_inputs.half_tokens)."""
     expert_half_tokens: float = 0.0
     """The same for the routed experts' GEMMs, at the experts' own precision."""
+    prompt_steps_eager: bool = False
+    """Steps that carry prompt tokens run without CUDA graphs whatever their size: SGLang captures prompt steps
+    (piecewise graphs, its default since 0.5.10) only where it finds an attention module in every layer, which a
+    model with Mamba or convolution layers does not have (calc.step_inputs.prompt_steps_eager)."""
     expert_compute_share: float = 0.0
     """The routed experts' GEMMs' share of the effective matmul rate: gemm_compute_share × moe_compute_share, times
     fp8_moe_compute_share where they run FP8 tensor cores (calc.step_inputs.expert_compute_share)."""
@@ -197,7 +201,8 @@ class StepModel:
         allreduce_s = 2 * self.blocks * (self.allreduce_latency_s + comm_bytes / self.link_bytes_per_s
                                          + self.allreduce_small_s_per_byte * min(comm_bytes, self.allreduce_small_bytes)) \
             if self.tp > 1 else 0.0  # fmt: skip
-        eager = self.eager or n > e.cudagraph_max_tokens  # no captured graph for a step this large
+        # no captured graph for a step this large, nor for a prompt step the engine cannot capture
+        eager = self.eager or n > e.cudagraph_max_tokens or (prefill_tokens > 0 and self.prompt_steps_eager)
         parts = (weights_s, experts_s, kv_s, prefill_attention_s, state_s, allreduce_s, e.step_overhead_s,
                  self.launch_s(eager), decode_seqs * (e.per_sequence_s + (e.stream_token_s if self.online else 0.0)))  # fmt: skip
         flop = gemm_flop + n * self.expert_flop_per_token + decode_attn_flop + prefill_attn_flop
