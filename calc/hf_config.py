@@ -63,6 +63,7 @@ KNOWN = (
     "persimmon", "llava", "qwen2_audio", "hunyuan", "hunyuan_v1_moe", "phi3_v", "mpt", "gpt2", "qwen", "internlm",
     "stablelm", "orion", "minicpm", "deepseek", "bailing_moe", "kimi_linear", "zamba2", "gemma3n_text",
     "qwen3_5_text", "qwen3_5_moe_text", "glm_moe_dsa", "step3_text", "step3p5", "glm4v_text", "glm4v_moe_text",
+    "laguna",
 )  # fmt: skip
 TEXT_TYPES = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "llama4": "llama4_text",
               "qwen2_5_vl": "qwen2_5_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen3_vl": "qwen3_vl_text",

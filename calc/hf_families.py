@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from calc.errors import InputError
-from calc.hf_recent import glm_moe_dsa, nemotron_blocks, qwen3_5_state_dtype, refuse_unmodelled
+from calc.hf_recent import glm_moe_dsa, laguna, nemotron_blocks, qwen3_5_state_dtype, refuse_unmodelled
 from calc.hf_shared import gemma3n, zamba2
 from calc.hf_stepfun import STEP_TYPES, stepfun
 from calc.model_spec import MAX_LAYERS
@@ -84,6 +84,8 @@ def adapt(cfg: dict, mt: str, assumptions: list[str], wrapper: str | None = None
         qwen3_5_state_dtype(cfg)
     elif mt == "glm_moe_dsa":
         glm_moe_dsa(cfg, assumptions)
+    elif mt == "laguna":
+        laguna(cfg)
     if mt in STEP_TYPES:
         stepfun(cfg, mt, assumptions)
     if mt == "zamba2":

@@ -1,5 +1,5 @@
 """Family rules for the 2026 config.json layouts: Nemotron 3 (transformers 5's `layers_block_type` list), Qwen3.5's
-state dtype, and the families whose KV layout this planner does not model, refused by name.
+state dtype, poolside's Laguna, and the families whose KV layout this planner does not model, refused by name.
 
 Each rule rewrites the config dict in place into the fields ModelSpec reads (as calc.hf_families does), or raises an
 InputError naming the family. Sources: vLLM's model_executor/models/*.py and models/config.py. Pure: dicts in, dicts
@@ -79,3 +79,42 @@ def glm_moe_dsa(cfg: dict, assumptions: list[str]) -> None:
         assumptions.append(f"indexer_types: {shared.count('shared')} of {len(shared)} layers reuse another layer's "
                            "indexer; the indexer's 132 B/token is counted in every layer here (an overestimate of at "
                            "most 132 B per such layer)")  # fmt: skip
+
+
+LAGUNA_GATES = (True, False, "per-head")
+
+
+def laguna(cfg: dict) -> None:
+    """poolside Laguna (LagunaForCausalLM; vLLM models/laguna.py): query heads per layer (num_attention_heads_per_layer:
+    Laguna-XS.2 48 on its 10 full layers, 64 on its 30 sliding ones, all with 8 KV heads of 128), a softplus gate per
+    query head on the attention output (`gating` true or "per-head": g_proj, hidden → heads, every layer), q/k norms,
+    a sigmoid router with an e_score_correction_bias and one shared expert. vLLM reads its MoE layers from
+    mlp_only_layers and decoder_sparse_step (its LagunaConfig defaults: [0] and 1), not from mlp_layer_types, whose
+    'dense' / 'sparse' it ignores."""
+    n = cfg.get("num_hidden_layers")
+    if not isinstance(n, int) or isinstance(n, bool) or not 0 < n <= MAX_LAYERS:
+        return  # the field's own validation names the problem
+    cfg.pop("mlp_layer_types", None)
+    cfg.setdefault("mlp_only_layers", [0])
+    cfg.setdefault("decoder_sparse_step", 1)
+    gating = cfg.pop("gating", False)
+    if gating not in LAGUNA_GATES or isinstance(gating, int) and not isinstance(gating, bool):
+        raise InputError("gating", "expected true or \"per-head\" (one gate per query head) or false; a gate per "
+                         f"element is not modelled (got {str(gating)[:40]!r})")  # fmt: skip
+    cfg["use_head_wise_attn_gate"] = gating is not False
+    heads = cfg.pop("num_attention_heads_per_layer", None)
+    if heads is None:
+        return
+    if not isinstance(heads, list) or len(heads) != n or \
+            any(not isinstance(h, int) or isinstance(h, bool) or h < 1 for h in heads):  # fmt: skip
+        raise InputError("num_attention_heads_per_layer", f"expected {n} whole numbers ≥ 1, one per layer")
+    types = cfg.get("layer_types")
+    kinds = types if isinstance(types, list) and len(types) == n else ["full_attention"] * n
+    full = {h for h, t in zip(heads, kinds, strict=True) if t != "sliding_attention"}
+    sliding = {h for h, t in zip(heads, kinds, strict=True) if t == "sliding_attention"}
+    if len(full) > 1 or len(sliding) > 1:
+        raise InputError("num_attention_heads_per_layer", "one head count for the full-attention layers and one for "
+                         f"the sliding ones is modelled; got {sorted(full)} and {sorted(sliding)}")  # fmt: skip
+    cfg["num_attention_heads"] = next(iter(full or sliding))
+    if sliding and sliding != {cfg["num_attention_heads"]}:
+        cfg["swa_num_attention_heads"] = next(iter(sliding))

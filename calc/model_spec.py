@@ -175,10 +175,10 @@ class ModelSpec(BaseModel):
     """Step-3: the query is low-rank: hidden → share_q_dim (qkv_proj), an RMSNorm, then share_q_dim → heads · head_dim
     (wq)."""
     swa_num_attention_heads: PosInt | None = None
-    """Step-3.5: query heads of the sliding-window layers (attention_other_setting), where they differ from
-    num_attention_heads; their KV heads and head size are the full layers' ones."""
+    """Step-3.5, Laguna: query heads of the sliding-window layers (attention_other_setting, num_attention_heads_per_
+    layer), where they differ from num_attention_heads; their KV heads and head size are the full layers' ones."""
     use_head_wise_attn_gate: bool = False
-    """Step-3.5: a sigmoid gate per query head (g_proj, hidden → heads) on the attention output."""
+    """Step-3.5, Laguna: a gate per query head (g_proj, hidden → heads) on the attention output."""
     # weights
     quantization_config: QuantizationConfig | None = None
     vision_config: VisionConfig | None = None

@@ -20,7 +20,7 @@ NON_GATED_MLP = ("opt", "starcoder2", "nemotron_h", "gpt2", "gpt_bigcode", "phi"
                  "persimmon", "gptj", "bloom", "mpt", "phi-msft")  # fmt: skip
 QKV_BIAS = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text")
 QK_NORM = ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3n_text", "qwen3_vl_text", "qwen3_vl_moe_text", "olmo2", "olmo3",
-           "step3p5")  # fmt: skip
+           "step3p5", "laguna")  # fmt: skip
 LEARNED_POSITIONS = ("gpt2", "gpt_bigcode")
 """Families with a learned position table (wpe) beside the token embedding (OPT's has an offset of 2, counted apart)."""
 NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4, "gemma3n_text": 5, "olmo2": 2, "opt": 4, "zamba2": 1,
@@ -164,7 +164,7 @@ def _moe_shared(m) -> int:
     H, E = m.hidden_size, m.routed_experts
     n = H * E
     if m.model_type in ("gpt_oss", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "glm4_moe_lite", "minimax_m2",
-                        "nemotron_h", "glm_moe_dsa", "step3p5"):
+                        "nemotron_h", "glm_moe_dsa", "step3p5", "laguna"):
         n += E  # router bias / e_score_correction_bias
     if m.moe_latent_size:  # vLLM nemotron_h.py: fc1_latent_proj (hidden → latent) and fc2_latent_proj, every token
         n += 2 * H * m.moe_latent_size

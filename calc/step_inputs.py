@@ -65,6 +65,8 @@ def _attention_kinds(m: ModelSpec, kv_elem: float, tp: int) -> tuple[tuple[tuple
     else:
         width = 2 * m.kv_head_dim
     flop_layer = 2.0 * heads * width
+    # Step-3.5, Laguna: the sliding layers have their own query heads (the KV heads are the full layers')
+    swa_flop_layer = 2.0 * max(1, m.swa_num_attention_heads // tp) * width if m.swa_num_attention_heads else flop_layer
     sliding, chunked = plan.count("sliding_attention"), plan.count("chunked_attention")
     own = plan.cached("sliding_attention") + plan.cached("chunked_attention")
     shared_full = plan.attention() - sliding - chunked - (plan.cached_attention() - own)
@@ -74,7 +76,7 @@ def _attention_kinds(m: ModelSpec, kv_elem: float, tp: int) -> tuple[tuple[tuple
              (sliding * per_layer, sliding, m.sliding_window or math.inf),
              (chunked * per_layer, chunked, m.attention_chunk_size or math.inf)]  # fmt: skip
     kv = tuple((b, cap) for b, n, cap in kinds if n)
-    flop = tuple((n * flop_layer, cap) for _, n, cap in kinds if n)
+    flop = tuple((n * (swa_flop_layer if k == 1 else flop_layer), cap) for k, (_, n, cap) in enumerate(kinds) if n)
     return kv, flop
 
 

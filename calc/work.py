@@ -31,7 +31,9 @@ def attention_flop_per_context_token(m: ModelSpec) -> float:
         qk, v = m.qk_nope_head_dim + m.qk_rope_head_dim, m.v_head_dim  # type: ignore[operator]
     else:
         qk = v = m.kv_head_dim
-    return 2.0 * (m.num_attention_heads or 0) * (qk + v) * m.plan.attention()
+    sliding = m.plan.count("sliding_attention") if m.swa_num_attention_heads else 0  # Step-3.5, Laguna: own heads
+    heads = (m.num_attention_heads or 0) * (m.plan.attention() - sliding) + (m.swa_num_attention_heads or 0) * sliding
+    return 2.0 * heads * (qk + v)
 
 
 def distinct_experts(*, experts, top_k, tokens):
