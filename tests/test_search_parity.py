@@ -12,10 +12,10 @@ from calc.scenario import Scenario
 from calc.search import search
 from calc.search_rows import row, scenario_of
 
-# dense, MoE, MLA, sliding-window, Mamba hybrids, a pure state model, a multimodal model
+# dense, MoE, MLA, sliding-window, Mamba hybrids, a pure state model, a multimodal model, per-kind query heads
 MODELS = ["llama-3.1-8b", "qwen2.5-7b-instruct", "qwen3-30b-a3b", "mixtral-8x7b-v0.1", "deepseek-v2-lite",
           "gemma-3-27b", "gemma-2-9b", "gpt-oss-20b", "nemotron-h-8b", "jamba-1.5-mini", "falcon-mamba-7b",
-          "qwen2.5-vl-7b-instruct"]  # fmt: skip
+          "qwen2.5-vl-7b-instruct", "laguna-xs.2"]  # fmt: skip
 REL = 1e-9
 
 
