@@ -2,8 +2,8 @@
 query head, a sigmoid router with a bias, one shared expert, 30 of 40 layers sliding over 512 tokens — its parameters
 against the Hub's count, its KV cache and attention work by hand, and the layouts it refuses by name.
 
-Config: tests/data/hf_configs/laguna-xs.2-partial/ (SOURCE.md: verbatim up to sliding_window, the layer lists
-inferred). Every expected number is written out below.
+Configs: tests/data/hf_configs/laguna-xs.2-partial/ (SOURCE.md: verbatim up to sliding_window, the layer lists
+inferred) and laguna-s-2.1/ (complete). Every expected number is written out below.
 """
 
 import json
@@ -92,3 +92,20 @@ def test_the_shipped_laguna_spec_is_the_config_read(catalog):
     assert (shipped.layer_types, shipped.swa_num_attention_heads, shipped.use_head_wise_attn_gate) == \
         (read.layer_types, read.swa_num_attention_heads, read.use_head_wise_attn_gate)
     assert shipped.plan.ffns == read.plan.ffns
+
+
+def test_laguna_s21_counts_the_hubs_117_561_977_600_parameters():
+    """The complete Laguna-S-2.1 config (gating "per-head", mlp_layer_types dense / sparse, 48 query heads on its 12
+    full layers and 72 on its 36 sliding ones). H 3,072, d 128, 8 KV heads: a full layer q 3,072 · 6,144 + k, v
+    2 · 3,072 · 1,024 + o 6,144 · 3,072 + g_proj 3,072 · 48 + norms 256 = 44,187,904; a sliding one (9,216 query wide,
+    72 gates) 63,136,000. Layer 0: a dense MLP of 12,288. Layers 1–47: 256 experts and a shared one of 1,024
+    (3 · 3,072 · 1,024 each), top-10, router 3,072 · 256 + its bias. Untied 100,352 · 3,072 embedding and lm_head.
+    Total 117,561,977,600: the Hub's num_parameters for poolside/Laguna-S-2.1 (SOURCE.md)."""
+    p = count_params(load("laguna-s-2.1"))
+    full = 3072 * 6144 + 2 * 3072 * 1024 + 6144 * 3072 + 3072 * 48 + 2 * 128
+    slide = 3072 * 9216 + 2 * 3072 * 1024 + 9216 * 3072 + 3072 * 72 + 2 * 128
+    assert (full, slide) == (44_187_904, 63_136_000) and p.attention == 12 * full + 36 * slide
+    expert = 3 * 3072 * 1024
+    assert p.experts == 47 * 256 * expert and p.active_experts == 47 * 10 * expert
+    assert p.dense_mlp == 3 * 3072 * 12288 + 47 * (expert + 3072 * 256 + 256)
+    assert p.total == 117_561_977_600
