@@ -85,10 +85,12 @@ def test_without_a_gate_laguna_has_no_g_proj():
     assert gated.total - plain.total == 10 * 2048 * 48 + 30 * 2048 * 64 == 4_915_200
 
 
-def test_the_shipped_laguna_spec_is_the_config_read(catalog):
-    """model_specs/laguna-xs.2.yaml holds the fields the reader makes of the config.json: the same model."""
-    shipped, read = catalog.models["laguna-xs.2"], load(SLUG)
-    assert count_params(shipped).total == count_params(read).total == 33_442_617_088
+@pytest.mark.parametrize(("spec", "slug", "total"), [
+    ("laguna-xs.2", SLUG, 33_442_617_088), ("laguna-s-2.1", "laguna-s-2.1", 117_561_977_600)])
+def test_the_shipped_laguna_specs_are_the_configs_read(catalog, spec, slug, total):
+    """model_specs/laguna-*.yaml hold the fields the reader makes of each config.json: the same model."""
+    shipped, read = catalog.models[spec], load(slug)
+    assert count_params(shipped).total == count_params(read).total == total
     assert (shipped.layer_types, shipped.swa_num_attention_heads, shipped.use_head_wise_attn_gate) == \
         (read.layer_types, read.swa_num_attention_heads, read.use_head_wise_attn_gate)
     assert shipped.plan.ffns == read.plan.ffns
