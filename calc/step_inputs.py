@@ -72,11 +72,11 @@ def _attention_kinds(m: ModelSpec, kv_elem: float, tp: int) -> tuple[tuple[tuple
     shared_full = plan.attention() - sliding - chunked - (plan.cached_attention() - own)
     # a KV-shared layer (Gemma 3n) reads its target's cache: it costs a read like any layer, but holds no cache
     full_bytes = kv_bytes_per_token(m, kv_bytes_per_element=kv_elem, tp=tp) + (shared_full - own) * per_layer
-    kinds = [(full_bytes, plan.attention() - sliding - chunked, math.inf),
-             (sliding * per_layer, sliding, m.sliding_window or math.inf),
-             (chunked * per_layer, chunked, m.attention_chunk_size or math.inf)]  # fmt: skip
-    kv = tuple((b, cap) for b, n, cap in kinds if n)
-    flop = tuple((n * (swa_flop_layer if k == 1 else flop_layer), cap) for k, (_, n, cap) in enumerate(kinds) if n)
+    kinds = [(full_bytes, plan.attention() - sliding - chunked, math.inf, flop_layer),
+             (sliding * per_layer, sliding, m.sliding_window or math.inf, swa_flop_layer),
+             (chunked * per_layer, chunked, m.attention_chunk_size or math.inf, flop_layer)]  # fmt: skip
+    kv = tuple((b, cap) for b, n, cap, _ in kinds if n)
+    flop = tuple((n * f, cap) for _, n, cap, f in kinds if n)
     return kv, flop
 
 
@@ -129,7 +129,7 @@ def prompt_steps_eager(s: Scenario, m: ModelSpec) -> bool:
     (Nemotron-H, Jamba, LFM2, Falcon-Mamba). sglang python/sglang/srt/model_executor/model_runner.py,
     init_piecewise_cuda_graphs: "Disable piecewise CUDA graph because some layers do not apply Standard GQA".
     Before 0.5.10 no prompt step is captured; the fitted costs carry that for the rest (history, 2026-12-04)."""
-    return s.engine == "sglang" and any(t in ("mamba", "conv") for t in m.layer_types or ())
+    return s.engine == "sglang" and any(t in ("mamba", "conv") for t in m.plan.mixers)
 
 
 def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: EngineSpec) -> StepModel:
