@@ -13,6 +13,7 @@ from calc.catalog import Catalog
 _DEVICES = (
     (r"GH200", "gh200", "gh200"), (r"H100[ _-]?NVL", "h100-nvl", "h100"), (r"H100[ _-]?PCIe", "h100-pcie", "h100"),
     (r"H100", "h100-sxm", "h100"), (r"H200[ _-]?NVL", "h200-nvl", "h200"), (r"H200", "h200", "h200"),
+    (r"H20[ _-]?3e", "h20-3e", "h20"), (r"H20(?!\d)", "h20", "h20"), (r"H800(?![ _-]?PCIe)", "h800", "h800"),
     (r"B200", "b200", "b200"), (r"RTX[ _]PRO[ _]6000", "rtx-pro-6000-blackwell", "6000"),
     (r"A100[\w -]{0,12}80\s?GB", "a100-80gb-sxm", "a100"), (r"A100[\w -]{0,12}40\s?GB", "a100-40gb", "a100"),
     (r"L40S", "l40s", "l40s"), (r"NVIDIA[ _]L4\b", "l4", "l4"), (r"A10G", "a10g", "a10g"),
@@ -57,7 +58,9 @@ def detect_gpu(log: VllmLog, catalog: Catalog, total_gib: float | None) -> tuple
             if m and sid in catalog.gpus:
                 return sid, f"{where} ('{m.group(0)}')"
     if total_gib is not None:
-        near = [sid for sid, g in catalog.gpus.items() if abs(g.memory_gib - total_gib) <= 0.02]
+        # a measured capacity before one copied from a sibling part (the H20-3e's is the H200's: `derived`)
+        near = sorted((sid for sid, g in catalog.gpus.items() if abs(g.memory_gib - total_gib) <= 0.02),
+                      key=lambda sid: "memory_gib" in catalog.gpus[sid].derived)
         if near:
             alt = f"; also {', '.join(near[1:])}" if len(near) > 1 else ""
             return near[0], f"logged total memory {total_gib} GiB{alt}"

@@ -94,6 +94,28 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
     return tuple(notes)
 
 
+LOW_RIDGE_FLOP_PER_BYTE = 60.0
+"""A 16-bit ridge point (dense tensor FLOP/s ÷ memory bytes/s) below this: a part whose tensor rate was cut, not one
+its memory outpaces. The held-out runs that set the error bands ran on GPUs at 153 (A100) to 378 FLOP/byte (H100
+PCIe), the calibration runs on 153–560 and one H20-3e run; the H20 and H20-3e lie at 37 and 31 (148 TFLOP/s:
+docs/hardware-candidates.md)."""
+
+
+def ridge_note(gpu: GPUSpec) -> str | None:
+    """What a compute-starved part does to the speed estimates: prompt steps several times an H100's and decode steps
+    on the compute side of its ridge, where the error bands were measured on parts that stay bandwidth-bound far
+    longer. Ridge = dense 16-bit FLOP/s ÷ memory bytes/s (FLOP per byte)."""
+    ridge = gpu.peak_16bit_tflop_per_s * 1e3 / gpu.memory_bandwidth_gb_per_s
+    if ridge >= LOW_RIDGE_FLOP_PER_BYTE:
+        return None
+    return (f"{gpu.name}: {gpu.peak_16bit_tflop_per_s:,.0f} dense 16-bit TFLOP/s against "
+            f"{gpu.memory_bandwidth_gb_per_s:,.0f} GB/s, a ridge of {ridge:.0f} FLOP a byte (an H100 SXM: 295). The "
+            "estimates put its prompt steps and even small decode batches on the compute side (the GEMMs' efficiency "
+            "at few tokens was fitted on GPUs whose weight reads hide it), and the error bands beside them come from "
+            "GPUs whose ridge is 150 FLOP a byte or more: here the speed figures extrapolate, in either direction. "
+            "Size with a measured run (measured_itl_s) before buying")  # fmt: skip
+
+
 def unbridged(gpu: GPUSpec) -> GPUSpec:
     """The same cards installed without their NVLink bridge: every all-reduce crosses PCIe."""
     return gpu.model_copy(update={"scaleup_link_gb_per_s": gpu.host_link_gb_per_s, "scaleup_link_gpus": None})
@@ -136,6 +158,12 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     alt = latency(s, model, unbridged(gpu), mem, engine).tpot_s if bridge_assumed(s, gpu) else None
     if link := link_note(s, gpu, lat.tpot_s, alt):
         notes = (*notes, link)
+    if ridge := ridge_note(gpu):
+        notes = (*notes, ridge)
+    if s.gpu_hour_price is None and "price_per_gpu_hour" in gpu.derived:
+        notes = (*notes, f"{gpu.name}'s price, {gpu.price_per_gpu_hour:g} {gpu.price_currency} per GPU-hour, is an "
+                         f"estimate ({gpu.price_source.removeprefix('DERIVED, ')}): set gpu_hour_price to your "
+                         "quote before relying on the costs")  # fmt: skip
     if beyond := beyond_fitted(s, catalog, lat.decode_batch):
         notes = (*notes, f"{engine.label}'s fixed costs were fitted on runs of at most {engine.fitted_concurrency} "
                  f"in flight, and {lat.decode_batch:,.0f} run here: an extrapolation; the earlier releases' costs "

@@ -334,6 +334,7 @@ def test_log_numbers_are_ascii_digits_only():
 @pytest.mark.parametrize("device, spec", [
     ("NVIDIA H200 NVL", "h200-nvl"), ("NVIDIA H200", "h200"), ("NVIDIA H100 NVL", "h100-nvl"),
     ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-blackwell"), ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"),
+    ("NVIDIA H20", "h20"), ("NVIDIA H20-3e", "h20-3e"), ("NVIDIA H800", "h800"),  # nvidia-smi names (OGKM README)
 ])  # fmt: skip
 def test_a_device_name_picks_its_own_variant(catalog, device, spec):
     """nvidia-smi's names (Massed Compute's nvidia-smi.txt: 'NVIDIA H200 NVL', 'NVIDIA RTX PRO 6000 Blackwell Server
@@ -342,3 +343,12 @@ def test_a_device_name_picks_its_own_variant(catalog, device, spec):
 
     text = f"INFO device: {device}\nINFO # GPU blocks: 1000, # CPU blocks: 0\n"
     assert detect_gpu(parse_log(text), catalog, None)[0] == spec
+
+
+def test_a_logged_total_prefers_the_part_whose_capacity_was_measured(catalog):
+    """139.80 GiB is the H200's PyTorch total; the H20-3e and H200 NVL copy it (their `derived` lists): a log that
+    names no device and totals 139.80 GiB reads as the H200, the others named beside it."""
+    from boundary.log_names import detect_gpu
+
+    gid, how = detect_gpu(parse_log("INFO # GPU blocks: 1000, # CPU blocks: 0\n"), catalog, 139.80)
+    assert gid == "h200" and "h20-3e" in how and "h200-nvl" in how

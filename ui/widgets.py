@@ -276,7 +276,8 @@ def gpu_options(catalog) -> tuple[list[str], dict[str, str]]:
 
     ids = sorted(catalog.gpus, key=lambda g: (catalog.gpus[g].vendor, catalog.gpus[g].memory_gib, g))
     labels = {g: (f"{VENDORS.get(x.vendor, x.vendor)} › {x.name} · {fmt.fixed(x.memory_gib, 1)} GiB · "
-                  f"{fmt.count(x.memory_bandwidth_gb_per_s)} GB/s · {fmt.money(x.price_per_gpu_hour, x.price_currency)}/h")
+                  f"{fmt.count(x.memory_bandwidth_gb_per_s)} GB/s · {fmt.money(x.price_per_gpu_hour, x.price_currency)}/h"
+                  + (" (estimate)" if "price_per_gpu_hour" in x.derived else ""))
               for g, x in catalog.gpus.items()}  # fmt: skip
     return ids, labels
 
