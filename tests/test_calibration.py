@@ -303,3 +303,15 @@ def test_every_prompt_at_once_is_a_burst_on_every_gpu(runs):
     assert "ttft_burst" in measured(h100) and "ttft" not in measured(h100)
     few = replace(h100, num_prompts=10, scenario=h100.scenario.model_copy(update={"input_len": 128}))
     assert 10 * 128 <= 8192 and not is_burst(few)
+
+
+def test_the_runs_on_the_new_h20_and_h800_specs(catalog):
+    """With the H20-3e and H800 specs, the two vLLM recipes runs left out only for their GPU: MiniMax-M2 on four
+    H20-3e (TP 4, 10 in flight) is replayed, at vLLM 0.11's costs — the nightly of 2025-10-27, when 0.11.0 was the
+    newest release and 0.14 builds were two months away — in the calibration part (split.yaml); Kimi-K2 on sixteen
+    H800 stays out: the page gives two launch commands for it (TP 8 × PP 2, DP 16 + EP), both across two nodes."""
+    runs, skipped = load_runs(catalog)
+    why = dict(skipped)
+    (minimax,) = [r for r in runs if r.id == "vllmrec-minimax-m2-h20x4-tp4-c10"]
+    assert (minimax.scenario.gpu, minimax.scenario.engine_version, minimax.part) == ("h20-3e", "0.11", "calibration")
+    assert why["vllmrec-kimik2-h800x16-tp8pp2-rate1"].startswith("special run (server configuration not stated")
