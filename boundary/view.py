@@ -143,7 +143,9 @@ def band(r, metric: str, *, simulated: bool = False) -> str:
 def band_short(r, metric: str) -> str:
     """'± 28% held-out error' under a headline number; '' without an error table."""
     b = r.error_bands.get(metric)
-    return f"± {fmt.pct(b.median_abs, 0)} held-out error" if b else ""
+    if b is None:
+        return "no held-out error band for this GPU" if r.bands_withheld else ""
+    return f"± {fmt.pct(b.median_abs, 0)} held-out error"
 
 
 MEMORY_FORMULAS = ("KV bytes per token", "Available KV cache memory", "GPU blocks", "Maximum concurrency", "Fits")
@@ -168,9 +170,9 @@ def latency_metrics(r) -> list[Metric]:
     """TTFT, TPOT, E2E, conformance, replicas or capacity, cost — only when they can happen (see no_latency_reason)."""
     s, lat, fl = r.scenario, r.latency, r.fleet
     out = [
-        Metric("TTFT (estimate)", _tile_time(lat.ttft_s), f"{band(r, 'ttft') or NO_BAND}; prefill floor {fmt.ms(lat.prefill.floor_s)}",
+        Metric("TTFT (estimate)", _tile_time(lat.ttft_s), f"{band(r, 'ttft') or r.bands_withheld or NO_BAND}; prefill floor {fmt.ms(lat.prefill.floor_s)}",
                band=band_short(r, "ttft")),
-        Metric("TPOT (estimate)", _tile_time(lat.tpot_s), f"{band(r, 'tpot') or NO_BAND}; decode-step floor {fmt.ms(lat.decode.floor_s)}",
+        Metric("TPOT (estimate)", _tile_time(lat.tpot_s), f"{band(r, 'tpot') or r.bands_withheld or NO_BAND}; decode-step floor {fmt.ms(lat.decode.floor_s)}",
                band=band_short(r, "tpot")),
         Metric("End-to-end", fmt.seconds(lat.e2e_s), "TTFT + (output_len − 1) × TPOT"),
         Metric("Within both SLOs", fmt.pct(r.conformance.conformance),
@@ -343,7 +345,7 @@ def latency_section(r) -> Section:
          f"(vs prefill {fmt.ms(lat.prefill.estimate_s)})"),
     ]  # fmt: skip
     if not r.error_bands:
-        rows.append(("held-out error", NO_BAND))
+        rows.append(("held-out error", r.bands_withheld or NO_BAND))
     extra = [""] + phases_table(r).text().splitlines() + [f"  {x}" for x in calibration_lines(r)]
     return Section(head, rows, extra)
 

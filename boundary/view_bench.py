@@ -72,7 +72,7 @@ def benchmark_section(r) -> Section:
 def benchmark_band_line(r) -> str:
     """Both bands, since the page shows the two side by side: the simulation's under its table, the estimates'."""
     if not r.error_bands and not r.benchmark_error_bands:
-        return f"held-out error: {NO_BAND}"
+        return f"held-out error: {r.bands_withheld or NO_BAND}"
 
     def bands(simulated: bool) -> str:
         shown = [(name, band(r, m, simulated=simulated)) for m, name in (("ttft", "TTFT"), ("tpot", "TPOT"), ("itl", "ITL"))]

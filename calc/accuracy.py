@@ -10,6 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+LOW_RIDGE_FLOP_PER_BYTE = 60.0
+"""A 16-bit ridge point (dense tensor FLOP/s ÷ memory bytes/s) below this: a part whose tensor rate was cut, not one
+its memory outpaces. The held-out runs that set the error bands ran on GPUs at 153 (A100) to 378 FLOP/byte (H100
+PCIe), the calibration runs on 153–560 and one H20-3e run; the H20 and H20-3e lie at 37 and 31 (148 TFLOP/s:
+docs/hardware-candidates.md), so no band describes them."""
+
 MIN_FAMILY_RUNS = 5
 """Fewer held-out runs of a family than this: the band over all runs is the better estimate."""
 
@@ -44,6 +50,13 @@ class ErrorBand:
     """'hopper runs', 'all runs': which held-out runs the figure comes from."""
     p90_abs: float = 0.0
     """The 90th percentile of the same |error|s: nine runs in ten came within it (the tail a median hides)."""
+
+
+def low_ridge(gpu) -> float | None:
+    """The GPU's ridge point [FLOP/byte] where it is below LOW_RIDGE_FLOP_PER_BYTE (no held-out band applies), else
+    None."""
+    ridge = gpu.peak_16bit_tflop_per_s * 1e3 / gpu.memory_bandwidth_gb_per_s
+    return ridge if ridge < LOW_RIDGE_FLOP_PER_BYTE else None
 
 
 def error_band(acc: Accuracy | None, *, metric: str, arch: str, closed_form: bool = False) -> ErrorBand | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from calc.accuracy import low_ridge
 from calc.catalog import Catalog
 from calc.errors import InputError
 from calc.latency import latency
@@ -94,25 +95,19 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
     return tuple(notes)
 
 
-LOW_RIDGE_FLOP_PER_BYTE = 60.0
-"""A 16-bit ridge point (dense tensor FLOP/s ÷ memory bytes/s) below this: a part whose tensor rate was cut, not one
-its memory outpaces. The held-out runs that set the error bands ran on GPUs at 153 (A100) to 378 FLOP/byte (H100
-PCIe), the calibration runs on 153–560 and one H20-3e run; the H20 and H20-3e lie at 37 and 31 (148 TFLOP/s:
-docs/hardware-candidates.md)."""
-
-
 def ridge_note(gpu: GPUSpec) -> str | None:
     """What a compute-starved part does to the speed estimates: prompt steps several times an H100's and decode steps
     on the compute side of its ridge, where the error bands were measured on parts that stay bandwidth-bound far
-    longer. Ridge = dense 16-bit FLOP/s ÷ memory bytes/s (FLOP per byte)."""
-    ridge = gpu.peak_16bit_tflop_per_s * 1e3 / gpu.memory_bandwidth_gb_per_s
-    if ridge >= LOW_RIDGE_FLOP_PER_BYTE:
+    longer (calc.accuracy.low_ridge)."""
+    ridge = low_ridge(gpu)
+    if ridge is None:
         return None
     return (f"{gpu.name}: {gpu.peak_16bit_tflop_per_s:,.0f} dense 16-bit TFLOP/s against "
             f"{gpu.memory_bandwidth_gb_per_s:,.0f} GB/s, a ridge of {ridge:.0f} FLOP a byte (an H100 SXM: 295). The "
             "estimates put its prompt steps and even small decode batches on the compute side (the GEMMs' efficiency "
-            "at few tokens was fitted on GPUs whose weight reads hide it), and the error bands beside them come from "
-            "GPUs whose ridge is 150 FLOP a byte or more: here the speed figures extrapolate, in either direction. "
+            "at few tokens was fitted on GPUs whose weight reads hide it), and the held-out error bands come from "
+            "GPUs whose ridge is 150 FLOP a byte or more, so none is shown: the speed figures extrapolate, in either "
+            "direction. "
             "Size with a measured run (measured_itl_s) before buying")  # fmt: skip
 
 

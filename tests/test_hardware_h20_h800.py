@@ -4,7 +4,8 @@ docs/hardware-candidates.md, their derived prices flagged as such, and what a co
 import pytest
 from conftest import scenario
 
-from calc.evaluate import LOW_RIDGE_FLOP_PER_BYTE, evaluate, ridge_note
+from calc.accuracy import LOW_RIDGE_FLOP_PER_BYTE
+from calc.evaluate import evaluate, ridge_note
 
 MIB = 2**20
 GIB = 2**30
@@ -69,6 +70,19 @@ def test_a_compute_starved_part_says_its_speed_figures_extrapolate(catalog):
     (note,) = [n for n in notes if "ridge of" in n]
     assert "a ridge of 37 FLOP a byte" in note and "measured_itl_s" in note
     assert not [n for n in evaluate(scenario(model="llama-3.1-8b", gpu="h100-sxm"), catalog).notes if "ridge of" in n]
+
+
+def test_no_held_out_band_is_shown_for_a_compute_starved_part(catalog):
+    """The bands were measured on GPUs with ridges of 153–378 FLOP a byte: beside an H20's estimates they would claim
+    an accuracy no run supports, so the plan shows why there is none (headline, tables, JSON) instead."""
+    from boundary.view import band_short
+
+    h20 = evaluate(scenario(model="llama-3.1-8b", gpu="h20"), catalog)
+    h100 = evaluate(scenario(model="llama-3.1-8b", gpu="h100-sxm"), catalog)
+    assert h20.error_bands == {} and h20.benchmark_error_bands == {}
+    assert "ridge of 37 FLOP a byte" in h20.bands_withheld and h20.to_dict()["error_bands_withheld"] == h20.bands_withheld
+    assert band_short(h20, "tpot") == "no held-out error band for this GPU"
+    assert h100.bands_withheld is None and "tpot" in h100.error_bands and band_short(h100, "tpot").startswith("± ")
 
 
 def test_a_long_prompt_takes_the_tensor_rate_ratio_longer_on_an_h20(catalog):
