@@ -144,7 +144,7 @@ def band_short(r, metric: str) -> str:
     """'± 28% held-out error' under a headline number; '' without an error table."""
     b = r.error_bands.get(metric)
     if b is None:
-        return "no held-out error band for this GPU" if r.bands_withheld else ""
+        return "no held-out band" if r.bands_withheld else ""
     return f"± {fmt.pct(b.median_abs, 0)} held-out error"
 
 
