@@ -74,6 +74,14 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
                                                   or mem.state_bytes_per_request):  # fmt: skip
         notes.append("disable_hybrid_kv_cache_manager changes nothing here: every layer of this model keeps the whole "
                      "context (no sliding-window, chunked or state layers)")  # fmt: skip
+    if s.enable_expert_parallel and (not model.routed_experts or s.tensor_parallel_size == 1):
+        notes.append("enable_expert_parallel changes nothing here: " + (
+            "this model has no routed experts" if not model.routed_experts else
+            "one GPU holds every expert at tensor_parallel_size 1"))  # fmt: skip
+    elif s.enable_expert_parallel:
+        notes.append(f"expert parallelism: each GPU holds {model.routed_experts / s.tensor_parallel_size:g} of the "
+                     f"{model.routed_experts} routed experts whole; a step waits for the GPU with the most touched "
+                     "experts and routed tokens (an even spread in expectation, uneven at small batches)")  # fmt: skip
     if s.mamba_ssm_cache_dtype != "auto" and not mem.state_bytes_per_request:
         notes.append("mamba_ssm_cache_dtype changes nothing here: this model has no Mamba / linear-attention layers")
     if s.currency != "USD" and s.gpu_hour_price is None:

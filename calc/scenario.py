@@ -61,6 +61,9 @@ class Scenario(BaseModel):
     """vLLM's --mamba-ssm-cache-dtype: the SSM state of Mamba/linear layers (auto: the checkpoint's or model's)."""
     enforce_eager: bool = False
     """No CUDA graphs: their memory is not reserved, decode steps lose the launch-overhead saving."""
+    enable_expert_parallel: bool = False
+    """vLLM's --enable-expert-parallel (SGLang: --ep-size = the TP size): each GPU holds whole routed experts, E/TP of
+    them, not a slice of each; a step then waits for the GPU with the most touched experts and routed tokens."""
     estimate_cudagraphs: bool = True
     """Subtract the CUDA-graph estimate before sizing the pool, as vLLM ≥ 0.20 does by default."""
     kv_cache_memory_bytes: Bytes | None = None

@@ -98,6 +98,8 @@ def _vllm_scenario_flags(s: Scenario) -> list:
     out: list = []
     if s.enforce_eager:
         out.append("--enforce-eager")
+    if s.enable_expert_parallel:
+        out.append("--enable-expert-parallel")
     if s.block_size != default["block_size"]:
         out += ["--block-size", s.block_size]
     if s.kv_cache_memory_bytes is not None:
@@ -120,6 +122,7 @@ def serve_commands(r, i: int) -> list[tuple[str, str]]:
                 "--pp-size", f["pipeline_parallel_size"], "--context-length", s.max_model_len, "--max-running-requests",
                 f["max_num_seqs"], "--chunked-prefill-size", f["max_num_batched_tokens"], "--mem-fraction-static",
                 f"{f['gpu_memory_utilization']:g}", *kv, *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
+        base += (["--ep-size", f["tensor_parallel_size"]] if s.enable_expert_parallel else [])
         base += (["--disable-cuda-graph"] if s.enforce_eager else []) + (
             ["--page-size", s.block_size] if s.block_size != Scenario.model_fields["block_size"].default else [])
         roles = (("prefill", ["--disaggregation-mode", "prefill"]), ("decode", ["--disaggregation-mode", "decode"]))

@@ -16,6 +16,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from calc.expert_parallel import expected_max_normal
 from calc.front_end import front_busy_s, request_overhead_s
 from calc.pool import kv_bytes_per_element
 from calc.precision_support import served_format
@@ -79,6 +80,9 @@ class Consts:
     """The scenario's request rate (disaggregated: prompts queue for a prefill instance)."""
     front_busy_s: float = 0.0
     """The front end's CPU time per request, one at a time (calc.latency.front_busy_s)."""
+    expert_parallel: bool = False
+    """Whole experts spread over the TP group (the scenario's enable_expert_parallel, a MoE model): a step waits for
+    its busiest GPU (calc.expert_parallel; rows 'rk' and 'zep')."""
 
 
 def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, dict[str, np.ndarray]]:
@@ -137,6 +141,8 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
         moe = 1.0 if mbu_over else sm["expert_weight_share"][ix]
         rows |= {"EB": sm["expert_bytes"][ix], "bwm": bw * moe, "eft": sm["expert_flop_per_token"][ix],
                  "he": sm["expert_half_tokens"][ix], "gcm": moe_share[gx]}
+        if s.enable_expert_parallel:
+            rows |= {"rk": tp_of.astype(float), "zep": np.array([expected_max_normal(int(t)) for t in tps])[tpi]}
     state = bool(sm["state_bytes_per_seq"].any())
     if state:
         rows |= {"sps": sm["state_bytes_per_seq"][ix], "bw": bw}
@@ -154,7 +160,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                lagged=engine.scheduling == "prefill-first" and engine.overlap_schedule and N > 1,
                N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_s=request_overhead_s(s, engine, m),
                front_queue_s=request_overhead_s(s, engine, m) + s.queue_s, rate=s.request_rate,
-               front_busy_s=front_busy_s(s, engine, m))  # fmt: skip
+               front_busy_s=front_busy_s(s, engine, m), expert_parallel=bool(s.enable_expert_parallel and one.experts))  # fmt: skip
     v = SimpleNamespace(**rows)
     steps = np.ceil(L / np.maximum(1, v.budget))
     rows["alone"] = step_total(c, v, L / steps, c.pairs / steps, 0, 0.0, scale=steps)
@@ -177,7 +183,14 @@ def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None, pseqs=1):
         draws = ds + pseqs * (np.asarray(pt) / pseqs) ** c.prefill_routing
         touched = distinct_experts(experts=c.experts, top_k=c.top_k, tokens=draws ** c.routing) * c.moe_layers
         per_expert = n * c.top_k * c.moe_layers / touched
-        out.append(np.maximum(touched * v.EB / v.bwm, n * v.eft / (v.fl * per_expert / (per_expert + v.he) * v.gcm)))
+        busy_bytes = busy_tokens = 1.0
+        if c.expert_parallel:  # calc.expert_parallel, per configuration's TP size (z = 0 at TP 1: both 1)
+            per = c.experts / v.rk
+            q = np.clip(touched / c.moe_layers / c.experts, 1e-12, 1.0)
+            busy_bytes = np.minimum(per, per * q + v.zep * np.sqrt(per * q * (1.0 - q))) / (per * q)
+            busy_tokens = np.minimum(v.rk, 1.0 + v.zep * np.sqrt((v.rk - 1) / np.maximum(n * c.top_k, 1.0)))
+        out.append(np.maximum(touched * v.EB * busy_bytes / v.bwm,
+                              n * v.eft * busy_tokens / (v.fl * per_expert / (per_expert + v.he) * v.gcm)))
     if c.caps:
         dsa = np.asarray(ds)
         avg = np.divide(dctx, ds, out=np.zeros(np.broadcast(dctx, dsa).shape), where=dsa > 0) if np.ndim(ds) else \

@@ -173,6 +173,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         weight_half_tokens=half_tokens(engine, fmt.linear_bytes),
         expert_half_tokens=half_tokens(engine, fmt.expert_bytes),
         expert_compute_share=expert_compute_share(engine, fmt.compute_dtype, g),
+        expert_ranks=tp if s.enable_expert_parallel and experts else 1,
         prompt_steps_eager=prompt_steps_eager(s, m),
         engine=engine,
         eager=s.enforce_eager,

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calc.engine_spec import EngineSpec
+from calc.expert_parallel import bytes_factor, tokens_factor
 from calc.expr import E
 from calc.work import distinct_experts
 
@@ -142,6 +143,9 @@ class StepModel:
     """Steps that carry prompt tokens run without CUDA graphs whatever their size: SGLang captures prompt steps
     (piecewise graphs, its default since 0.5.10) only where it finds an attention module in every layer, which a
     model with Mamba or convolution layers does not have (calc.step_inputs.prompt_steps_eager)."""
+    expert_ranks: int = 1
+    """GPUs the routed experts are spread over whole (expert parallelism: the TP size); 1 = each GPU holds a slice
+    of every expert (tensor parallelism). Above 1 a step waits for its busiest GPU (calc.expert_parallel)."""
     expert_compute_share: float = 0.0
     """The routed experts' GEMMs' share of the effective matmul rate: gemm_compute_share × moe_compute_share, times
     fp8_moe_compute_share where they run FP8 tensor cores (calc.step_inputs.expert_compute_share)."""
@@ -185,9 +189,13 @@ class StepModel:
         if touched:
             per_expert = n * self.top_k * self.moe_layers / touched  # tokens each touched expert's GEMM sees
             moe = 1.0 if self.mbu_override else self.expert_weight_share
-            experts_s = max(expert_bytes / (bw * moe),
-                            n * self.expert_flop_per_token / (fl * per_expert / (per_expert + he)
-                                                              * (1.0 if self.mfu_override else self.expert_compute_share)))  # fmt: skip
+            busy_bytes = busy_tokens = 1.0  # the busiest GPU over the mean: 1 under tensor parallelism
+            if self.expert_ranks > 1:
+                busy_bytes = bytes_factor(self.experts, self.expert_ranks, touched / self.moe_layers)
+                busy_tokens = tokens_factor(self.expert_ranks, n * self.top_k)
+            experts_s = max(expert_bytes * busy_bytes / (bw * moe),
+                            n * self.expert_flop_per_token * busy_tokens
+                            / (fl * per_expert / (per_expert + he) * (1.0 if self.mfu_override else self.expert_compute_share)))  # fmt: skip
         avg = decode_context / decode_seqs if decode_seqs else 0.0  # windows cap each sequence at its own context
         kv_bytes = decode_seqs * sum(b * min(avg, cap) for b, cap in self.kv_read)
         decode_attn_flop = decode_seqs * sum(f * min(avg, cap) for f, cap in self.attention_flop)

@@ -41,6 +41,7 @@ def random_scenario(rng, model: str, catalog) -> Scenario:
         mbu=float(rng.uniform(0.5, 0.95)) if rng.random() < 0.15 else None,
         mfu=float(rng.uniform(0.3, 0.8)) if rng.random() < 0.15 else None,
         enforce_eager=bool(rng.random() < 0.15), estimate_cudagraphs=bool(rng.random() < 0.85),
+        enable_expert_parallel=bool(rng.random() < 0.3),
         block_size=int(rng.choice([16, 16, 32, 64])), queue_s=float(rng.choice([0.0, 0.0, 0.05])),
         disable_hybrid_kv_cache_manager=bool(rng.random() < 0.15),
         mamba_ssm_cache_dtype=str(rng.choice(["auto", "auto", "float32", "bfloat16"])),

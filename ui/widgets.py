@@ -33,6 +33,7 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
         ("max_num_batched_tokens", "max_num_batched_tokens"),
         ("block_size", "block_size (tokens)"),
         ("enforce_eager", "enforce_eager (no CUDA graphs)"),
+        ("enable_expert_parallel", "enable_expert_parallel (MoE: whole experts per GPU)"),
         ("disable_hybrid_kv_cache_manager", "disable_hybrid_kv_cache_manager"),
         ("mamba_ssm_cache_dtype", "mamba_ssm_cache_dtype (hybrid models)"),
         ("estimate_cudagraphs", "subtract CUDA-graph estimate (vLLM ≥ 0.20)"),
