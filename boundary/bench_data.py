@@ -140,6 +140,8 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
             data["max_num_seqs"] = r.get("max_num_seqs") or seqs
             if r.get("enforce_eager"):
                 data["enforce_eager"] = True
+            if r.get("expert_parallel"):  # over the TP group (_skip): vLLM's --enable-expert-parallel, SGLang's --ep-size
+                data["enable_expert_parallel"] = True
             if r.get("gpu_memory_utilization"):  # --gpu-memory-utilization as the server was started
                 data["gpu_memory_utilization"] = r["gpu_memory_utilization"]
             if "chat" in str(r.get("client") or ""):  # --backend / --endpoint-type openai-chat, /v1/chat/completions
@@ -261,8 +263,10 @@ def _skip(r: dict, models: dict, catalog) -> str | None:
         return (f"outputs ended early: {decoded:,.1f} of {r['output_len']:,} tokens decoded a request on average "
                 "(end-of-sequence with ignore_eos off, or failed requests), so its requests did not finish when a "
                 "replay of the stated length has them finish")  # fmt: skip
-    if (r.get("data_parallel_size") or 1) > 1 or r.get("expert_parallel"):
-        return "data or expert parallelism is not modelled"
+    if (r.get("data_parallel_size") or 1) > 1:
+        return "data parallelism (data-parallel attention, DP replicas in one server) is not modelled"
+    if r.get("expert_parallel") and r["expert_parallel"] != (r.get("tensor_parallel_size") or 1):
+        return "expert parallelism over other GPUs than the tensor-parallel group is not modelled"
     return None
 
 
