@@ -76,7 +76,8 @@ class Section:
 
 def title(r) -> str:
     s, m = r.scenario, r.memory
-    return (f"{r.model_name} on {r.gpu_name} (TP={s.tensor_parallel_size} PP={s.pipeline_parallel_size}, weights "
+    ep = f" EP={s.tensor_parallel_size}" if s.enable_expert_parallel and r.model.routed_experts and s.tensor_parallel_size > 1 else ""
+    return (f"{r.model_name} on {r.gpu_name} (TP={s.tensor_parallel_size}{ep} PP={s.pipeline_parallel_size}, weights "
             f"{m.weight_format.label}, KV {s.kv_cache_dtype}, {r.engine.label})")  # fmt: skip
 
 

@@ -91,3 +91,12 @@ def test_the_serve_commands_carry_the_flag(catalog):
         r = search(s, catalog)
         i = r.cheapest if r.cheapest is not None else 0
         assert any(flag in cmd for _, cmd in serve_commands(r, i)), engine
+
+
+def test_the_title_names_the_expert_parallel_group(catalog):
+    from boundary.view import title
+
+    on = evaluate(scenario(model="qwen3-30b-a3b", gpu="h100-sxm", tensor_parallel_size=4, enable_expert_parallel=True), catalog)
+    dense = evaluate(scenario(model="llama-3.1-8b", gpu="h100-sxm", tensor_parallel_size=4, enable_expert_parallel=True),
+                     catalog)  # fmt: skip
+    assert "(TP=4 EP=4 PP=1," in title(on) and "EP=" not in title(dense)
