@@ -115,8 +115,7 @@ def ridge_note(gpu: GPUSpec) -> str | None:
             "estimates put its prompt steps and even small decode batches on the compute side (the GEMMs' efficiency "
             "at few tokens was fitted on GPUs whose weight reads hide it), and the held-out error bands come from "
             "GPUs whose ridge is 150 FLOP a byte or more, so none is shown: the speed figures extrapolate, in either "
-            "direction. "
-            "Size with a measured run (measured_itl_s) before buying")  # fmt: skip
+            "direction. Size with a measured run (measured_itl_s) before buying")  # fmt: skip
 
 
 def unbridged(gpu: GPUSpec) -> GPUSpec:
