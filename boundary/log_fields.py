@@ -50,6 +50,8 @@ def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
         out["kv_cache_dtype"] = "fp8"
     if cfg.get("enforce_eager") in ("True", "False"):
         out["enforce_eager"] = cfg["enforce_eager"] == "True"
+    if cfg.get("enable_expert_parallel") in ("True", "False"):  # "non-default args: {…, 'enable_expert_parallel': True}"
+        out["enable_expert_parallel"] = cfg["enable_expert_parallel"] == "True"
     quant = cfg.get("quantization")
     if quant and quant != "None" and _QUANT_DTYPE.get(quant):
         out["dtype"] = _QUANT_DTYPE[quant]

@@ -353,3 +353,16 @@ def test_a_logged_total_prefers_the_part_whose_capacity_was_measured(catalog):
 
     gid, how = detect_gpu(parse_log("INFO # GPU blocks: 1000, # CPU blocks: 0\n"), catalog, 139.80)
     assert gid == "h200" and "h20-3e" in how and "h200-nvl" in how
+
+
+def test_a_logged_expert_parallel_flag_reaches_the_scenario():
+    """vLLM prints the flags it was started with ("non-default args: {…}"): an expert-parallel server's log plans
+    expert parallelism (calc.expert_parallel), a log without the flag leaves it off."""
+    from boundary.log_fields import log_scenario_fields
+
+    line = ("INFO 11-02 10:00:00 [utils.py:233] non-default args: {'model': 'Qwen/Qwen3-30B-A3B', "
+            "'tensor_parallel_size': 4, 'enable_expert_parallel': True}")  # fmt: skip
+    fields, _ = log_scenario_fields(parse_log(line))
+    assert fields["enable_expert_parallel"] is True and fields["tensor_parallel_size"] == 4
+    fields, _ = log_scenario_fields(parse_log(line.replace(", 'enable_expert_parallel': True", "")))
+    assert "enable_expert_parallel" not in fields
