@@ -23,6 +23,7 @@ from functools import cached_property
 
 import numpy as np
 
+from calc.accuracy import low_ridge
 from calc.catalog import Catalog
 from calc.cost import cost_per_million_output_tokens
 from calc.params import count_params
@@ -211,6 +212,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     cheap_first = cheapest_per_group(per_m, gpus_used, user, ok, gpu_of, len(sp.gpus))
     cheapest = _cheapest_in_one_currency(cheap_first, np.array(currencies, dtype=object)[gpu_of], ok)
     notes += _derived_price_note(s, catalog, sp.gpus[gpu_of[cheapest]] if cheapest is not None else None)
+    notes += _low_ridge_note(catalog, sp.gpus[gpu_of[cheapest]] if cheapest is not None else None)
     if cheapest is not None:
         notes += _extrapolation_note(s, catalog, float(np.maximum(cat["ok"], 1)[cheapest]))
     return SearchResult(
@@ -284,6 +286,16 @@ def _derived_price_note(s: Scenario, catalog: Catalog, gid: str | None) -> tuple
     return (f"the cheapest GPU's price ({g.name}, {g.price_per_gpu_hour:g} {g.price_currency} per GPU-hour) is an "
             f"estimate, not a published rate ({g.price_source.split(':')[0][:80]}): set gpu {gid} and gpu_hour_price "
             "(--gpu-hour-price) to your quote before relying on it",)  # fmt: skip
+
+
+def _low_ridge_note(catalog: Catalog, gid: str | None) -> tuple[str, ...]:
+    """The cheapest GPU is a compute-starved part (calc.accuracy.low_ridge): no held-out run describes its speed."""
+    ridge = low_ridge(catalog.gpus[gid]) if gid is not None else None
+    if ridge is None:
+        return ()
+    return (f"the cheapest GPU ({catalog.gpus[gid].name}) has a ridge of {ridge:.0f} FLOP a byte, far below the GPUs "
+            "the held-out error bands were measured on (150 and up): its speed figures extrapolate; measure before "
+            "buying",)  # fmt: skip
 
 
 def _cheapest_in_one_currency(cheap_first: np.ndarray, currency: np.ndarray, ok: np.ndarray) -> int | None:

@@ -125,3 +125,20 @@ def test_a_derived_price_is_named_an_estimate_until_the_user_prices_it(catalog):
     assert price_notes(gpu="h20", gpu_hour_price=2.0) == [] and price_notes(gpu="h100-sxm") == []
     _, labels = gpu_options(catalog)
     assert labels["h800"].endswith("/h (estimate)") and not labels["h100-sxm"].endswith("(estimate)")
+
+
+def test_a_search_whose_cheapest_is_compute_starved_says_so(catalog):
+    """Llama-3.1-8B at 1 req/s over an H20, an H100 SXM and an A100: the H20's derived 1.49 USD wins; the search
+    then carries both caveats, the estimated price and the extrapolated speed. At 20 req/s an H100 wins: neither."""
+    from calc.search import search
+
+    def notes(rate):
+        r = search(scenario(model="llama-3.1-8b", gpu="h100-sxm", request_rate=rate,
+                            search_gpus="h20,h100-sxm,a100-80gb-sxm"), catalog)  # fmt: skip
+        return r.grid.space.gpus[r.grid.gpu[r.cheapest % r.grid.size]], r.notes
+
+    gpu, low = notes(1.0)
+    assert gpu == "h20"
+    assert any("ridge of 37 FLOP a byte" in n for n in low) and any("is an estimate" in n for n in low)
+    gpu, high = notes(20.0)
+    assert gpu != "h20" and not any("ridge of" in n for n in high)
