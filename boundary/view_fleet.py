@@ -82,11 +82,18 @@ def simulation_table(r) -> Table:
                       f"{fmt.pct(spread, 1)} (two standard errors of the sample)")  # fmt: skip
 
 
+def _estimated(r, gid: str) -> str:
+    """' (estimate)' after a cost priced from a spec's derived price (no published rate; gaudi3, the H20s, H800)."""
+    own = gid == r.scenario.gpu and r.scenario.gpu_hour_price is not None
+    return " (estimate)" if not own and "price_per_gpu_hour" in r.other_gpus[gid].derived else ""
+
+
 def gpu_options_table(r) -> Table:
     rows = [[r.other_gpus[o.gpu].name, str(o.tensor_parallel_size), fmt.rate(o.capacity_rps, "req/s"),
              fmt.count(o.replicas) if o.replicas is not None else fmt.missing("set a request rate"),
              fmt.count(o.gpus) if o.gpus is not None else fmt.missing("set a request rate"),
-             fmt.money(o.cost_per_million_output_tokens, o.currency)] for o in r.gpu_options]  # fmt: skip
+             fmt.money(o.cost_per_million_output_tokens, o.currency)
+             + (_estimated(r, o.gpu) if o.cost_per_million_output_tokens is not None else "")] for o in r.gpu_options]  # fmt: skip
     if r.scenario.request_rate:
         return Table(["GPU", "TP", "capacity per replica", "replicas", "GPUs", "cost / M output tokens"], rows)
     return Table(["GPU", "TP", "capacity per replica", "replicas", "GPUs", "cost / M output tokens at capacity"], rows,

@@ -125,6 +125,12 @@ def test_a_derived_price_is_named_an_estimate_until_the_user_prices_it(catalog):
     assert price_notes(gpu="h20", gpu_hour_price=2.0) == [] and price_notes(gpu="h100-sxm") == []
     _, labels = gpu_options(catalog)
     assert labels["h800"].endswith("/h (estimate)") and not labels["h100-sxm"].endswith("(estimate)")
+    # the plan's table of GPU options marks each cost priced from a derived rate
+    from boundary.view_fleet import gpu_options_table
+
+    rows = {row[0]: row[-1] for row in gpu_options_table(evaluate(scenario(model="llama-3.1-8b", gpu="h100-sxm",
+                                                                            request_rate=5), catalog)).rows}  # fmt: skip
+    assert rows["NVIDIA H800 SXM 80GB"].endswith("USD (estimate)") and rows["NVIDIA H100 SXM 80GB"].endswith("USD")
 
 
 def test_a_search_whose_cheapest_is_compute_starved_says_so(catalog):
