@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 from boundary import fmt
+from boundary.view_bands import NO_BAND, band, band_short
 from boundary.view_verdict import missing_lines, no_latency_reason, verdict  # noqa: F401  (re-exported: view.verdict)
 from calc.front_end import front_busy_s
 from calc.latency import READER_TOKENS_PER_S
@@ -126,27 +127,6 @@ def state_line(r) -> str:
     return (f"State per request: {fmt.size(m.state_bytes_per_request)} on each GPU (Mamba / linear-attention layers, "
             f"whatever the length) — {fmt.gib(r.shortfall.state_used_bytes)} for {s.concurrency:,} requests, beside "
             f"{fmt.gib(r.shortfall.kv_used_bytes)} of attention KV")  # fmt: skip
-
-
-NO_BAND = "no held-out error table (tests/data/benchmarks/errors.json, written by scripts/calibrate.py report)"
-
-
-def band(r, metric: str, *, simulated: bool = False) -> str:
-    """'± 28% (median |error| on held-out hopper runs, n = 18; 9 in 10 within ± 51%)', or '' when there is no error
-    table: the estimates' (closed forms') error, or with simulated the predicted benchmark's."""
-    b = (r.benchmark_error_bands if simulated else r.error_bands).get(metric)
-    if b is None:
-        return ""
-    tail = f"; 9 in 10 within ± {fmt.pct(b.p90_abs, 0)}" if b.p90_abs else ""
-    return f"± {fmt.pct(b.median_abs, 0)} (median |error| on {b.scope}, n = {b.n}{tail})"
-
-
-def band_short(r, metric: str) -> str:
-    """'± 28% held-out error' under a headline number; '' without an error table."""
-    b = r.error_bands.get(metric)
-    if b is None:
-        return "no held-out band" if r.bands_withheld else ""
-    return f"± {fmt.pct(b.median_abs, 0)} held-out error"
 
 
 MEMORY_FORMULAS = ("KV bytes per token", "Available KV cache memory", "GPU blocks", "Maximum concurrency", "Fits")

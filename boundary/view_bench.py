@@ -5,7 +5,8 @@ which holds the headline and the memory and latency sections)."""
 from __future__ import annotations
 
 from boundary import fmt
-from boundary.view import NO_BAND, Section, Table, band
+from boundary.view import Section, Table
+from boundary.view_bands import NO_BAND, band
 
 
 def benchmark_table(r) -> Table:

@@ -75,7 +75,7 @@ def test_a_compute_starved_part_says_its_speed_figures_extrapolate(catalog):
 def test_no_held_out_band_is_shown_for_a_compute_starved_part(catalog):
     """The bands were measured on GPUs with ridges of 153–378 FLOP a byte: beside an H20's estimates they would claim
     an accuracy no run supports, so the plan shows why there is none (headline, tables, JSON) instead."""
-    from boundary.view import band_short
+    from boundary.view_bands import band_short
 
     h20 = evaluate(scenario(model="llama-3.1-8b", gpu="h20"), catalog)
     h100 = evaluate(scenario(model="llama-3.1-8b", gpu="h100-sxm"), catalog)

@@ -1,0 +1,27 @@
+"""The held-out error beside an estimate, as text: the band (median and p90 |error| on held-out runs of the GPU's
+family, calc.accuracy), or why there is none."""
+
+from __future__ import annotations
+
+from boundary import fmt
+
+NO_BAND = "no held-out error table (tests/data/benchmarks/errors.json, written by scripts/calibrate.py report)"
+
+
+def band(r, metric: str, *, simulated: bool = False) -> str:
+    """'± 28% (median |error| on held-out hopper runs, n = 18; 9 in 10 within ± 51%)', or '' when there is no error
+    table: the estimates' (closed forms') error, or with simulated the predicted benchmark's."""
+    b = (r.benchmark_error_bands if simulated else r.error_bands).get(metric)
+    if b is None:
+        return ""
+    tail = f"; 9 in 10 within ± {fmt.pct(b.p90_abs, 0)}" if b.p90_abs else ""
+    return f"± {fmt.pct(b.median_abs, 0)} (median |error| on {b.scope}, n = {b.n}{tail})"
+
+
+def band_short(r, metric: str) -> str:
+    """'± 28% held-out error' under a headline number; 'no held-out band' where the GPU earns none
+    (Report.bands_withheld); '' without an error table."""
+    b = r.error_bands.get(metric)
+    if b is None:
+        return "no held-out band" if r.bands_withheld else ""
+    return f"± {fmt.pct(b.median_abs, 0)} held-out error"
