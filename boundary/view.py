@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from boundary import fmt
 from boundary.view_bands import NO_BAND, band, band_short
 from boundary.view_verdict import missing_lines, no_latency_reason, verdict  # noqa: F401  (re-exported: view.verdict)
+from calc.expert_parallel import expert_ranks
 from calc.front_end import front_busy_s
 from calc.latency import READER_TOKENS_PER_S
 from calc.workload import max_requests_at_length
@@ -77,7 +78,8 @@ class Section:
 
 def title(r) -> str:
     s, m = r.scenario, r.memory
-    ep = f" EP={s.tensor_parallel_size}" if s.enable_expert_parallel and r.model.routed_experts and s.tensor_parallel_size > 1 else ""
+    ranks = expert_ranks(s, r.model)
+    ep = f" EP={ranks}" if ranks > 1 else ""
     return (f"{r.model_name} on {r.gpu_name} (TP={s.tensor_parallel_size}{ep} PP={s.pipeline_parallel_size}, weights "
             f"{m.weight_format.label}, KV {s.kv_cache_dtype}, {r.engine.label})")  # fmt: skip
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from calc.accuracy import low_ridge
 from calc.catalog import Catalog
 from calc.errors import InputError
+from calc.expert_parallel import expert_ranks
 from calc.latency import latency
 from calc.pool import size_pool, tp_check
 from calc.replicas import conformance_of
@@ -74,7 +75,7 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
                                                   or mem.state_bytes_per_request):  # fmt: skip
         notes.append("disable_hybrid_kv_cache_manager changes nothing here: every layer of this model keeps the whole "
                      "context (no sliding-window, chunked or state layers)")  # fmt: skip
-    if s.enable_expert_parallel and (not model.routed_experts or s.tensor_parallel_size == 1):
+    if s.enable_expert_parallel and expert_ranks(s, model) == 1:
         notes.append("enable_expert_parallel changes nothing here: " + (
             "this model has no routed experts" if not model.routed_experts else
             "one GPU holds every expert at tensor_parallel_size 1"))  # fmt: skip

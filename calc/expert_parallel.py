@@ -46,3 +46,9 @@ def bytes_factor(experts: int, ranks: int, touched: float) -> float:
 def tokens_factor(ranks: int, assignments: float) -> float:
     """The busiest GPU's routed tokens over the mean (≥ 1), for `assignments` token-expert pairs a layer."""
     return min(float(ranks), 1.0 + expected_max_normal(ranks) * math.sqrt((ranks - 1) / max(assignments, 1.0)))
+
+
+def expert_ranks(s, m) -> int:
+    """GPUs the routed experts are spread over whole: the TP group under enable_expert_parallel for a model with
+    routed experts, else 1 (each GPU a slice of every expert, or no experts)."""
+    return s.tensor_parallel_size if s.enable_expert_parallel and m.routed_experts else 1

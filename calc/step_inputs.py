@@ -8,6 +8,7 @@ import math
 from typing import NamedTuple
 
 from calc.engine_spec import EngineSpec
+from calc.expert_parallel import expert_ranks
 from calc.kv_cache import attention_bytes_per_token_per_layer, kv_bytes_per_token
 from calc.pool import PoolResult
 from calc.scenario import Scenario
@@ -173,7 +174,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         weight_half_tokens=half_tokens(engine, fmt.linear_bytes),
         expert_half_tokens=half_tokens(engine, fmt.expert_bytes),
         expert_compute_share=expert_compute_share(engine, fmt.compute_dtype, g),
-        expert_ranks=tp if s.enable_expert_parallel and experts else 1,
+        expert_ranks=expert_ranks(s, m),
         prompt_steps_eager=prompt_steps_eager(s, m),
         engine=engine,
         eager=s.enforce_eager,
