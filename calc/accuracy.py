@@ -16,6 +16,9 @@ its memory outpaces. The held-out runs that set the error bands ran on GPUs at 1
 PCIe), the calibration runs on 153–560 and one H20-3e run; the H20 and H20-3e lie at 37 and 31 (148 TFLOP/s:
 docs/hardware-candidates.md), so no band describes them."""
 
+BANDED_RIDGE_FLOP_PER_BYTE = 150
+"""The lowest ridge (rounded down) among the GPUs of the held-out runs that set the bands (A100: 153 FLOP/byte)."""
+
 MIN_FAMILY_RUNS = 5
 """Fewer held-out runs of a family than this: the band over all runs is the better estimate."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from calc.accuracy import low_ridge
+from calc.accuracy import BANDED_RIDGE_FLOP_PER_BYTE, low_ridge
 from calc.catalog import Catalog
 from calc.errors import InputError
 from calc.expert_parallel import expert_ranks
@@ -115,7 +115,7 @@ def ridge_note(gpu: GPUSpec) -> str | None:
             f"{gpu.memory_bandwidth_gb_per_s:,.0f} GB/s, a ridge of {ridge:.0f} FLOP a byte (an H100 SXM: 295). The "
             "estimates put its prompt steps and even small decode batches on the compute side (the GEMMs' efficiency "
             "at few tokens was fitted on GPUs whose weight reads hide it), and the held-out error bands come from "
-            "GPUs whose ridge is 150 FLOP a byte or more, so none is shown: the speed figures extrapolate, in either "
+            f"GPUs whose ridge is {BANDED_RIDGE_FLOP_PER_BYTE} FLOP a byte or more, so none is shown: the speed figures extrapolate, in either "
             "direction. Size with a measured run (measured_itl_s) before buying")  # fmt: skip
 
 

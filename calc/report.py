@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from functools import cached_property
 
 from calc import curves
-from calc.accuracy import Accuracy, ErrorBand, error_band, low_ridge
+from calc.accuracy import BANDED_RIDGE_FLOP_PER_BYTE, Accuracy, ErrorBand, error_band, low_ridge
 from calc.engine_spec import EngineSpec
 from calc.goodput import SEED_CONFIGS, Conformance, SimRow, scenario_sim_config, simulate
 from calc.latency import LatencyResult
@@ -201,7 +201,7 @@ class Report:
         if ridge is None:
             return None
         return (f"none for this GPU: its ridge of {ridge:.0f} FLOP a byte lies far below the held-out runs' GPUs' "
-                "(150 and up), so their errors do not describe it")  # fmt: skip
+                f"({BANDED_RIDGE_FLOP_PER_BYTE} and up), so their errors do not describe it")  # fmt: skip
 
     def _bands(self, *, closed_form: bool) -> dict[str, ErrorBand]:
         if self.bands_withheld:

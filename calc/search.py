@@ -23,7 +23,7 @@ from functools import cached_property
 
 import numpy as np
 
-from calc.accuracy import low_ridge
+from calc.accuracy import BANDED_RIDGE_FLOP_PER_BYTE, low_ridge
 from calc.catalog import Catalog
 from calc.cost import cost_per_million_output_tokens
 from calc.params import count_params
@@ -294,7 +294,7 @@ def _low_ridge_note(catalog: Catalog, gid: str | None) -> tuple[str, ...]:
     if ridge is None:
         return ()
     return (f"the cheapest GPU ({catalog.gpus[gid].name}) has a ridge of {ridge:.0f} FLOP a byte, far below the GPUs "
-            "the held-out error bands were measured on (150 and up): its speed figures extrapolate; measure before "
+            f"the held-out error bands were measured on ({BANDED_RIDGE_FLOP_PER_BYTE} and up): its speed figures extrapolate; measure before "
             "buying",)  # fmt: skip
 
 
