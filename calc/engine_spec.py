@@ -136,6 +136,10 @@ class EngineSpec(BaseModel):
     favour the same experts more than different requests do, so a short prompt reads far fewer than all E (a
     128-token prompt of Qwen3-30B-A3B on one H100 PCIe gets its first token sooner than reading all 128 experts a
     layer takes). 1: a prompt's tokens route like independent requests'."""
+    routing_skew: Annotated[float, Field(ge=0, le=3)] = 0.0
+    """How strongly a router favours some experts: expert i (by popularity) is visited by one token with chance
+    q_i ∝ i^−s, Σ q_i = k, so a batch of requests saturates its experts sooner than uniform draws (calc.routing).
+    0: uniform routing."""
     pcie_allreduce_latency_s: Annotated[float, Field(ge=0, le=1e-3)] = 0.0
     """One tensor-parallel all-reduce of a pair of GPUs whose traffic crosses PCIe (no NVLink between them), from
     a CUDA graph: vLLM's custom all-reduce runs on two PCIe GPUs (it refuses more). Larger PCIe groups keep the

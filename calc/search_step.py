@@ -22,12 +22,12 @@ from calc.pool import kv_bytes_per_element
 from calc.precision_support import served_format
 from calc.prefill_queue import work_s
 from calc.resolve import engine_of, override_gpu
+from calc.routing import distinct_experts
 from calc.scenario import Scenario
 from calc.search_space import Grid
 from calc.step_inputs import allreduce_link, expert_compute_share, gpu_rates, step_model
 from calc.step_time import prompts_in
 from calc.weights import weight_format
-from calc.work import distinct_experts
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,9 @@ class Consts:
     routing: float
     """The engine's routing_exponent: n tokens touch experts like n^routing uniform draws."""
     prefill_routing: float
-    """The engine's prefill_routing_exponent: a prompt's m tokens count as m^prefill_routing of those draws."""
+    """StepModel.prefill_routing: a prompt's m tokens count as m^prefill_routing of those draws."""
+    skew: float
+    """The engine's routing_skew (calc.routing: 0 is uniform routing)."""
     top_k: int
     moe_layers: int
     caps: tuple[float, ...]
@@ -155,7 +157,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                layer_overhead_s=one.launch_s(s.enforce_eager), layer_overhead_eager_s=one.launch_s(True),
                cudagraph_max_tokens=engine.cudagraph_max_tokens, prompt_steps_eager=one.prompt_steps_eager,
                per_seq_s=engine.per_sequence_s + engine.stream_token_s, experts=one.experts, routing=engine.routing_exponent,
-               prefill_routing=engine.prefill_routing_exponent, top_k=one.top_k, moe_layers=one.moe_layers,
+               prefill_routing=one.prefill_routing, skew=engine.routing_skew, top_k=one.top_k, moe_layers=one.moe_layers,
                caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first", L=L,
                lagged=engine.scheduling == "prefill-first" and engine.overlap_schedule and N > 1,
                N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_s=request_overhead_s(s, engine, m),
@@ -181,7 +183,7 @@ def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None, pseqs=1):
     out = [np.maximum(v.Wt, gemm / (v.fl * ramp))]
     if c.experts:
         draws = ds + pseqs * (np.asarray(pt) / pseqs) ** c.prefill_routing
-        touched = distinct_experts(experts=c.experts, top_k=c.top_k, tokens=draws ** c.routing) * c.moe_layers
+        touched = distinct_experts(experts=c.experts, top_k=c.top_k, tokens=draws ** c.routing, skew=c.skew) * c.moe_layers
         per_expert = n * c.top_k * c.moe_layers / touched
         busy_bytes = busy_tokens = 1.0
         if c.expert_parallel:  # calc.expert_parallel, per configuration's TP size (z = 0 at TP 1: both 1)

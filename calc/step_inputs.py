@@ -19,6 +19,11 @@ from calc.units import DTYPE_BYTES, GB, US
 
 FOUR_BIT_MAX_BYTES = 0.75
 """Bytes per parameter at or below which weights are 4-bit (AWQ / GPTQ int4, MXFP4 with its scales)."""
+BALANCED_ROUTERS = frozenset({"deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "glm4_moe_lite", "glm_moe_dsa",
+                              "minimax_m2", "nemotron_h"})
+"""Model types whose router adds a learned per-expert bias before its top-k (DeepSeek-V3's auxiliary-loss-free
+balancing, `e_score_correction_bias` in their checkpoints): one prompt's tokens spread over the experts like
+independent requests', so a prefill counts each of its tokens as a draw (calc.step_time.StepModel.prefill_routing)."""
 W4A16_TILE_TOKENS = 16
 """Rows of one tensor-core MMA tile (mma.m16n8k16) that 4-bit weight-only kernels (Marlin for AWQ / GPTQ / MXFP4)
 pad a step's tokens to: below 16 tokens they stream the weights, so the GEMM's half-throughput point is one tile,
@@ -175,6 +180,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         expert_half_tokens=half_tokens(engine, fmt.expert_bytes),
         expert_compute_share=expert_compute_share(engine, fmt.compute_dtype, g),
         expert_ranks=expert_ranks(s, m),
+        balanced_router=m.model_type in BALANCED_ROUTERS,
         prompt_steps_eager=prompt_steps_eager(s, m),
         engine=engine,
         eager=s.enforce_eager,

@@ -33,7 +33,7 @@ import numpy as np
 from calc.engine_spec import EngineSpec
 from calc.expert_parallel import bytes_factor, tokens_factor
 from calc.expr import E
-from calc.work import distinct_experts
+from calc.routing import distinct_experts
 
 TERM_LABELS = (
     ("weights_s", "weights"), ("experts_s", "experts"), ("kv_s", "KV reads"),
@@ -149,20 +149,30 @@ class StepModel:
     expert_compute_share: float = 0.0
     """The routed experts' GEMMs' share of the effective matmul rate: gemm_compute_share × moe_compute_share, times
     fp8_moe_compute_share where they run FP8 tensor cores (calc.step_inputs.expert_compute_share)."""
+    balanced_router: bool = False
+    """The model's router carries a learned load-balancing bias (calc.step_inputs.BALANCED_ROUTERS)."""
 
     def experts_touched(self, tokens: float, prefill_tokens: float = 0.0, prefill_seqs: int = 1) -> float:
-        """Distinct experts per MoE layer that a step's tokens visit: E · (1 − (1 − k/E)^(g^x)), x the engine's
-        routing_exponent (1: uniform routing) and g the independent draws: one per decoding sequence, m^y for the
-        m tokens of each prompt being prefilled (y the prefill_routing_exponent; `prefill_seqs` prompts share the
-        `prefill_tokens` evenly). `tokens` counts them all (decode sequences + prefill tokens)."""
+        """Distinct experts per MoE layer that a step's tokens visit: touched(g^x) of calc.routing (uniform: E · (1 −
+        (1 − k/E)^(g^x)); the engine's routing_skew favours some experts), x the engine's routing_exponent and g the
+        independent draws: one per decoding sequence, m^y for the m tokens of each prompt being prefilled (y:
+        `prefill_routing`; `prefill_seqs` prompts share the `prefill_tokens` evenly). `tokens` counts them all
+        (decode sequences + prefill tokens)."""
         if not self.experts:
             return 0.0
         e = self.engine
         g = tokens
-        if prefill_tokens and e.prefill_routing_exponent != 1.0:
+        if prefill_tokens and self.prefill_routing != 1.0:
             seqs = max(1, prefill_seqs)
-            g = tokens - prefill_tokens + seqs * (prefill_tokens / seqs) ** e.prefill_routing_exponent
-        return distinct_experts(experts=self.experts, top_k=self.top_k, tokens=g ** e.routing_exponent)
+            g = tokens - prefill_tokens + seqs * (prefill_tokens / seqs) ** self.prefill_routing
+        return distinct_experts(experts=self.experts, top_k=self.top_k, tokens=g ** e.routing_exponent,
+                                skew=e.routing_skew)
+
+    @property
+    def prefill_routing(self) -> float:
+        """The exponent a prompt's m tokens count with (m^y draws): 1 where the router carries a learned
+        load-balancing bias, which spreads one text's tokens like independent requests', else the engine's."""
+        return 1.0 if self.balanced_router else self.engine.prefill_routing_exponent
 
     def launch_s(self, eager: bool) -> float:
         """Kernel boundaries that move no bytes, one step [s]: blocks × the engine's cost per layer, + each

@@ -12,6 +12,7 @@ Qwen2.5-7B) plus the KV of every running sequence at its context.
 from __future__ import annotations
 
 from calc.params import ParamCounts
+from calc.routing import distinct_experts
 from calc.specs import ModelSpec
 from calc.weights import WeightFormat
 
@@ -34,12 +35,6 @@ def attention_flop_per_context_token(m: ModelSpec) -> float:
     sliding = m.plan.count("sliding_attention") if m.swa_num_attention_heads else 0  # Step-3.5, Laguna: own heads
     heads = (m.num_attention_heads or 0) * (m.plan.attention() - sliding) + (m.swa_num_attention_heads or 0) * sliding
     return 2.0 * heads * (qk + v)
-
-
-def distinct_experts(*, experts, top_k, tokens):
-    """Expected distinct experts per MoE layer visited by `tokens` tokens choosing top-k of E at random:
-    E · (1 − (1 − k/E)^tokens). Floats or numpy arrays."""
-    return experts * (1.0 - (1.0 - top_k / experts) ** tokens)
 
 
 def experts_touched(m: ModelSpec, tokens: float) -> float:

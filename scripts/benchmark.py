@@ -64,6 +64,16 @@ def bench_simulate() -> None:
             ms = median_ms(lambda cfg=cfg, w=w: simulate(cfg, w, step_s), 11)
             print(f"simulate() 1,000 requests {engine:6s} {label:34s} median {ms:6.1f} ms "
                   f"({r.num_steps:,} steps, {r.mean_running:5.1f} running, {r.preemptions} preemptions)")  # fmt: skip
+    # the shipped step model of a MoE (its routed experts read per step through calc.routing's skewed router)
+    from calc import bench
+    from calc.evaluate import evaluate
+    from calc.loader import load_catalog
+    from calc.scenario import Scenario
+
+    moe = evaluate(Scenario(model="qwen3-30b-a3b", gpu="h100-sxm", input_len=1024, output_len=256), load_catalog())
+    for c in (16, 256):
+        ms = median_ms(lambda c=c: bench.serve(moe, num_prompts=1000, max_concurrency=c), 11)
+        print(f"simulate() 1,000 requests vllm   C={c:<3d} Qwen3-30B-A3B, H100 SXM, its step model{'':3s} median {ms:6.1f} ms")
     w = Workload(input_len=1024, output_len=256, num_prompts=1000, max_concurrency=256)
     summary_ms = median_ms(simulate(config(30_000, "vllm"), w, step_s).bench_summary, 11)
     print(f"SimResult.bench_summary(), vllm C=256 {'':48s} median {summary_ms:6.1f} ms")

@@ -44,7 +44,7 @@ from scripts.calibration_report import peaks, report  # noqa: E402
 SHARED = ("gemm_half_tokens", "gemm_compute_share", "attention_bandwidth_share", "attention_compute_share",
           "fp8_weight_share", "int4_weight_share", "moe_weight_share", "moe_compute_share", "routing_exponent",
           "prefill_routing_exponent", "fp8_moe_compute_share", "pcie_allreduce_latency_s",
-          "pcie_allreduce_gb_per_s")  # fmt: skip
+          "pcie_allreduce_gb_per_s", "routing_skew")  # fmt: skip
 OWN = ("step_overhead_s", "layer_overhead_s", "shared_expert_layer_s", "per_sequence_s", "stream_token_s",
        "request_overhead_s", "request_token_s", "chat_request_s", "chat_serial_s")  # fmt: skip
 # Fixed costs a later release has of its own (engine_specs/*.yaml `releases`), fitted on that release's runs; the
@@ -62,12 +62,16 @@ PRIORS = {"gemm_compute_share": (0.75, 0.25), "attention_bandwidth_share": (0.95
           "attention_compute_share": (0.6, 0.3), "fp8_weight_share": (0.8, 0.2), "int4_weight_share": (0.6, 0.3),
           "moe_weight_share": (0.85, 0.2), "gemm_half_tokens": (64, 0.7), "routing_exponent": (1.0, 0.3),
           "moe_compute_share": (1.0, 0.5), "fp8_moe_compute_share": (1.0, 0.5),
-          "pcie_allreduce_latency_s": (10e-6, 0.7), "pcie_allreduce_gb_per_s": (12.0, 0.5)}  # fmt: skip
+          "pcie_allreduce_latency_s": (10e-6, 0.7), "pcie_allreduce_gb_per_s": (12.0, 0.5),
+          "routing_skew": (0.5, 1.0)}  # fmt: skip
+# routing_skew: no published statistic of how skewed a batch of different requests' routing is (weakly informative);
+# 0 (uniform routing) is "off" and carries no prior
 # pcie_allreduce_*: a pair's custom all-reduce over PCIe, 4–7 µs at 4–16 KB in a graph, NCCL's 20–22 µs
 # (haohervchb/sglang-V100#2); a kernel's peer reads across PCIe ~12 GB/s (vllm-project/vllm#54766)
 # routing_exponent: uniform routing (1) is the textbook assumption; the MoE runs at several concurrencies move it.
 # an exponent above 1 would touch more experts than independent tokens can
 BELOW_ONE = ("routing_exponent", "prefill_routing_exponent")
+OFF_AT_ZERO = ("routing_skew",)  # shared constants whose 0 turns their term off (log space: UNSET, read back as 0)
 CAP = 1.5
 EAGER_RATIO = 3.75  # layer_overhead_eager_s / layer_overhead_s: a launch per kernel 4–6 µs vs 1–1.5 µs from a graph
 MEASURED = "; harmony_serial_s"  # set from a published rate, not fitted: its source clause survives a refit
@@ -103,7 +107,7 @@ def _engines(x: np.ndarray, catalog=None) -> dict:
     cat = catalog or _state["catalog"]
     by: dict = {}
     for (name, j, k), v in zip(_layout(cat), np.exp(x), strict=True):
-        by.setdefault((name, j), {})[k] = float(v)
+        by.setdefault((name, j), {})[k] = 0.0 if k in OFF_AT_ZERO and v <= UNSET * 1.01 else float(v)
     shared = by[("", None)]
     out = {}
     for name in ENGINES:
@@ -159,15 +163,17 @@ def _x0(catalog) -> np.ndarray:
         e = catalog.engines[name or "vllm"]
         own = getattr(e.releases[j], k) if j is not None else None
         v = getattr(e, k) if own is None else own
-        vals.append(v if not name or v > 0 else UNSET)  # a cost fitted below 1 µs is read back as it is
+        vals.append(v if (not name and k not in OFF_AT_ZERO) or v > 0 else UNSET)  # a cost below 1 µs is read back
     return np.log(np.array(vals, dtype=float))
 
 
 def _shared_hi(x0: np.ndarray) -> np.ndarray:
     """Upper bounds (log space) of the shared constants: a share above 1.5 is no share, an exponent above 1 would
-    touch more experts than independent tokens can; the rest may grow e⁴-fold."""
-    return np.array([0.0 if k in BELOW_ONE else math.log(1.5) if k.endswith("share") else x0[i] + 4.0
-                     for i, k in enumerate(SHARED)])  # fmt: skip
+    touch more experts than independent tokens can, a routing skew above 3 would give one expert 83 % of a top-1
+    router's tokens; the
+    rest may grow e⁴-fold."""
+    return np.array([0.0 if k in BELOW_ONE else math.log(1.5) if k.endswith("share") else math.log(3.0)
+                     if k == "routing_skew" else x0[i] + 4.0 for i, k in enumerate(SHARED)])  # fmt: skip
 
 
 def robust_cost(r: np.ndarray, f: float = 0.3) -> float:
@@ -207,7 +213,8 @@ def fit(first_step: float = 2.0) -> None:
     with Pool(2, initializer=_init) as pool:
         def residuals(x):
             runs_r = _all_residuals(pool, x, n)
-            prior = [math.log(math.exp(x[SHARED.index(k)]) / v) / sd for k, (v, sd) in PRIORS.items()]
+            prior = [math.log(math.exp(x[SHARED.index(k)]) / v) / sd for k, (v, sd) in PRIORS.items()
+                     if x[SHARED.index(k)] > math.log(UNSET * 1.01)]  # a term off (0) has no prior
             return np.array(runs_r + prior)
 
         x0 = _x0(catalog)
@@ -257,6 +264,9 @@ def fit_only(names: tuple[str, ...]) -> None:
     share = np.array([layout[i][2].endswith("_share") for i in idx], dtype=bool)  # a release's kernel share
     lo, hi = np.where(share, x0[idx] - 4.0, lo), np.where(share, math.log(1.5), hi)
     sidx = [SHARED.index(name) for name in shared]
+    x0 = x0.copy()  # a term shipped off (0) starts from its prior
+    x0[sidx] = [math.log(PRIORS[k][0]) if k in OFF_AT_ZERO and x0[i] <= math.log(UNSET * 1.01) else x0[i]
+                for k, i in zip(shared, sidx, strict=True)]
     idx, start = idx + sidx, np.concatenate([start, x0[sidx]])
     lo, hi = np.concatenate([lo, x0[sidx] - 4.0]), np.concatenate([hi, _shared_hi(x0)[sidx]])
     with Pool(2, initializer=_init) as pool:
@@ -266,7 +276,7 @@ def fit_only(names: tuple[str, ...]) -> None:
             prior = [math.log(math.exp(x[SHARED.index(k)]) / PRIORS[k][0]) / PRIORS[k][1] for k in shared if k in PRIORS]
             return robust_cost(np.array(_all_residuals(pool, x, n) + prior))
 
-        print(f"fitting {', '.join(names)} of both engines on {n} calibration runs; shipped cost {cost(x0[idx]):.2f}")
+        print(f"fitting {', '.join(names)} of both engines on {n} calibration runs; starting cost {cost(x0[idx]):.2f}")
         y, best = pattern_search(cost, start, lo, hi)
         print(f"final cost {best:.2f}")
     x = x0.copy()

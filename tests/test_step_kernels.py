@@ -12,7 +12,7 @@ from calc.evaluate import evaluate
 
 
 def test_distinct_experts_by_hand():
-    from calc.work import distinct_experts
+    from calc.routing import distinct_experts
 
     # 8 experts, top-2: one token visits 2; two tokens 8 · (1 − (6/8)²) = 3.5; a long prompt visits all 8
     assert distinct_experts(experts=8, top_k=2, tokens=1) == pytest.approx(2.0)
@@ -23,21 +23,23 @@ def test_distinct_experts_by_hand():
 def test_a_routing_exponent_below_one_touches_fewer_experts_by_hand(catalog):
     """Qwen3-30B-A3B (128 experts, top-8). Uniform routing: 32 tokens touch 128 · (1 − (120/128)^32) = 111.8 experts
     a layer. With x = 0.8 they pick like 32^0.8 = 2^4 = 16 draws: 128 · (1 − (120/128)^16) = 82.4. One token still
-    reads its 8; 10^6 tokens still reach all 128."""
+    reads its 8; 10^6 tokens still reach all 128. (Uniform draws, routing_skew 0: tests/test_routing.py has the
+    skew.)"""
     r = evaluate(scenario(model="qwen3-30b-a3b", gpu="h100-sxm"), catalog)
     step = r.latency.step
-    uniform, skewed = (replace(step, engine=step.engine.model_copy(update={"routing_exponent": x})) for x in (1.0, 0.8))
+    uniform, skewed = (replace(step, engine=step.engine.model_copy(update={"routing_exponent": x, "routing_skew": 0.0}))
+                       for x in (1.0, 0.8))  # fmt: skip
     assert uniform.experts_touched(32) == pytest.approx(128 * (1 - (120 / 128) ** 32))
     assert skewed.experts_touched(32) == pytest.approx(128 * (1 - (120 / 128) ** 16))
     assert skewed.experts_touched(1) == pytest.approx(8) and skewed.experts_touched(1e6) == pytest.approx(128)
     counts = [replace(step, engine=step.engine.model_copy(update={"routing_exponent": x})).experts_touched(32)
-              for x in (0.5, 0.75, 1.0)]  # fmt: skip
+              for x in (0.5, 0.75, 1.0)]  # fmt: skip (the shipped skew: monotone all the same)
     assert counts == sorted(counts) and counts[0] < counts[-1]  # more skew, fewer experts
     assert skewed.terms(0, 0, 32, 32 * 200).experts_s < uniform.terms(0, 0, 32, 32 * 200).experts_s
 
 
 def test_a_prompts_tokens_favour_the_same_experts_by_hand(catalog):
-    """Qwen3-30B-A3B (128 experts, top-8), routing exponent x = 1 for the arithmetic. A 64-token prompt prefilled
+    """Qwen3-30B-A3B (128 experts, top-8), routing exponent x = 1 and uniform draws (skew 0) for the arithmetic. A 64-token prompt prefilled
     alone, prefill exponent y = 0.5: 64^0.5 = 8 draws, 128 · (1 − (120/128)^8) = 128 · (1 − 0.59673) = 51.6 experts
     a layer, where 64 independent requests would reach 128 · (1 − (120/128)^64) = 126.8. Two prompts of 32 tokens in
     one step: 2 · 32^0.5 = 11.31 draws, 128 · (1 − 0.9375^11.31) = 66.3. Beside 4 decoding sequences the draws add:
@@ -46,7 +48,8 @@ def test_a_prompts_tokens_favour_the_same_experts_by_hand(catalog):
     step = r.latency.step
 
     def at(y):
-        return replace(step, engine=step.engine.model_copy(update={"routing_exponent": 1.0, "prefill_routing_exponent": y}))
+        return replace(step, engine=step.engine.model_copy(update={"routing_exponent": 1.0, "prefill_routing_exponent": y,
+                                                                   "routing_skew": 0.0}))  # fmt: skip
 
     local = at(0.5)
     assert local.experts_touched(64, 64, 1) == pytest.approx(128 * (1 - (120 / 128) ** 8))
