@@ -14,6 +14,22 @@ def _mean(n: float) -> str:
     return f"{n:,.0f}" if abs(n - round(n)) < 0.05 else f"{n:,.1f}"
 
 
+def _experts_read(step, batch: float) -> str:
+    """For a MoE model: the distinct routed experts a decode step reads a layer, and uniform routing's count beside
+    it (calc.routing)."""
+    if not step.experts or batch < 1:
+        return ""
+    from calc.routing import distinct_experts
+
+    e = step.engine
+    draws = batch**e.routing_exponent
+    uniform = distinct_experts(experts=step.experts, top_k=step.top_k, tokens=draws)
+    return (f"\nrouted experts read: {step.experts_touched(batch):,.1f} of {step.experts} a MoE layer for "
+            f"{_mean(batch)} decoding requests ({_mean(batch)}^{e.routing_exponent:g} = {draws:,.1f} draws of "
+            f"top-{step.top_k}, the router's favourite experts first: routing_skew {e.routing_skew:g}; uniform "
+            f"draws would read {uniform:,.1f})")  # fmt: skip
+
+
 def formulas(r) -> dict[str, str]:
     s, m, f, lat, fl = r.scenario, r.memory, r.fit, r.latency, r.fleet
     mf = m.formulas
@@ -31,7 +47,8 @@ def formulas(r) -> dict[str, str]:
         "Maximum concurrency": mf["max_concurrency"].text("x"),
         "Fits": f"{fits.text('blocks')}  {'≤' if fits.value <= m.num_gpu_blocks else '>'} {m.num_gpu_blocks:,} in the pool "
         f"({f.pool_fraction:.1%})" if m.num_gpu_blocks else fits.text("blocks") + "  > 0 blocks in the pool",
-        "Decode step": f"floor {lat.decode.floor_s * 1e3:.2f} ms (roofline); estimate\n" + lat.decode_terms.expr().text("ms"),
+        "Decode step": f"floor {lat.decode.floor_s * 1e3:.2f} ms (roofline); estimate\n" + lat.decode_terms.expr().text("ms")
+        + _experts_read(lat.step, lat.decode_batch),
         "TTFT": lat.formulas["ttft_s"].text("ms"),
         "TPOT": f"mean step while {_mean(lat.decode_batch)} requests decode and their successors prefill = {lat.tpot_s * 1e3:.2f} ms"
         f"\nplain decode step = " + lat.decode_terms.expr().text("ms"),

@@ -96,3 +96,17 @@ def test_a_small_moe_decode_at_32_in_flight_reads_fewer_experts_than_uniform_rou
                  max_model_len=4096)  # fmt: skip
     step = evaluate(s, CAT).latency.step.step_s(0, 0, 32, 32 * 192.0)  # half-way through the 128 answer tokens
     assert step == pytest.approx(28.14e-3, rel=0.20)
+
+
+def test_the_decode_formula_says_how_many_experts_a_step_reads():
+    """The page's and the CLI's formula for the decode step names the experts read beside uniform routing's count:
+    32 requests are 32^0.8863 = 21.6 draws, which uniform top-8 routing spreads over 128 · (1 − (120/128)^21.6) =
+    96.2 experts; a dense model has no such line."""
+    s = Scenario(model="qwen3-30b-a3b", gpu="h100-sxm", concurrency=32, input_len=128, output_len=128)
+    r = evaluate(s, CAT)
+    text = r.formulas["Decode step"]
+    uniform = 128 * (1 - (120 / 128) ** (32 ** CAT.engines["vllm"].routing_exponent))
+    assert uniform == pytest.approx(96.2, abs=0.05)
+    assert "of 128 a MoE layer for 32 decoding requests" in text and f"uniform draws would read {uniform:.1f}" in text
+    assert f"routed experts read: {r.latency.step.experts_touched(32):.1f}" in text
+    assert "routed experts" not in evaluate(Scenario(), CAT).formulas["Decode step"]
