@@ -336,6 +336,7 @@ def test_log_numbers_are_ascii_digits_only():
     ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-blackwell"), ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"),
     ("NVIDIA H20", "h20"), ("NVIDIA H20-3e", "h20-3e"), ("NVIDIA H800", "h800"),  # nvidia-smi names (OGKM README)
     ("NVIDIA B300 SXM6 AC", "b300"),
+    ("NVIDIA A100 80GB PCIe", "a100-80gb-pcie"), ("NVIDIA A100-SXM4-80GB", "a100-80gb-sxm"),  # nvidia-smi names
 ])  # fmt: skip
 def test_a_device_name_picks_its_own_variant(catalog, device, spec):
     """nvidia-smi's names (Massed Compute's nvidia-smi.txt: 'NVIDIA H200 NVL', 'NVIDIA RTX PRO 6000 Blackwell Server
