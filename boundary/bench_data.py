@@ -181,13 +181,14 @@ def printed_ms(d: dict) -> tuple[float | None, float | None]:
 
 
 def _beyond_the_hardware(runs: list[BenchRun], catalog) -> dict[str, str]:
-    """{group: why} for the groups where one request alone (a closed loop at concurrency 1) got its first token, or
-    its next ones, sooner than the stated GPUs' roofline floor allows (prefill FLOPs / peak FLOP/s, or bytes /
-    bandwidth): such a setup had more GPUs than stated, or a cached prompt, and every run of the group is then
-    unusable."""
+    """{group: why} for the groups where one request alone (a closed loop at concurrency 1, or a run of one prompt)
+    got its first token, or its next ones, sooner than the stated GPUs' roofline floor allows (prefill FLOPs / peak
+    FLOP/s, or bytes / bandwidth): such a setup had more GPUs than stated, or a cached prompt, and every run of the
+    group is then unusable."""
     out: dict[str, str] = {}
     for r in runs:
-        if r.kind != "serve" or r.max_concurrency != 1 or r.group in out:
+        alone = r.max_concurrency == 1 or (r.num_prompts == 1 and r.request_rate is None)
+        if r.kind != "serve" or not alone or r.group in out:
             continue
         ttft_ms, tpot_ms = printed_ms(r.measured)
         lat = evaluate(r.scenario, catalog).latency
