@@ -89,6 +89,9 @@ class EngineSpec(BaseModel):
     stream_token_s: Annotated[float, Field(ge=0, le=1e-2)]
     """Per decoding sequence per step when serving over HTTP: the output's way to the client (detokenise, SSE).
     Offline runs (`vllm bench latency`) do not pay it."""
+    chat_stream_token_s: Annotated[float, Field(ge=0, le=1e-2)] = 0.0
+    """Added to stream_token_s for a request on the chat endpoint (`--endpoint-type openai-chat`): each streamed
+    token a chat-completion chunk (delta, role, model), rendered by the API server one request at a time."""
     request_overhead_s: Seconds
     """Per request, on its TTFT: HTTP, scheduling it in — served one request at a time."""
     chat_request_s: Seconds = 0.0

@@ -156,7 +156,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                arb=one.allreduce_bytes_per_token, step_overhead_s=engine.step_overhead_s,
                layer_overhead_s=one.launch_s(s.enforce_eager), layer_overhead_eager_s=one.launch_s(True),
                cudagraph_max_tokens=engine.cudagraph_max_tokens, prompt_steps_eager=one.prompt_steps_eager,
-               per_seq_s=engine.per_sequence_s + engine.stream_token_s, experts=one.experts, routing=engine.routing_exponent,
+               per_seq_s=engine.per_sequence_s + one.stream_s, experts=one.experts, routing=engine.routing_exponent,
                prefill_routing=one.prefill_routing, skew=engine.routing_skew, top_k=one.top_k, moe_layers=one.moe_layers,
                caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first", L=L,
                lagged=engine.scheduling == "prefill-first" and engine.overlap_schedule and N > 1,

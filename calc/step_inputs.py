@@ -181,6 +181,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         expert_compute_share=expert_compute_share(engine, fmt.compute_dtype, g),
         expert_ranks=expert_ranks(s, m),
         balanced_router=m.model_type in BALANCED_ROUTERS,
+        chat=s.endpoint_type == "openai-chat",
         prompt_steps_eager=prompt_steps_eager(s, m),
         engine=engine,
         eager=s.enforce_eager,

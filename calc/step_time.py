@@ -151,6 +151,8 @@ class StepModel:
     fp8_moe_compute_share where they run FP8 tensor cores (calc.step_inputs.expert_compute_share)."""
     balanced_router: bool = False
     """The model's router carries a learned load-balancing bias (calc.step_inputs.BALANCED_ROUTERS)."""
+    chat: bool = False
+    """Served on the chat endpoint (Scenario.endpoint_type 'openai-chat'): its streamed tokens cost more."""
 
     def experts_touched(self, tokens: float, prefill_tokens: float = 0.0, prefill_seqs: int = 1) -> float:
         """Distinct experts per MoE layer that a step's tokens visit: touched(g^x) of calc.routing (uniform: E · (1 −
@@ -167,6 +169,12 @@ class StepModel:
             g = tokens - prefill_tokens + seqs * (prefill_tokens / seqs) ** self.prefill_routing
         return distinct_experts(experts=self.experts, top_k=self.top_k, tokens=g ** e.routing_exponent,
                                 skew=e.routing_skew)
+
+    @property
+    def stream_s(self) -> float:
+        """A streamed token's cost per running request: stream_token_s, + chat_stream_token_s on the chat endpoint."""
+        e = self.engine
+        return e.stream_token_s + (e.chat_stream_token_s if self.chat else 0.0)
 
     @property
     def prefill_routing(self) -> float:
@@ -222,7 +230,7 @@ class StepModel:
         # no captured graph for a step this large, nor for a prompt step the engine cannot capture
         eager = self.eager or n > e.cudagraph_max_tokens or (prefill_tokens > 0 and self.prompt_steps_eager)
         parts = (weights_s, experts_s, kv_s, prefill_attention_s, state_s, allreduce_s, e.step_overhead_s,
-                 self.launch_s(eager), decode_seqs * (e.per_sequence_s + (e.stream_token_s if self.online else 0.0)))  # fmt: skip
+                 self.launch_s(eager), decode_seqs * (e.per_sequence_s + (self.stream_s if self.online else 0.0)))  # fmt: skip
         flop = gemm_flop + n * self.expert_flop_per_token + decode_attn_flop + prefill_attn_flop
         return parts, (flop, self.dense_weight_bytes + expert_bytes + kv_bytes + state_bytes, comm_bytes)
 
