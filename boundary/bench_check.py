@@ -133,17 +133,20 @@ def summary(checks: list[RunCheck]) -> dict:
     """Median and p90 |error| per metric, overall and per GPU family, and each family's mean signed error (bias)."""
     out: dict = {"runs": len(checks), "metrics": {}, "families": {}}
     for metric in METRICS:
-        errs = [e for c in checks if (e := c.error(metric)) is not None]
-        if errs:
-            out["metrics"][metric] = _stats(errs)
+        if mine := [c for c in checks if c.error(metric) is not None]:
+            out["metrics"][metric] = _stats(mine, metric)
     for fam in sorted({c.run.gpu_family for c in checks}):
-        mine = [c for c in checks if c.run.gpu_family == fam]
-        out["families"][fam] = {m: _stats(e) for m in METRICS
-                                if (e := [x for c in mine if (x := c.error(m)) is not None])}  # fmt: skip
+        fam_checks = [c for c in checks if c.run.gpu_family == fam]
+        out["families"][fam] = {m: _stats(mine, m) for m in METRICS
+                                if (mine := [c for c in fam_checks if c.error(m) is not None])}  # fmt: skip
     return out
 
 
-def _stats(errs: list[float]) -> dict:
+def _stats(checks: list[RunCheck], metric: str) -> dict:
+    """n, median and p90 |error|, mean signed error, and the groups (source × checkpoint × GPU) the runs come from:
+    ten runs of one group are one source's host and harness, not ten."""
+    errs = [c.error(metric) for c in checks]
     a = sorted(abs(e) for e in errs)
     p90 = a[min(len(a) - 1, math.ceil(0.9 * len(a)) - 1)]
-    return {"n": len(errs), "median_abs": statistics.median(a), "p90_abs": p90, "bias": statistics.fmean(errs)}
+    return {"n": len(errs), "median_abs": statistics.median(a), "p90_abs": p90, "bias": statistics.fmean(errs),
+            "groups": len({c.run.group for c in checks})}  # fmt: skip

@@ -15,7 +15,13 @@ def band(r, metric: str, *, simulated: bool = False) -> str:
     if b is None:
         return ""
     tail = f"; 9 in 10 within ± {fmt.pct(b.p90_abs, 0)}" if b.p90_abs else ""
-    return f"± {fmt.pct(b.median_abs, 0)} (median |error| on {b.scope}, n = {b.n}{tail})"
+    return f"± {fmt.pct(b.median_abs, 0)} (median |error| on {b.scope}, n = {b.n}{_groups(b)}{tail})"
+
+
+def _groups(b) -> str:
+    """' from one source group' where the runs are one source's checkpoint on one GPU (its host and harness, not n
+    independent measurements); nothing for more, or where the table predates the count."""
+    return " from one source group" if b.groups == 1 else ""
 
 
 def band_short(r, metric: str) -> str:

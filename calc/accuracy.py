@@ -31,6 +31,8 @@ class MetricError:
     p90_abs: float
     bias: float
     """Mean signed error (predicted / measured − 1)."""
+    groups: int = 0
+    """Source × checkpoint × GPU groups the runs come from (0: not recorded)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,8 @@ class ErrorBand:
     """'hopper runs', 'all runs': which held-out runs the figure comes from."""
     p90_abs: float = 0.0
     """The 90th percentile of the same |error|s: nine runs in ten came within it (the tail a median hides)."""
+    groups: int = 0
+    """Source × checkpoint × GPU groups behind the figure (0: not recorded)."""
 
 
 def low_ridge(gpu) -> float | None:
@@ -72,11 +76,12 @@ def error_band(acc: Accuracy | None, *, metric: str, arch: str, closed_form: boo
     runs = "closed-loop runs" if closed_form else "runs"
     fam = acc.families.get(arch, {}).get(metric)
     if fam is not None and fam.n >= MIN_FAMILY_RUNS:
-        return ErrorBand(metric, fam.median_abs, fam.n, f"held-out {arch} {runs}", fam.p90_abs)
+        return ErrorBand(metric, fam.median_abs, fam.n, f"held-out {arch} {runs}", fam.p90_abs, fam.groups)
     all_runs = acc.metrics.get(metric)
     if all_runs is None or all_runs.n == 0:
         return None
-    return ErrorBand(metric, all_runs.median_abs, all_runs.n, f"held-out {runs}, all GPUs", all_runs.p90_abs)
+    return ErrorBand(metric, all_runs.median_abs, all_runs.n, f"held-out {runs}, all GPUs", all_runs.p90_abs,
+                     all_runs.groups)  # fmt: skip
 
 
 def accuracy_from_dict(data: dict) -> Accuracy:
@@ -84,7 +89,7 @@ def accuracy_from_dict(data: dict) -> Accuracy:
     'families': {arch: {m: …}}}. Raises KeyError/TypeError/ValueError on another shape."""
 
     def metric(d: dict) -> MetricError:
-        e = MetricError(int(d["n"]), float(d["median_abs"]), float(d["p90_abs"]), float(d["bias"]))
+        e = MetricError(int(d["n"]), float(d["median_abs"]), float(d["p90_abs"]), float(d["bias"]), int(d.get("groups", 0)))
         if e.n < 0 or not 0 <= e.median_abs < 1e6:
             raise ValueError("median_abs out of range")
         return e

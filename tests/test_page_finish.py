@@ -387,3 +387,24 @@ def test_the_gpu_options_of_a_disaggregated_plan_say_they_are_aggregated():
     assert any("each as one aggregated engine, not disaggregated as set" in m.value for m in at.markdown)
     at = run({"request_rate": "20"}, "SLOs & replicas")
     assert not any("aggregated engine" in m.value for m in at.markdown)
+
+
+def test_a_family_band_from_one_source_group_says_so(catalog):
+    """Ten held-out runs of one checkpoint on one GPU from one source are one host and one harness: the band names
+    that (errors.json's `groups`), and a table written before the count says nothing of it."""
+    from dataclasses import replace
+
+    from boundary.view_bands import band
+    from calc.accuracy import accuracy_from_dict
+    from calc.evaluate import evaluate
+    from calc.scenario import Scenario
+
+    fam = {"ada": {"tpot": {"n": 10, "median_abs": 0.5, "p90_abs": 0.6, "bias": -0.4, "groups": 1}}}
+    table = {"runs": 40, "metrics": {"tpot": {"n": 31, "median_abs": 0.2, "p90_abs": 0.4, "bias": 0.0, "groups": 12}},
+             "families": fam}  # fmt: skip
+    r = evaluate(Scenario(), replace(catalog, accuracy=accuracy_from_dict(table)))  # the seed's RTX 4090: Ada
+    assert band(r, "tpot", simulated=True) == ("± 50% (median |error| on held-out ada runs, n = 10 from one source "
+                                               "group; 9 in 10 within ± 60%)")  # fmt: skip
+    del fam["ada"]["tpot"]["groups"]
+    r = evaluate(Scenario(), replace(catalog, accuracy=accuracy_from_dict(table)))
+    assert "source group" not in band(r, "tpot", simulated=True)
