@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from conftest import field, open_group_of, page_tables
 from streamlit.testing.v1 import AppTest
 from test_app import run as app_run
@@ -265,36 +264,6 @@ def test_the_latency_tab_shows_the_predicted_benchmark():
     assert "request throughput" in text and "output throughput" in text and "200 of 200 requests" in text
 
 
-def test_the_error_band_comes_from_the_held_out_table(tmp_path, monkeypatch):
-    import calc.loader
-
-    # the headline's estimates carry the closed forms' error; the predicted benchmark the simulation's
-    closed = {"runs": 20, "metrics": {"ttft": {"n": 19, "median_abs": 0.25, "p90_abs": 0.9, "bias": 0.1},
-                                      "tpot": {"n": 19, "median_abs": 0.125, "p90_abs": 0.4, "bias": -0.02}},
-              "families": {"ada": {"tpot": {"n": 2, "median_abs": 0.5, "p90_abs": 0.6, "bias": 0.0}}}}  # fmt: skip
-    table = {"runs": 40, "metrics": {"ttft": {"n": 31, "median_abs": 0.40, "p90_abs": 0.9, "bias": 0.1},
-                                     "tpot": {"n": 31, "median_abs": 0.20, "p90_abs": 0.4, "bias": -0.02},
-                                     "itl": {"n": 25, "median_abs": 0.10, "p90_abs": 0.3, "bias": 0.01}},
-             "families": {}, "closed_form": closed}  # fmt: skip
-    (tmp_path / "errors.json").write_text(json.dumps(table))
-    monkeypatch.setattr(calc.loader, "ERRORS_FILE", tmp_path / "errors.json")
-    st.cache_resource.clear()
-    try:
-        at = run()  # RTX 4090 is Ada: 2 held-out Ada runs are too few, so the band is over all runs
-        assert next(m.delta for m in at.metric if m.label == "TTFT (estimate)") == "± 25% held-out error"
-        tpot = next(m for m in at.metric if m.label == "TPOT (estimate)")
-        assert tpot.delta in ("± 12% held-out error", "± 13% held-out error")  # 12.5 % to the nearest percent
-        assert "n = 19" in tpot.help and "closed-loop runs" in tpot.help
-        line = next(c.value for c in run(tab="Latency").caption if c.value.startswith("Held-out error"))
-        assert "this simulation: TTFT ± 40%" in line and "TPOT ± 20%" in line and "(closed form): TTFT ± 25%" in line
-        # the simulation's median ITL has its own band; the closed forms have no ITL of their own to judge
-        assert "ITL ± 10% (median |error| on held-out runs, all GPUs, n = 25; 9 in 10 within ± 30%)" in line
-        assert line.count("ITL") == 1 and "TTFT ± 40% (median |error| on held-out runs, all GPUs, n = 31; 9 in 10 within ± 90%)" in line
-        assert "9 in 10 within ± 40%" in tpot.help  # the tail beside the median: the closed forms' TPOT p90
-    finally:
-        st.cache_resource.clear()
-
-
 def test_a_hybrid_model_shows_its_state_per_request_and_the_notes():
     at = run({"model": "nemotron-h-8b", "gpu": "h100-sxm"})
     state = next(c.value for c in at.caption if c.value.startswith("State per request"))
@@ -387,24 +356,3 @@ def test_the_gpu_options_of_a_disaggregated_plan_say_they_are_aggregated():
     assert any("each as one aggregated engine, not disaggregated as set" in m.value for m in at.markdown)
     at = run({"request_rate": "20"}, "SLOs & replicas")
     assert not any("aggregated engine" in m.value for m in at.markdown)
-
-
-def test_a_family_band_from_one_source_group_says_so(catalog):
-    """Ten held-out runs of one checkpoint on one GPU from one source are one host and one harness: the band names
-    that (errors.json's `groups`), and a table written before the count says nothing of it."""
-    from dataclasses import replace
-
-    from boundary.view_bands import band
-    from calc.accuracy import accuracy_from_dict
-    from calc.evaluate import evaluate
-    from calc.scenario import Scenario
-
-    fam = {"ada": {"tpot": {"n": 10, "median_abs": 0.5, "p90_abs": 0.6, "bias": -0.4, "groups": 1}}}
-    table = {"runs": 40, "metrics": {"tpot": {"n": 31, "median_abs": 0.2, "p90_abs": 0.4, "bias": 0.0, "groups": 12}},
-             "families": fam}  # fmt: skip
-    r = evaluate(Scenario(), replace(catalog, accuracy=accuracy_from_dict(table)))  # the seed's RTX 4090: Ada
-    assert band(r, "tpot", simulated=True) == ("± 50% (median |error| on held-out ada runs, n = 10 from one source "
-                                               "group; 9 in 10 within ± 60%)")  # fmt: skip
-    del fam["ada"]["tpot"]["groups"]
-    r = evaluate(Scenario(), replace(catalog, accuracy=accuracy_from_dict(table)))
-    assert "source group" not in band(r, "tpot", simulated=True)
