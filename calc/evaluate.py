@@ -167,6 +167,11 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
         notes = (*notes, f"{gpu.name}'s price, {gpu.price_per_gpu_hour:g} {gpu.price_currency} per GPU-hour, is an "
                          f"estimate ({gpu.price_source.removeprefix('DERIVED, ')}): set gpu_hour_price to your "
                          "quote before relying on the costs")  # fmt: skip
+    if s.endpoint_type == "openai-chat" and engine.chat_stream_token_s and engine.since != catalog.engines[s.engine].since:
+        notes = (*notes, f"each streamed chat chunk costs {engine.chat_stream_token_s * 1e6:,.0f} µs a running request "
+                         f"here, fitted on {catalog.engines[s.engine].label}'s chat bursts (GPUStack); no chat run of "
+                         f"{engine.label} was in the calibration data (its own per-request costs were fitted on "
+                         "completions runs), so on that release it is an assumption")  # fmt: skip
     if beyond := beyond_fitted(s, catalog, lat.decode_batch):
         notes = (*notes, f"{engine.label}'s fixed costs were fitted on runs of at most {engine.fitted_concurrency} "
                  f"in flight, and {lat.decode_batch:,.0f} run here: an extrapolation; the earlier releases' costs "

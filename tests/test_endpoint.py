@@ -200,3 +200,19 @@ def test_completions_streams_cost_less_than_chat_chunks_as_published_runs_say(ca
     chat = replace(run, scenario=run.scenario.model_copy(update={"endpoint_type": "openai-chat"}))
     e = catalog.engines["vllm"]
     assert e.chat_stream_token_s > e.stream_token_s and predict(chat, catalog)["tpot"] * 1e3 > plain + 1.0
+
+
+def test_a_chat_plan_on_a_release_without_chat_runs_says_its_chunk_cost_is_carried_over(catalog):
+    """chat_stream_token_s was fitted on vLLM 0.8–0.13's chat bursts; the 0.14+ release's per-request costs on
+    completions runs only. A chat plan on the latest release says so; one on 0.11, where it was fitted, does not."""
+    from calc.evaluate import evaluate
+
+    def chunk_notes(**kw):
+        r = evaluate(Scenario(endpoint_type="openai-chat", **kw), catalog)
+        return [n for n in r.notes if "streamed chat chunk" in n]
+
+    latest = chunk_notes()
+    assert len(latest) == 1 and "vLLM 0.8–0.13's chat bursts" in latest[0] and "vLLM 0.14 and later" in latest[0]
+    assert f"{catalog.engines['vllm'].chat_stream_token_s * 1e6:,.0f} µs" in latest[0]
+    assert chunk_notes(engine_version="0.11.0") == []
+    assert not [n for n in evaluate(Scenario(), catalog).notes if "streamed chat chunk" in n]  # completions
