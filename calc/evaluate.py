@@ -167,7 +167,7 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
         notes = (*notes, f"{gpu.name}'s price, {gpu.price_per_gpu_hour:g} {gpu.price_currency} per GPU-hour, is an "
                          f"estimate ({gpu.price_source.removeprefix('DERIVED, ')}): set gpu_hour_price to your "
                          "quote before relying on the costs")  # fmt: skip
-    if s.endpoint_type == "openai-chat" and engine.chat_stream_token_s and engine.since != catalog.engines[s.engine].since:
+    if lat.step.chat and engine.chat_stream_token_s and engine.since != catalog.engines[s.engine].since:
         notes = (*notes, f"each streamed chat chunk costs {engine.chat_stream_token_s * 1e6:,.0f} µs a running request "
                          f"here, fitted on {catalog.engines[s.engine].label}'s chat bursts (GPUStack); no chat run of "
                          f"{engine.label} was in the calibration data (its own per-request costs were fitted on "
