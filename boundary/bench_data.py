@@ -112,7 +112,6 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
         doc = yaml.safe_load(path.read_text())
         dated = re.search(r"(\d{4})-(\d{2})-\d{2}", str(doc.get("title", "")))
         variant = doc.get("gpu_variant") or {}  # a source's own unstated variant, inferred with its reason in the file
-        unbridged = {g for g, link in (doc.get("tp_link") or {}).items() if link == "pcie"}  # cards with no NVLink bridge
         for r in doc.get("runs", []):
             r = {**r, "gpu": variant.get(r["gpu"], r["gpu"])}
             why = _skip(r, models, catalog)
@@ -143,8 +142,6 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
                 data["enforce_eager"] = True
             if r.get("expert_parallel"):  # over the TP group (_skip): vLLM's --enable-expert-parallel, SGLang's --ep-size
                 data["enable_expert_parallel"] = True
-            if gpu in unbridged and data["tensor_parallel_size"] > 1:  # the planner's "no bridge": all-reduces cross PCIe
-                data["scaleup_link_gb_per_s"] = catalog.gpus[gpu].host_link_gb_per_s
             if r.get("gpu_memory_utilization"):  # --gpu-memory-utilization as the server was started
                 data["gpu_memory_utilization"] = r["gpu_memory_utilization"]
             if "chat" in str(r.get("client") or ""):  # --backend / --endpoint-type openai-chat, /v1/chat/completions

@@ -263,32 +263,6 @@ def test_a_sources_unstated_gpu_variant_is_inferred_in_its_file(runs):
                           "held-out"}  # fmt: skip
 
 
-def test_a_sources_unbridged_pairs_replay_their_all_reduces_over_pcie(runs, catalog):
-    """Massed Compute's gpu_2x_h200_nvl and gpu_2x_h100 carry no NVLink bridge (their files' tp_link says why: the
-    catalog names bridged SKUs `_nvlink`), so their TP 2 runs replay with the scale-up link at the card's PCIe
-    host link, the planner's "no bridge". What the bridge could not explain: one request alone decodes
-    Llama-3.1-Nemotron-70B on the H200 NVL pair at a median ITL of 24.32 ms, 32 in flight at 31.18 ms (run.log);
-    the 6.86 ms more are 42.9 µs on each of 2 × 80 all-reduces, whose 32 × 8,192 × 2 B = 512 KiB message crosses
-    a 450 GB/s bridge in 1.2 µs, and PCIe at the engines' small-message rate (12 GB/s) in 43.7 µs."""
-    pairs = [r for r in runs if r.group.split("|")[0] in (
-        "massed-compute-nemotron-70b-2xh200nvl", "massed-compute-r1-distill-llama-70b-2xh200nvl",
-        "massed-compute-nemotron-70b-2xh100", "massed-compute-llama33-70b-2xh100")]
-    assert len(pairs) == 21
-    for r in pairs:
-        gpu = catalog.gpus[r.scenario.gpu]
-        assert r.scenario.scaleup_link_gb_per_s == gpu.host_link_gb_per_s == 64, r.id
-        assert gpu.scaleup_link_gb_per_s is not None  # the spec itself keeps its bridge: a planner's default
-    by_id = {r.id: r.measured for r in runs}
-    grown_s = (by_id["massed-nemotron-70b-2xh200nvl-vllm-c32"]["median_itl_ms"]
-               - by_id["massed-nemotron-70b-2xh200nvl-vllm-c1"]["median_itl_ms"]) / 1e3
-    per_allreduce_s = grown_s / (2 * 80)
-    assert per_allreduce_s == pytest.approx(42.9e-6, rel=0.01)
-    message_bytes = 32 * 8192 * 2
-    assert message_bytes / 450e9 == pytest.approx(1.2e-6, rel=0.05)
-    assert message_bytes / 12e9 == pytest.approx(43.7e-6, rel=0.01)
-    assert catalog.engines["vllm"].pcie_allreduce_gb_per_s == 12.0
-
-
 def test_every_kept_run_is_replayed(runs, catalog):
     """A run the simulation cannot replay is a fit's constant miss, not information: every kept run must predict.
     Massed Compute's L40S vLLM runs state range ratio 1.0, which vLLM 0.8.5's benchmark read as [1.0 · 128, 128]
