@@ -68,11 +68,12 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
     if model.is_mla:
         notes.append("MLA: one latent per layer is stored on every tensor-parallel rank (not split)")
     if s.pipeline_parallel_size > 1:
-        notes.append(f"pipeline_parallel_size {s.pipeline_parallel_size}: memory is split across the stages; speed "
-                     "is one batch passing them in turn (the stage-to-stage transfer and vLLM's several batches in "
-                     "flight are not modelled), so at high concurrency latency and cost are on the high side: "
-                     "published vLLM 0.11 runs of 2- and 4-stage pipelines at 400 in flight decoded 1.4–2.2× faster "
-                     "than this plans (tests/data/benchmarks/cloudrift-…)")
+        notes.append(f"pipeline_parallel_size {s.pipeline_parallel_size}: memory is split across the stages, and "
+                     "each stage works on its own micro-batch (the engines keep one batch in flight a stage), so a "
+                     "step is a round in which every request advances once. Not modelled: the stage-to-stage "
+                     "transfer, and a round's several step budgets (prompt throughput is on the low side). Published "
+                     "vLLM 0.11 pipelines of 2–4 stages at 400 in flight decoded 1.3–1.6× faster than this plans, as "
+                     "far as the same source's runs without one at that load (tests/data/benchmarks/cloudrift-…)")
     if s.disable_hybrid_kv_cache_manager and not (model.sliding_layer_count or plan.count("chunked_attention")
                                                   or mem.state_bytes_per_request):  # fmt: skip
         notes.append("disable_hybrid_kv_cache_manager changes nothing here: every layer of this model keeps the whole "

@@ -30,6 +30,16 @@ def _experts_read(step, batch: float) -> str:
             f"draws would read {uniform:,.1f})")  # fmt: skip
 
 
+def _pipeline(step, batch: float) -> str:
+    """For a pipeline: how the decode step's requests split into micro-batches, one a stage (StepModel._round)."""
+    if step.pp == 1:
+        return ""
+    k = max(1.0, min(step.pp, batch))
+    return (f"\n{step.pp} pipeline stages, each working on its own micro-batch: the {_mean(batch)} decoding requests as "
+            f"{_mean(k)} micro-batch{'es' if k > 1 else ''} of {_mean(batch / k)}; the terms are a round's, in which "
+            "every request advances one token")  # fmt: skip
+
+
 def formulas(r) -> dict[str, str]:
     s, m, f, lat, fl = r.scenario, r.memory, r.fit, r.latency, r.fleet
     mf = m.formulas
@@ -48,7 +58,7 @@ def formulas(r) -> dict[str, str]:
         "Fits": f"{fits.text('blocks')}  {'≤' if fits.value <= m.num_gpu_blocks else '>'} {m.num_gpu_blocks:,} in the pool "
         f"({f.pool_fraction:.1%})" if m.num_gpu_blocks else fits.text("blocks") + "  > 0 blocks in the pool",
         "Decode step": f"floor {lat.decode.floor_s * 1e3:.2f} ms (roofline); estimate\n" + lat.decode_terms.expr().text("ms")
-        + _experts_read(lat.step, lat.decode_batch),
+        + _experts_read(lat.step, lat.decode_batch) + _pipeline(lat.step, lat.decode_batch),
         "TTFT": lat.formulas["ttft_s"].text("ms"),
         "TPOT": f"mean step while {_mean(lat.decode_batch)} requests decode and their successors prefill = {lat.tpot_s * 1e3:.2f} ms"
         f"\nplain decode step = " + lat.decode_terms.expr().text("ms"),

@@ -85,6 +85,8 @@ class Consts:
     expert_parallel: bool = False
     """Whole experts spread over the TP group (the scenario's enable_expert_parallel, a MoE model): a step waits for
     its busiest GPU (calc.expert_parallel; rows 'rk' and 'zep')."""
+    pipelined: bool = False
+    """Some configuration has pipeline stages (row 'pp'): its step is StepModel._round's, a micro-batch a stage."""
 
 
 def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, dict[str, np.ndarray]]:
@@ -114,6 +116,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
         ars[gi] = [allreduce_link(g, tp, engine) for tp in tps]  # PCIe, the bridge, or past it
     one = base[0, 0]
     tp_of = np.array([tp for tp, _ in grid.parallel])[grid.par]
+    pp_of = np.array([pp for _, pp in grid.parallel])[grid.par]
     tpi = np.searchsorted(tps, tp_of)
     shape, kinds = (len(tps), len(grid.dtypes)), len(one.kv_read)
     keys = list(product(*map(range, shape)))
@@ -145,6 +148,8 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                  "he": sm["expert_half_tokens"][ix], "gcm": moe_share[gx]}
         if s.enable_expert_parallel:
             rows |= {"rk": tp_of.astype(float), "zep": np.array([expected_max_normal(int(t)) for t in tps])[tpi]}
+    if (pp_of > 1).any():
+        rows["pp"] = pp_of.astype(float)
     state = bool(sm["state_bytes_per_seq"].any())
     if state:
         rows |= {"sps": sm["state_bytes_per_seq"][ix], "bw": bw}
@@ -162,7 +167,8 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                lagged=engine.scheduling == "prefill-first" and engine.overlap_schedule and N > 1,
                N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_s=request_overhead_s(s, engine, m),
                front_queue_s=request_overhead_s(s, engine, m) + s.queue_s, rate=s.request_rate,
-               front_busy_s=front_busy_s(s, engine, m), expert_parallel=bool(s.enable_expert_parallel and one.experts))  # fmt: skip
+               front_busy_s=front_busy_s(s, engine, m), expert_parallel=bool(s.enable_expert_parallel and one.experts),
+               pipelined=bool((pp_of > 1).any()))  # fmt: skip
     v = SimpleNamespace(**rows)
     steps = np.ceil(L / np.maximum(1, v.budget))
     rows["alone"] = step_total(c, v, L / steps, c.pairs / steps, 0, 0.0, scale=steps)
@@ -176,7 +182,20 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
 
 def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None, pseqs=1):
     """StepModel.terms(pt, pairs, ds, dctx, pseqs).total_s (each term × `scale` first when given, as
-    latency.scaled)."""
+    latency.scaled); with pipeline stages, StepModel._round's: the heavy micro-batch and k − 1 light ones of d / k
+    decodes each, k = min(pp, d)."""
+    if not c.pipelined:
+        return _one_batch(c, v, pt, pairs, ds, dctx, scale, pseqs)
+    p = v.pp
+    k = np.maximum(1.0, np.minimum(p, ds))  # at least one micro-batch, none of less than one request
+    heavy = _one_batch(c, v, pt, pairs, ds / k, dctx / k, scale, pseqs, seq=False)
+    light = _one_batch(c, v, 0, 0, np.maximum(ds / k, 1.0), dctx / k, scale, 1, seq=False)  # k = 1 (no light one): finite
+    seq = ds * c.per_seq_s if scale is None else ds * c.per_seq_s * scale
+    return np.maximum(heavy, (heavy + (k - 1) * light) / p) + seq
+
+
+def _one_batch(c: Consts, v, pt, pairs, ds, dctx, scale=None, pseqs=1, seq=True):
+    """One batch through every stage: StepModel._parts summed (without the per-sequence term when `seq` is False)."""
     n = ds + pt
     ramp = n / (n + v.hd) * c.gcs
     gemm = n * v.gf + (ds + (np.asarray(pt) > 0)) * v.lf
@@ -209,7 +228,7 @@ def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None, pseqs=1):
     if c.prompt_steps_eager:
         graphless = graphless | (np.asarray(pt) > 0)
     layer_s = np.where(graphless, c.layer_overhead_eager_s, c.layer_overhead_s)
-    out += [c.step_overhead_s, layer_s if np.ndim(layer_s) else float(layer_s), ds * c.per_seq_s]
+    out += [c.step_overhead_s, layer_s if np.ndim(layer_s) else float(layer_s)] + ([ds * c.per_seq_s] if seq else [])
     if scale is not None:
         out = [t * scale for t in out]
     total = out[0]

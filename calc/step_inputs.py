@@ -182,6 +182,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         expert_ranks=expert_ranks(s, m),
         balanced_router=m.model_type in BALANCED_ROUTERS,
         chat=s.endpoint_type == "openai-chat",
+        pp=s.pipeline_parallel_size,
         prompt_steps_eager=prompt_steps_eager(s, m),
         engine=engine,
         eager=s.enforce_eager,

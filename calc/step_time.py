@@ -22,6 +22,11 @@ throughput; m: tokens each touched expert's GEMM sees. Distinct experts touched 
 E · (1 − (1 − k/E)^(g^x)) per MoE layer, x the routing exponent (1: uniform routing; real routers favour some
 experts), g = decoding sequences + Σ m^y over the prompts being prefilled (m tokens each; y the prefill routing
 exponent: a prompt's tokens favour the same experts). The Scenario's `mbu`/`mfu`, when set, replace a_bw·s and a_mm.
+
+With p pipeline stages a step is a round in which every running request advances one token: the engines keep one
+micro-batch in flight a stage, so the d decoding requests split into k = min(p, d) micro-batches (the prompt tokens in
+one of them) and the round takes max(t(heavy), (t(heavy) + (k − 1) · t(light)) / p), each t the estimate above for the
+whole model at one micro-batch, plus the d requests' per-sequence costs once (StepModel._round).
 """
 
 from __future__ import annotations
@@ -153,6 +158,9 @@ class StepModel:
     """The model's router carries a learned load-balancing bias (calc.step_inputs.BALANCED_ROUTERS)."""
     chat: bool = False
     """Served on the chat endpoint (Scenario.endpoint_type 'openai-chat'): its streamed tokens cost more."""
+    pp: int = 1
+    """Pipeline stages, each working on its own micro-batch (vLLM V1's max_concurrent_batches = pipeline size,
+    SGLang's event_loop_pp): a step is then a round in which every running request advances one token (`_round`)."""
 
     def experts_touched(self, tokens: float, prefill_tokens: float = 0.0, prefill_seqs: int = 1) -> float:
         """Distinct experts per MoE layer that a step's tokens visit: touched(g^x) of calc.routing (uniform: E · (1 −
@@ -234,20 +242,47 @@ class StepModel:
         flop = gemm_flop + n * self.expert_flop_per_token + decode_attn_flop + prefill_attn_flop
         return parts, (flop, self.dense_weight_bytes + expert_bytes + kv_bytes + state_bytes, comm_bytes)
 
+    def _floor(self, flop: float, moved: float, comm_bytes: float) -> float:
+        floor = max(moved / self.bandwidth_bytes_per_s, flop / self.peak_flop_per_s)
+        return floor + (2 * self.blocks * comm_bytes / self.link_bytes_per_s if self.tp > 1 else 0.0)
+
+    def _round(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
+               prefill_seqs: int = 1) -> tuple[tuple[float, ...], tuple[float, float, float]]:
+        """The step's terms and (floor, FLOP, bytes) per GPU. A pipeline of p stages (pp > 1) holds one micro-batch a
+        stage: the d decoding requests spread over k = min(p, d) micro-batches, the prompt tokens in one of them (the
+        heavy one); a stage works on one at a time, so a round, in which every request advances one token, takes
+        max(t(heavy), (t(heavy) + (k − 1) · t(light)) / p), t the whole model's step at a micro-batch (all stages'
+        weights, layers and launches, each term alike). The per-request CPU costs stay those of all d requests, once
+        a round (one engine core schedules every micro-batch). The stage-to-stage transfers are not carried."""
+        heavy, aux = self._parts(prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs)
+        if self.pp == 1:
+            return heavy, (self._floor(*aux), aux[0], aux[1])
+        p, k = self.pp, max(1, min(self.pp, decode_seqs))  # at least one micro-batch, none of less than one request
+        heavy, aux = self._parts(prefill_tokens, prefill_pairs, decode_seqs / k, decode_context / k, prefill_seqs)
+        seq = decode_seqs * (self.engine.per_sequence_s + (self.stream_s if self.online else 0.0))
+        floor = self._floor(*aux)
+        if k == 1:
+            return (*heavy[:-1], seq), (floor, aux[0], aux[1])
+        light, laux = self._parts(0.0, 0.0, decode_seqs / k, decode_context / k)
+        if sum(heavy[:-1]) * p >= sum(heavy[:-1]) + (k - 1) * sum(light[:-1]):  # the heavy micro-batch paces the round
+            return (*heavy[:-1], seq), (floor, aux[0], aux[1])
+        parts = tuple((h + (k - 1) * li) / p for h, li in zip(heavy[:-1], light[:-1], strict=True))
+        floor = max(floor, (floor + (k - 1) * self._floor(*laux)) / p)
+        return (*parts, seq), (floor, (aux[0] + (k - 1) * laux[0]) / p, (aux[1] + (k - 1) * laux[1]) / p)
+
     def terms(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
               prefill_seqs: int = 1) -> StepTerms:
-        parts, (flop, moved, comm_bytes) = self._parts(prefill_tokens, prefill_pairs, decode_seqs, decode_context,
-                                                       prefill_seqs)  # fmt: skip
-        floor = max(moved / self.bandwidth_bytes_per_s, flop / self.peak_flop_per_s)
-        floor += 2 * self.blocks * comm_bytes / self.link_bytes_per_s if self.tp > 1 else 0.0
+        parts, (floor, flop, moved) = self._round(prefill_tokens, prefill_pairs, decode_seqs, decode_context,
+                                                  prefill_seqs)  # fmt: skip
         return StepTerms(*parts, floor_s=floor, flop=flop, bytes_moved=moved)
 
     def step_s(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
                prefill_seqs: int = 1) -> float:
         """The estimate of one step [s] (the simulation's StepFn): terms(…).total_s without building the terms,
         summed in the same order (the same float). `prefill_seqs`: the prompts the prefill tokens belong to."""
-        w, x, kv, pa, st, ar, so, lo, se = self._parts(prefill_tokens, prefill_pairs, decode_seqs, decode_context,
-                                                       prefill_seqs)[0]  # fmt: skip
+        parts = (self._round if self.pp > 1 else self._parts)(prefill_tokens, prefill_pairs, decode_seqs,
+                                                               decode_context, prefill_seqs)[0]  # fmt: skip
+        w, x, kv, pa, st, ar, so, lo, se = parts
         return w + x + kv + pa + st + ar + so + lo + se
 
 

@@ -335,11 +335,11 @@ def test_the_runs_on_the_new_h20_and_h800_specs(catalog):
 
 def test_the_pipeline_note_quotes_what_the_pipelined_runs_say(runs, catalog):
     """A plan at pipeline_parallel_size > 1 says how far off its speed was on published pipelines: CloudRift's vLLM
-    0.11 runs at PP 2 and 4, 400 in flight, decode 1.4–2.2× faster than replayed (the model passes one batch
-    through every stage; vLLM keeps a micro-batch in flight a stage)."""
+    0.11 runs at PP 2 and 4, 400 in flight, decode 1.3–1.6× faster than replayed (a micro-batch a stage; it was
+    1.4–2.2× with one batch through every stage in turn)."""
     piped = [r for r in runs if r.scenario.pipeline_parallel_size > 1 and r.scenario.engine == "vllm"]
     assert len(piped) == 5
     ratios = [c.predicted["tpot"] / c.measured["tpot"] for c in check(piped, catalog)]
-    assert 1.35 <= min(ratios) and max(ratios) < 2.25, ratios
+    assert 1.25 <= min(ratios) and max(ratios) < 1.65, ratios
     note = next(n for n in evaluate(piped[0].scenario, catalog).notes if n.startswith("pipeline_parallel_size"))
-    assert "1.4–2.2× faster" in note
+    assert "1.3–1.6× faster" in note
