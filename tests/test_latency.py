@@ -215,12 +215,12 @@ def test_no_closed_loop_outruns_its_step_budget(catalog, c):
 
 
 def test_a_new_request_waits_for_the_step_in_flight(catalog):
-    """vLLM, 8 in flight, 128 + 1,000 tokens on an H100: a request is sent as its predecessor's last token comes out,
+    """vLLM, 8 in flight, 128 + 1,000 tokens on an A100: a request is sent as its predecessor's last token comes out,
     at a step's end, reaches the scheduler a front-end time later and waits for the rest of the step then running.
     The mean step (TPOT): 8 × 128 / 1,000 = 1.024 prompt tokens arrive per step, in whole prompts of 128, so
     q = 1.024 / 128 = 0.8 % of the steps carry one beside the 8 decodes and the rest only decode."""
-    s = scenario(model="llama-3.1-8b", gpu="h100-sxm", input_len=128, output_len=1000, concurrency=8,
-                 engine_version=VLLM_0_11)  # at ≥ 0.14's costs the front end outlasts the step: nothing left to wait
+    s = scenario(model="llama-3.1-8b", gpu="a100-80gb-sxm", input_len=128, output_len=1000, concurrency=8,
+                 engine_version=VLLM_0_11)  # an H100's 8-request step is shorter than the front end: nothing to wait
     lat = evaluate(s, catalog).latency
     ctx = 8 * (128 + 1000 / 2)
     step = 0.008 * lat.step.step_s(128, 128 * 128 / 2, 8, ctx) + 0.992 * lat.step.step_s(0, 0, 8, ctx)
