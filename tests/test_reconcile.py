@@ -333,7 +333,8 @@ def test_log_numbers_are_ascii_digits_only():
 
 @pytest.mark.parametrize("device, spec", [
     ("NVIDIA H200 NVL", "h200-nvl"), ("NVIDIA H200", "h200"), ("NVIDIA H100 NVL", "h100-nvl"),
-    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-blackwell"), ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"),
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-blackwell"),
+    ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000-blackwell-workstation"), ("NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"),
     ("NVIDIA H20", "h20"), ("NVIDIA H20-3e", "h20-3e"), ("NVIDIA H800", "h800"),  # nvidia-smi names (OGKM README)
     ("NVIDIA B300 SXM6 AC", "b300"),
     ("NVIDIA A100 80GB PCIe", "a100-80gb-pcie"), ("NVIDIA A100-SXM4-80GB", "a100-80gb-sxm"),  # nvidia-smi names
