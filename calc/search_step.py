@@ -189,8 +189,10 @@ def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None, pseqs=1):
     p = v.pp
     k = np.maximum(1.0, np.minimum(p, ds))  # at least one micro-batch, none of less than one request
     heavy = _one_batch(c, v, pt, pairs, ds / k, dctx / k, scale, pseqs, seq=False)
-    light = _one_batch(c, v, 0, 0, np.maximum(ds / k, 1.0), dctx / k, scale, 1, seq=False)  # k = 1 (no light one): finite
     seq = ds * c.per_seq_s if scale is None else ds * c.per_seq_s * scale
+    if not np.any(pt):  # decode only: every micro-batch is the heavy one's twin, and k ≤ p
+        return heavy + seq
+    light = _one_batch(c, v, 0, 0, np.maximum(ds / k, 1.0), dctx / k, scale, 1, seq=False)  # k = 1 (no light one): finite
     return np.maximum(heavy, (heavy + (k - 1) * light) / p) + seq
 
 

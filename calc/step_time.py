@@ -261,7 +261,7 @@ class StepModel:
         heavy, aux = self._parts(prefill_tokens, prefill_pairs, decode_seqs / k, decode_context / k, prefill_seqs)
         seq = decode_seqs * (self.engine.per_sequence_s + (self.stream_s if self.online else 0.0))
         floor = self._floor(*aux)
-        if k == 1:
+        if k == 1 or not prefill_tokens:  # decode only: the k micro-batches are alike and k ≤ p, so one paces the round
             return (*heavy[:-1], seq), (floor, aux[0], aux[1])
         light, laux = self._parts(0.0, 0.0, decode_seqs / k, decode_context / k)
         if sum(heavy[:-1]) * p >= sum(heavy[:-1]) + (k - 1) * sum(light[:-1]):  # the heavy micro-batch paces the round
