@@ -243,6 +243,8 @@ class StepModel:
         return parts, (flop, self.dense_weight_bytes + expert_bytes + kv_bytes + state_bytes, comm_bytes)
 
     def _floor(self, flop: float, moved: float, comm_bytes: float) -> float:
+        """The roofline floor of one batch's pass [s]: the larger of bytes / peak bandwidth and FLOP / peak, plus the
+        all-reduces' bytes over the link."""
         floor = max(moved / self.bandwidth_bytes_per_s, flop / self.peak_flop_per_s)
         return floor + (2 * self.blocks * comm_bytes / self.link_bytes_per_s if self.tp > 1 else 0.0)
 
@@ -254,12 +256,12 @@ class StepModel:
         max(t(heavy), (t(heavy) + (k − 1) · t(light)) / p), t the whole model's step at a micro-batch (all stages'
         weights, layers and launches, each term alike). The per-request CPU costs stay those of all d requests, once
         a round (one engine core schedules every micro-batch). The stage-to-stage transfers are not carried."""
-        heavy, aux = self._parts(prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs)
         if self.pp == 1:
-            return heavy, (self._floor(*aux), aux[0], aux[1])
+            parts, aux = self._parts(prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs)
+            return parts, (self._floor(*aux), aux[0], aux[1])
         p, k = self.pp, max(1, min(self.pp, decode_seqs))  # at least one micro-batch, none of less than one request
         heavy, aux = self._parts(prefill_tokens, prefill_pairs, decode_seqs / k, decode_context / k, prefill_seqs)
-        seq = decode_seqs * (self.engine.per_sequence_s + (self.stream_s if self.online else 0.0))
+        seq = heavy[-1] * k  # the d requests' CPU costs, once a round (a micro-batch carries d / k of them)
         floor = self._floor(*aux)
         if k == 1 or not prefill_tokens:  # decode only: the k micro-batches are alike and k ≤ p, so one paces the round
             return (*heavy[:-1], seq), (floor, aux[0], aux[1])
