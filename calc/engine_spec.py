@@ -124,6 +124,10 @@ class EngineSpec(BaseModel):
     int8_weight_share: Share
     moe_weight_share: Share
     """Share of the achievable bandwidth the fused-MoE kernels reach on expert weights."""
+    int4_moe_weight_share: Share
+    """The same for routed experts stored at 4 bits (AWQ / GPTQ through the fused Marlin MoE kernels, MXFP4), in
+    place of int4_weight_share × moe_weight_share: each engine ships its own 4-bit MoE kernels, which no dense
+    4-bit GEMM or 16-bit fused-MoE measurement describes."""
     moe_compute_share: Share = 1.0
     """Share of the dense GEMMs' matmul throughput the fused-MoE kernels reach on the routed experts' FLOPs (their
     grouped GEMMs gather and scatter tokens per expert); 1: as fast as a dense GEMM of the same tokens per expert."""

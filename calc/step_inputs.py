@@ -59,6 +59,14 @@ def _share(engine: EngineSpec, bytes_per_param: float) -> float:
     return engine.int4_weight_share
 
 
+def _expert_share(engine: EngineSpec, bytes_per_param: float) -> float:
+    """The routed experts' share of the achievable bandwidth: the 4-bit fused-MoE kernels' own, else the weight
+    precision's kernel share × the fused-MoE kernels' share."""
+    if bytes_per_param <= FOUR_BIT_MAX_BYTES:
+        return engine.int4_moe_weight_share
+    return _share(engine, bytes_per_param) * engine.moe_weight_share
+
+
 def _attention_kinds(m: ModelSpec, kv_elem: float, tp: int) -> tuple[tuple[tuple[float, float], ...], tuple]:
     """(KV bytes per context token, cap) and (attention FLOP per query-context pair, cap) per attention kind."""
     plan = m.plan
@@ -175,7 +183,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         effective_bandwidth_bytes_per_s=rates.effective_bandwidth_bytes_per_s,
         effective_flop_per_s=rates.effective_flop_per_s,
         weight_share=_share(engine, fmt.linear_bytes),
-        expert_weight_share=_share(engine, fmt.expert_bytes) * engine.moe_weight_share,
+        expert_weight_share=_expert_share(engine, fmt.expert_bytes),
         weight_half_tokens=half_tokens(engine, fmt.linear_bytes),
         expert_half_tokens=half_tokens(engine, fmt.expert_bytes),
         expert_compute_share=expert_compute_share(engine, fmt.compute_dtype, g),

@@ -46,7 +46,8 @@ SHARED = ("gemm_half_tokens", "gemm_compute_share", "attention_bandwidth_share",
           "prefill_routing_exponent", "fp8_moe_compute_share", "pcie_allreduce_latency_s",
           "pcie_allreduce_gb_per_s", "routing_skew")  # fmt: skip
 OWN = ("step_overhead_s", "layer_overhead_s", "shared_expert_layer_s", "per_sequence_s", "stream_token_s",
-       "chat_stream_token_s", "request_overhead_s", "request_token_s", "chat_request_s", "chat_serial_s")  # fmt: skip
+       "chat_stream_token_s", "request_overhead_s", "request_token_s", "chat_request_s", "chat_serial_s",
+       "int4_moe_weight_share")  # fmt: skip
 # Fixed costs a later release has of its own (engine_specs/*.yaml `releases`), fitted on that release's runs; the
 # rest of its costs are its engine's (the chat endpoint's: the newer releases' runs all call /v1/completions)
 RELEASE_OWN = ("step_overhead_s", "layer_overhead_s", "per_sequence_s", "stream_token_s", "request_overhead_s",
