@@ -79,6 +79,11 @@ steps from one slot up, a capacity at most 0.8 % below the exact one."""
 RATIO_TOL = 1e-9
 """Replicas = ⌈rate / capacity⌉ with a rate this close above a multiple of the capacity counted as that multiple."""
 
+GRAPH_GAIN = 1e-3
+"""Fewer in flight (a CUDA-graph size, calc.latency.graphed_counts) replace the capacity's count only where they
+serve at least this much more (0.1 %): below it the two counts tie, and the search's array twin of the step
+(calc.search_step), equal to evaluate()'s within rounding, must not break the tie the other way."""
+
 
 def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec,
              model: StepModel | None = None) -> Capacity:  # fmt: skip
@@ -143,7 +148,7 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
     for k in graphed_counts(best, input_len=s.input_len, output_len=s.output_len, budget=s.max_num_batched_tokens,
                             graph_tokens=engine.cudagraph_max_tokens):  # fmt: skip
         k = int(k)  # past the CUDA-graph size fewer in flight can serve more: the best rate within the quota
-        if 1 <= k < best and at(k)[1].requests_per_s > rate and queued(k, k)[0] >= quota:
+        if 1 <= k < best and at(k)[1].requests_per_s > rate * (1 + GRAPH_GAIN) and queued(k, k)[0] >= quota:
             best, load, limited, rate = k, float(k), "graphs", at(k)[1].requests_per_s
     front = float(front_end_rps(front_busy_s(s, engine, m), s.slo_ttft_s - at(best)[1].ttft_s))
     if rate > front:  # one API server renders and tokenises one request at a time

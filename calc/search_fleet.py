@@ -13,7 +13,7 @@ import numpy as np
 
 from calc.front_end import front_end_rps
 from calc.latency import graphed_counts
-from calc.replicas import LOAD_PRECISION, RATIO_TOL
+from calc.replicas import GRAPH_GAIN, LOAD_PRECISION, RATIO_TOL
 from calc.scenario import Scenario
 from calc.search_capacity import (
     Rows,
@@ -126,7 +126,7 @@ def operating_points(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, at
             continue
         tk, pk = at(c, table.take(idx), k[idx])
         rk = throughput(k[idx], tk, pk)
-        up = rk > rate[idx]
+        up = rk > rate[idx] * (1 + GRAPH_GAIN)
         if not up.any():
             continue
         meets = queued(idx[up], k[idx][up], k[idx][up], tk[up], pk[up])
