@@ -231,7 +231,9 @@ def test_a_closed_loop_that_stalled_warming_up_keeps_its_medians_not_its_through
     assert set(measured(stalled_run)) == {"tpot", "itl", "ttft"}  # its medians, not its throughput
     steady = by_id["massed-glm47-flash-h100-vllm-c8"]
     assert 1006 / 1e3 / 11.5 < 0.2 and "throughput" in measured(steady)
-    assert sum(bool(r.measured.get("output_throughput")) and "throughput" not in measured(r) for r in runs) == 10
+    assert sum(bool(r.measured.get("output_throughput")) and "throughput" not in measured(r) for r in runs) == 14
+    # four are the SGLang cookbook's MI300X runs one at a time (ERNIE-4.5, Llama-4 Scout and Maverick, MiniMax-M2),
+    # each of whose first request took 38–48 s (p99 of 10 prompts) against a median of 37–385 ms in 58–139 s runs
     # four are the RTX 4090 saturation runs at 64–128 in flight (lyell0710-…), whose slow first tokens are the opening
     # burst's queue (p99 6.5–15.2 s against medians of 0.8–1.8 s in 31–38 s runs): kept out by the same rule.
     # the fifth of the stalls: Qwen3-30B-A3B on the same card and harness, a first token of 22,713 ms (p99) in 28.2 s
