@@ -122,16 +122,22 @@ class AllReduceLink(NamedTuple):
     small_bytes: float
 
 
+STAGED_CROSSINGS = 2
+"""Without PCIe peer-to-peer NCCL's shared-memory transport copies each all-reduce byte into pinned host memory and
+the receiving card reads it back: two crossings of the bus where a peer read makes one (history, 2026-12-05 (3))."""
+
+
 def allreduce_link(g: GPUSpec, tp: int, engine: EngineSpec) -> AllReduceLink:
     """The GPU's link for a `tp` group; where it crosses PCIe, the engine's PCIe all-reduce costs: a pair's own
     latency (from a CUDA graph; larger PCIe groups keep the spec's NCCL allreduce_latency_us) and the slow rate of
-    decode-size messages (engine_specs/*.yaml pcie_allreduce_*), for every byte where the cards have no
-    peer-to-peer (GeForce: two RTX 4090s at TP 2, tests/data/benchmarks/lyell0710-…, calibration part)."""
+    decode-size messages (engine_specs/*.yaml pcie_allreduce_*); where the cards have no peer-to-peer (GeForce: two
+    RTX 4090s at TP 2, tests/data/benchmarks/lyell0710-…, calibration part), every byte at that rate over
+    STAGED_CROSSINGS."""
     link, latency_s = g.allreduce_link_bytes_per_s(tp), g.allreduce_latency_us * US
     if tp < 2 or not g.allreduce_crosses_pcie(tp):
         return AllReduceLink(latency_s, link, 0.0, 0.0)
     lat = engine.pcie_allreduce_latency_s if tp == 2 and engine.pcie_allreduce_latency_s else latency_s
-    rate = engine.pcie_allreduce_gb_per_s * GB
+    rate = engine.pcie_allreduce_gb_per_s * GB / (1 if g.pcie_p2p else STAGED_CROSSINGS)
     slow = max(0.0, 1.0 / rate - 1.0 / link) if rate else 0.0
     # without peer-to-peer (GeForce) NCCL stages every byte through host memory: no faster path for large messages
     return AllReduceLink(lat, link, slow, engine.pcie_allreduce_small_bytes if g.pcie_p2p else math.inf)
