@@ -84,7 +84,9 @@ FIT_PROMPTS = 200  # the fit replays at most this many prompts per run (speed); 
 UNFITTED = ("sglang-cookbook-llama4-mi300x|", "sglang-cookbook-deepseek-v3.1-mi300x|",
             "sglang-cookbook-ernie45-21b-a3b-mi300x|", "sglang-cookbook-minimax-m2-mi300x|",
             "sglang-cookbook-step35-flash-h200|", "sglang-cookbook-kimi-linear-mi300x|",
-            "vllm-pr-26887-qwen3-next-fp8-2xh100|")  # fmt: skip (2026-12-05's fourth blind batch)
+            "vllm-pr-26887-qwen3-next-fp8-2xh100|",  # (2026-12-05's fourth blind batch)
+            "sglang-cookbook-kimi-k25-h200|", "sglang-cookbook-minimax-m25-b200-h100|",
+            "sglang-cookbook-qwen3-coder-next-b200|")  # fmt: skip (and its fifth)
 
 
 def _fitted_on(run) -> bool:
