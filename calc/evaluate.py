@@ -151,6 +151,20 @@ def link_note(s: Scenario, gpu: GPUSpec, tpot_s: float | None = None, unbridged_
             f"{gpu.host_link_gb_per_s:g} to plan for that")  # fmt: skip
 
 
+def rocm_fp8_moe_note(s: Scenario, gpu: GPUSpec, model: ModelSpec, mem) -> str | None:
+    """Where the model is known to be fast: FP8 routed experts on AMD Instinct (CDNA3) under SGLang. Published runs
+    decoded 2.1–2.8× slower than replayed alone and 1.2–1.7× slower at 16–100 in flight, where bf16 models on the same
+    GPUs came within −38 … +34 % (tests/data/benchmarks/sglang-cookbook-{minimax-m2,deepseek-v3.1}-mi300x.yaml;
+    history, 2026-12-05 (2)). Nothing is fitted on them yet: the note says so instead."""
+    fp8_experts = 0.75 < mem.weight_format.expert_bytes < 1.5
+    if gpu.arch != "cdna3" or s.engine != "sglang" or not model.routed_experts or not fp8_experts:
+        return None
+    return ("FP8 experts on AMD Instinct under SGLang: published runs (SGLang 0.5.7 on MI300X, MiniMax-M2 at TP 4 "
+            "and DeepSeek-V3.1 at TP 8) decoded 2.1–2.8× slower than this plans with one request in flight and "
+            "1.2–1.7× slower at 16–100, where bf16 models on the same GPUs came within −38 … +34 %; the step model "
+            "carries no ROCm kernel cost of its own (tests/data/benchmarks/sglang-cookbook-…-mi300x.yaml)")
+
+
 def evaluate(s: Scenario, catalog: Catalog) -> Report:
     """Raises InputError (naming the field) when the scenario names unknown specs or breaks vLLM's TP rules."""
     model, gpu = resolve_checked(s, catalog)
@@ -167,6 +181,8 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
         notes = (*notes, link)
     if ridge := ridge_note(gpu):
         notes = (*notes, ridge)
+    if rocm := rocm_fp8_moe_note(s, gpu, model, mem):
+        notes = (*notes, rocm)
     if s.gpu_hour_price is None and "price_per_gpu_hour" in gpu.derived:
         notes = (*notes, f"{gpu.name}'s price, {gpu.price_per_gpu_hour:g} {gpu.price_currency} per GPU-hour, is an "
                          f"estimate ({gpu.price_source.removeprefix('DERIVED, ')}): set gpu_hour_price to your "
