@@ -154,6 +154,23 @@ def test_where_the_cuda_graphs_bind_the_search_sizes_as_evaluate(catalog):
     assert sum(c.limited_by == "graphs" for c in sized_as_evaluate(catalog, s, 2)) >= 3
 
 
+def test_a_graph_size_must_serve_materially_more_in_both(catalog, monkeypatch):
+    """Fewer in flight at a CUDA-graph size replace the capacity's count only where they serve GRAPH_GAIN (0.1 %)
+    more, in calc.replicas.capacity and the search alike, so a near-tie cannot be broken one way by evaluate() and
+    the other by the search's array twin. With a margin no gain reaches (×2), neither picks a graph size and the two
+    still agree; at the shipped margin the same configurations are graph-bound (the test above)."""
+    import calc.replicas
+    import calc.search_fleet
+
+    assert calc.replicas.GRAPH_GAIN == calc.search_fleet.GRAPH_GAIN == 1e-3
+    monkeypatch.setattr(calc.replicas, "GRAPH_GAIN", 1.0)
+    monkeypatch.setattr(calc.search_fleet, "GRAPH_GAIN", 1.0)
+    s = Scenario(model="llama-3.1-8b", input_len=128, output_len=128, request_rate=50.0, slo_tpot_s=0.1,
+                 search_gpus="h100-sxm,h200,b200", search_max_num_seqs="1024,4096",
+                 search_max_num_batched_tokens="4096,8192", engine_version=VLLM_0_11)  # fmt: skip
+    assert not any(c.limited_by == "graphs" for c in sized_as_evaluate(catalog, s, 2))
+
+
 def test_a_skewed_routing_reaches_the_search_too(catalog):
     """The routing exponents and the fused-MoE compute share (engine_specs) enter the vectorised step as they enter
     evaluate()'s: an MoE model with x = 0.8, y = 0.5 and a share of 0.5 in both engines, the same TTFT, TPOT and
