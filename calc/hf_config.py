@@ -117,6 +117,17 @@ def _quantization(q: Any) -> dict | None:
             raise InputError("quantization_config.config_groups.weights", "expected an object with num_bits")
         found = [w.get("num_bits") for w in weights]
         bits = next((b for b in found if b in (4, 8)), 8)
+        four = next((w for w in weights if w.get("num_bits") == 4), None)
+        if four is not None:  # its group size and symmetry set the bytes (calc.weights.int_bytes)
+            group = four.get("group_size")
+            if isinstance(group, int) and not isinstance(group, bool) and 8 <= group <= 4096:
+                out["group_size"] = group
+            if four.get("symmetric") is True:
+                out["symmetric"] = True
+        ignore = [str(x)[:300] for x in q.get("ignore") or [] if isinstance(x, str)][:100_000] \
+            if isinstance(q.get("ignore"), list) else []  # fmt: skip
+        if any("self_attn" in x for x in ignore) and any("mlp" in x or "shared_expert" in x for x in ignore):
+            out["experts_only"] = True  # attention and dense / shared MLPs left out: the routed experts alone (Kimi-K2-Thinking)
     if str(q.get("quant_algo", "")).upper() in ("NVFP4", "W4A16_AWQ"):
         bits = 4
     if bits in (4, 8):

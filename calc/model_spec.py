@@ -45,6 +45,10 @@ class QuantizationConfig(BaseModel):
     """Weight bits where the method has several (awq/gptq/bitsandbytes/compressed-tensors; default 4)."""
     experts_only: bool = False
     """True when only the MoE experts are quantized (gpt-oss: attention, router, embeddings stay bf16)."""
+    group_size: Annotated[int, Field(ge=8, le=4096)] | None = None
+    """Integer weights per 16-bit scale (compressed-tensors' config_groups weights.group_size); None: 128."""
+    symmetric: bool = False
+    """Integer weights without a zero point: a scale per group only (compressed-tensors' weights.symmetric)."""
 
 
 class VisionConfig(BaseModel):

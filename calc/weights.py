@@ -5,7 +5,9 @@ Assumptions (stated so a reviewer can check them):
 - fp8: 1 byte for the transformer-block linear weights plus one fp32 scale per 128×128 block (+0.024 %);
   embedding, lm_head and norms stay 16-bit (vLLM quantizes linear layers only).
 - int8: 1 byte plus one fp16 scale per output channel (+2/hidden_size bytes, ≈0.05 %).
-- int4 (AWQ/GPTQ-style, group 128): 0.5 byte plus a fp16 scale and zero per 128 weights → 0.53125 byte.
+- int4 (AWQ/GPTQ-style, group 128): 0.5 byte plus a fp16 scale and zero per 128 weights → 0.53125 byte; a
+  checkpoint's own group size and symmetry where its quantization_config states them (Kimi-K2-Thinking's routed
+  experts: group 32, symmetric, 0.5625 byte).
 - mxfp4 (gpt-oss experts): 4 bits plus one 8-bit scale per 32 weights → 0.53125 byte.
 - dtype "auto": the checkpoint's own format — its quantization_config if it ships quantized (DeepSeek-V3 fp8,
   gpt-oss mxfp4 experts), else its 16-bit torch_dtype.
@@ -55,7 +57,9 @@ def weight_format(m: ModelSpec, dtype: str) -> WeightFormat:
             return WeightFormat(b, b, "fp8", "fp8" if method == "fp8" else f"fp8 ({method})")
         if method in INT_METHODS:
             bits = q.bits or 4
-            b = INT4_GROUP_BYTES if bits == 4 else 1.0
+            b = int_bytes(q) if bits == 4 else 1.0
+            if q.experts_only:
+                return WeightFormat(2.0, b, native, f"int{bits} experts ({method}), {native} rest")
             return WeightFormat(b, b, native, f"int{bits} ({method})")
         return WeightFormat(2.0, 2.0, native, f"{native} (quantization '{method[:20]}' not modelled)")
     if dtype in ("bf16", "fp16"):
@@ -69,6 +73,14 @@ def weight_format(m: ModelSpec, dtype: str) -> WeightFormat:
     if dtype == "int4":
         return WeightFormat(INT4_GROUP_BYTES, INT4_GROUP_BYTES, m.native_dtype, "int4 (W4A16, group 128)")
     raise ValueError(f"dtype: unknown weight precision {dtype!r}")
+
+
+def int_bytes(q) -> float:
+    """Bytes per 4-bit integer weight: half a byte plus a 16-bit scale per group, and a 16-bit zero point unless
+    symmetric (group 128 with zero points, AWQ's and GPTQ's default: INT4_GROUP_BYTES)."""
+    if q.group_size is None and not q.symmetric:
+        return INT4_GROUP_BYTES
+    return 0.5 + (2 if q.symmetric else 4) / (q.group_size or 128)
 
 
 def weights_bytes(p: ParamCounts, f: WeightFormat) -> float:
