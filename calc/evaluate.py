@@ -156,8 +156,8 @@ def rocm_fp8_moe_note(s: Scenario, gpu: GPUSpec, model: ModelSpec, mem) -> str |
     decoded 2.1–2.8× slower than replayed alone and 1.2–1.7× slower at 16–100 in flight, where bf16 models on the same
     GPUs came within −38 … +34 % (tests/data/benchmarks/sglang-cookbook-{minimax-m2,deepseek-v3.1}-mi300x.yaml;
     history, 2026-12-05 (2)). Nothing is fitted on them yet: the note says so instead."""
-    fp8_experts = 0.75 < mem.weight_format.expert_bytes < 1.5
-    if gpu.arch != "cdna3" or s.engine != "sglang" or not model.routed_experts or not fp8_experts:
+    fp8 = mem.weight_format.compute_dtype == "fp8"  # the experts' GEMMs on FP8 tensor cores
+    if gpu.arch != "cdna3" or s.engine != "sglang" or not model.routed_experts or not fp8:
         return None
     return ("FP8 experts on AMD Instinct under SGLang: published runs (SGLang 0.5.7 on MI300X, MiniMax-M2 at TP 4 "
             "and DeepSeek-V3.1 at TP 8) decoded 2.1–2.8× slower than this plans with one request in flight and "

@@ -124,8 +124,8 @@ def _quantization(q: Any) -> dict | None:
                 out["group_size"] = group
             if four.get("symmetric") is True:
                 out["symmetric"] = True
-        ignore = [str(x)[:300] for x in q.get("ignore") or [] if isinstance(x, str)][:100_000] \
-            if isinstance(q.get("ignore"), list) else []  # fmt: skip
+        raw = q.get("ignore")
+        ignore = [x[:300] for x in raw[:100_000] if isinstance(x, str)] if isinstance(raw, list) else []
         if any("self_attn" in x for x in ignore) and any("mlp" in x or "shared_expert" in x for x in ignore):
             out["experts_only"] = True  # attention and dense / shared MLPs left out: the routed experts alone (Kimi-K2-Thinking)
     if str(q.get("quant_algo", "")).upper() in ("NVFP4", "W4A16_AWQ"):
