@@ -155,14 +155,19 @@ def rocm_fp8_moe_note(s: Scenario, gpu: GPUSpec, model: ModelSpec, mem) -> str |
     """Where the model is known to be fast: FP8 routed experts on AMD Instinct (CDNA3) under SGLang. Published runs
     decoded 2.1–2.8× slower than replayed alone and 1.2–1.7× slower at 16–100 in flight, where bf16 models on the same
     GPUs came within −38 … +34 % (tests/data/benchmarks/sglang-cookbook-{minimax-m2,deepseek-v3.1}-mi300x.yaml;
-    history, 2026-12-05 (2)). Nothing is fitted on them yet: the note says so instead."""
+    history, 2026-12-05 (2)). An older release was slower still and grew with the load: SGLang 0.4.2 serving
+    DeepSeek-R1 on eight MI300X decoded 1.7–2.4× slower at 4–128 in flight, its first tokens 2.4–3.5× later
+    (dstack-deepseek-r1-mi300x-h200.yaml; history (6)). A refit on them moved every shared constant (history (5)), so
+    none is fitted on them: the note says so instead."""
     fp8 = mem.weight_format.compute_dtype == "fp8"  # the experts' GEMMs on FP8 tensor cores
     if gpu.arch != "cdna3" or s.engine != "sglang" or not model.routed_experts or not fp8:
         return None
     return ("FP8 experts on AMD Instinct under SGLang: published runs (SGLang 0.5.7 on MI300X, MiniMax-M2 at TP 4 "
             "and DeepSeek-V3.1 at TP 8) decoded 2.1–2.8× slower than this plans with one request in flight and "
-            "1.2–1.7× slower at 16–100, where bf16 models on the same GPUs came within −38 … +34 %; the step model "
-            "carries no ROCm kernel cost of its own (tests/data/benchmarks/sglang-cookbook-…-mi300x.yaml)")
+            "1.2–1.7× slower at 16–100, where bf16 models on the same GPUs came within −38 … +34 %; SGLang 0.4.2 "
+            "(DeepSeek-R1 at TP 8) was 1.7–2.4× slower at 4–128 and its first tokens 2.4–3.5× later. The step model "
+            "carries no ROCm kernel cost of its own (tests/data/benchmarks/sglang-cookbook-…-mi300x.yaml, "
+            "dstack-deepseek-r1-mi300x-h200.yaml)")
 
 
 def evaluate(s: Scenario, catalog: Catalog) -> Report:

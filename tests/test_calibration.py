@@ -367,6 +367,11 @@ def test_the_rocm_fp8_moe_note_quotes_what_the_published_runs_say(runs, catalog)
     assert 1.15 < min(loaded) and max(loaded) < 1.75, ratios
     errors = [c.error("tpot") for c in check(bf16, catalog)]
     assert -0.40 < min(errors) and max(errors) < 0.36
+    old = [r for r in runs if r.id.startswith("dstack-dsr1-mi300x-sglang-")]  # SGLang 0.4.2.post4, DeepSeek-R1, TP 8
+    assert len(old) == 9 and {r.max_concurrency for r in old} == {4, 8, 16, 32, 64, 128}
+    slow = [(c.measured["tpot"] / c.predicted["tpot"], c.measured["ttft"] / c.predicted["ttft"]) for c in check(old, catalog)]
+    assert 1.65 < min(t for t, _ in slow) and max(t for t, _ in slow) < 2.45, slow
+    assert 2.35 < min(f for _, f in slow) and max(f for _, f in slow) < 3.55, slow
     note = "FP8 experts on AMD Instinct under SGLang"
 
     def notes(**over):
@@ -375,6 +380,7 @@ def test_the_rocm_fp8_moe_note_quotes_what_the_published_runs_say(runs, catalog)
 
     assert any(n.startswith(note) for n in notes())  # dtype auto: the published FP8 checkpoint
     assert "2.1–2.8× slower" in next(n for n in notes() if n.startswith(note))
+    assert "1.7–2.4× slower at 4–128" in next(n for n in notes() if n.startswith(note))
     assert not any(n.startswith(note) for n in notes(engine="vllm"))
     assert not any(n.startswith(note) for n in notes(gpu="h100-sxm", tensor_parallel_size=8))
     assert not any(n.startswith(note) for n in notes(dtype="bf16"))
