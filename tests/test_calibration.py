@@ -209,6 +209,17 @@ def test_a_run_whose_outputs_ended_early_is_left_out(catalog):
     assert why["gpustack-gptoss20b-h100-vllm-rand-4k"].startswith("outputs ended early: 104.6 of 200 tokens")
 
 
+def test_a_vllm_server_told_to_run_its_v0_engine_is_left_out(catalog):
+    """wang-junjian's Qwen3-4B on one Tesla T4 runs vLLM 0.8.4 with VLLM_USE_V1=0 (V1 needs compute capability 8.0,
+    a T4 has 7.5): a release the V1 constants cover, on the engine they do not describe. Every one of its 13 runs is
+    left out, each with the reason that applies first (4 as prefix-cached copies of one prompt)."""
+    runs, skipped = load_runs(catalog)
+    why = {rid: w for rid, w in skipped if rid.startswith("wangjunjian-qwen3-4b-t4-")}
+    assert len(why) == 13 and not any(r.id.startswith("wangjunjian") for r in runs)
+    v0 = [w for w in why.values() if w.startswith("vLLM's V0 engine (VLLM_USE_V1=0)")]
+    assert len(v0) == 9 and sum(w.startswith("special run") for w in why.values()) == 4
+
+
 def test_outputs_that_partly_ended_at_eos_are_replayed_so(runs):
     """Massed Compute's Llama-3.1-8B on an L40S, vLLM, 160 requests of 128 + 128 at 32 in flight without
     --ignore-eos: 19,456 output tokens, 19,456 / 160 = 121.6 a request, 0.95 of 128. Its replay ends requests at
