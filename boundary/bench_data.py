@@ -29,7 +29,7 @@ GPU_ALIASES = {"h100 (variant not stated)": "h100-sxm", "a100 (memory variant no
 DTYPES = {"bf16": "auto", "fp16": "fp16", "fp8": "fp8", "awq-int4": "int4", "gptq-int4": "int4", "w4a16-int4": "int4",
           "gptq-int8": "int8", "mxfp4": "auto", None: "auto"}  # fmt: skip
 OLDEST_V1 = (0, 8)  # vLLM runs before V1 became the default engine (0.8) have other fixed costs: not used
-V0_FORCED = "VLLM_USE_V1=0"  # a 0.8–0.10 server told to run the old engine (or on a GPU below compute capability 8.0)
+V0_FORCED = "VLLM_USE_V1=0"  # in a server command: a 0.8–0.10 release told to run its old engine (fixed costs unlike V1)
 V1_DEFAULT_SINCE = (2025, 3)  # vLLM 0.8.0, when V1 became the default, for runs dated but not versioned
 HELD_OUT_SHARE = 3  # one group in three
 ENDED_EARLY = 0.9
