@@ -40,6 +40,12 @@ st.html("""<style>
 [data-testid="stMetricLabel"] p { font-size: clamp(0.7rem, 9.5cqi, 0.875rem); white-space: normal; }
 [data-testid="stMetricDelta"] { font-size: clamp(0.65rem, 8.5cqi, 0.875rem); }
 @container (max-width: 170px) { [data-testid="stMetricLabel"] { min-height: 2.6em; align-items: flex-start; } }
+/* Tables and charts side by side stack when the page is narrow (an 800 px window beside the sidebar drew three
+   tables over one another, and cut chart titles); a table still wider than its column scrolls inside it. */
+[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] :is(table, .stPlotlyChart)) { flex-wrap: wrap; }
+[data-testid="stColumn"]:has(table) { min-width: min(100%, 17rem); }
+[data-testid="stColumn"]:has(.stPlotlyChart) { min-width: min(100%, 24rem); }
+[data-testid="stMarkdownContainer"] table { display: block; max-width: 100%; overflow-x: auto; }
 </style>""")
 
 

@@ -51,8 +51,11 @@ def missing_lines(r) -> list[str]:
                    f"{fmt.count(m.blocks_per_max_len_request)} blocks; the pool has {fmt.count(m.num_gpu_blocks)} — "
                    f"{fmt.gib(sf.start_missing_bytes)} per GPU short{beyond(sf.start_missing_bytes)}")  # fmt: skip
     if s.request_len > s.max_model_len:
+        ctx = r.model.max_position_embeddings
         out.append(f"request length: {fmt.tokens(s.request_len)} exceeds max_model_len {fmt.count(s.max_model_len)} "
-                   f"by {fmt.tokens(s.request_len - s.max_model_len)}: vLLM rejects it")  # fmt: skip
+                   f"by {fmt.tokens(s.request_len - s.max_model_len)}: vLLM rejects it" + (
+                       f"; it also exceeds the model's own context ({fmt.tokens(ctx)}, max_position_embeddings), so no "
+                       "max_model_len admits it: shorten input_len + output_len" if s.request_len > ctx else ""))  # fmt: skip
     if sf.workload_missing_blocks:
         out.append(f"KV cache for {s.concurrency:,} requests of {fmt.tokens(f.request_tokens)}: "
                    f"{fmt.count(f.blocks_needed)} blocks, the pool has {fmt.count(m.num_gpu_blocks)} — "

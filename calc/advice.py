@@ -43,9 +43,9 @@ def suggest(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> 
     than that TP; the smallest shipped GPU with more memory that fits; fewer concurrent requests; a shorter
     max_model_len. Only changes that fit are returned."""
     out: list[Suggestion | None] = []
+    if s.request_len > m.max_position_embeddings:
+        return ()  # no max_model_len the model accepts admits the request (the verdict says so)
     if s.max_model_len > m.max_position_embeddings:  # vLLM refuses to start: every option needs the model's limit
-        if s.request_len > m.max_position_embeddings:
-            return ()  # no max_model_len the model accepts admits the request
         s = s.model_copy(update={"max_model_len": m.max_position_embeddings})
         out.append(_try(s, m, g, f"max_model_len={m.max_position_embeddings} (the model's max_position_embeddings)"))
     if s.request_len > s.max_model_len:  # every option also needs a max_model_len that admits the request
@@ -67,7 +67,44 @@ def suggest(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> 
         options = tuple(replace(x, change=f"{x.change} + {label}", fields={**needed, **x.fields})
                         if needed.keys() - x.fields.keys() else x for x in _options(s, m, g, gpus, out))  # fmt: skip
         return options + _gpu_keeping_dtype(original, m, g, gpus, {k: v for k, v in needed.items() if k != "dtype"})
-    return _options(s, m, g, gpus, out)
+    return _options(s, m, g, gpus, out) or _combined(s, m, g, gpus)
+
+
+def _combined(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> tuple[Suggestion, ...]:
+    """Where no one change fits: the fp8 KV cache with each larger tensor_parallel_size, fp8 weights or the smallest
+    larger GPU, and each structural change (those, and the ones alone) with as many concurrent requests as it then
+    holds. The best whole fit (fewest GPUs) and the change that keeps the most requests, each its numbers."""
+    kv = {"kv_cache_dtype": "fp8"} if s.kv_cache_dtype != "fp8" else {}
+    kv_label = " + fp8 KV cache (kv_cache_dtype=fp8)" if kv else ""
+    tries: list[tuple[str, dict, GPUSpec]] = [("fp8 KV cache (kv_cache_dtype=fp8)", kv, g)] if kv else []
+    for tp in (2, 4, 8, 16):
+        if tp > s.tensor_parallel_size:
+            tries += [(f"tensor_parallel_size={tp}{kv_label}", {"tensor_parallel_size": tp, **kv}, g),
+                      (f"tensor_parallel_size={tp}", {"tensor_parallel_size": tp}, g)]  # fmt: skip
+    if s.dtype in ("auto", "bf16", "fp16") and m.quantization_config is None:
+        tries.append((f"fp8 weights (dtype=fp8){kv_label}", {"dtype": "fp8", **kv}, g))
+    bigger = sorted((gg.memory_gib, gid) for gid, gg in gpus.items() if gg.memory_gib > g.memory_gib)
+    if bigger:
+        gid = bigger[0][1]
+        tries.append((f"gpu={gid} ({gpus[gid].memory_gib:g} GiB){kv_label}", {**other_gpu_fields(s, gid), **kv}, gpus[gid]))
+    whole, fewer = [], []
+    for label, fields, gg in tries:
+        sug = _try(s, m, gg, label, **fields)
+        if sug is None:
+            continue
+        gpus_n = fields.get("tensor_parallel_size", s.tensor_parallel_size)
+        if sug.fits:
+            whole.append((gpus_n, len(sug.fields), sug))
+        elif 0 < sug.max_concurrency_at_length < s.concurrency:
+            n = sug.max_concurrency_at_length
+            less = _try(s, m, gg, f"{label} + concurrency={n}", **fields, concurrency=n)
+            if less is not None and less.fits:
+                fewer.append((gpus_n, -n, len(less.fields), less))
+    best = [min(whole, key=lambda x: x[:2])] if whole else []
+    cheaper = [x for x in fewer if not best or x[0] < best[0][0]]  # fewer GPUs than the whole fit, fewer requests
+    if cheaper:
+        best.append(min(cheaper, key=lambda x: x[1:3]))
+    return tuple(x[-1] for x in best)
 
 
 def _gpu_keeping_dtype(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec], carry: dict) -> tuple:

@@ -2,13 +2,18 @@
 
     int4 (AWQ / GPTQ, W4A16)   Turing, Ampere, Ada, Hopper (Blackwell as Hopper); not AMD GPUs, Gaudi or TPU
     int8 (W8A8)                Turing … Hopper, TPU; not AMD GPUs or Gaudi
-    fp8  (W8A8, --quantization fp8)   Ada, Hopper, Blackwell, AMD (CDNA3); not Turing, Ampere (weight-only
-                               through Marlin in later releases, not modelled), TPU, nor Gaudi (whose fp8 is INC,
-                               served by vLLM-Gaudi with other flags)
+    fp8  (W8A8, --quantization fp8)   Ada, Hopper, Blackwell, AMD (CDNA3); on Ampere weight-only (W8A16) through
+                               the FP8 Marlin kernel (below), not Turing (Fp8Config's minimum capability is 80), TPU,
+                               nor Gaudi (whose fp8 is INC, served by vLLM-Gaudi with other flags)
 16-bit weights: fp16 everywhere the planner ships; bf16 from Ampere on (and AMD, TPU, Gaudi). On a GPU of compute
 capability below 8.0 (Turing here; Volta) vLLM refuses --dtype bfloat16 at start ("Bfloat16 is only supported on
 GPUs with compute capability of at least 8.0", vllm/worker check_if_supports_dtype), and with --dtype auto serves a
 bf16 checkpoint in fp16 (the same bytes).
+
+FP8 on Ampere: vLLM starts and logs "Your GPU does not have native support for FP8 computation but FP8 quantization
+is being used. Weight-only FP8 compression will be used leveraging the Marlin kernel" (marlin_utils_fp8.py, v0.6.3
+on; published A100 / A40 logs, e.g. "Selected MarlinFP8ScaledMMLinearKernel for Fp8LinearMethod … Model loading took
+28.9 GiB" for a 27 B model): the weights stay 8-bit in memory and the math is 16-bit.
 
 Source: docs.vllm.ai v0.11.2, features/quantization, "Supported Hardware" (AWQ, GPTQ, INT8 (W8A8), FP8 (W8A8) rows;
 Volta … Hopper, AMD GPU, Intel Gaudi, Google TPU columns); v0.15.1 notes that Gaudi's quantization moved to
@@ -24,8 +29,10 @@ from calc.weights import WeightFormat
 SUPPORTED = {
     "int4": ("turing", "ampere", "ada", "hopper", "blackwell"),
     "int8": ("turing", "ampere", "ada", "hopper", "blackwell", "tpu"),
-    "fp8": ("ada", "hopper", "blackwell", "cdna3"),
+    "fp8": ("ampere", "ada", "hopper", "blackwell", "cdna3"),
 }
+FP8_WEIGHT_ONLY = ("ampere",)
+"""No FP8 tensor cores: fp8 weights are read as 8-bit and multiplied in 16-bit (vLLM's FP8 Marlin, W8A16)."""
 
 
 def unsupported(dtype: str, arch: str) -> str:
@@ -55,7 +62,10 @@ def dtype_refusal(dtype: str, arch: str, engine: str = "vllm") -> str:
 
 def served_format(f: WeightFormat, dtype: str, arch: str) -> WeightFormat:
     """The weights as vLLM serves them on `arch`: with dtype auto, a bf16 checkpoint on a GPU without bf16 runs in
-    fp16 (same bytes; the label and the matmul precision say fp16)."""
+    fp16 (same bytes; the label and the matmul precision say fp16); fp8 weights on Ampere keep their bytes and
+    multiply in bf16."""
     if dtype == "auto" and arch in NO_BF16 and f.compute_dtype == "bf16":
         return replace(f, compute_dtype="fp16", label=f.label.replace("bf16", "fp16"))
+    if arch in FP8_WEIGHT_ONLY and f.compute_dtype == "fp8":
+        return replace(f, compute_dtype="bf16", label=f"{f.label}, weight-only (FP8 Marlin, bf16 math)")
     return f

@@ -101,6 +101,11 @@ def grid(space: Space, s: Scenario, m) -> Grid:
         for pp in space.pipeline_parallel_sizes:
             problem = tp_check(s.model_copy(update={"tensor_parallel_size": tp, "pipeline_parallel_size": pp}), m)
             (refused.append(f"TP {tp}, PP {pp}: {problem}") if problem else parallel.append((tp, pp)))
+    if not parallel:  # nothing to search: name the list and what this model accepts
+        ok = [tp for tp in (1, 2, 4, 8, 16, 32, 64) if not tp_check(s.model_copy(update={"tensor_parallel_size": tp,
+                                                                                       "pipeline_parallel_size": 1}), m)]  # fmt: skip
+        raise InputError("search_tensor_parallel_size", f"no size tried starts ({refused[0]}); this model accepts "
+                         f"tensor_parallel_size {', '.join(map(str, ok))}")  # fmt: skip
     formats: dict[tuple, str] = {}
     native = weight_format(m, "auto")
     four_bit = min(native.linear_bytes, native.expert_bytes) < FOUR_BIT_BYTES  # gpt-oss (MXFP4), NVFP4, AWQ …

@@ -100,6 +100,26 @@ def test_16_requests_of_8448_do_not_fit(catalog):
     assert any("kv_cache_dtype" in s.fields for s in r.suggestions)
 
 
+def test_no_single_change_fits_so_the_advice_combines_them(catalog):
+    """64 requests of 32,768 + 1,024 tokens of Llama-3.1-70B on two H100s (max_model_len 65,536): vLLM cannot even
+    start, and neither the fp8 KV cache nor TP 4 or 8 alone holds all 64. The advice combines changes (TP 8 with the
+    fp8 KV cache) and offers the change that keeps the most requests on fewer GPUs; each suggestion, opened, fits."""
+    s = scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=2, input_len=32_768, output_len=1_024,
+                 concurrency=64, max_model_len=65_536)  # fmt: skip
+    r = evaluate(s, catalog)
+    assert not r.fit.fits and r.suggestions
+    blocks_per_request = (32_768 + 1_024) // 16  # 2,112 blocks of 16 tokens
+    for sug in r.suggestions:
+        opened = evaluate(s.model_copy(update=sug.fields), catalog)
+        assert opened.fit.fits, sug.change
+        n = sug.fields.get("concurrency", 64)
+        assert opened.memory.num_gpu_blocks >= n * blocks_per_request, sug.change
+    whole = r.suggestions[0]
+    assert whole.fields["kv_cache_dtype"] == "fp8" and whole.fields["tensor_parallel_size"] == 8
+    if len(r.suggestions) > 1:  # fewer GPUs than the whole fit, fewer requests
+        assert r.suggestions[1].fields["tensor_parallel_size"] < 8 and r.suggestions[1].fields["concurrency"] < 64
+
+
 def test_sliding_window_plus_one_block_gemma3(catalog):
     # vllm_kv.md §5, case rocm-gemma-3-27b: L = 4,096, max_num_batched_tokens 8,192 →
     # full group 256 blocks + 6 sliding groups × (⌈min(1023 + 8192, 4096)/16⌉ + 1 = 257) = 1,798

@@ -208,15 +208,15 @@ def test_the_lists_show_configurations_that_differ_only_in_an_unreached_max_num_
 
 
 def test_the_search_recommends_only_precisions_vllm_has_kernels_for(catalog):
-    """vLLM's quantization table: no AWQ / GPTQ on AMD GPUs, Gaudi or TPU, no fp8 W8A8 on Turing (T4), Ampere, TPU or
-    Gaudi. Gaudi 3 with int4 was the cheapest of many searches; now no such pair is eligible, and the plan of one says
-    it cannot be served."""
+    """vLLM's quantization table: no AWQ / GPTQ on AMD GPUs, Gaudi or TPU, no fp8 on Turing (T4), TPU or Gaudi (on
+    Ampere fp8 runs weight-only through Marlin). Gaudi 3 with int4 was the cheapest of many searches; now no such pair
+    is eligible, and the plan of one says it cannot be served."""
     s = Scenario(model="llama-3.1-8b", request_rate=10, input_len=1000, output_len=500, search_gpus="all",
                  search_tensor_parallel_size="1,2", search_pipeline_parallel_size="1", search_max_num_seqs="64",
                  search_disaggregated=False)  # fmt: skip
     r = search(s, catalog)
     arch = {gid: g.arch for gid, g in catalog.gpus.items()}
-    bad = {("int4", a) for a in ("cdna3", "gaudi3", "tpu")} | {("fp8", a) for a in ("turing", "ampere", "tpu", "gaudi3")}
+    bad = {("int4", a) for a in ("cdna3", "gaudi3", "tpu")} | {("fp8", a) for a in ("turing", "tpu", "gaudi3")}
     for i in np.flatnonzero(r.eligible):
         d = row(r, int(i))
         assert (d["dtype"], arch[d["gpu"]]) not in bad, d
@@ -224,6 +224,24 @@ def test_the_search_recommends_only_precisions_vllm_has_kernels_for(catalog):
     rep = evaluate(Scenario(gpu="mi300x", dtype="int4"), catalog)  # the plan agrees: vLLM does not start
     assert not rep.serves and rep.fit.reasons[0].startswith("vLLM refuses to start: no int4 weight kernel on cdna3")
 
+
+
+def test_fp8_weights_on_ampere_are_served_weight_only_through_marlin(catalog):
+    """vLLM on an A100 with --quantization fp8: "Weight-only FP8 compression will be used leveraging the Marlin
+    kernel" — it starts, the weights are 8-bit in memory and the math is bf16 (precision_support's source). The plan
+    used to refuse it, and the search to drop every fp8 configuration on Ampere."""
+    bf16 = evaluate(Scenario(model="llama-3.1-8b", gpu="a100-80gb-sxm"), catalog)
+    fp8 = evaluate(Scenario(model="llama-3.1-8b", gpu="a100-80gb-sxm", dtype="fp8"), catalog)
+    assert fp8.serves and fp8.fit.fits and "weight-only" in fp8.memory.weight_format.label
+    assert fp8.latency.compute_dtype == "bf16" and fp8.latency.peak_flop_per_s == bf16.latency.peak_flop_per_s
+    # the linear layers at 1 byte a weight (plus scales), the 2 × 525 M embedding and head weights still 16-bit:
+    # (8.03 B − 1.05 B) × 1 + 1.05 B × 2 ≈ 9.1 GB against 16.1 GB
+    assert 0.5 < fp8.memory.weights_bytes / bf16.memory.weights_bytes < 0.62
+    assert fp8.latency.decode_step_floor_s < bf16.latency.decode_step_floor_s
+    s = Scenario(model="llama-3.1-8b", request_rate=10, search_gpus="a100-80gb-sxm", search_tensor_parallel_size="1",
+                 search_pipeline_parallel_size="1", search_disaggregated=False)  # fmt: skip
+    r = search(s, catalog)
+    assert any(row(r, int(i))["dtype"] == "fp8" for i in np.flatnonzero(r.eligible))
 
 
 def test_bf16_below_ampere_is_a_refusal_to_start_and_auto_serves_fp16(catalog):
