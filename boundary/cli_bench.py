@@ -126,6 +126,12 @@ def run_bench(args, catalog) -> int:
     metrics, qs = _percentile_metrics(args.percentile_metrics), _metric_percentiles(args.metric_percentiles)
     slos, burst = _goodput(args.goodput), _number("--burstiness", args.burstiness, float, 0.001, 1000)
     seed = _number("--seed", args.seed, int, 0, 2**31)
+    if "concurrency" in data:  # plan's flag; the benchmark tool's clients are --max-concurrency's
+        raise InputError("--concurrency", "bench sends requests as vllm bench serve does: use --max-concurrency C "
+                                          "(C clients in a closed loop), --request-rate R (arrivals), or --batch-size B")  # fmt: skip
+    if batch is not None and (conc is not None or "request_rate" in data):
+        raise InputError("--batch-size", "selects vllm bench latency (one static batch); --max-concurrency and "
+                                         "--request-rate are vllm bench serve's: give one or the other")  # fmt: skip
     if conc is not None:
         data["concurrency"] = conc
     elif batch is not None:

@@ -167,7 +167,12 @@ def test_bench_json_has_the_tools_peak_and_count_keys(capsys):
 
 @pytest.mark.parametrize("args, flag", [(["--max-concurrency", "0"], "--max-concurrency"),
                                         (["--num-prompts", "x"], "--num-prompts"),
-                                        (["--engine", "trt"], "--engine")])  # fmt: skip
+                                        (["--engine", "trt"], "--engine"),
+                                        # plan's --concurrency was silently dropped; a latency batch with serve's
+                                        # flags printed the batch alone
+                                        (["--concurrency", "64"], "--concurrency"),
+                                        (["--batch-size", "8", "--max-concurrency", "4"], "--batch-size"),
+                                        (["--batch-size", "8", "--request-rate", "4"], "--batch-size")])  # fmt: skip
 def test_bench_bad_input_names_the_flag(capsys, args, flag):
     code, _, err = run(capsys, "bench", *args)
     assert code == 2 and flag in err and len(err.strip().splitlines()) == 1

@@ -122,6 +122,7 @@ def test_help():
                                         (["--budget-per-hour", "abc"], "--budget-per-hour"),
                                         (["--max-num-seqs", ",".join(["9"] * 40)], "--max-num-seqs"),
                                         (["--slo-ttft-s", "-1"], "--slo-ttft-s"), (["--request-rate", "inf"], "--request-rate"),
+                                        (["--tensor-parallel-size", "3,6"], "--tensor-parallel-size"),  # none starts
                                         (["--max-num-seqs", ",".join(str(n) for n in range(1, 33)),
                                           "--max-num-batched-tokens", ",".join(str(n) for n in range(512, 512 + 16)),
                                           "--pipeline-parallel-size", "1,2,3,4"], "--max-num-seqs")])  # fmt: skip
