@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from calc.errors import UNFORESEEN, InputError, first_field, short, unforeseen
+from calc.errors import UNFORESEEN, InputError, first_field, message_of, short, unforeseen
 from calc.scenario import Scenario, field_constraints
 
 
@@ -111,7 +111,7 @@ def _bound(v: float) -> str:
 
 
 def allowed_text(name: str, err: dict) -> str:
-    msg = err["msg"].removeprefix("Value error, ")
+    msg = message_of(err)
     bounds = []
     for meta in field_constraints(name) if name in Scenario.model_fields else []:  # optional fields' too
         for attr, sym in (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<")):

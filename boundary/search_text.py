@@ -30,7 +30,8 @@ def table(rows: list[dict], columns=FRONTIER_COLUMNS) -> str:
 
 def render_text(out: dict) -> str:
     s = out["scenario"]
-    rate = f"{s['request_rate']:g} req/s" if s["request_rate"] else "one replica (no request_rate)"
+    r = s["request_rate"]  # as typed ('2.5 req/s'), separated where :g would turn to '1e+07'
+    rate = (f"{r:,.0f} req/s" if r >= 1e4 else f"{r:g} req/s") if r else "one replica (no request_rate)"
     lines = [f"{out['model_name']}: {fmt.plural(out['configs_evaluated'], 'configuration')} evaluated in {fmt.ms(out['seconds'])}; "
              f"{out['configs_meeting_slo']:,} {'meets' if out['configs_meeting_slo'] == 1 else 'meet'} the filters and TTFT ≤ {fmt.seconds(s['slo_ttft_s'])} and TPOT ≤ {fmt.seconds(s['slo_tpot_s'])} for "
              f"{fmt.quota(s['conformance_quota'])} of requests at {rate}, {s['input_len']:,} in / {s['output_len']:,} out"]  # fmt: skip

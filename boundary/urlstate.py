@@ -38,6 +38,12 @@ def _default(name: str):
     return Scenario.model_fields[name].default
 
 
+def _default_text(name: str) -> str:
+    """'16', 'rtx-4090'; 'unset' for an optional field (the sidebar's word), never 'None'."""
+    d = _default(name)
+    return "unset" if d is None else repr(d)
+
+
 def validate_query(params: dict[str, list[str]], *, known_models=(), known_gpus=()) -> tuple[dict, list[str]]:
     """Per-field validation of a query string (every value as a list, repeated keys allowed).
 
@@ -59,12 +65,12 @@ def validate_query(params: dict[str, list[str]], *, known_models=(), known_gpus=
             continue
         parsed = _parse(key, value)
         if isinstance(parsed, str):
-            warnings.append(f"{parsed} — '{value}' ignored, using the default {_default(key)!r}")
+            warnings.append(f"{parsed} — '{value}' ignored, using the default ({_default_text(key)})")
             continue
         values[key] = getattr(parsed, key)
     for key, known in (("model", known_models), ("gpu", known_gpus)):
         if key in values and known and values[key] not in known and values[key] != "custom":
-            warnings.append(f"{key}: unknown spec '{values.pop(key)}' — using the default {_default(key)!r}")
+            warnings.append(f"{key}: unknown spec '{values.pop(key)}' — using the default ({_default_text(key)})")
     if values.get("model") == "custom" and not values.get("custom_model"):
         warnings.append("model: 'custom' needs a custom_model parameter — using the default model")
         values.pop("model")

@@ -35,7 +35,8 @@ def slo_lines(r, *, replica_check=None) -> list[str]:
                  if getattr(s, "disaggregated", False) and getattr(fl, "prefill_instances", None) is not None else "")  # fmt: skip
         out.append(f"{fmt.rate(s.request_rate, 'req/s')} → {fmt.plural(fl.replicas, 'replica')}{split} × "
                    f"{fmt.plural(s.gpus_per_replica, 'GPU')} = {fmt.plural(fl.gpus, 'GPU')}, capacity "
-                   f"{fmt.pct(fl.headroom, 0)} above the rate")  # fmt: skip
+                   + (f"{fmt.pct(fl.headroom, 0)} above the rate" if fl.headroom < 10 else
+                      f"{fmt.sig(1 + fl.headroom)}× the rate"))  # fmt: skip
         if replica_check is not None:
             out.append(rate_check_line(asdict(replica_check)).strip())
     elif s.request_rate:

@@ -42,13 +42,24 @@ def short(text: object, limit: int = MAX_NAME) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
+SPEC_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
+"""Scenario's SpecId: its regex is no message for a person ('String should match pattern …')."""
+
+
+def message_of(err: dict) -> str:
+    """One pydantic error's message for a person: without pydantic's 'Value error, ', a spec id's rule in words."""
+    if err["type"] == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == SPEC_ID_PATTERN:
+        return "a spec id is lower-case letters, digits, '.', '_' and '-' (e.g. llama-3.1-8b, h100-sxm)"
+    return err["msg"].removeprefix("Value error, ")
+
+
 def describe(exc: ValidationError, prefix: str = "") -> str:
     """First error of a pydantic ValidationError as 'field: message (allowed …)'; extra errors are counted.
     Compact: names and the message are cut, the input is never echoed (it may be a huge document)."""
     errors = exc.errors(include_url=False, include_input=False)
     first = errors[0]
     loc = ".".join(short(p) for p in first["loc"])
-    msg = first["msg"].removeprefix("Value error, ")
+    msg = message_of(first)
     more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
     return short(f"{prefix}{loc + ': ' if loc else ''}{msg}{_allowed(first)}{more}", MAX_MESSAGE)
 

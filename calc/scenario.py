@@ -14,6 +14,7 @@ from typing import Annotated, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from calc.engine_spec import Version
+from calc.errors import SPEC_ID_PATTERN
 
 Tokens = Annotated[int, Field(ge=1, le=10_000_000)]
 Fraction = Annotated[float, Field(ge=0.01, le=1)]  # below 1 % of peak is a broken measurement, not a plan
@@ -21,7 +22,7 @@ Seconds = Annotated[float, Field(ge=0, le=86_400)]
 PosSeconds = Annotated[float, Field(ge=1e-6, le=86_400)]
 Bytes = Annotated[float, Field(ge=0, le=1e15)]
 Bandwidth = Annotated[float, Field(ge=0.001, le=1e6)]  # GB/s (1 MB/s to 1 PB/s)
-SpecId = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[a-z0-9][a-z0-9._-]*$")]
+SpecId = Annotated[str, Field(min_length=1, max_length=64, pattern=SPEC_ID_PATTERN)]
 SEARCH_LISTS = {"search_gpus": "gpu", "search_tensor_parallel_size": "tensor_parallel_size",
                 "search_pipeline_parallel_size": "pipeline_parallel_size", "search_dtype": "dtype",
                 "search_kv_cache_dtype": "kv_cache_dtype", "search_max_num_seqs": "max_num_seqs",
