@@ -154,7 +154,8 @@ def occupancy(r, pts) -> Chart:
         "prompt + output length (tokens)",
         "share of the KV pool (%)",
         [_line([p.request_tokens for p in pts], [p.pool_fraction * 100 for p in pts], f"{s.concurrency} × blocks(L) / pool"),
-         _here(fit.request_tokens, min(fit.pool_fraction, 10) * 100)],
+         _here(fit.request_tokens, min(fit.pool_fraction, 10) * 100, "this scenario" if fit.pool_fraction <= 10 else
+               f"this scenario: {fmt.pct(fit.pool_fraction, 0)}, off the scale (drawn at its top)")],
         shapes=[shape], notes=[note],
         # up to a little past full, or past the scenario: the line may leave the top where lengths run far beyond
         yaxis=dict(range=[0, max(120.0, 1.15 * min(fit.pool_fraction, 10) * 100)]),

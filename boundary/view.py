@@ -170,8 +170,8 @@ def latency_metrics(r) -> list[Metric]:
     elif s.request_rate:
         out.append(Metric("Replicas / GPUs", fmt.missing("SLOs not met"), fl.capacity.reason or "no replica count"))
     else:
-        out.append(Metric("Capacity per replica", fmt.rate(fl.capacity.rps, "req/s"),
-                          capacity_text(r) + "; set a request rate for replicas"))  # fmt: skip
+        out.append(Metric("Capacity per replica", fmt.rate(fl.capacity.rps, "req/s") if fl.capacity.rps > 0 else
+                          fmt.missing("SLOs not met"), capacity_text(r) + "; set a request rate for replicas"))  # fmt: skip
     cost = fl.cost_per_million_output_tokens
     label = "Cost / M output tokens"
     value = fmt.money(cost, fl.currency) if cost is not None else fmt.missing(cost_reason(r, short=True))

@@ -7,7 +7,7 @@ from calc.catalog import Catalog
 from calc.errors import InputError
 from calc.expert_parallel import expert_ranks
 from calc.latency import latency
-from calc.pool import size_pool, tp_check
+from calc.pool import accepted_tp_sizes, size_pool, tp_check
 from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)
 from calc.resolve import beyond_fitted, default_context, engine_of, resolve
@@ -20,8 +20,10 @@ def resolve_checked(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
     """resolve(), then vLLM's parallelism rules; InputError names the field that breaks them."""
     model, gpu = resolve(s, catalog)
     problem = tp_check(s, model)
+    if problem and "tensor" in problem:
+        raise InputError("tensor_parallel_size", f"{problem}; this model accepts {accepted_tp_sizes(s, model)}")
     if problem:
-        raise InputError("tensor_parallel_size" if "tensor" in problem else "pipeline_parallel_size", problem)
+        raise InputError("pipeline_parallel_size", problem)
     return model, gpu
 
 
@@ -170,6 +172,29 @@ def rocm_fp8_moe_note(s: Scenario, gpu: GPUSpec, model: ModelSpec, mem) -> str |
             "dstack-deepseek-r1-mi300x-h200.yaml)")
 
 
+def speed_notes(s: Scenario, model: ModelSpec, gpu: GPUSpec, mem, engine, lat, catalog: Catalog) -> tuple[str, ...]:
+    """Notes on the latency figures: the NVLink bridge assumed, a compute-starved part, ROCm's FP8 experts, a chat
+    cost fitted on another release, fixed costs beyond the fitted concurrency."""
+    notes: tuple[str, ...] = ()
+    alt = latency(s, model, unbridged(gpu), mem, engine).tpot_s if bridge_assumed(s, gpu) else None
+    if link := link_note(s, gpu, lat.tpot_s, alt):
+        notes = (*notes, link)
+    if ridge := ridge_note(gpu):
+        notes = (*notes, ridge)
+    if rocm := rocm_fp8_moe_note(s, gpu, model, mem):
+        notes = (*notes, rocm)
+    if lat.step.chat and engine.chat_stream_token_s and engine.since != catalog.engines[s.engine].since:
+        notes = (*notes, f"each streamed chat chunk costs {engine.chat_stream_token_s * 1e6:,.0f} µs a running request "
+                         f"here, fitted on {catalog.engines[s.engine].label}'s chat bursts (GPUStack); no chat run of "
+                         f"{engine.label} was in the calibration data (its own per-request costs were fitted on "
+                         "completions runs), so on that release it is an assumption")  # fmt: skip
+    if beyond := beyond_fitted(s, catalog, lat.decode_batch):
+        notes = (*notes, f"{engine.label}'s fixed costs were fitted on runs of at most {engine.fitted_concurrency} "
+                 f"in flight, and {lat.decode_batch:,.0f} run here: an extrapolation; the earlier releases' costs "
+                 f"({beyond[1].label}) bound the TPOT from above")  # fmt: skip
+    return notes
+
+
 def evaluate(s: Scenario, catalog: Catalog) -> Report:
     """Raises InputError (naming the field) when the scenario names unknown specs or breaks vLLM's TP rules."""
     model, gpu = resolve_checked(s, catalog)
@@ -181,26 +206,12 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     lat = latency(s, model, gpu, mem, engine)
     conf = conformance_of(s, lat)
     notes = notes_for(s, model, mem)
-    alt = latency(s, model, unbridged(gpu), mem, engine).tpot_s if bridge_assumed(s, gpu) else None
-    if link := link_note(s, gpu, lat.tpot_s, alt):
-        notes = (*notes, link)
-    if ridge := ridge_note(gpu):
-        notes = (*notes, ridge)
-    if rocm := rocm_fp8_moe_note(s, gpu, model, mem):
-        notes = (*notes, rocm)
+    if fit.max_concurrency_at_length >= 1:  # speed notes only where a speed figure is shown (the plan serves)
+        notes = (*notes, *speed_notes(s, model, gpu, mem, engine, lat, catalog))
     if s.gpu_hour_price is None and "price_per_gpu_hour" in gpu.derived:
         notes = (*notes, f"{gpu.name}'s price, {gpu.price_per_gpu_hour:g} {gpu.price_currency} per GPU-hour, is an "
                          f"estimate ({gpu.price_source.removeprefix('DERIVED, ')}): set gpu_hour_price to your "
                          "quote before relying on the costs")  # fmt: skip
-    if lat.step.chat and engine.chat_stream_token_s and engine.since != catalog.engines[s.engine].since:
-        notes = (*notes, f"each streamed chat chunk costs {engine.chat_stream_token_s * 1e6:,.0f} µs a running request "
-                         f"here, fitted on {catalog.engines[s.engine].label}'s chat bursts (GPUStack); no chat run of "
-                         f"{engine.label} was in the calibration data (its own per-request costs were fitted on "
-                         "completions runs), so on that release it is an assumption")  # fmt: skip
-    if beyond := beyond_fitted(s, catalog, lat.decode_batch):
-        notes = (*notes, f"{engine.label}'s fixed costs were fitted on runs of at most {engine.fitted_concurrency} "
-                 f"in flight, and {lat.decode_batch:,.0f} run here: an extrapolation; the earlier releases' costs "
-                 f"({beyond[1].label}) bound the TPOT from above")  # fmt: skip
     if s.max_model_len != given:
         notes = (f"max_model_len {s.max_model_len:,}: the model's own maximum, which vLLM serves without "
                  f"--max-model-len (the planner's default {given:,} is beyond it)", *notes)  # fmt: skip

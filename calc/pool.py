@@ -123,6 +123,14 @@ def tp_check(s: Scenario, m: ModelSpec) -> str | None:
     return None
 
 
+def accepted_tp_sizes(s: Scenario, m: ModelSpec) -> str:
+    """'1, 2, 4, 28': the tensor_parallel_size values up to 64 that tp_check accepts for this model (an error names
+    them beside the rule broken)."""
+    ok = [tp for tp in range(1, 65) if not tp_check(s.model_copy(update={"tensor_parallel_size": tp,
+                                                                        "pipeline_parallel_size": 1}), m)]  # fmt: skip
+    return ", ".join(map(str, ok))
+
+
 NO_PIPELINE = ("zamba2", "gemma3n_text")
 """Families whose vLLM model class lacks SupportsPP (vllm/model_executor/models/zamba2.py, gemma3n.py): vLLM
 refuses pipeline_parallel_size > 1 for them."""

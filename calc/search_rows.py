@@ -21,6 +21,7 @@ from calc.search import CANNOT_SERVE
 DTYPE_FLAGS = {"auto": [], "bf16": ["--dtype", "bfloat16"], "fp16": ["--dtype", "float16"], "fp8": ["--quantization", "fp8"],
                "int8": [], "int4": []}  # fmt: skip
 CHECKPOINT = {"int8": "an INT8 (W8A8) checkpoint of {}", "int4": "an INT4 (AWQ or GPTQ) checkpoint of {}"}
+PLACEHOLDER = "__CHECKPOINT__"  # shlex leaves it bare; replaced by "$CHECKPOINT" after quoting
 NIXL = json.dumps({"kv_connector": "NixlConnector", "kv_role": "kv_both"}, separators=(",", ":"))
 
 
@@ -115,7 +116,7 @@ def serve_commands(r, i: int) -> list[tuple[str, str]]:
     """(role, command) for configuration i: one `vllm serve` (or SGLang launch) line, or a prefill and a decode one."""
     f, s = fields_of(r, i), r.scenario
     name = r.hf_id or r.model_name
-    model = CHECKPOINT[f["dtype"]].format(name) if f["dtype"] in CHECKPOINT else name
+    model = PLACEHOLDER if f["dtype"] in CHECKPOINT else name
     if s.engine == "sglang":
         kv = ["--kv-cache-dtype", "fp8_e4m3"] if f["kv_cache_dtype"] == "fp8" else []
         base = ["python", "-m", "sglang.launch_server", "--model-path", model, "--tp-size", f["tensor_parallel_size"],
@@ -135,6 +136,9 @@ def serve_commands(r, i: int) -> list[tuple[str, str]]:
         base += _vllm_scenario_flags(s)
         roles = (("prefill", ["--kv-transfer-config", NIXL]), ("decode", ["--kv-transfer-config", NIXL]))
     line = " ".join(shlex.quote(str(x)) for x in base)
+    if f["dtype"] in CHECKPOINT:  # a runnable line: the checkpoint is a shell variable the comment above explains
+        line = (f"# CHECKPOINT={{{CHECKPOINT[f['dtype']].format(name)}: a Hub id or a local path}}\n"
+                + line.replace(PLACEHOLDER, '"$CHECKPOINT"'))  # fmt: skip
     serves = r.pool.max_concurrency_at_length[r.base(i)] >= 1  # a configuration that cannot run has no cap to explain
     if s.engine != "sglang" and seqs < f["max_num_seqs"] and serves:
         line = CAPPED_SEQS.format(seqs=seqs, asked=f["max_num_seqs"], tokens=s.input_len + s.output_len) + "\n" + line

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calc.errors import InputError
-from calc.pool import tp_check
+from calc.pool import accepted_tp_sizes, tp_check
 from calc.scenario import Scenario, split_list
 from calc.weights import weight_format
 
@@ -102,10 +102,8 @@ def grid(space: Space, s: Scenario, m) -> Grid:
             problem = tp_check(s.model_copy(update={"tensor_parallel_size": tp, "pipeline_parallel_size": pp}), m)
             (refused.append(f"TP {tp}, PP {pp}: {problem}") if problem else parallel.append((tp, pp)))
     if not parallel:  # nothing to search: name the list and what this model accepts
-        ok = [tp for tp in (1, 2, 4, 8, 16, 32, 64) if not tp_check(s.model_copy(update={"tensor_parallel_size": tp,
-                                                                                       "pipeline_parallel_size": 1}), m)]  # fmt: skip
         raise InputError("search_tensor_parallel_size", f"no size tried starts ({refused[0]}); this model accepts "
-                         f"tensor_parallel_size {', '.join(map(str, ok))}")  # fmt: skip
+                         f"tensor_parallel_size {accepted_tp_sizes(s, m)}")  # fmt: skip
     formats: dict[tuple, str] = {}
     native = weight_format(m, "auto")
     four_bit = min(native.linear_bytes, native.expert_bytes) < FOUR_BIT_BYTES  # gpt-oss (MXFP4), NVFP4, AWQ …

@@ -138,8 +138,9 @@ def test_serve_commands_carry_every_flag(small):
 def test_sglang_gets_its_own_launch_command(catalog):
     r = search(scenario(**SMALL, engine="sglang"), catalog)
     cmd = serve_commands(r, r.top(1, disaggregated=False)[0])[0][1]
-    # the cheapest may be a quantized checkpoint, named as "an INT4 (AWQ or GPTQ) checkpoint of meta-llama/…"
-    assert cmd.startswith("python -m sglang.launch_server --model-path ") and "--tp-size" in cmd
+    # the cheapest may be a quantized checkpoint: a comment names it ("an INT4 (AWQ or GPTQ) checkpoint of
+    # meta-llama/…") and the command reads it from $CHECKPOINT
+    assert cmd.splitlines()[-1].startswith("python -m sglang.launch_server --model-path ") and "--tp-size" in cmd
     assert "meta-llama/Llama-3.1-8B" in cmd
 
 

@@ -314,3 +314,42 @@ def test_a_precision_without_a_kernel_gets_the_checkpoints_own_or_a_gpu_that_has
     big = evaluate(Scenario(model="llama-3.1-8b", gpu="t4", dtype="fp8"), catalog)
     assert all(x.fields.get("dtype") == "auto" or x.fields.get("gpu") == "a10" for x in big.suggestions)
     assert any(x.change == "gpu=a10 (22.14 GiB), dtype=fp8 kept" and "dtype" not in x.fields for x in big.suggestions)
+
+
+# --- from the 2026-12-05 user audits -------------------------------------------------------------------------------
+def test_a_tensor_parallel_size_the_model_refuses_names_the_sizes_it_accepts(capsys):
+    """Qwen2.5-7B: 28 query heads, 4 KV heads. TP t passes when 28 % t == 0 and t and 4 divide one another:
+    1, 2, 4 (divide 4) and 28 (4 divides it); 7 and 14 divide 28 but neither divides nor is divided by 4."""
+    assert main(["plan", "--tensor-parallel-size", "3"]) == 2
+    assert capsys.readouterr().err.strip().endswith("this model accepts 1, 2, 4, 28")
+
+
+def test_a_plan_that_cannot_run_carries_no_speed_notes(catalog):
+    """The TPOT-extrapolation note sat on a page that shows no TPOT (Llama-3.1-70B on two H100s, 64 requests of
+    33,792 tokens, max_model_len 65,536: vLLM cannot start); with short requests the plan runs and the note is back
+    (64 in flight, past the 32 the fixed costs were fitted on)."""
+    kw = dict(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=2, concurrency=64)
+    stuck = evaluate(Scenario(**kw, input_len=32_768, output_len=1_024, max_model_len=65_536), catalog)
+    runs = evaluate(Scenario(**kw, input_len=1_024, output_len=256), catalog)
+    assert not stuck.serves and not any("fitted on runs of at most" in n for n in stuck.notes)
+    assert runs.serves and any("fitted on runs of at most" in n for n in runs.notes)
+
+
+def test_a_rate_far_below_capacity_reads_as_a_multiple(capsys):
+    """1e-6 req/s against one replica's capacity of ~2.8 req/s: '…× the rate', not a percentage with nine digits."""
+    text = plan_text(capsys, "--request-rate", "0.000001")
+    assert re.search(r"capacity [\d,]+× the rate", text) and "% above the rate" not in text
+    assert "% above the rate" in plan_text(capsys, "--request-rate", "2")
+
+
+def test_a_quantized_checkpoint_in_a_serve_command_is_a_shell_variable(catalog):
+    """The search's int4 pick printed `vllm serve 'an INT4 (AWQ or GPTQ) checkpoint of …'`, which no shell runs."""
+    from calc.search import search
+    from calc.search_rows import serve_commands
+
+    s = Scenario(model="llama-3.1-8b", search_gpus="a100-80gb-sxm", search_dtype="int4",
+                 search_tensor_parallel_size="1", search_pipeline_parallel_size="1", search_disaggregated=False)  # fmt: skip
+    r = search(s, catalog)
+    comment, cmd = serve_commands(r, r.top(1)[0])[0][1].splitlines()[-2:]
+    assert comment.startswith("# CHECKPOINT={an INT4 (AWQ or GPTQ) checkpoint of meta-llama/Llama-3.1-8B")
+    assert cmd.startswith('vllm serve "$CHECKPOINT" --tensor-parallel-size 1')
