@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from calc.custom import encode_custom_model
+from calc.engine_defaults import default_budget
 from calc.engine_spec import version_tuple
 from calc.evaluate import evaluate
 from calc.hf_config import model_from_hf_config
@@ -75,17 +76,6 @@ def _engine_version(r: dict, catalog) -> str:
     return "latest" if "nightly" in text else catalog.engines[r["engine"]].since
 
 
-def _budget(engine: str, memory_gib: float, gpu: str, llm_class: bool) -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs) the engine picks when the run states none: vLLM 0.10 arg_utils
-    (≥ 70 GiB, A100 excepted: 8,192 for the server, 16,384 for the LLM class; else 2,048 / 8,192; 1,024 or 256
-    sequences), SGLang 0.5 server_args (chunked_prefill_size by memory class) — notes §8.2, vllm_kv.md §3.1."""
-    big = memory_gib >= 70 and not gpu.startswith("a100")
-    if engine == "sglang":
-        chunk = 2048 if memory_gib < 35 else 4096 if memory_gib < 60 else 8192 if memory_gib < 160 else 16384
-        return chunk, 1024
-    return (16384 if big else 8192) if llm_class else (8192 if big else 2048), 1024 if big else 256
-
-
 def stratified_split(groups: dict[str, str]) -> dict[str, str]:
     """{group: GPU family} → {group: part}: within each family, groups ordered by a hash of their name, every third
     from the second held out — so each family with two or more groups is judged on one it was not fitted on."""
@@ -136,7 +126,7 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
                     customs[m["config"]] = encode_custom_model(model_from_hf_config(cfg, name=r["model"]))
                 data |= {"model": "custom", "custom_model": customs[m["config"]]}
             spec = catalog.models.get(data["model"]) if data["model"] != "custom" else None
-            mnbt, seqs = _budget(r["engine"], catalog.gpus[gpu].memory_gib, gpu, r["kind"] == "latency")
+            mnbt, seqs = default_budget(r["engine"], catalog.gpus[gpu].memory_gib, gpu, r["kind"] == "latency")
             data["max_num_batched_tokens"] = r.get("max_num_batched_tokens") or mnbt
             data["max_num_seqs"] = r.get("max_num_seqs") or seqs
             if r.get("enforce_eager"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from calc.accuracy import BANDED_RIDGE_FLOP_PER_BYTE, low_ridge
 from calc.catalog import Catalog
+from calc.engine_defaults import defaults_note
 from calc.errors import InputError
 from calc.expert_parallel import expert_ranks
 from calc.latency import latency
@@ -206,6 +207,8 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     lat = latency(s, model, gpu, mem, engine)
     conf = conformance_of(s, lat)
     notes = notes_for(s, model, mem)
+    if defaults := defaults_note(s, model, gpu, mem):
+        notes = (*notes, defaults)
     if fit.max_concurrency_at_length >= 1:  # speed notes only where a speed figure is shown (the plan serves)
         notes = (*notes, *speed_notes(s, model, gpu, mem, engine, lat, catalog))
     if s.gpu_hour_price is None and "price_per_gpu_hour" in gpu.derived:

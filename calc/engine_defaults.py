@@ -1,0 +1,44 @@
+"""What an engine picks for the step budget and the running-request cap when its server is started without them.
+
+vLLM ≥ 0.10 (engine/arg_utils.py, `_set_default_args`): on a GPU of 70 GiB or more that is not an A100 (H100,
+H200, B200, MI300X, …) the OpenAI server takes max_num_batched_tokens 8,192 and max_num_seqs 1,024 (the LLM class
+16,384 and 1,024); on any other GPU 2,048 and 256 (the LLM class 8,192). SGLang 0.5 (server_args.py): a
+chunked_prefill_size by memory class (2,048 under 35 GiB, 4,096 under 60, 8,192 under 160, else 16,384), and its
+running-request cap from the pool (1,024 as a bound here). shared/reference/vllm_kv.md §3.1.
+"""
+
+from __future__ import annotations
+
+from calc.pool import size_pool
+from calc.scenario import Scenario
+from calc.specs import GPUSpec, ModelSpec
+
+
+def default_budget(engine: str, memory_gib: float, gpu_id: str, llm_class: bool = False) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) the engine starts with when neither is given."""
+    big = memory_gib >= 70 and not gpu_id.startswith("a100")
+    if engine == "sglang":
+        chunk = 2048 if memory_gib < 35 else 4096 if memory_gib < 60 else 8192 if memory_gib < 160 else 16384
+        return chunk, 1024
+    return (16384 if big else 8192) if llm_class else (8192 if big else 2048), 1024 if big else 256
+
+
+def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
+    """Where the planner's defaults (DESIGN: 256 running requests, a 2,048-token step) are not what `vllm serve`
+    starts with on this GPU: say so, with the KV cache vLLM's own defaults leave (a larger step, a larger activation
+    peak, fewer blocks). None when they agree, when either is set, or for SGLang (its cap follows its pool)."""
+    fields = Scenario.model_fields
+    if s.engine != "vllm" or (s.max_num_batched_tokens, s.max_num_seqs) != (
+            fields["max_num_batched_tokens"].default, fields["max_num_seqs"].default):  # fmt: skip
+        return None
+    budget, seqs = default_budget("vllm", g.memory_gib, s.gpu)
+    if (budget, seqs) == (s.max_num_batched_tokens, s.max_num_seqs):
+        return None
+    ours = mem  # this plan's pool (calc.pool.size_pool)
+    theirs = size_pool(s.model_copy(update={"max_num_batched_tokens": budget, "max_num_seqs": seqs}), m, g)
+    kv = (f": {theirs.pool_token_capacity:,} tokens of KV cache rather than {ours.pool_token_capacity:,} (the larger "
+          "step's activation peak)" if theirs.pool_token_capacity != ours.pool_token_capacity else "")  # fmt: skip
+    return (f"`vllm serve` on this GPU ({g.name}: 70 GiB or more, not an A100) starts with max_num_batched_tokens {budget:,} "
+            f"and max_num_seqs {seqs:,} when neither is given; this plan uses the planner's "
+            f"{s.max_num_batched_tokens:,} and {s.max_num_seqs:,}, as a server started with those flags. Set both "
+            f"to plan a server started without them{kv}")
