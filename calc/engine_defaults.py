@@ -38,7 +38,7 @@ def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
     theirs = size_pool(s.model_copy(update={"max_num_batched_tokens": budget, "max_num_seqs": seqs}), m, g)
     kv = (f": {theirs.pool_token_capacity:,} tokens of KV cache rather than {ours.pool_token_capacity:,} (the larger "
           "step's activation peak)" if theirs.pool_token_capacity != ours.pool_token_capacity else "")  # fmt: skip
-    return (f"`vllm serve` on this GPU ({g.name}: 70 GiB or more, not an A100) starts with max_num_batched_tokens {budget:,} "
+    return (f"vllm serve on this GPU ({g.name}: 70 GiB or more, not an A100) starts with max_num_batched_tokens {budget:,} "
             f"and max_num_seqs {seqs:,} when neither is given; this plan uses the planner's "
             f"{s.max_num_batched_tokens:,} and {s.max_num_seqs:,}, as a server started with those flags. Set both "
             f"to plan a server started without them{kv}")

@@ -360,7 +360,7 @@ def test_vllms_own_batch_defaults_on_a_large_gpu_are_named(catalog):
     and 1,024 sequences; the planner's defaults (DESIGN: 2,048 and 256) are a server started with those flags. The
     note says so with the KV cache vLLM's own defaults leave: fewer tokens, the larger step's activations taking room."""
     h100 = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm"), catalog)
-    (note,) = [n for n in h100.notes if n.startswith("`vllm serve` on this GPU")]
+    (note,) = [n for n in h100.notes if n.startswith("vllm serve on this GPU")]
     theirs = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm", max_num_batched_tokens=8192, max_num_seqs=1024),
                       catalog).memory.pool_token_capacity  # fmt: skip
     assert f"{theirs:,} tokens of KV cache rather than {h100.memory.pool_token_capacity:,}" in note
@@ -368,4 +368,4 @@ def test_vllms_own_batch_defaults_on_a_large_gpu_are_named(catalog):
     for quiet in (dict(gpu="a100-80gb-sxm"), dict(gpu="rtx-4090"), dict(gpu="h100-sxm", max_num_seqs=512),
                   dict(gpu="h100-sxm", engine="sglang")):  # fmt: skip
         r = evaluate(Scenario(model="llama-3.1-8b", **quiet), catalog)
-        assert not any(n.startswith("`vllm serve` on this GPU") for n in r.notes), quiet
+        assert not any(n.startswith("vllm serve on this GPU") for n in r.notes), quiet
