@@ -24,8 +24,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_spec_flags(plan)
     plan.add_argument("--json", action="store_true", help="print the Report as JSON")
     add_scenario_flags(plan)
-    sub.add_parser("models", help="list the shipped model specs")
-    sub.add_parser("gpus", help="list the shipped accelerator specs")
+    sub.add_parser("models", help="list the shipped model specs").add_argument(
+        "--json", action="store_true", help="print them as a JSON list")
+    sub.add_parser("gpus", help="list the shipped accelerator specs").add_argument(
+        "--json", action="store_true", help="print them as a JSON list")
     rec = sub.add_parser("reconcile", help="hold a vLLM startup log against the prediction")
     rec.add_argument("logfile")
     add_spec_flags(rec)
@@ -38,6 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None, catalog=None) -> int:
     """Exit status 0, or 2 with one line on stderr naming the field; never a traceback for bad input."""
+    if not (sys.argv[1:] if argv is None else argv):  # argparse's 'required: command' names no command
+        print("error: give a command: plan, bench, search, reconcile, models or gpus (python -m calc COMMAND --help)",
+              file=sys.stderr)  # fmt: skip
+        return 2
     args = build_parser().parse_args(argv)
     try:
         return _run(args, catalog)
@@ -72,9 +78,18 @@ def _run(args: argparse.Namespace, catalog=None) -> int:
     if args.command == "models":
         from calc.params import count_params
 
+        if args.json:
+            print(json.dumps([{"id": sid, "name": m.name, "params": count_params(m).total, "model_type": m.model_type}
+                              for sid, m in catalog.models.items()], indent=2))  # fmt: skip
+            return 0
         rows = [(sid, m.name, f"{count_params(m).total / 1e9:,.2f} B params", m.model_type)
                 for sid, m in catalog.models.items()]  # fmt: skip
         print(_columns(rows, "><"))
+        return 0
+    if args.command == "gpus" and args.json:
+        print(json.dumps([{"id": sid, "name": g.name, "memory_gib": g.memory_gib, "memory_bandwidth_gb_per_s":
+                           g.memory_bandwidth_gb_per_s, "peak_16bit_tflop_per_s": g.peak_16bit_tflop_per_s,
+                           "arch": g.arch} for sid, g in catalog.gpus.items()], indent=2))  # fmt: skip
         return 0
     if args.command == "gpus":
         rows = [(sid, g.name, f"{g.memory_gib:,.2f} GiB", f"{g.memory_bandwidth_gb_per_s:,.0f} GB/s",

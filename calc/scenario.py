@@ -45,17 +45,24 @@ class Scenario(BaseModel):
     gpu: SpecId = "rtx-4090"
     """Accelerator spec id (file stem in hardware_specs/)."""
     tensor_parallel_size: Annotated[int, Field(ge=1, le=64)] = 1
+    """GPUs each layer is split across (vLLM --tensor-parallel-size); weights and KV heads divide by it."""
     pipeline_parallel_size: Annotated[int, Field(ge=1, le=64)] = 1
+    """Stages the layers are split into, one GPU group each (vLLM --pipeline-parallel-size)."""
     dtype: Literal["auto", "bf16", "fp16", "fp8", "int8", "int4"] = "auto"
     """Weight precision; auto = the checkpoint's own (its quantization_config, else torch_dtype)."""
     kv_cache_dtype: Literal["auto", "fp8"] = "auto"
     """auto = the weights' 16-bit type; fp8 = 1 byte per element."""
     # --- the engine ------------------------------------------------------------------------------------------
     gpu_memory_utilization: Annotated[float, Field(ge=0.01, le=1.0)] = 0.9
+    """Share of each GPU's memory vLLM may use: weights, activations, CUDA graphs and the KV pool."""
     block_size: Literal[8, 16, 32, 64, 128, 256] = 16
+    """Tokens per KV-cache block (vLLM --block-size); FlashMLA and hybrid models may raise it."""
     max_model_len: Tokens = 8192
+    """Longest request (prompt + output) the server admits, tokens; vLLM refuses to start when one does not fit."""
     max_num_seqs: Annotated[int, Field(ge=1, le=65_536)] = 256
+    """Most requests running in one step (vLLM --max-num-seqs); the rest wait in the queue."""
     max_num_batched_tokens: Tokens = 2048
+    """Token budget of one step (vLLM --max-num-batched-tokens): decodes first, then prompt chunks."""
     disable_hybrid_kv_cache_manager: bool = False
     """vLLM's flag: sliding-window and chunked layers then hold the whole context (no memory saving)."""
     mamba_ssm_cache_dtype: Literal["auto", "float32", "float16", "bfloat16"] = "auto"
@@ -79,8 +86,11 @@ class Scenario(BaseModel):
     """Override of the CUDA-graph memory per GPU."""
     # --- the workload ----------------------------------------------------------------------------------------
     input_len: Tokens = 1024
+    """Prompt tokens per request."""
     output_len: Tokens = 256
+    """Generated tokens per request."""
     concurrency: Annotated[int, Field(ge=1, le=1_000_000)] = 16
+    """Requests in flight at once (a closed loop: each client sends its next when the last ends)."""
     request_rate: Annotated[float, Field(ge=1e-6, le=1e7)] | None = None
     """Arrival rate to serve, requests/s; sets replicas, GPUs and cost."""
     # --- efficiency and latency ------------------------------------------------------------------------------
@@ -119,7 +129,9 @@ class Scenario(BaseModel):
     KV crosses kv_transfer_gb_per_s, and no prompt rides on a decode step."""
     # --- SLOs, replicas, cost --------------------------------------------------------------------------------
     slo_ttft_s: PosSeconds = 0.5
+    """Time-to-first-token objective, seconds."""
     slo_tpot_s: PosSeconds = 0.05
+    """Time-per-output-token objective, seconds."""
     conformance_quota: Annotated[float, Field(gt=0, lt=1)] = 0.9
     """Share of requests that must meet both SLOs for a rate to count as served."""
     latency_sigma: Annotated[float, Field(ge=0, le=3)] = 0.35
@@ -140,11 +152,15 @@ class Scenario(BaseModel):
     """Sequential calls one answer waits for (an agent's chain of steps): their times add."""
     # --- beyond the GPU --------------------------------------------------------------------------------------
     turns: Annotated[int, Field(ge=1, le=10_000)] = 10
+    """Turns of a conversation whose history is resent (prefix reuse)."""
     tokens_per_turn: Tokens = 250
+    """Tokens each turn adds to the conversation."""
     shared_prefix_len: Annotated[int, Field(ge=0, le=10_000_000)] = 0
     """System prompt shared by every request; its blocks are stored once with prefix caching."""
     document_len: Tokens = 8192
+    """Tokens of a document queried several times (prefix reuse)."""
     document_queries: Annotated[int, Field(ge=1, le=100_000)] = 5
+    """Queries against that document."""
     host_link_gb_per_s: Bandwidth | None = None
     """Override of the GPU↔host link (PCIe) used by swap and host-DRAM cache tiers, GB/s per direction."""
     ssd_gb_per_s: Bandwidth = 7.0
@@ -161,7 +177,9 @@ class Scenario(BaseModel):
     """The swap-out overlaps compute, so only the way back is paid."""
     # --- spec overrides --------------------------------------------------------------------------------------
     memory_gib: Annotated[float, Field(ge=0.01, le=100_000)] | None = None
+    """Override of the GPU's memory as the runtime sees it, GiB."""
     memory_bandwidth_gb_per_s: Bandwidth | None = None
+    """Override of the GPU's peak memory bandwidth, GB/s."""
     peak_tflop_per_s: Annotated[float, Field(ge=0.001, le=1e6)] | None = None
     """Override of the dense peak for the scenario's matmul precision."""
     scaleup_link_gb_per_s: Bandwidth | None = None

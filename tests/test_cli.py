@@ -300,3 +300,20 @@ def test_bench_goodput_and_burstiness_flags_are_the_tools(capsys):
 def test_bench_bad_goodput_or_burstiness_names_the_flag(capsys, args, flag):
     code, _, err = run(capsys, "bench", *args)
     assert code == 2 and err.startswith(f"error: {flag}: ") and len(err.strip().splitlines()) == 1, err
+
+
+def test_no_command_names_the_commands(capsys):
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "plan, bench, search, reconcile, models or gpus" in err
+
+
+def test_models_and_gpus_list_as_json(capsys, catalog):
+    assert main(["models", "--json"], catalog) == 0
+    models = json.loads(capsys.readouterr().out)
+    assert {m["id"] for m in models} == set(catalog.models)
+    llama = next(m for m in models if m["id"] == "llama-3.1-8b")
+    assert 8.0e9 < llama["params"] < 8.1e9  # Meta's 8.03 B
+    assert main(["gpus", "--json"], catalog) == 0
+    gpus = {g["id"]: g for g in json.loads(capsys.readouterr().out)}
+    assert set(gpus) == set(catalog.gpus) and gpus["h100-sxm"]["memory_bandwidth_gb_per_s"] == 3350
