@@ -127,7 +127,7 @@ def main() -> None:
     if pin_error:
         st.warning(plain(pin_error, MAX_MESSAGE_SHOWN), icon=":material/warning:")
     headline_rest(report, link_base)
-    t = st.tabs([*tabs.TABS, search_tab.LABEL], key="tab", on_change="rerun")
+    t = st.tabs([*tabs.TABS, search_tab.LABEL], key="tab", on_change="rerun", bind="query-params")  # a link opens its tab
     draw = (lambda: tabs.memory_tab(report), lambda: tabs.latency_tab(report), lambda: tabs.beyond_tab(report),
             lambda: tabs.slo_tab(report, link_base), lambda: tabs.compare_tab(report, cat, pinned, link_base),
             lambda: tabs.log_tab(report, cat), lambda: search_tab.render(scenario, cat, link_base))  # fmt: skip

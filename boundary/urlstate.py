@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from calc.errors import describe
 from calc.scenario import Scenario
 
-PAGE_PARAMS = ("pin",)  # page state that is not a Scenario field
+PAGE_PARAMS = ("pin", "tab")  # page state that is not a Scenario field: the pinned scenario, the open tab
 MAX_SHOWN = 160
 MAX_MESSAGE_SHOWN = 400  # our own messages, which may quote user input
 ZWSP = "\u200b"

@@ -111,6 +111,19 @@ def test_every_tab_fills_without_errors(page, tmp_path):
         page.screenshot(path=str(tmp_path / f"browser-tab{i}.png"))
 
 
+def test_a_link_opens_its_tab_and_the_open_tab_travels_in_the_link(page):
+    """A review pastes the search's results, not the Memory tab: `tab=` in the link opens that tab, and choosing
+    another writes it to the address bar (the default tab leaves the link clean)."""
+    page.goto(page.base + LINK + "&tab=Latency")
+    verdict(page)
+    expect(page.locator('[role="tab"][aria-selected="true"]')).to_have_text("Latency", timeout=20_000)
+    page.get_by_role("tab", name="Beyond the GPU").click()
+    page.wait_for_function("() => window.location.search.includes('tab=Beyond')", timeout=20_000)
+    page.get_by_role("tab", name="Memory").click()
+    page.wait_for_function("() => !window.location.search.includes('tab=')", timeout=20_000)
+    assert page.get_by_text("Part of the link was ignored").count() == 0
+
+
 def test_html_and_markdown_in_a_link_render_as_text(page):
     evil = "<img src=x onerror=alert(1)>![img](http://example.invalid/x.png)[link](javascript:alert(1))"
     from urllib.parse import quote

@@ -10,7 +10,7 @@ import time
 import streamlit as st
 from pydantic import ValidationError
 
-from boundary.urlstate import validate_query
+from boundary.urlstate import PAGE_PARAMS, validate_query
 from calc.errors import describe
 from calc.scenario import Scenario
 from ui import state_view
@@ -24,7 +24,7 @@ def check_link_once(catalog) -> None:
     st.session_state["_link_checked"] = True
     params = {k: st.query_params.get_all(k) for k in st.query_params}
     values, warnings = validate_query(params, known_models=catalog.models, known_gpus=catalog.gpus)
-    rejected = {k for k in params if k not in values and k != "pin"}
+    rejected = {k for k in params if k not in values and k not in PAGE_PARAMS}
     if rejected:  # nothing is bound yet on a session's first run; one message for the whole query, not one a key
         # (each deletion sent the rest of the query string: 999 rejected keys of a 500 kB link were 2.4 s of CPU and
         # 250 MB sent to the browser)
