@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from boundary import fmt
 from boundary.search_cells import serving
+from calc.search import pareto
 from charts import Chart, log_ticks, spec
 
 MAX_BACKGROUND = 200  # the cheapest eligible configurations behind the frontier: 800 cost the browser ~250 ms a rerun
 MODE_SYMBOL = {False: "circle", True: "diamond"}
+MODE_COLOR = {False: "#1f77b4", True: "#9467bd"}  # blue, purple: apart from the chosen point's red star
 
 
 # 1-2-5 ticks with whole labels: a frontier often spans less than a decade, where plotly's log ticks label the
@@ -55,12 +57,13 @@ def pareto_figure(r, gpu_names: dict[str, str], chosen: int | None = None) -> Ch
     plotly's object model was a tenth of the tab's rerun."""
     traces = [_points(r, r.top(MAX_BACKGROUND), gpu_names, "configurations meeting the SLOs", dict(color="#c7c7c7", size=5),
                       mode="markers")]  # fmt: skip
-    for dis in (False, True):
-        front = [i for i in r.frontier if bool(r.disaggregated[i]) == dis]
+    for dis in (False, True):  # each mode's own frontier, in its own colour on every page: the overall frontier
+        # (r.frontier) often holds one mode alone, which left the chosen aggregated point without a line
+        front = pareto(r.tokens_per_s_per_user, r.tokens_per_s_per_gpu, r.eligible & (r.disaggregated == dis))
         if front:
             traces.append(_points(r, front, gpu_names, f"Pareto frontier, {'disaggregated' if dis else 'aggregated'}",
-                                  dict(size=9, symbol=MODE_SYMBOL[dis]), mode="lines+markers",
-                                  line=dict(dash="dot", width=1)))  # fmt: skip
+                                  dict(size=9, symbol=MODE_SYMBOL[dis], color=MODE_COLOR[dis]), mode="lines+markers",
+                                  line=dict(dash="dot", width=1, color=MODE_COLOR[dis])))  # fmt: skip
     if chosen is not None:
         traces.append(_points(r, [chosen], gpu_names, "chosen", dict(symbol="star", size=16, color="#d62728",
                                                                      line=dict(width=1, color="black")), mode="markers"))  # fmt: skip
