@@ -280,9 +280,10 @@ def workload_section(r) -> Section:
             ("pool the requests take", f"{fmt.gib(sf.pool_used_bytes)} per GPU"
              + (f", of which state {fmt.gib(sf.state_used_bytes)}" if sf.state_used_bytes else "")),
             ("most requests at this length", fmt.count(f.max_concurrency_at_length)),
-            (f"longest request at C={s.concurrency:,}", f"{fmt.tokens(f.longest_request_at_concurrency)} "
+            (f"longest request at C={s.concurrency:,}", fmt.missing("the engine does not start") if not sf.engine_starts
+             else f"{fmt.tokens(f.longest_request_at_concurrency)} "
              + (f"(prompt ≤ {fmt.count(f.longest_prompt_at_concurrency)})" if f.longest_prompt_at_concurrency else
-                f"(no room for a prompt beside the {s.output_len:,}-token output)"))]  # fmt: skip
+                f"(no room for a prompt beside the {s.output_len:,}-token output)"))]  # as the headline says  # fmt: skip
     if s.shared_prefix_len:
         p = r.prefix
         rows.append((f"with the shared {fmt.count(s.shared_prefix_len)}-token prompt",

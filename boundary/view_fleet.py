@@ -127,7 +127,10 @@ def beyond_lines(r) -> list[str]:
 def tiers_table(r) -> Table:
     rows = [[t.name, fmt.bandwidth(t.bandwidth_bytes_per_s), fmt.ms(t.reload_s), fmt.ms(t.recompute_s),
              "yes" if t.worth_keeping else "no, recompute", fmt.tokens(t.capacity_tokens)] for t in r.offload.tiers]  # fmt: skip
-    return Table(["tier", "bandwidth", "reload the prompt's KV", "recompute it", "keep it there?", "holds"], rows)
+    host = fmt.bandwidth(r.offload.host_bytes_per_s)
+    return Table(["tier", "bandwidth", "reload the prompt's KV", "recompute it", "keep it there?", "holds"], rows,
+                 note=f"Beyond the host every tier also crosses the GPU's host link ({host}): the SSD and the network "
+                      "count at the lower of their own rate and it.")  # fmt: skip
 
 
 def suggestions_table(r) -> Table:
