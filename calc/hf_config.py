@@ -100,6 +100,26 @@ def _unwrap(config: dict) -> tuple[dict, dict | None, str | None]:
     return dict(config), vision if isinstance(vision, dict) else None, None
 
 
+MODELOPT_BITS = {"NVFP4": 4, "W4A16_NVFP4": 4, "W4A16_AWQ": 4, "W4A8_AWQ": 4, "FP8": 8, "FP8_PB_WO": 8}
+"""ModelOpt's quant_algo names → weight bits (its MIXED_PRECISION checkpoints name one per module)."""
+
+
+def mixed_precision_algos(layers: Any) -> dict[str, str]:
+    """ModelOpt's MIXED_PRECISION `quantized_layers` ({module: {"quant_algo": …}}) → the routed experts' format
+    ("experts") and the other linear layers' ("rest"), the most common of each; the lm_head is left out (the planner
+    keeps the tables 16-bit). Qwen3.6-35B-A3B-NVFP4: experts W4A16_NVFP4, attention and linear attention FP8."""
+    if not isinstance(layers, dict) or not layers:
+        raise InputError("quantization_config.quantized_layers", "MIXED_PRECISION needs {module: {quant_algo: …}}")
+    counts: dict[str, dict[str, int]] = {"experts": {}, "rest": {}}
+    for name, spec in list(layers.items())[:100_000]:
+        algo = spec.get("quant_algo") if isinstance(spec, dict) else None
+        if not isinstance(name, str) or not isinstance(algo, str) or name.endswith("lm_head"):
+            continue
+        bucket = counts["experts" if ".experts" in name and "shared_expert" not in name else "rest"]
+        bucket[algo[:40]] = bucket.get(algo[:40], 0) + 1
+    return {k: max(v, key=v.get) for k, v in counts.items() if v}
+
+
 def _quantization(q: Any) -> dict | None:
     if not isinstance(q, dict):
         raise InputError("quantization_config", "expected an object with quant_method")
@@ -130,6 +150,12 @@ def _quantization(q: Any) -> dict | None:
             out["experts_only"] = True  # attention and dense / shared MLPs left out: the routed experts alone (Kimi-K2-Thinking)
     if str(q.get("quant_algo", "")).upper() in ("NVFP4", "W4A16_AWQ"):
         bits = 4
+    if str(q.get("quant_algo", "")).upper() == "MIXED_PRECISION":
+        algos = mixed_precision_algos(q.get("quantized_layers"))
+        experts, rest = (MODELOPT_BITS.get(algos.get(k, "").upper()) for k in ("experts", "rest"))
+        bits = experts or rest
+        if rest and experts and rest != experts:
+            out["rest_bits"] = rest
     if bits in (4, 8):
         out["bits"] = bits
     if method == "mxfp4":
@@ -304,7 +330,8 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
     if mt not in KNOWN:
         assumptions.append(
             f"model_type '{mt}' is not one this planner knows: read as a decoder whose layers are described by its "
-            "standard fields (attention as stated, gated SwiGLU MLPs, no biases); check the parameter count against "
+            "standard fields (attention as stated, gated SwiGLU MLPs, biases only where attention_bias declares them); "
+            "check the parameter count against "
             "the model card"
         )
     tower = _vision(vision_defaults(vision, wrapper or mt) if vision else None)

@@ -247,10 +247,14 @@ def parse_config_json(raw: bytes | str, name: str | None = None, quant: dict | N
 def modelopt_quantization(q) -> dict:
     """hf_quant_config.json (NVIDIA ModelOpt checkpoints: {"quantization": {"quant_algo": "NVFP4" | "FP8", …}}) as
     the quantization_config vLLM derives from it (quant_method modelopt; NVFP4 served as modelopt_fp4)."""
-    algo = q.get("quantization", {}).get("quant_algo") if isinstance(q, dict) and isinstance(q.get("quantization"), dict) else None
+    quant = q.get("quantization") if isinstance(q, dict) else None
+    algo = quant.get("quant_algo") if isinstance(quant, dict) else None
     if not isinstance(algo, str) or not algo:
         raise InputError("hf_quant_config.json", "expected {\"quantization\": {\"quant_algo\": …}} (ModelOpt's layout)")
-    return {"quant_method": "modelopt", "quant_algo": algo[:40]}
+    out = {"quant_method": "modelopt", "quant_algo": algo[:40]}
+    if "quantized_layers" in quant:  # MIXED_PRECISION: a format per module (calc.hf_config.mixed_precision_algos)
+        out["quantized_layers"] = quant["quantized_layers"]
+    return out
 
 
 def load_model_file(path: Path) -> ModelSpec:

@@ -49,6 +49,9 @@ class QuantizationConfig(BaseModel):
     """Integer weights per 16-bit scale (compressed-tensors' config_groups weights.group_size); None: 128."""
     symmetric: bool = False
     """Integer weights without a zero point: a scale per group only (compressed-tensors' weights.symmetric)."""
+    rest_bits: Literal[8, 16] | None = None
+    """The linear layers other than the routed experts, where they differ from `bits` (ModelOpt MIXED_PRECISION:
+    NVFP4 experts, FP8 attention)."""
 
 
 class VisionConfig(BaseModel):

@@ -50,6 +50,9 @@ def weight_format(m: ModelSpec, dtype: str) -> WeightFormat:
             if q.experts_only:
                 return WeightFormat(2.0, MXFP4_BYTES, native, "mxfp4 experts, bf16 rest")
             return WeightFormat(MXFP4_BYTES, MXFP4_BYTES, native, "mxfp4")
+        if method == "modelopt" and q.bits == 4 and q.rest_bits == 8:  # MIXED_PRECISION: the experts 4-bit
+            b = 1 + FP8_BLOCK_SCALE_OVERHEAD
+            return WeightFormat(b, NVFP4_BYTES, "fp8", "nvfp4 experts, fp8 rest (modelopt mixed precision)")
         if method in ("nvfp4", "modelopt_fp4") or (method == "modelopt" and q.bits == 4):
             return WeightFormat(NVFP4_BYTES, NVFP4_BYTES, native, f"nvfp4 ({method})")
         if method in FP8_METHODS or (method in ("compressed-tensors", "modelopt") and q.bits != 4):

@@ -371,3 +371,20 @@ def test_glm41v_reads_its_text_config_and_says_the_tower_is_not_counted():
     assert p.total == 40 * layer + 4096 + 2 * 151_552 * 4096 == 9_400_442_880
     assert p.vision == 0 and any("vision tower vLLM loads is not counted" in a for a in m.assumptions)
     assert not any("not one this planner knows" in a for a in m.assumptions)
+
+
+def test_a_modelopt_mixed_precision_checkpoint_keeps_its_experts_at_four_bits(catalog):
+    """nvidia/Qwen3.6-35B-A3B-NVFP4: quant_algo MIXED_PRECISION, each module its format (quantized_layers): routed
+    experts W4A16_NVFP4 (0.5 + 1/16 byte a weight), attention and linear attention FP8; the planner read it as fp8
+    throughout (33.98 GiB). Weights: experts × 0.5625 + the other linear layers × 1 (+ FP8's block-scale share) +
+    the tables and the vision tower at 2 bytes."""
+    from calc.loader import load_model_file
+    from calc.weights import FP8_BLOCK_SCALE_OVERHEAD, NVFP4_BYTES, weight_format, weights_bytes
+
+    m = load_model_file(CONFIGS / "qwen3.6-35b-a3b-nvfp4" / "config.json")
+    f = weight_format(m, "auto")
+    assert (f.expert_bytes, f.linear_bytes) == (NVFP4_BYTES, 1 + FP8_BLOCK_SCALE_OVERHEAD) and "mixed" in f.label
+    # the audit's count from the planner's parameter groups: experts 32.21 B × 0.5625 = 18.12 GB, shared experts
+    # 0.08 GB, linear attention and attention in fp8 1.20 GB, embedding + head 2.03 GB and vision 0.89 GB at 2 bytes:
+    # 22.3 GB = 20.8 GiB
+    assert weights_bytes(count_params(m), f) / GiB == pytest.approx(20.8, rel=0.02)
