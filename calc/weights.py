@@ -106,5 +106,6 @@ def weights_bytes_per_stage(m: ModelSpec, p: ParamCounts, f: WeightFormat, *, tp
             b += (p.embedding + p.per_layer_embedding + p.vision) * 2.0 / tp
         if s == len(stages) - 1:
             b += (p.lm_head or (p.embedding if pp > 1 else 0)) * 2.0 / tp  # tied head: a copy on the last stage
+            b += (p.norms - p.in_layers("norms", range(m.num_hidden_layers))) * 2.0  # the final norm, on every rank
         out.append(b)
     return out
