@@ -176,3 +176,18 @@ def test_every_shipped_pair_evaluates(catalog):
         for mid in catalog.models:
             r = evaluate(scenario(gpu=gid, model=mid), catalog)
             assert r.memory.num_gpu_blocks >= 0 and (r.memory.kv_bytes_per_token > 0 or r.memory.state_bytes_per_request > 0)
+
+
+@pytest.mark.parametrize("model", ["llama-3.1-8b", "qwen2.5-7b-instruct", "deepseek-v3", "gemma-3-27b"])
+def test_one_gpu_holds_exactly_the_models_weights(catalog, model):
+    """At TP 1 and PP 1 the per-GPU weights are the whole model's, and PP stages add up to it: the final norm was
+    on no stage (Llama-3.1-8B's 4,096 × 2 B = 8,192 B short)."""
+    from calc.params import count_params
+    from calc.weights import weight_format, weights_bytes, weights_bytes_per_stage
+
+    m = catalog.models[model]
+    p, f = count_params(m), weight_format(m, "auto")
+    assert weights_bytes_per_stage(m, p, f, tp=1, pp=1) == [pytest.approx(weights_bytes(p, f), abs=1)]
+    untied = p.lm_head > 0  # a tied head is copied onto the last stage, so a pipeline then holds one table more
+    stages = sum(weights_bytes_per_stage(m, p, f, tp=1, pp=2))
+    assert stages == pytest.approx(weights_bytes(p, f) + (0 if untied else p.embedding * 2), abs=1)
