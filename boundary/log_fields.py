@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+import typing
 
 from boundary.vllm_log import VllmLog
+from calc.scenario import Scenario
 
 _INT_FIELDS = ("tensor_parallel_size", "pipeline_parallel_size", "block_size", "max_num_batched_tokens", "max_num_seqs")
 _QUANT_DTYPE = {"fp8": "fp8", "fbgemm_fp8": "fp8", "modelopt": "fp8", "awq": "int4", "awq_marlin": "int4",
                 "gptq": "int4", "gptq_marlin": "int4", "bitsandbytes": "int4", "compressed-tensors": None}  # fmt: skip
 _TORCH_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
+BLOCK_SIZES = typing.get_args(Scenario.model_fields["block_size"].annotation)  # what --block-size takes
 
 
 def _int(text: str | None) -> int | None:
@@ -43,8 +46,11 @@ def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
     elif log.first("gpu_memory_utilization"):
         out["gpu_memory_utilization"] = log.first("gpu_memory_utilization").value  # type: ignore[union-attr]
     forced = log.get("block_size")
-    if forced:
+    if forced and int(forced[-1].value) in BLOCK_SIZES:
         out["block_size"] = int(forced[-1].value)
+    elif forced:  # a hybrid model's page-fitting size: derived by the plan, not a --block-size it could take
+        notes.append(f"the log sets the attention block size to {int(forced[-1].value):,} tokens (vLLM raises it so a "
+                     "Mamba / linear-attention state fits one page); the plan derives it by the same rule")  # fmt: skip
     kv = cfg.get("kv_cache_dtype", "")
     if kv.startswith("fp8"):
         out["kv_cache_dtype"] = "fp8"
@@ -57,6 +63,9 @@ def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
         out["dtype"] = _QUANT_DTYPE[quant]
     elif cfg.get("dtype", "").removeprefix("torch.") in _TORCH_DTYPE:
         out["dtype"] = _TORCH_DTYPE[cfg["dtype"].removeprefix("torch.")]
+    chunk = log.first("chunked_prefill_tokens")  # "Chunked prefill is enabled with max_num_batched_tokens=8192."
+    if "max_num_batched_tokens" not in out and chunk is not None:
+        out["max_num_batched_tokens"] = int(chunk.value)
     if "max_num_batched_tokens" not in out and log.engine == "V0" and length and length <= 32768:
         if cfg.get("enable_chunked_prefill") != "True":
             out["max_num_batched_tokens"] = max(length, 2048)

@@ -30,6 +30,7 @@ from boundary.reconcile_fail import StartFailure, start_failure
 from boundary.reconcile_rows import SWAP_DEFAULT_BYTES, Feed, Row, blocks_range, overhead_rows, pool_rows
 from boundary.vllm_log import Measure, VllmLog
 from calc.catalog import Catalog
+from calc.engine_defaults import default_budget
 from calc.errors import InputError, describe, first_field
 from calc.evaluate import resolve_checked
 from calc.kv_cache import StageLayout
@@ -131,6 +132,14 @@ def build_scenario(log: VllmLog, catalog: Catalog, flags: dict,
     if total and spec_gib and abs(total.value - spec_gib) > 0.005:
         data["memory_gib"] = total.value
         notes.append(f"memory_gib={total.value} from the log's total GPU memory (spec: {spec_gib} GiB)")
+    if log.engine == "V1" and (log.version_tuple or (0, 10)) >= (0, 10) and gpu_id in catalog.gpus:
+        # what the server started with where the log does not say: vLLM's own defaults for this GPU
+        # (calc.engine_defaults; 70 GiB or more, not an A100: 8,192 tokens and 1,024 sequences), not the planner's
+        budget, seqs = default_budget("vllm", catalog.gpus[gpu_id].memory_gib, gpu_id)
+        for name, value in (("max_num_batched_tokens", budget), ("max_num_seqs", seqs)):
+            if name not in data and name not in flags and name not in (defaults or {}):
+                data[name] = value
+                notes.append(f"{name}={value:,}: vLLM's default on this GPU, which the log does not state")
     data |= flags
     if "max_model_len" not in data:
         notes.append(f"max_model_len is not in the log: using {Scenario.model_fields['max_model_len'].default} "

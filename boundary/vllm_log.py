@@ -76,6 +76,7 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     "kv_needed_gib": (rf"max seq len \((?P<arg>{_INT})\),\s?\(?(?P<v>{_F}) GiB KV cache is needed",),
     "error_available_gib": (rf"larger than the available KV cache memory \((?P<v>{_F}) GiB\)",),
     "estimated_max_model_len": (rf"estimated maximum model length is (?P<v>{_INT})",),
+    "chunked_prefill_tokens": (rf"Chunked prefill is enabled with max_num_batched_tokens=(?P<v>{_INT})",),
 }  # fmt: skip
 _COMPILED = {k: tuple(re.compile(p) for p in v) for k, v in PATTERNS.items()}
 
@@ -116,6 +117,7 @@ _KEYWORDS: dict[str, tuple[str, ...]] = {
     "kv_needed_gib": ("max seq len (",),
     "error_available_gib": ("larger than the available KV cache memory",),
     "estimated_max_model_len": ("estimated maximum model length",),
+    "chunked_prefill_tokens": ("Chunked prefill is enabled",),
     "config": ("with config:", "non-default args", "Namespace("),
     "version": ("engine (v", "vLLM API server version"),
 }  # fmt: skip

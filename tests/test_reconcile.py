@@ -159,6 +159,20 @@ def test_pr4650_deepseek_v2_lite_pre_mla_v0(capsys):
     assert d["calibration"]["kv_cache_memory_bytes"] == 5549 * per_block
 
 
+def test_a_server_started_without_batch_flags_reconciles_at_vllms_defaults(capsys):
+    """Qwen3-Next-80B on two H200s, `vllm serve` with TP 2 alone (vLLM 0.10.2): the log says "Chunked prefill is
+    enabled with max_num_batched_tokens=8192", and an H200 (70 GiB or more, not an A100) runs 1,024 sequences by
+    default. The planner's 2,048 / 256 were used before (its activation estimate 0.29 GiB; 1.15 GiB now, the log's
+    5.58). The hybrid's 544-token attention blocks are the plan's own: 7,162 blocks // 4 groups × 544 = 973,760
+    tokens, as logged, and the 14.77x at 262,144 tokens, within rounding."""
+    d = run_json(capsys, LOGS / "h200x2-qwen3-next-80b-tp2-defaults.log", "--model", "qwen3-next-80b-a3b")
+    assert (d["scenario"]["max_num_batched_tokens"], d["scenario"]["max_num_seqs"]) == (8192, 1024)
+    assert d["matches"]["num_gpu_blocks"] and d["matches"]["kv_cache_tokens"] and d["matches"]["max_concurrency"]
+    assert d["logged"]["kv_cache_tokens"] == 973_760 and d["logged"]["max_concurrency"] == 14.77
+    assert not any("ignored the log's block_size" in n for n in d["notes"])
+    assert any("attention block size to 544" in n for n in d["notes"])
+
+
 def test_26646_hybrid_model_needs_a_model():
     with pytest.raises(InputError) as e:
         reconcile(log("vllm-26646-qwen3-next-fp8-kv.log"), _catalog())
