@@ -26,6 +26,10 @@ TEXT_CLASS_DEFAULTS = {  # what a multimodal wrapper's text_config leaves to its
               "vocab_size": 32000, "max_position_embeddings": 2048},  # LlamaConfig
     "qwen2": {"hidden_size": 4096, "intermediate_size": 22016, "num_hidden_layers": 32, "num_attention_heads": 32,
               "num_key_value_heads": 32, "vocab_size": 151936, "max_position_embeddings": 32768},  # Qwen2Config
+    "mistral": {"hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+                "num_key_value_heads": 8, "vocab_size": 32000, "max_position_embeddings": 131072},
+    # MistralConfig (llava-v1.6-mistral-7b-hf leaves these out); not its sliding_window 4,096: a null in the file
+    # is dropped before this, and the text configs that omit it (v0.2 on) have none
 }  # fmt: skip
 WIDE_MLP = ("gptj", "bloom", "gpt2", "gpt_bigcode", "falcon", "phi-msft")
 ENCODERS = ("bert", "roberta", "xlm-roberta", "distilbert", "electra", "deberta", "deberta-v2", "nomic_bert", "modernbert")

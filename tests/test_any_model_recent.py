@@ -388,3 +388,25 @@ def test_a_modelopt_mixed_precision_checkpoint_keeps_its_experts_at_four_bits(ca
     # 0.08 GB, linear attention and attention in fp8 1.20 GB, embedding + head 2.03 GB and vision 0.89 GB at 2 bytes:
     # 22.3 GB = 20.8 GiB
     assert weights_bytes(count_params(m), f) / GiB == pytest.approx(20.8, rel=0.02)
+
+
+def test_llava_next_mistral_takes_mistrals_class_defaults_for_what_its_text_config_leaves_out(catalog):
+    """llava-hf/llava-v1.6-mistral-7b-hf: its text_config states model_type mistral, intermediate_size 14,336, 8 KV
+    heads and 32,064 tokens, and leaves hidden_size, num_hidden_layers and num_attention_heads to MistralConfig
+    (4,096, 32, 32). The text_config below is verbatim from NVIDIA TensorRT-LLM's test of that checkpoint
+    (tests/unittest/_torch/modeling/test_modeling_llava_next.py, LLAVA_NEXT_7B_CONFIG; its vision tower trimmed to
+    2 layers there, 24 in the checkpoint as its note says). The planner refused it ('lacks num_hidden_layers').
+    KV: 2 × 32 layers × 8 heads × 128 × 2 B = 131,072 B a token."""
+    text = {"_name_or_path": "mistralai/Mistral-7B-Instruct-v0.2", "architectures": ["MistralForCausalLM"],
+            "intermediate_size": 14336, "max_position_embeddings": 32768, "model_type": "mistral",
+            "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "sliding_window": None,
+            "torch_dtype": "bfloat16", "vocab_size": 32064}  # fmt: skip
+    vision = {"hidden_size": 1024, "image_size": 336, "intermediate_size": 4096, "model_type": "clip_vision_model",
+              "num_attention_heads": 16, "num_hidden_layers": 24, "patch_size": 14, "projection_dim": 768,
+              "vocab_size": 32000}  # fmt: skip
+    m = model_from_hf_config({"architectures": ["LlavaNextForConditionalGeneration"], "model_type": "llava_next",
+                              "text_config": text, "vision_config": vision, "torch_dtype": "float16",
+                              "vocab_size": 32064})  # fmt: skip
+    assert (m.hidden_size, m.num_hidden_layers, m.num_attention_heads) == (4096, 32, 32)
+    assert kv_bytes_per_token(m, kv_bytes_per_element=2) == 2 * 32 * 8 * 128 * 2 == 131_072
+    assert m.max_position_embeddings == 32_768 and not m.sliding_layer_count  # the config's own, not the class's
