@@ -311,6 +311,26 @@ def _wrapped_failure(scan: _Scan, body: list[str], offset: int) -> None:
                 scan.measure(key, joined, offset + i + 1, None)
 
 
+_CONTINUATION = re.compile(r"^[ \t]+\S")
+MAX_WRAPPED_CONFIG_LINES = 8
+
+
+def _wrapped_config(scan: _Scan, body: list[str]) -> None:
+    """An engine config line a paste or a terminal wrapped ("… with config:" then indented "model='…', dtype=…"
+    lines): its indented continuation lines read as one line with it, for the keys the line alone missed.
+    Bounded: the first few config lines, each with a few continuation lines of bounded length."""
+    starts = [i for i, line in enumerate(body[:MAX_LOG_LINES]) if "with config:" in line[:MAX_LINE_CHARS]][:4]
+    for i in starts:
+        more = []
+        for line in body[i + 1:i + 1 + MAX_WRAPPED_CONFIG_LINES]:
+            if not _CONTINUATION.match(line) or len(line) > MAX_LINE_CHARS or _LEVEL.search(line):
+                break
+            more.append(line.strip())
+        if more:
+            scan.config_lines = min(scan.config_lines, MAX_CONFIG_LINES - 1)  # room for the joined line
+            scan._config(body[i][:MAX_LINE_CHARS].rstrip() + " " + " ".join(more))
+
+
 def _too_long(size: str, limit: str) -> InputError:
     return InputError("log", f"the log has {size}; the limit is {limit}: pass the startup part (from "
                              "'Initializing' to 'Maximum concurrency')")  # fmt: skip
@@ -352,6 +372,7 @@ def parse_log(text: str) -> VllmLog:
         scan.read(line, offset + i + 1, worker)
     stopped_at = offset + i + 1 if stopped else None
     _wrapped_failure(scan, body, offset)
+    _wrapped_config(scan, body)
     if not scan.found and not scan.config:
         more = f" ({skipped:,} lines over {MAX_LINE_CHARS:,} characters were skipped)" if skipped else ""
         raise InputError(

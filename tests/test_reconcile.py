@@ -382,3 +382,23 @@ def test_a_logged_expert_parallel_flag_reaches_the_scenario():
     assert fields["enable_expert_parallel"] is True and fields["tensor_parallel_size"] == 4
     fields, _ = log_scenario_fields(parse_log(line.replace(", 'enable_expert_parallel': True", "")))
     assert "enable_expert_parallel" not in fields
+
+
+def test_an_engine_config_line_wrapped_over_indented_lines_is_read_whole():
+    """A published EXAONE-4.0-32B-FP8 log (vLLM 0.11.0 on an L40S) shows its config line wrapped: "… with config:"
+    and then indented "model='…', dtype=…" lines. Read alone, the first line gave nothing, so the FP8 weights were
+    sized as bf16 (59.6 GiB against the logged 30.99). The continuation lines join it; a log line after them does not."""
+    from boundary.log_fields import log_scenario_fields
+
+    text = "\n".join([
+        "(EngineCore_DP0 pid=12117) INFO 03-03 07:21:25 [core.py:77] Initializing a V1 LLM engine (v0.11.0) with config:",
+        "  model='LGAI-EXAONE/EXAONE-4.0-32B-FP8', dtype=torch.bfloat16, max_seq_len=4096,",
+        "  tensor_parallel_size=1, quantization=fp8, enforce_eager=True, enable_prefix_caching=True",
+        "(EngineCore_DP0 pid=12117) INFO 03-03 07:21:27 [gpu_model_runner.py:2602] Starting to load model …",
+        "  block_size=64",  # indented, but after another record: not the config's
+        "(EngineCore_DP0 pid=12117) INFO 03-03 07:22:47 [gpu_worker.py:298] Available KV cache memory: 10.31 GiB",
+    ])  # fmt: skip
+    log = parse_log(text)
+    fields, _ = log_scenario_fields(log)
+    assert (fields["dtype"], fields["enforce_eager"], fields["max_model_len"]) == ("fp8", True, 4096)
+    assert log.config["model"] == "LGAI-EXAONE/EXAONE-4.0-32B-FP8" and "block_size" not in log.config
