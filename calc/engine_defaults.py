@@ -23,10 +23,9 @@ def default_budget(engine: str, memory_gib: float, gpu_id: str, llm_class: bool 
     return (16384 if big else 8192) if llm_class else (8192 if big else 2048), 1024 if big else 256
 
 
-def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
-    """Where the planner's defaults (DESIGN: 256 running requests, a 2,048-token step) are not what `vllm serve`
-    starts with on this GPU: say so, with the KV cache vLLM's own defaults leave (a larger step, a larger activation
-    peak, fewer blocks). None when they agree, when either is set, or for SGLang (its cap follows its pool)."""
+def server_defaults(s: Scenario, g: GPUSpec) -> dict | None:
+    """{max_num_batched_tokens, max_num_seqs} as `vllm serve` starts on this GPU, where they differ from the plan's
+    and the plan keeps the planner's defaults (neither set); else None."""
     fields = Scenario.model_fields
     if s.engine != "vllm" or (s.max_num_batched_tokens, s.max_num_seqs) != (
             fields["max_num_batched_tokens"].default, fields["max_num_seqs"].default):  # fmt: skip
@@ -34,8 +33,19 @@ def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
     budget, seqs = default_budget("vllm", g.memory_gib, s.gpu)
     if (budget, seqs) == (s.max_num_batched_tokens, s.max_num_seqs):
         return None
+    return {"max_num_batched_tokens": budget, "max_num_seqs": seqs}
+
+
+def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
+    """Where the planner's defaults (DESIGN: 256 running requests, a 2,048-token step) are not what `vllm serve`
+    starts with on this GPU: say so, with the KV cache vLLM's own defaults leave (a larger step, a larger activation
+    peak, fewer blocks). None when they agree, when either is set, or for SGLang (its cap follows its pool)."""
+    theirs_fields = server_defaults(s, g)
+    if theirs_fields is None:
+        return None
+    budget, seqs = theirs_fields["max_num_batched_tokens"], theirs_fields["max_num_seqs"]
     ours = mem  # this plan's pool (calc.pool.size_pool)
-    theirs = size_pool(s.model_copy(update={"max_num_batched_tokens": budget, "max_num_seqs": seqs}), m, g)
+    theirs = size_pool(s.model_copy(update=theirs_fields), m, g)
     kv = (f": {theirs.pool_token_capacity:,} tokens of KV cache rather than {ours.pool_token_capacity:,} (the larger "
           "step's activation peak)" if theirs.pool_token_capacity != ours.pool_token_capacity else "")  # fmt: skip
     return (f"vllm serve on this GPU ({g.name}: 70 GiB or more, not an A100) starts with max_num_batched_tokens {budget:,} "

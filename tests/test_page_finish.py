@@ -356,3 +356,13 @@ def test_the_gpu_options_of_a_disaggregated_plan_say_they_are_aggregated():
     assert any("each as one aggregated engine, not disaggregated as set" in m.value for m in at.markdown)
     at = run({"request_rate": "20"}, "SLOs & replicas")
     assert not any("aggregated engine" in m.value for m in at.markdown)
+
+
+def test_vllms_own_batch_limits_on_a_large_gpu_are_one_click_away():
+    """An H100 page at the planner's 2,048 / 256: a note names vLLM's own defaults there, and a link opens the
+    scenario with them (max_num_batched_tokens 8,192, max_num_seqs 1,024); an RTX 4090 page has neither."""
+    at = run({"model": "llama-3.1-8b", "gpu": "h100-sxm"})
+    links = [m.value for m in at.markdown if "vllm serve's own batch limits" in m.value]
+    assert len(links) == 1 and "max_num_batched_tokens=8192" in links[0] and "max_num_seqs=1024" in links[0]
+    at = run({"model": "llama-3.1-8b", "gpu": "rtx-4090"})
+    assert not [m.value for m in at.markdown if "vllm serve's own batch limits" in m.value]
