@@ -97,7 +97,7 @@ def main() -> None:
         st.warning(f"Spec files skipped (the others loaded):\n{items}", icon=":material/warning:")
     if state.link_warnings():
         items = "\n".join(f"- {plain(w)}" for w in state.link_warnings())
-        st.warning(f"Part of the link was ignored (defaults used instead):\n{items}", icon=":material/warning:")
+        st.warning(f"Part of the link was not taken as given (each line says what was used instead):\n{items}", icon=":material/warning:")
     if kept_because:
         st.warning(f"Input not applied, keeping the last valid scenario — {plain(kept_because, MAX_MESSAGE_SHOWN)}",
                    icon=":material/warning:")  # fmt: skip

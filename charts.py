@@ -150,7 +150,7 @@ def occupancy(r, pts) -> Chart:
     s, fit = r.scenario, r.fit
     shape, note = _hline(100, "pool full: vLLM preempts", side="left")  # the occupancy rises to the right
     return _fig(
-        f"KV pool occupancy at {s.concurrency} concurrent requests (output {s.output_len} tokens)",
+        f"KV pool occupancy at {s.concurrency:,} requests (output {s.output_len:,} tokens)",
         "prompt + output length (tokens)",
         "share of the KV pool (%)",
         [_line([p.request_tokens for p in pts], [p.pool_fraction * 100 for p in pts], f"{s.concurrency} × blocks(L) / pool"),

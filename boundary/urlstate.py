@@ -63,6 +63,10 @@ def validate_query(params: dict[str, list[str]], *, known_models=(), known_gpus=
         value = raw[-1] if raw else ""
         if value == "" and _default(key) is None:
             continue
+        known = {"model": known_models, "gpu": known_gpus}.get(key, ())
+        if value not in known and value.lower() in known:  # 'Llama-3.1-8B' typed from the Hub's spelling
+            warnings.append(f"{key}: '{value}' read as '{value.lower()}' (spec ids are lower-case)")
+            value = value.lower()
         parsed = _parse(key, value)
         if isinstance(parsed, str):
             warnings.append(f"{parsed} — '{value}' ignored, using the default ({_default_text(key)})")

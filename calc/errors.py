@@ -49,7 +49,7 @@ SPEC_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]*$"
 def message_of(err: dict) -> str:
     """One pydantic error's message for a person: without pydantic's 'Value error, ', a spec id's rule in words."""
     if err["type"] == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == SPEC_ID_PATTERN:
-        return "a spec id is lower-case letters, digits, '.', '_' and '-' (e.g. llama-3.1-8b, h100-sxm)"
+        return "spec ids are lower-case: letters, digits, '.', '_', '-' (llama-3.1-8b)"
     return err["msg"].removeprefix("Value error, ")
 
 

@@ -121,7 +121,7 @@ def test_a_link_opens_its_tab_and_the_open_tab_travels_in_the_link(page):
     page.wait_for_function("() => window.location.search.includes('tab=Beyond')", timeout=20_000)
     page.get_by_role("tab", name="Memory").click()
     page.wait_for_function("() => !window.location.search.includes('tab=')", timeout=20_000)
-    assert page.get_by_text("Part of the link was ignored").count() == 0
+    assert page.get_by_text("Part of the link was not taken as given").count() == 0
 
 
 def test_html_and_markdown_in_a_link_render_as_text(page):

@@ -79,7 +79,21 @@ def test_a_link_of_many_rejected_parameters_lists_the_first_and_counts_the_rest(
     from ui.state import SHOWN_LINK_WARNINGS
 
     at = run({f"k{i}": "v" for i in range(50)} | {"concurrency": "nan"})
-    said = next(w.value for w in at.warning if w.value.startswith("Part of the link was ignored"))
+    said = next(w.value for w in at.warning if w.value.startswith("Part of the link was not taken as given"))
     lines = said.splitlines()[1:]
     assert len(lines) == SHOWN_LINK_WARNINGS and "k0" in lines[0], lines
     assert lines[-1] == "- … and 42 more parameters or values ignored", lines[-1]
+
+
+def test_a_spec_id_in_the_hubs_capitals_is_read_lower_case():
+    """`?model=Llama-3.1-8B&gpu=H100-SXM` (typed from the Hub's or a datasheet's spelling) plans Llama-3.1-8B on an
+    H100, with a line saying how each was read, instead of the default model and a regex."""
+    from boundary.urlstate import validate_query
+    from calc.loader import load_catalog
+
+    cat = load_catalog()
+    values, warnings = validate_query({"model": ["Llama-3.1-8B"], "gpu": ["H100-SXM"]}, known_models=cat.models,
+                                      known_gpus=cat.gpus)  # fmt: skip
+    assert values == {"model": "llama-3.1-8b", "gpu": "h100-sxm"}
+    assert warnings == ["model: 'Llama-3.1-8B' read as 'llama-3.1-8b' (spec ids are lower-case)",
+                        "gpu: 'H100-SXM' read as 'h100-sxm' (spec ids are lower-case)"]  # fmt: skip

@@ -25,10 +25,12 @@ def check_link_once(catalog) -> None:
     params = {k: st.query_params.get_all(k) for k in st.query_params}
     values, warnings = validate_query(params, known_models=catalog.models, known_gpus=catalog.gpus)
     rejected = {k for k in params if k not in values and k not in PAGE_PARAMS}
-    if rejected:  # nothing is bound yet on a session's first run; one message for the whole query, not one a key
+    # a spec id read case-insensitively ('Llama-3.1-8B' → 'llama-3.1-8b') goes back into the link as read
+    recased = {k: [values[k]] for k in ("model", "gpu") if k in values and params.get(k, [""])[-1] != values[k]}
+    if rejected or recased:  # nothing is bound yet on a session's first run; one message for the whole query, not one a key
         # (each deletion sent the rest of the query string: 999 rejected keys of a 500 kB link were 2.4 s of CPU and
         # 250 MB sent to the browser)
-        st.query_params.from_dict({k: v for k, v in params.items() if k not in rejected})
+        st.query_params.from_dict({k: recased.get(k, v) for k, v in params.items() if k not in rejected})
         _reseed_from_current_url()
     st.session_state["_link_warnings"] = warnings
     st.session_state["_link_values"] = values
