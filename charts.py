@@ -142,7 +142,10 @@ def memory_breakdown(r) -> Chart:
     if m.state_bytes_per_request:
         title += f"; state {fmt.size(m.state_bytes_per_request)} per request"
     return _fig(title, "memory per GPU (GiB)", "", bars, height=340, barmode="stack",
-                shapes=[a for a, _ in lines], notes=[b for _, b in lines], legend=dict(orientation="h", y=-0.35),
+                shapes=[a for a, _ in lines], notes=[b for _, b in lines],
+                # at the figure's foot, not the plot's: a narrow page wraps it a row an entry, and plotly then drew
+                # it over the axis title (its margin grows to hold the legend instead)
+                legend=dict(orientation="h", yref="container", y=0, yanchor="bottom"),
                 yaxis=dict(categoryorder="array", categoryarray=[load, per_gpu]))  # fmt: skip
 
 
