@@ -159,20 +159,6 @@ def test_pr4650_deepseek_v2_lite_pre_mla_v0(capsys):
     assert d["calibration"]["kv_cache_memory_bytes"] == 5549 * per_block
 
 
-def test_a_server_started_without_batch_flags_reconciles_at_vllms_defaults(capsys):
-    """Qwen3-Next-80B on two H200s, `vllm serve` with TP 2 alone (vLLM 0.10.2): the log says "Chunked prefill is
-    enabled with max_num_batched_tokens=8192", and an H200 (70 GiB or more, not an A100) runs 1,024 sequences by
-    default. The planner's 2,048 / 256 were used before (its activation estimate 0.29 GiB; 1.15 GiB now, the log's
-    5.58). The hybrid's 544-token attention blocks are the plan's own: 7,162 blocks // 4 groups × 544 = 973,760
-    tokens, as logged, and the 14.77x at 262,144 tokens, within rounding."""
-    d = run_json(capsys, LOGS / "h200x2-qwen3-next-80b-tp2-defaults.log", "--model", "qwen3-next-80b-a3b")
-    assert (d["scenario"]["max_num_batched_tokens"], d["scenario"]["max_num_seqs"]) == (8192, 1024)
-    assert d["matches"]["num_gpu_blocks"] and d["matches"]["kv_cache_tokens"] and d["matches"]["max_concurrency"]
-    assert d["logged"]["kv_cache_tokens"] == 973_760 and d["logged"]["max_concurrency"] == 14.77
-    assert not any("ignored the log's block_size" in n for n in d["notes"])
-    assert any("attention block size to 544" in n for n in d["notes"])
-
-
 def test_26646_hybrid_model_needs_a_model():
     with pytest.raises(InputError) as e:
         reconcile(log("vllm-26646-qwen3-next-fp8-kv.log"), _catalog())
@@ -382,23 +368,3 @@ def test_a_logged_expert_parallel_flag_reaches_the_scenario():
     assert fields["enable_expert_parallel"] is True and fields["tensor_parallel_size"] == 4
     fields, _ = log_scenario_fields(parse_log(line.replace(", 'enable_expert_parallel': True", "")))
     assert "enable_expert_parallel" not in fields
-
-
-def test_an_engine_config_line_wrapped_over_indented_lines_is_read_whole():
-    """A published EXAONE-4.0-32B-FP8 log (vLLM 0.11.0 on an L40S) shows its config line wrapped: "… with config:"
-    and then indented "model='…', dtype=…" lines. Read alone, the first line gave nothing, so the FP8 weights were
-    sized as bf16 (59.6 GiB against the logged 30.99). The continuation lines join it; a log line after them does not."""
-    from boundary.log_fields import log_scenario_fields
-
-    text = "\n".join([
-        "(EngineCore_DP0 pid=12117) INFO 03-03 07:21:25 [core.py:77] Initializing a V1 LLM engine (v0.11.0) with config:",
-        "  model='LGAI-EXAONE/EXAONE-4.0-32B-FP8', dtype=torch.bfloat16, max_seq_len=4096,",
-        "  tensor_parallel_size=1, quantization=fp8, enforce_eager=True, enable_prefix_caching=True",
-        "(EngineCore_DP0 pid=12117) INFO 03-03 07:21:27 [gpu_model_runner.py:2602] Starting to load model …",
-        "  block_size=64",  # indented, but after another record: not the config's
-        "(EngineCore_DP0 pid=12117) INFO 03-03 07:22:47 [gpu_worker.py:298] Available KV cache memory: 10.31 GiB",
-    ])  # fmt: skip
-    log = parse_log(text)
-    fields, _ = log_scenario_fields(log)
-    assert (fields["dtype"], fields["enforce_eager"], fields["max_model_len"]) == ("fp8", True, 4096)
-    assert log.config["model"] == "LGAI-EXAONE/EXAONE-4.0-32B-FP8" and "block_size" not in log.config
