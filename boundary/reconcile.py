@@ -137,7 +137,8 @@ def build_scenario(log: VllmLog, catalog: Catalog, flags: dict,
         # (calc.engine_defaults; 70 GiB or more, not an A100: 8,192 tokens and 1,024 sequences), not the planner's
         budget, seqs = default_budget("vllm", catalog.gpus[gpu_id].memory_gib, gpu_id)
         for name, value in (("max_num_batched_tokens", budget), ("max_num_seqs", seqs)):
-            if name not in data and name not in flags and name not in (defaults or {}):
+            if name not in data and name not in flags and name not in (defaults or {}) and \
+                    value != Scenario.model_fields[name].default:  # the planner's own needs no line
                 data[name] = value
                 notes.append(f"{name}={value:,}: vLLM's default on this GPU, which the log does not state")
     data |= flags
