@@ -39,3 +39,13 @@ def test_an_engine_config_line_wrapped_over_indented_lines_is_read_whole():
     fields, _ = log_scenario_fields(log)
     assert (fields["dtype"], fields["enforce_eager"], fields["max_model_len"]) == ("fp8", True, 4096)
     assert log.config["model"] == "LGAI-EXAONE/EXAONE-4.0-32B-FP8" and "block_size" not in log.config
+
+
+def test_a_debug_logs_profiling_line_gives_the_activation_peak_and_non_torch_memory():
+    """vLLM V1 at DEBUG (a published debugging write-up, Llama-3.2-1B on a 48 GB card): "Memory profiling takes 7.68
+    seconds. Total non KV cache memory: 2.78GiB; torch peak memory increase: 0.45GiB; non-torch forward increase
+    memory: 0.02GiB; weights memory: 2.32GiB." — the activation peak and non-torch rows, which the INFO lines omit."""
+    log = parse_log("DEBUG 08-06 10:25:44 [gpu_worker.py:275] Memory profiling takes 7.68 seconds. Total non KV cache "
+                    "memory: 2.78GiB; torch peak memory increase: 0.45GiB; non-torch forward increase memory: 0.02GiB; "
+                    "weights memory: 2.32GiB.")  # fmt: skip
+    assert log.first("activation_gib").value == 0.45 and log.first("non_torch_gib").value == 0.02
