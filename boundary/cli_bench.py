@@ -35,7 +35,7 @@ MAX_PERCENTILES = 20  # --metric-percentiles: more is no summary
 def serve_keys(metrics: tuple[str, ...], qs: tuple[float, ...]) -> tuple[str, ...]:
     """The JSON keys of a serve run, in the tool's order: counts and rates, then per metric mean_, median_, p{q}_."""
     lat = [f"{k}_{m}_ms" for m in PERCENTILE_METRICS if m in metrics
-           for k in ("mean", "median", *(f"p{percentile_word(q)}" for q in qs))]  # fmt: skip
+           for k in ("mean", "median", "std", *(f"p{percentile_word(q)}" for q in qs))]  # fmt: skip
     return COUNT_KEYS + tuple(lat)
 
 

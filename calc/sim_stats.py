@@ -119,6 +119,17 @@ class ItlSegments:
     def mean_s(self) -> float:
         return float((self.sum_s * self.weight).sum() / self.count) if self.count else 0.0
 
+    @property
+    def std_s(self) -> float:
+        """Population standard deviation (numpy's, as `vllm bench serve` writes std_itl_ms): each segment's values
+        lo + kΔ, k < n, have Σ x² = n·lo² + lo·Δ·n(n − 1) + Δ²·(n − 1)n(2n − 1)/6."""
+        if not self.count:
+            return 0.0
+        n, lo = self.steps.astype(float), self.lo_s
+        delta = np.where(n > 1, (self.hi_s - lo) / np.maximum(n - 1, 1), 0.0)
+        squares = n * lo**2 + lo * delta * n * (n - 1) + delta**2 * (n - 1) * n * (2 * n - 1) / 6
+        return math.sqrt(max(0.0, float((squares * self.weight).sum()) / self.count - self.mean_s**2))
+
     @cached_property
     def _split(self) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
         """The segments as point masses (one value, or a stretch of equal gaps: most of a long run) — sorted values
@@ -279,9 +290,12 @@ class SimResult:
         for name in metrics:
             if name == "itl":  # kept as segments, not per request
                 mean, median, *ps = self.itl.mean_s / MS, *(x / MS for x in self.itl.percentiles_s((50, *qs)))
+                std = self.itl.std_s / MS
             else:
                 mean, median, *ps = _stat_ms(per_request[name], qs)
-            out |= {f"mean_{name}_ms": mean, f"median_{name}_ms": median}
+                finite = per_request[name][np.isfinite(per_request[name])]
+                std = float(finite.std()) / MS if finite.size else 0.0
+            out |= {f"mean_{name}_ms": mean, f"median_{name}_ms": median, f"std_{name}_ms": std}
             out |= {f"p{percentile_word(q)}_{name}_ms": p for q, p in zip(qs, ps, strict=True)}
         if not self.completed:  # nothing was timed: no latency or throughput at all, not zeros read as figures
             out |= {k: None for k in out if k not in ("completed", "failed")}

@@ -164,7 +164,7 @@ def test_bench_summary_keys_are_vllm_bench_serves():
     # the keys of the published JSON (tests/data/benchmarks/massed-compute-qwen3-32b-h100.yaml, its verbatim line)
     keys = {"completed", "failed", "duration", "total_input_tokens", "total_output_tokens", "request_throughput",
             "request_goodput", "output_throughput", "max_output_tokens_per_s", "max_concurrent_requests", "total_token_throughput"}
-    keys |= {f"{s}_{m}_ms" for s in ("mean", "median", "p99") for m in ("ttft", "tpot", "itl", "e2el")}
+    keys |= {f"{s}_{m}_ms" for s in ("mean", "median", "std", "p99") for m in ("ttft", "tpot", "itl", "e2el")}
     assert set(simulate(engine(), workload(), const_10ms).bench_summary()) == keys
 
 
@@ -385,3 +385,12 @@ def test_burstiness_shapes_the_gaps_and_keeps_their_mean():
     # b = 1 is Poisson, with the same draws as before burstiness existed (fixed lengths draw nothing first)
     _, _, ready = workload_arrays(workload(num_prompts=5, request_rate=rate))
     assert np.diff(ready) == pytest.approx(np.random.default_rng(0).exponential(1 / rate, 4))
+
+
+def test_itl_standard_deviation_is_numpys_over_the_expanded_gaps():
+    """std_itl_ms as `vllm bench serve` writes it (np.std, population): gaps 1, 2, 3 s once and 5 s twice →
+    mean 16 / 5 = 3.2, Σ x² = 1 + 4 + 9 + 25 + 25 = 64, variance 64 / 5 − 3.2² = 2.56, std 1.6 s."""
+    seg = ItlSegments(lo_s=np.array([1.0, 5.0]), hi_s=np.array([3.0, 5.0]), steps=np.array([3, 1]),
+                      weight=np.array([1, 2]), sum_s=np.array([6.0, 5.0]))  # fmt: skip
+    assert seg.mean_s == pytest.approx(3.2) and seg.std_s == pytest.approx(1.6)
+    assert seg.std_s == pytest.approx(float(np.std([1, 2, 3, 5, 5])))
