@@ -24,26 +24,36 @@ def default_budget(engine: str, memory_gib: float, gpu_id: str, llm_class: bool 
 
 
 def server_defaults(s: Scenario, g: GPUSpec) -> dict | None:
-    """{max_num_batched_tokens, max_num_seqs} as `vllm serve` starts on this GPU, where they differ from the plan's
-    and the plan keeps the planner's defaults (neither set); else None."""
+    """The batch limits the engine's server starts with on this GPU where they differ from the plan's and the plan
+    keeps the planner's defaults: vLLM's max_num_batched_tokens and max_num_seqs (neither set), SGLang's
+    --chunked-prefill-size as max_num_batched_tokens (its running-request cap follows its pool); else None."""
     fields = Scenario.model_fields
-    if s.engine != "vllm" or (s.max_num_batched_tokens, s.max_num_seqs) != (
-            fields["max_num_batched_tokens"].default, fields["max_num_seqs"].default):  # fmt: skip
+    budget_default, seqs_default = fields["max_num_batched_tokens"].default, fields["max_num_seqs"].default
+    budget, seqs = default_budget(s.engine, g.memory_gib, s.gpu)
+    if s.engine == "sglang":
+        same = s.max_num_batched_tokens != budget_default or budget == budget_default
+        return None if same else {"max_num_batched_tokens": budget}
+    if (s.max_num_batched_tokens, s.max_num_seqs) != (budget_default, seqs_default):
         return None
-    budget, seqs = default_budget("vllm", g.memory_gib, s.gpu)
     if (budget, seqs) == (s.max_num_batched_tokens, s.max_num_seqs):
         return None
     return {"max_num_batched_tokens": budget, "max_num_seqs": seqs}
 
 
 def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
-    """Where the planner's defaults (DESIGN: 256 running requests, a 2,048-token step) are not what `vllm serve`
-    starts with on this GPU: say so, with the KV cache vLLM's own defaults leave (a larger step, a larger activation
-    peak, fewer blocks). None when they agree, when either is set, or for SGLang (its cap follows its pool)."""
+    """Where the planner's defaults (DESIGN: 256 running requests, a 2,048-token step) are not what the engine's
+    server starts with on this GPU: say so, with the KV cache vLLM's own defaults leave (a larger step, a larger
+    activation peak, fewer blocks). None when they agree or are set."""
     theirs_fields = server_defaults(s, g)
     if theirs_fields is None:
         return None
-    budget, seqs = theirs_fields["max_num_batched_tokens"], theirs_fields["max_num_seqs"]
+    budget = theirs_fields["max_num_batched_tokens"]
+    if s.engine == "sglang":
+        return (f"SGLang on this GPU ({g.name}, {g.memory_gib:g} GiB) starts with --chunked-prefill-size {budget:,} "
+                f"when it is not given; this plan chunks prompts at max_num_batched_tokens {s.max_num_batched_tokens:,}, "
+                "as a server started with that flag. Set it to plan a server started without it (SGLang sizes its "
+                "running-request cap from its pool)")  # fmt: skip
+    seqs = theirs_fields["max_num_seqs"]
     ours = mem  # this plan's pool (calc.pool.size_pool)
     theirs = size_pool(s.model_copy(update=theirs_fields), m, g)
     kv = (f": {theirs.pool_token_capacity:,} tokens of KV cache rather than {ours.pool_token_capacity:,} (the larger "

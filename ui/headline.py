@@ -63,11 +63,11 @@ def headline_rest(r, link_base: str) -> None:
                    f"without sharing); {p.blocks_saved:,} blocks saved at C = {s.concurrency:,}.")  # fmt: skip
     if r.notes:
         st.info("**Notes and assumptions**\n" + "\n".join(f"- {plain(n, 600)}" for n in r.notes), icon=":material/info:")
-    if vllm_own := server_defaults(s, r.gpu):  # the note above says what they change; one click plans them
-        st.markdown(f"[Open this scenario with vllm serve's own batch limits on this GPU]"
-                    f"({link_base}?{query_string(s.model_copy(update=vllm_own))}) "
-                    f"(max_num_batched_tokens {vllm_own['max_num_batched_tokens']:,}, max_num_seqs "
-                    f"{vllm_own['max_num_seqs']:,})")  # fmt: skip
+    if own := server_defaults(s, r.gpu):  # the note above says what they change; one click plans them
+        server = "vllm serve's" if s.engine == "vllm" else "SGLang's"
+        st.markdown(f"[Open this scenario with {server} own batch limits on this GPU]"
+                    f"({link_base}?{query_string(s.model_copy(update=own))}) "
+                    f"({', '.join(f'{k} {v:,}' for k, v in own.items())})")  # fmt: skip
     if formulas := lazy_expander("Show the formulas (with this scenario's numbers)", FORMULAS):  # ~20 elements
         with formulas:
             for name, text in view.formulas(r).items():
