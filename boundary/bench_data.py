@@ -113,7 +113,11 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
                 continue
             m = models[r["model"]]
             gpu = GPU_ALIASES.get(r["gpu"], r["gpu"])
-            data: dict = {"gpu": gpu, "tensor_parallel_size": r.get("tensor_parallel_size") or 1,
+            dp = r.get("data_parallel_size") or 1
+            tp = r.get("tensor_parallel_size") or 1
+            if r["engine"] == "sglang":  # SGLang's --tp counts every GPU; the attention ranks are --dp of them
+                tp //= dp
+            data: dict = {"gpu": gpu, "tensor_parallel_size": tp, "data_parallel_size": dp,
                           "pipeline_parallel_size": r.get("pipeline_parallel_size") or 1,
                           "dtype": m.get("dtype") or DTYPES.get(r.get("dtype"), "auto"), "engine": r["engine"],
                           "engine_version": _engine_version(r, catalog),
@@ -129,9 +133,12 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
             mnbt, seqs = default_budget(r["engine"], catalog.gpus[gpu].memory_gib, gpu, r["kind"] == "latency")
             data["max_num_batched_tokens"] = r.get("max_num_batched_tokens") or mnbt
             data["max_num_seqs"] = r.get("max_num_seqs") or seqs
+            if r["engine"] == "sglang" and dp > 1:  # DP attention divides --chunked-prefill-size and
+                data["max_num_batched_tokens"] //= dp  # --max-running-requests over the ranks (server_args.py
+                data["max_num_seqs"] = max(1, data["max_num_seqs"] // dp)  # _handle_data_parallelism)
             if r.get("enforce_eager"):
                 data["enforce_eager"] = True
-            if r.get("expert_parallel"):  # over the TP group (_skip): vLLM's --enable-expert-parallel, SGLang's --ep-size
+            if r.get("expert_parallel"):  # over every GPU (_skip): vLLM's --enable-expert-parallel, SGLang's --ep-size
                 data["enable_expert_parallel"] = True
             if r.get("gpu_memory_utilization"):  # --gpu-memory-utilization as the server was started
                 data["gpu_memory_utilization"] = r["gpu_memory_utilization"]
@@ -257,10 +264,15 @@ def _skip(r: dict, models: dict, catalog) -> str | None:
         return (f"outputs ended early: {decoded:,.1f} of {r['output_len']:,} tokens decoded a request on average "
                 "(end-of-sequence with ignore_eos off, or failed requests), so its requests did not finish when a "
                 "replay of the stated length has them finish")  # fmt: skip
-    if (r.get("data_parallel_size") or 1) > 1:
-        return "data parallelism (data-parallel attention, DP replicas in one server) is not modelled"
-    if r.get("expert_parallel") and r["expert_parallel"] != (r.get("tensor_parallel_size") or 1):
-        return "expert parallelism over other GPUs than the tensor-parallel group is not modelled"
+    dp = r.get("data_parallel_size", 1)
+    if dp is None:
+        return "data-parallel attention of a size the source does not state"
+    tp = r.get("tensor_parallel_size") or 1
+    gpus = tp if r["engine"] == "sglang" else tp * dp  # SGLang's --tp counts every GPU of the server
+    if r["engine"] == "sglang" and tp % dp:
+        return f"SGLang --tp {tp} is not a multiple of --dp {dp}"
+    if r.get("expert_parallel") and r["expert_parallel"] != gpus:
+        return "expert parallelism over other GPUs than all the server's is not modelled"
     return None
 
 

@@ -8,7 +8,8 @@ import typing
 from boundary.vllm_log import VllmLog
 from calc.scenario import Scenario
 
-_INT_FIELDS = ("tensor_parallel_size", "pipeline_parallel_size", "block_size", "max_num_batched_tokens", "max_num_seqs")
+_INT_FIELDS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "block_size",
+               "max_num_batched_tokens", "max_num_seqs")  # fmt: skip
 _QUANT_DTYPE = {"fp8": "fp8", "fbgemm_fp8": "fp8", "modelopt": "fp8", "awq": "int4", "awq_marlin": "int4",
                 "gptq": "int4", "gptq_marlin": "int4", "bitsandbytes": "int4", "compressed-tensors": None}  # fmt: skip
 _TORCH_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16"}

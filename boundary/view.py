@@ -80,7 +80,8 @@ def title(r) -> str:
     s, m = r.scenario, r.memory
     ranks = expert_ranks(s, r.model)
     ep = f" EP={ranks}" if ranks > 1 else ""
-    return (f"{r.model_name} on {r.gpu_name} (TP={s.tensor_parallel_size}{ep} PP={s.pipeline_parallel_size}, weights "
+    dp = f" DP={s.data_parallel_size}" if s.data_parallel_size > 1 else ""
+    return (f"{r.model_name} on {r.gpu_name} (TP={s.tensor_parallel_size}{dp}{ep} PP={s.pipeline_parallel_size}, weights "
             f"{m.weight_format.label}, KV {s.kv_cache_dtype}, {r.engine.label})")  # fmt: skip
 
 
@@ -255,7 +256,7 @@ def memory_section(r) -> Section:
         ("− CUDA graphs" + ("" if s.cudagraph_memory_bytes is not None else " (estimate)"), graphs),
         ("= available KV cache memory", kv_available(r) + ("  (from kv_cache_memory_bytes)" if m.kv_cache_memory_from_flag else "")),
     ]  # fmt: skip
-    return Section("Memory per GPU (vLLM's profile)", rows)
+    return Section("Memory per GPU (vLLM's profile" + (", every rank alike)" if s.data_parallel_size > 1 else ")"), rows)
 
 
 def kv_section(r) -> Section:
@@ -271,7 +272,11 @@ def kv_section(r) -> Section:
     rows += [("GPU blocks × block size", f"{fmt.count(m.num_gpu_blocks)} × {fmt.count(m.block_size)}"),
              ("GPU KV cache size", size),
              (f"max concurrency at {fmt.count(s.max_model_len)}", f"{m.max_concurrency:,.2f}x")]  # fmt: skip
-    return Section("KV cache", rows)
+    if s.data_parallel_size > 1:  # vLLM logs each rank's pool; the server holds D of them
+        d = s.data_parallel_size
+        rows.append((f"all {d} data-parallel ranks", f"{fmt.tokens(d * m.kv_cache_tokens)}, "
+                     f"{d * m.max_concurrency:,.2f}x at {fmt.count(s.max_model_len)}"))  # fmt: skip
+    return Section("KV cache" + (" (each data-parallel rank)" if s.data_parallel_size > 1 else ""), rows)
 
 
 def workload_section(r) -> Section:
@@ -345,9 +350,10 @@ def _engine_share_row(r) -> list[tuple[str, str]]:
     """Where the KV pool or the API server holds fewer requests in the engine than are in flight, how many and why
     (calc.latency: the rest wait)."""
     s, lat = r.scenario, r.latency
-    flight = max(1, s.concurrency)
+    flight = max(1, s.rank_concurrency)  # one data-parallel rank's share
     if lat.decode_batch >= flight or s.disaggregated:
         return []
+    rank = f" on each of the {s.data_parallel_size} ranks" if s.data_parallel_size > 1 else ""
     slots = max_requests_at_length(s, r.memory, r.model) or s.max_num_seqs
     if lat.decode_batch == slots == s.max_num_seqs:
         why = f"max_num_seqs is {s.max_num_seqs:,}, so the rest wait in the engine's queue"
@@ -357,7 +363,7 @@ def _engine_share_row(r) -> list[tuple[str, str]]:
     else:
         why = (f"the API server takes one request at a time ({fmt.ms(front_busy_s(s, r.engine, r.model))} each), so "
                "the rest wait for it")  # fmt: skip
-    return [("  in the engine", f"{fmt.mean_count(lat.decode_batch)} of the {flight:,} in flight on average; {why}")]
+    return [("  in the engine", f"{fmt.mean_count(lat.decode_batch)} of the {flight:,} in flight{rank} on average; {why}")]
 
 
 def calibration_lines(r) -> list[str]:

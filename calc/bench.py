@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+import numpy as np
+
 from calc.front_end import engine_request_overhead_s, front_serial_s
 from calc.scheduler import Workload, batch_latency, simulate
 from calc.sim_engine import EngineConfig
@@ -22,16 +24,18 @@ CHECK_RANGE_RATIO = 0.3
 
 
 def engine_config(r) -> EngineConfig:
-    """The engine of a Report: its limits, its pool (blocks as vLLM allocates them) and its front-end time."""
+    """The engine of a Report (one data-parallel rank's): its limits, its pool (blocks as vLLM allocates them) and
+    its front-end time."""
     s, mem = r.scenario, r.memory
+    dp = s.data_parallel_size  # one rank's engine: the one API server's time goes to every rank's requests
     own = s.frontend_overhead_s is not None  # the scenario's own front-end time replaces the engine's
     cached = min(s.shared_prefix_len, s.input_len - 1) // mem.block_size * mem.block_size if s.shared_prefix_len else 0
     return EngineConfig(max_num_seqs=s.max_num_seqs, max_num_batched_tokens=s.max_num_batched_tokens,
                         num_gpu_blocks=mem.num_gpu_blocks, block_size=mem.block_size, blocks_for=mem.blocks_per_request,
                         engine=s.engine, prefix_cached_tokens=cached,
                         request_overhead_s=r.latency.request_overhead_s if own else engine_request_overhead_s(s, r.engine),
-                        request_token_s=0.0 if own else r.engine.request_token_s,
-                        request_serial_s=0.0 if own else front_serial_s(s, r.engine, r.model),
+                        request_token_s=0.0 if own else r.engine.request_token_s * dp,
+                        request_serial_s=0.0 if own else front_serial_s(s, r.engine, r.model) * dp,
                         overlap_schedule=r.engine.overlap_schedule)  # fmt: skip
 
 
@@ -44,15 +48,36 @@ def serve(r, *, num_prompts: int, max_concurrency: int | None = None, request_ra
     --ignore-eos, requests ending at end-of-sequence so that this share of the output tokens is decoded;
     dataset "sharegpt": ShareGPT's lengths, I and O their means, calc.length_shapes)."""
     s = r.scenario
+    dp = min(s.data_parallel_size, max_concurrency or s.data_parallel_size)  # ranks with requests: fewer clients, fewer
     w = Workload(input_len=input_len or s.input_len, output_len=output_len or s.output_len,
-                 num_prompts=min(num_prompts, MAX_SIM_PROMPTS), max_concurrency=max_concurrency,
-                 request_rate=request_rate, range_ratio=range_ratio, seed=seed, decoded_share=decoded_share,
+                 num_prompts=min(-(-num_prompts // dp), MAX_SIM_PROMPTS),
+                 max_concurrency=-(-max_concurrency // dp) if max_concurrency else None,
+                 request_rate=request_rate / dp, range_ratio=range_ratio, seed=seed, decoded_share=decoded_share,
                  dataset=dataset, burstiness=burstiness)  # fmt: skip
-    return simulate(engine_config(r), w, r.latency.step.step_s)
+    res = simulate(engine_config(r), w, r.latency.step.step_s)
+    return res if dp == 1 else all_ranks(res, dp, min(num_prompts, dp * MAX_SIM_PROMPTS))
+
+
+def all_ranks(one: SimResult, dp: int, num_prompts: int) -> SimResult:
+    """The server's run from one data-parallel rank's (its ⌈C / D⌉ clients, 1 / D of the prompts and of the rate;
+    D = the ranks with clients, at most C): the D ranks run alike, so the requests are its requests D times over (the
+    first `num_prompts`), in the same duration; ITL's distribution is the rank's."""
+    def tiled(a):
+        return np.tile(a, dp)[:num_prompts]
+
+    e2e = tiled(one.e2e_s)
+    done = int(np.isfinite(e2e).sum())
+    peak_tok = one.peak_output_tokens_per_s * dp if one.peak_output_tokens_per_s is not None else None
+    peak_req = one.peak_concurrent_requests * dp if one.peak_concurrent_requests is not None else None
+    return replace(one, input_lens=tiled(one.input_lens), output_lens=tiled(one.output_lens), ttft_s=tiled(one.ttft_s),
+                   tpot_s=tiled(one.tpot_s), e2e_s=e2e, queue_s=tiled(one.queue_s), prefill_s=tiled(one.prefill_s),
+                   completed=done, preemptions=one.preemptions * dp, mean_running=one.mean_running * dp,
+                   rejected=one.rejected * dp, peak_output_tokens_per_s=peak_tok, peak_concurrent_requests=peak_req)  # fmt: skip
 
 
 def static_batch(r, *, batch_size: int, input_len: int, output_len: int) -> BatchLatency:
     """`vllm bench latency --batch-size B --input-len I --output-len O`."""
     offline = replace(r.latency.step, online=False)  # `vllm bench latency` runs the LLM class: nothing is streamed
+    batch_size = -(-batch_size // r.scenario.data_parallel_size)  # one rank's share of the batch
     return batch_latency(engine_config(r), offline.step_s, batch_size=batch_size, input_len=input_len,
                          output_len=output_len)  # fmt: skip

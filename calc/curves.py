@@ -52,7 +52,7 @@ def decode_vs_context(s: Scenario, lat: LatencyResult,
                       points: list[tuple[float, float]] | None = None) -> list[DecodePoint]:  # fmt: skip
     """Decode step floor and estimate at (context, running batch) points; default: the scenario's batch from
     128 tokens to max_model_len. The seed's five-row table is `points=[(384, 15.39), …]`."""
-    batch = max(1, min(s.concurrency, s.max_num_seqs))
+    batch = max(1, min(s.rank_concurrency, s.max_num_seqs))  # one data-parallel rank's batch
     pts = points or [(c, batch) for c in geometric(128, max(129, s.max_model_len))]
     out = []
     for ctx, b in pts:
@@ -67,13 +67,13 @@ def concurrency_sweep(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, en
     need = mem.blocks_per_request
     per_req = need(s.request_len)
     out = []
-    for c in geometric(1, max(2, max_requests_at_length(s, mem)), 20):
+    for c in geometric(1, max(2, s.data_parallel_size * max_requests_at_length(s, mem)), 20):
         t = s.model_copy(update={"concurrency": c})
         lat = latency(t, m, g, mem, engine)
         conf = conformance_of(t, lat).conformance
         out.append(ConcurrencyPoint(c, lat.tpot_s, lat.ttft_s, 1 / lat.tpot_s, lat.output_tokens_per_s,
                                     lat.requests_per_s, conf, lat.requests_per_s * conf,
-                                    c * per_req <= mem.num_gpu_blocks))  # fmt: skip
+                                    t.rank_concurrency * per_req <= mem.num_gpu_blocks))  # fmt: skip
     return out
 
 
@@ -81,7 +81,7 @@ def occupancy_vs_length(s: Scenario, mem: PoolResult) -> list[OccupancyPoint]:
     """The seed report's straight lines: C · blocks(L) / pool, for prompt lengths up to max_model_len."""
     need = mem.blocks_per_request
     lengths = geometric(max(2, s.output_len + 1), max(s.output_len + 2, s.max_model_len), 24)
-    return [OccupancyPoint(L, s.concurrency * need(L) / mem.num_gpu_blocks if mem.num_gpu_blocks else float("inf"))
+    return [OccupancyPoint(L, s.rank_concurrency * need(L) / mem.num_gpu_blocks if mem.num_gpu_blocks else float("inf"))
             for L in lengths]  # fmt: skip
 
 

@@ -25,6 +25,9 @@ def resolve_checked(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
         raise InputError("tensor_parallel_size", f"{problem}; this model accepts {accepted_tp_sizes(s, model)}")
     if problem:
         raise InputError("pipeline_parallel_size", problem)
+    if s.data_parallel_size > 1 and s.disaggregated:
+        raise InputError("data_parallel_size", "data-parallel ranks are not planned with disaggregated serving: set "
+                                               "data_parallel_size to 1, or disaggregated to false")  # fmt: skip
     return model, gpu
 
 
@@ -90,6 +93,8 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
         notes.append(f"expert parallelism: each GPU holds {model.routed_experts / s.tensor_parallel_size:g} of the "
                      f"{model.routed_experts} routed experts whole; a step waits for the GPU with the most touched "
                      "experts and routed tokens (an even spread in expectation, uneven at small batches)")  # fmt: skip
+    if s.data_parallel_size > 1:
+        notes.append(data_parallel_note(s, model))
     if s.mamba_ssm_cache_dtype != "auto" and not mem.state_bytes_per_request:
         notes.append("mamba_ssm_cache_dtype changes nothing here: this model has no Mamba / linear-attention layers")
     if s.currency != "USD" and s.gpu_hour_price is None:
@@ -109,6 +114,21 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
         notes.append("measured_running_batch gives the decode floor at that batch; with measured_itl_s it also gives "
                      "the share of the measured ITL the floor explains and the MBU achieved")  # fmt: skip
     return tuple(notes)
+
+
+def data_parallel_note(s: Scenario, model: ModelSpec) -> str:
+    """What data_parallel_size D means for this model: ranks with their own pools, and for a MoE model the experts
+    and their collectives over every rank's GPUs (docs/data-parallel.md)."""
+    d, gpus = s.data_parallel_size, s.gpus_per_replica
+    head = (f"data_parallel_size {d}: {d} ranks of {s.tensor_parallel_size * s.pipeline_parallel_size} GPU(s), each "
+            f"with its own scheduler and KV pool (the memory figures are one rank's GPU), {s.rank_concurrency:,} of "
+            f"the {s.concurrency:,} requests on each (the busiest rank's share)")  # fmt: skip
+    if not model.routed_experts:
+        return head + "; a dense model's ranks never meet: they are replicas behind one API server"
+    return (head + f"; the routed experts span all {gpus} GPUs ({model.routed_experts / gpus:g} experts' worth a GPU), "
+            f"so every MoE layer is one step of all {d} ranks: its experts read once for all their tokens, which are "
+            "gathered from and returned to every rank (an all-reduce's bytes over the group's link). Ranks are "
+            "taken as evenly loaded; an idle rank still runs its share of each MoE layer")  # fmt: skip
 
 
 def ridge_note(gpu: GPUSpec) -> str | None:

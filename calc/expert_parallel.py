@@ -49,6 +49,8 @@ def tokens_factor(ranks: int, assignments: float) -> float:
 
 
 def expert_ranks(s, m) -> int:
-    """GPUs the routed experts are spread over whole: the TP group under enable_expert_parallel for a model with
-    routed experts, else 1 (each GPU a slice of every expert, or no experts)."""
-    return s.tensor_parallel_size if s.enable_expert_parallel and m.routed_experts else 1
+    """GPUs the routed experts are spread over whole: the TP group (all data-parallel ranks' GPUs) under
+    enable_expert_parallel for a model with routed experts, else 1 (each GPU a slice of every expert, or none)."""
+    if not (s.enable_expert_parallel and m.routed_experts):
+        return 1
+    return s.tensor_parallel_size * s.data_parallel_size

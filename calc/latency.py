@@ -12,6 +12,8 @@
                     SGLang: a decode step + (C / output_len) · one prefill
     E2E           = TTFT + (N_out − 1) · TPOT            0.350 s + 199 × 0.025 s = 5.325 s (DESIGN.md)
     throughput    = C / E2E (Little's law)
+    data-parallel D ranks: each holds ⌈C / D⌉ of the requests (its own pool and steps, the MoE layers over all
+                  ranks' tokens), the one API server feeds all D; throughput = C / E2E at ⌈C / D⌉ a rank
     KV pool       the engine holds at most S = the requests of this length its pool holds (max_num_seqs at most);
                   with C > S in flight the rest queue: each waits (C / S − 1) · E2E(S) for room, throughput S / E2E(S)
     API server    one request at a time for `busy` each (calc.front_end): where C · busy > E2E(C), the engine holds
@@ -156,11 +158,15 @@ POOL_WAIT = "waiting in the engine's queue"
 
 
 def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec,
-            model: StepModel | None = None) -> LatencyResult:  # fmt: skip
-    """`model`: the scenario's StepModel when the caller has it (it does not depend on concurrency or lengths)."""
+            model: StepModel | None = None, *, front_ranks: int = 1) -> LatencyResult:  # fmt: skip
+    """`model`: the scenario's StepModel when the caller has it (it does not depend on concurrency or lengths).
+    `front_ranks`: for one data-parallel rank planned alone (calc.replicas.rank_scenario), the ranks its API server
+    also feeds."""
     model = model or step_model(s, m, g, mem, engine)
     p, L_in, N_out = mem.params, s.input_len, s.output_len
-    flight = max(1, s.concurrency)
+    flight = max(1, s.rank_concurrency)  # one data-parallel rank's share; the ranks run alike
+    dp = s.data_parallel_size
+    front_ranks = max(front_ranks, dp)
     ctx = L_in + N_out / 2
     budget = s.max_num_batched_tokens
     front = request_overhead_s(s, engine, m)
@@ -169,7 +175,7 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     # the engine holds at most what its KV pool holds at this length (the rest wait in its queue), and the API server
     # takes one request at a time: where they need more of it per cycle than their own time, fewer are in the engine
     # (calc.front_end.in_engine) and the rest wait for it
-    busy = 0.0 if s.disaggregated else front_busy_s(s, engine, m)
+    busy = 0.0 if s.disaggregated else front_busy_s(s, engine, m) * front_ranks  # one API server feeds every rank
     room = min(flight, s.max_num_seqs) if s.disaggregated else \
         min(flight, max_requests_at_length(s, mem, m) or s.max_num_seqs)  # ≤ max_num_seqs
     seen = {room: cycle(s, model, engine, room, front, transfer)}
@@ -191,7 +197,9 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
                                  ("decodes sharing its steps", "decode steps its chunks ride on"))  # fmt: skip
     chunk = max(1, budget - others)
     spike = model.step_s(min(chunk, L_in), chunk_pairs(min(chunk, L_in), 0), others, others * ctx)
-    rps = b / (N_out * tpot) if s.disaggregated else flight / total  # a decode instance holds a request N_out steps
+    # Little's law over the C in flight (a decode instance holds a request N_out steps); with data-parallel ranks the
+    # busiest rank's E2E, and fewer than D requests keep only as many ranks busy
+    rps = b / (N_out * tpot) if s.disaggregated else (s.concurrency if dp > 1 else flight) / total
     pre_ph, dec_ph = _phase(model, alone), _phase(model, dec)
     cal_mbu = (dec.bytes_moved / (s.measured_itl_s * model.bandwidth_bytes_per_s)) if s.measured_itl_s else None
     cal_mfu = (alone.flop / (s.measured_prefill_s * model.peak_flop_per_s)) if s.measured_prefill_s else None

@@ -140,6 +140,13 @@ def kv_bytes_per_element(s: Scenario) -> float:
     return DTYPE_BYTES["fp8"] if s.kv_cache_dtype == "fp8" else DTYPE_BYTES["bf16"]
 
 
+def linked_ranks(s: Scenario, m: ModelSpec) -> int:
+    """Data-parallel ranks whose GPUs exchange tensors: a MoE model's, whose experts span them all (NCCL buffers on
+    every GPU); a dense model's ranks only agree on step sizes on the CPU (kuberay#4366: Qwen2.5-0.5B at DP 2 on
+    T4s sized the same 10.74 GiB pool on both ranks as one alone would)."""
+    return s.data_parallel_size if m.routed_experts else 1
+
+
 def stage_layouts(s: Scenario, m: ModelSpec, g: GPUSpec) -> list[StageLayout]:
     """Each pipeline stage's block layout on one of its GPUs (its own layers, vLLM's get_pp_indices)."""
     return [stage_layout(m, layers, tp=s.tensor_parallel_size, kv_bytes_per_element=kv_bytes_per_element(s),
@@ -159,10 +166,11 @@ def measured_at(s: Scenario, m: ModelSpec, *, tp: int, pp: int, dtype: str, max_
     memory and CUDA graphs, mostly a fixed context plus what TP adds (NCCL buffers), + their estimate there − here.
     Only the fields set; at the scenario's own configuration, the measurements themselves."""
     def estimates(tp_, pp_, dtype_, seqs, budget) -> dict[str, float]:
-        return {"weights_memory_bytes": max(weights_bytes_per_stage(m, m.params, weight_format(m, dtype_), tp=tp_, pp=pp_)),
+        return {"weights_memory_bytes": max(weights_bytes_per_stage(m, m.params, weight_format(m, dtype_), tp=tp_, pp=pp_,
+                                                                    dp=s.data_parallel_size)),
                 "activation_memory_bytes": activation_peak_bytes(m, max_num_batched_tokens=budget, max_num_seqs=seqs,
                                                                  tp=tp_, max_model_len=s.max_model_len),
-                "non_torch_memory_bytes": non_torch_bytes(gpus_per_replica=tp_ * pp_),
+                "non_torch_memory_bytes": non_torch_bytes(gpus_per_replica=tp_ * pp_ * linked_ranks(s, m)),
                 "cudagraph_memory_bytes": cudagraph_bytes(tp=tp_, enforce_eager=s.enforce_eager)}  # fmt: skip
 
     given = {k: getattr(s, k) for k in MEASURED_MEMORY if getattr(s, k) is not None}
@@ -182,7 +190,7 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
     kv_elem = kv_bytes_per_element(s)
     total = E(g.memory_bytes, "total", unit="GiB")
     requested = total * E(s.gpu_memory_utilization, "gpu_memory_utilization")
-    stage_weights = weights_bytes_per_stage(m, params, fmt, tp=tp, pp=pp)
+    stage_weights = weights_bytes_per_stage(m, params, fmt, tp=tp, pp=pp, dp=s.data_parallel_size)
     if s.weights_memory_bytes is not None:
         stage_weights = [s.weights_memory_bytes] * pp
     act = s.activation_memory_bytes
@@ -191,7 +199,7 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
                                     tp=tp, max_model_len=s.max_model_len)  # fmt: skip
     non_torch = s.non_torch_memory_bytes
     if non_torch is None:
-        non_torch = non_torch_bytes(gpus_per_replica=s.gpus_per_replica)
+        non_torch = non_torch_bytes(gpus_per_replica=s.gpus_per_replica // s.data_parallel_size * linked_ranks(s, m))
     graphs = s.cudagraph_memory_bytes
     if graphs is None:
         graphs = cudagraph_bytes(tp=tp, enforce_eager=s.enforce_eager)

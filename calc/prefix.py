@@ -60,7 +60,7 @@ def prefix(s: Scenario, mem: PoolResult, lat: LatencyResult) -> PrefixResult:
     shared_tokens = shared_blocks * bs
     per_req = need(s.request_len)
     per_req_rest = need(max(1, s.request_len - shared_tokens))
-    B, C = mem.num_gpu_blocks, s.concurrency
+    B, C = mem.num_gpu_blocks, s.rank_concurrency  # one rank's pool and requests
     with_sharing = (B - shared_blocks) // per_req_rest if B > shared_blocks else 0
 
     def rec(k: int) -> float:

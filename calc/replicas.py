@@ -2,13 +2,13 @@
 
 capacity  = the highest request rate one replica serves with conformance ≥ quota and within memory
             (throughput at concurrency C by Little's law: C / E2E(C))
-replicas  = ⌈request_rate / capacity⌉;  GPUs = replicas · tp · pp
+replicas  = ⌈request_rate / capacity⌉;  GPUs = replicas · dp · tp · pp   (dp ranks: D × one rank's capacity)
 cost per million output tokens = GPUs · price per GPU-hour / (request_rate · output_len · 3600) · 1e6
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from calc import prefill_queue
 from calc.cost import cost_per_million_output_tokens
@@ -85,8 +85,15 @@ serve at least this much more (0.1 %): below it the two counts tie, and the sear
 (calc.search_step), equal to evaluate()'s within rounding, must not break the tie the other way."""
 
 
+def rank_scenario(s: Scenario) -> Scenario:
+    """One data-parallel rank as a scenario of its own: ⌈C / D⌉ in flight, its share of the request rate. Plan it with
+    the whole scenario's StepModel (the MoE layers meet every rank's tokens) and pool (each rank's is alike)."""
+    rate = s.request_rate / s.data_parallel_size if s.request_rate else None
+    return s.model_copy(update={"data_parallel_size": 1, "concurrency": s.rank_concurrency, "request_rate": rate})
+
+
 def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec,
-             model: StepModel | None = None) -> Capacity:  # fmt: skip
+             model: StepModel | None = None, *, front_ranks: int = 1) -> Capacity:  # fmt: skip
     """The highest Poisson rate whose conformance meets the quota. At b requests in flight the latency model gives
     the conformance; requests arrive at a ≤ b busy slots' worth (λ = a / E2E(b) per second). Their prompts queue
     behind each other's prefill (calc.prefill_queue: the conformance under Poisson arrivals at λ), and they wait for
@@ -95,6 +102,11 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
     falls as b or a grows): the largest b whose latency keeps the quota, then the largest b ≤ it that keeps it at a
     load of b with both waits, then the largest a in (b, b + 1) with the latency at b + 1. calc.search_fleet takes
     the same steps over arrays."""
+    if s.data_parallel_size > 1:  # one rank, then all: each holds its own slots and its share of the arrivals
+        dp = s.data_parallel_size
+        one = capacity(rank_scenario(s), m, g, mem, engine, model or step_model(s, m, g, mem, engine), front_ranks=dp)
+        return replace(one, concurrency=one.concurrency * dp, rps=one.rps * dp, slots=one.slots * dp,
+                       load=one.load * dp)  # fmt: skip
     slots = max_requests_at_length(s, mem, m)
     if slots == 0:
         return Capacity(0, 0.0, 0.0, "memory", start_refusal(s, m, mem) or
@@ -105,7 +117,7 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
     def at(c: int) -> tuple:
         if c not in seen:
             t = s.model_copy(update={"concurrency": c})
-            lat = latency(t, m, g, mem, engine, model)
+            lat = latency(t, m, g, mem, engine, model, front_ranks=front_ranks)
             seen[c] = (conformance_of(t, lat), lat)
         return seen[c]
 
@@ -150,7 +162,7 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
         k = int(k)  # past the CUDA-graph size fewer in flight can serve more: the best rate within the quota
         if 1 <= k < best and at(k)[1].requests_per_s > rate * (1 + GRAPH_GAIN) and queued(k, k)[0] >= quota:
             best, load, limited, rate = k, float(k), "graphs", at(k)[1].requests_per_s
-    front = float(front_end_rps(front_busy_s(s, engine, m), s.slo_ttft_s - at(best)[1].ttft_s))
+    front = float(front_end_rps(front_busy_s(s, engine, m) * front_ranks, s.slo_ttft_s - at(best)[1].ttft_s))
     if rate > front:  # one API server renders and tokenises one request at a time
         load, rate, limited = load * front / rate, front, "front-end"
     conf, late, kept, busy = queued(best, load)
@@ -240,9 +252,11 @@ def _disaggregated(s: Scenario, cap: Capacity, price, currency, *, throughput_rp
 
 
 def _gpus(s: Scenario, f: dict) -> tuple[int, int]:
-    """Adds GPUs = replicas · tp · pp to the formulas; returns (replicas, GPUs)."""
+    """Adds GPUs = replicas · tp · pp (· dp, with data-parallel ranks) to the formulas; returns (replicas, GPUs)."""
     f["gpus"] = (f["replicas"].named("replicas") * E(s.tensor_parallel_size, "tp")
                  * E(s.pipeline_parallel_size, "pp"))  # fmt: skip
+    if s.data_parallel_size > 1:
+        f["gpus"] = f["gpus"] * E(s.data_parallel_size, "dp")
     return int(f["replicas"].value), int(f["gpus"].value)
 
 

@@ -48,6 +48,10 @@ class Scenario(BaseModel):
     """GPUs each layer is split across (vLLM --tensor-parallel-size); weights and KV heads divide by it."""
     pipeline_parallel_size: Annotated[int, Field(ge=1, le=64)] = 1
     """Stages the layers are split into, one GPU group each (vLLM --pipeline-parallel-size)."""
+    data_parallel_size: Annotated[int, Field(ge=1, le=64)] = 1
+    """Attention ranks in one server (vLLM --data-parallel-size; SGLang --dp with --enable-dp-attention), each of
+    tensor_parallel_size × pipeline_parallel_size GPUs with its own scheduler and KV pool, the requests spread over
+    them; a MoE model's routed experts span all ranks' GPUs, and every MoE layer is one step of all ranks."""
     dtype: Literal["auto", "bf16", "fp16", "fp8", "int8", "int4"] = "auto"
     """Weight precision; auto = the checkpoint's own (its quantization_config, else torch_dtype)."""
     kv_cache_dtype: Literal["auto", "fp8"] = "auto"
@@ -255,7 +259,14 @@ class Scenario(BaseModel):
 
     @property
     def gpus_per_replica(self) -> int:
-        return self.tensor_parallel_size * self.pipeline_parallel_size
+        """GPUs one server uses: data-parallel ranks × tensor-parallel size × pipeline stages."""
+        return self.data_parallel_size * self.tensor_parallel_size * self.pipeline_parallel_size
+
+    @property
+    def rank_concurrency(self) -> int:
+        """Requests in flight on one data-parallel rank: ⌈concurrency / data_parallel_size⌉ (vLLM's DP coordinator
+        balances the ranks by their queues, so a closed loop of C spreads evenly; the busiest rank sets the pace)."""
+        return -(-self.concurrency // self.data_parallel_size)
 
     @property
     def request_len(self) -> int:

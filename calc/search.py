@@ -170,6 +170,11 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     """Every configuration of the scenario's search space; InputError names the search field that is wrong."""
     model = override_model(s, base_model(s, catalog))
     s = default_context(s, model)
+    dp_note: tuple[str, ...] = ()
+    if s.data_parallel_size > 1:  # the search's array twin of the step model has no data-parallel ranks
+        dp_note = (f"data_parallel_size {s.data_parallel_size} is not searched: every configuration has one attention "
+                   "rank (open one, then set data_parallel_size on the plan to compare)",)  # fmt: skip
+        s = s.model_copy(update={"data_parallel_size": 1})
     sp = space_of(s, catalog.gpus)
     g = grid(sp, s, model)
     gpus = {gid: _planned_gpu(s, catalog, gid) for gid in sp.gpus}
@@ -223,7 +228,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
         price_per_gpu_hour=price, cost_per_hour=per_hour, cost_per_million_output_tokens=per_m, why=why,
         frontier=pareto(user, per_gpu, ok), cheapest=cheapest,
         best_per_gpu=dict(zip((sp.gpus[x] for x in gpu_of[cheap_first]), cheap_first.tolist(), strict=True)),
-        notes=notes + tuple(g.refused), model=model,
+        notes=dp_note + notes + tuple(g.refused), model=model,
     )  # fmt: skip
 
 

@@ -65,8 +65,8 @@ def shortfall(s: Scenario, mem: PoolResult, fit: WorkloadFit) -> Shortfall:
         workload_missing_bytes=max(0.0, fit.blocks_needed * block - avail) if load_blocks else 0.0,
         workload_missing_blocks=load_blocks,
         pool_used_bytes=fit.blocks_needed * block,
-        state_used_bytes=s.concurrency * mem.state_bytes_per_request,
-        kv_used_bytes=fit.blocks_needed * block - s.concurrency * mem.state_bytes_per_request,
+        state_used_bytes=s.rank_concurrency * mem.state_bytes_per_request,
+        kv_used_bytes=fit.blocks_needed * block - s.rank_concurrency * mem.state_bytes_per_request,
         pool_free_bytes=max(0.0, avail - fit.blocks_needed * block),
         rest_of_usable_bytes=mem.requested_memory_bytes - avail,
     )

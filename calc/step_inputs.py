@@ -163,6 +163,8 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
     shape = state_shape(m, tp=tp, model_bytes=DTYPE_BYTES["bf16"], ssm_override=s.mamba_ssm_cache_dtype)
     rates = gpu_rates(s, g, fmt.compute_dtype)
     ar = allreduce_link(g, tp, engine)
+    dp = s.data_parallel_size if moe_layers else 1  # a dense model's ranks never meet: each is a replica
+    moe_ar = allreduce_link(g, dp * tp, engine) if dp > 1 else ar
     return StepModel(
         dense_weight_bytes=dense_bytes,
         expert_bytes=expert_bytes,
@@ -197,6 +199,9 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         balanced_router=m.model_type in BALANCED_ROUTERS,
         chat=s.endpoint_type == "openai-chat",
         pp=s.pipeline_parallel_size,
+        dp=dp,
+        moe_latency_s=moe_ar.latency_s,
+        moe_link_bytes_per_s=moe_ar.link_bytes_per_s,
         prompt_steps_eager=prompt_steps_eager(s, m),
         engine=engine,
         eager=s.enforce_eager,

@@ -93,15 +93,18 @@ def weights_bytes(p: ParamCounts, f: WeightFormat) -> float:
     return linear * f.linear_bytes + p.experts * f.expert_bytes + (tables + p.norms + p.vision) * 2.0
 
 
-def weights_bytes_per_stage(m: ModelSpec, p: ParamCounts, f: WeightFormat, *, tp: int, pp: int) -> list[float]:
+def weights_bytes_per_stage(m: ModelSpec, p: ParamCounts, f: WeightFormat, *, tp: int, pp: int,
+                            dp: int = 1) -> list[float]:  # fmt: skip
     """Weight bytes on one GPU of each pipeline stage: the stage's own layers split over tp ranks, the embeddings
-    (Gemma 3n's per-layer table too) and a vision tower, split over tp, on the first stage and the lm_head on the last (vocab-parallel, so also
-    split over tp)."""
+    (Gemma 3n's per-layer table too) and a vision tower, split over tp, on the first stage and the lm_head on the last
+    (vocab-parallel, so also split over tp). With dp data-parallel ranks the routed experts span all dp · tp GPUs
+    (vLLM: "expert layers form a tensor parallel group of size DP × TP", sliced or whole under expert parallelism:
+    the same bytes a GPU); every other weight is copied on each rank."""
     out = []
     stages = pp_layer_ranges(m.num_hidden_layers, pp)
     for s, layers in enumerate(stages):
-        linear = p.in_layers("linear", layers) * f.linear_bytes + p.in_layers("experts", layers) * f.expert_bytes
-        b = linear / tp + p.in_layers("norms", layers) * 2.0
+        experts = p.in_layers("experts", layers) * f.expert_bytes / dp
+        b = (p.in_layers("linear", layers) * f.linear_bytes + experts) / tp + p.in_layers("norms", layers) * 2.0
         if s == 0:
             b += (p.embedding + p.per_layer_embedding + p.vision) * 2.0 / tp
         if s == len(stages) - 1:

@@ -23,16 +23,19 @@ class WorkloadFit:
     request_tokens: int
     blocks_per_request: int
     blocks_needed: int
+    """Of one pool: a data-parallel rank's share of the requests (all of them with one rank)."""
     tokens_needed: int
-    """concurrency · request length: the seed's '16 × (L + 256)'."""
+    """concurrency · request length: the seed's '16 × (L + 256)' (a rank's share, as blocks_needed)."""
     pool_fraction: float
     """blocks_needed / num_gpu_blocks (vLLM's gpu_cache_usage at steady state); inf when the pool is empty."""
     fits: bool
     reasons: tuple[str, ...]
     max_concurrency_at_length: int
-    """Most requests of this length held at once, capped by max_num_seqs (0 when vLLM refuses to start)."""
+    """Most requests of this length the server holds at once, capped by max_num_seqs a rank (0 when vLLM refuses to
+    start); with data-parallel ranks, all of them together."""
     longest_request_at_concurrency: int
-    """Longest request (prompt + output) each of `concurrency` requests can have, capped by max_model_len."""
+    """Longest request (prompt + output) each of `concurrency` requests can have, capped by max_model_len (a rank's
+    share of them against its pool, with data-parallel ranks)."""
     longest_prompt_at_concurrency: int
     """The same minus output_len (the seed's 'prompts of at most 816' for the MHA variant)."""
     formula: E = field(repr=False, compare=False)
@@ -79,7 +82,9 @@ def max_requests_at_length(s: Scenario, mem: PoolResult, m: ModelSpec | None = N
 
 def fit_workload(s: Scenario, m: ModelSpec, mem: PoolResult) -> WorkloadFit:
     need = mem.blocks_per_request
-    L, C = s.request_len, s.concurrency
+    L, C = s.request_len, s.rank_concurrency  # one data-parallel rank's share of the requests, against its own pool
+    dp = s.data_parallel_size
+    each = f" on each of the {dp} data-parallel ranks" if dp > 1 else ""
     per_req = need(L)
     blocks = mem.num_gpu_blocks
     refused = start_refusal(s, m, mem)
@@ -101,9 +106,9 @@ def fit_workload(s: Scenario, m: ModelSpec, mem: PoolResult) -> WorkloadFit:
     if L > s.max_model_len:
         reasons.append(f"a request of {L:,} tokens exceeds max_model_len {s.max_model_len:,}")
     if C * per_req > blocks:
-        reasons.append(f"{C} requests need {C * per_req:,} blocks, the pool has {blocks:,}: vLLM preempts")
+        reasons.append(f"{C} requests need {C * per_req:,} blocks{each}, the pool has {blocks:,}: vLLM preempts")
     if C > s.max_num_seqs:
-        reasons.append(f"concurrency {C} exceeds max_num_seqs {s.max_num_seqs}: the rest wait in the queue")
+        reasons.append(f"concurrency {C}{each} exceeds max_num_seqs {s.max_num_seqs}: the rest wait in the queue")
     per_seq_blocks = blocks // C
     longest = max(0, largest_true(lambda n: need(n) <= per_seq_blocks, 1, s.max_model_len))
     return WorkloadFit(
@@ -114,9 +119,9 @@ def fit_workload(s: Scenario, m: ModelSpec, mem: PoolResult) -> WorkloadFit:
         pool_fraction=(C * per_req / blocks) if blocks else float("inf"),
         fits=not reasons,
         reasons=tuple(reasons),
-        max_concurrency_at_length=max_requests_at_length(s, mem, m),
+        max_concurrency_at_length=dp * max_requests_at_length(s, mem, m),
         longest_request_at_concurrency=longest,
         longest_prompt_at_concurrency=max(0, longest - s.output_len),
-        formula=E(C, "concurrency") * E(per_req, f"blocks per {L:,}-token request"),
+        formula=E(C, "concurrency" if dp == 1 else "requests a rank") * E(per_req, f"blocks per {L:,}-token request"),
         refused=refused,
     )

@@ -19,7 +19,7 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 # a non-default value for every Scenario field, as URL text
 NON_DEFAULT = {
-    "model": "llama-3.1-8b", "gpu": "h100-sxm", "tensor_parallel_size": "2", "pipeline_parallel_size": "2",
+    "model": "llama-3.1-8b", "gpu": "h100-sxm", "tensor_parallel_size": "2", "pipeline_parallel_size": "2", "data_parallel_size": "2",
     "dtype": "fp8", "kv_cache_dtype": "fp8", "gpu_memory_utilization": "0.85", "block_size": "32",
     "max_model_len": "16384", "max_num_seqs": "128", "disable_hybrid_kv_cache_manager": "true",
     "mamba_ssm_cache_dtype": "float32", "engine": "sglang", "engine_version": "0.5.6.post2", "max_num_batched_tokens": "4096", "enforce_eager": "true",
@@ -76,13 +76,20 @@ def test_every_tab_renders(tab):
     assert not at.exception, at.exception
 
 
+TOGETHER = NON_DEFAULT | {"data_parallel_size": "1"}
+"""Every non-default value at once, but data-parallel ranks with disaggregated serving, which the plan refuses."""
+
+
 def test_every_field_is_seeded_from_the_url():
-    at = run(NON_DEFAULT)
+    at = run(TOGETHER)
     assert not at.exception
-    expected = Scenario.model_validate(NON_DEFAULT)
-    for name in NON_DEFAULT:
+    expected = Scenario.model_validate(TOGETHER)
+    for name in TOGETHER:
         assert field(at, name) == getattr(expected, name), name
     assert not at.warning, [w.value for w in at.warning]
+    at = run({"model": "deepseek-v2-lite", "data_parallel_size": NON_DEFAULT["data_parallel_size"]})
+    assert field(at, "data_parallel_size") == 2 and not at.warning, [w.value for w in at.warning]
+    assert any("DP\\=2" in md.value for md in at.markdown)  # markdown-escaped
 
 
 def test_malformed_and_unknown_parameters_warn_instead_of_failing():

@@ -78,7 +78,8 @@ def test_cli_text_has_no_unfinished_numbers(capsys):
 
 # field: (value, baseline) — a value that should change the plan of that baseline
 CHANGES = {
-    "tensor_parallel_size": ("2", {}), "pipeline_parallel_size": ("2", {}), "dtype": ("fp8", {}),
+    "tensor_parallel_size": ("2", {}), "pipeline_parallel_size": ("2", {}), "data_parallel_size": ("2", {}),
+    "dtype": ("fp8", {}),
     "kv_cache_dtype": ("fp8", {}), "gpu_memory_utilization": ("0.85", {}), "block_size": ("32", {}),
     "max_model_len": ("16384", {}), "max_num_seqs": ("8", {}), "engine": ("sglang", {}), "engine_version": ("0.8", {}),
     "max_num_batched_tokens": ("4096", {}), "enforce_eager": ("true", {}), "estimate_cudagraphs": ("false", {}),

@@ -251,7 +251,7 @@ def log_tab(r, catalog) -> None:
         st.button("Adopt the logged overheads", on_click=_adopt, args=(rec.adopted,), key="adopt_btn")
 
 
-LOG_GAPS = ("tensor_parallel_size", "pipeline_parallel_size", "dtype", "kv_cache_dtype", "max_model_len",
+LOG_GAPS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "dtype", "kv_cache_dtype", "max_model_len",
             "gpu_memory_utilization", "max_num_seqs", "max_num_batched_tokens", "enforce_eager", "block_size")
 """Engine settings the page's scenario lends a pasted log where the log does not state them."""
 

@@ -317,9 +317,10 @@ def sidebar_specs(pickers) -> None:
 
 def sidebar_rest(model_spec, gpu_spec) -> None:
     sb = st.sidebar
-    c1, c2 = sb.columns(2)
+    c1, c2, c3 = sb.columns(3)
     widget("tensor_parallel_size", "TP size", container=c1)
     widget("pipeline_parallel_size", "PP size", container=c2)
+    widget("data_parallel_size", "DP size", container=c3)
     c1, c2 = sb.columns(2)
     widget("dtype", "Weights", container=c1)
     widget("kv_cache_dtype", "KV cache", container=c2)

@@ -1,0 +1,134 @@
+"""Data-parallel attention (Scenario.data_parallel_size, docs/data-parallel.md): D ranks of T GPUs, each with its own
+pool and scheduler; a MoE model's routed experts span all D · T GPUs."""
+
+import math
+from pathlib import Path
+
+import pytest
+from conftest import scenario
+
+from boundary.log_fields import log_scenario_fields
+from boundary.vllm_log import parse_log
+from calc import bench
+from calc.errors import InputError
+from calc.evaluate import evaluate
+from calc.search import search
+from calc.units import GiB
+from calc.weights import weight_format, weights_bytes_per_stage
+
+LOGS = Path(__file__).parent / "data" / "vllm_logs"
+
+
+def test_deepseek_v3_dp8_against_tp8_by_hand(catalog):
+    """DeepSeek-V3 on eight H200s, TP 8 against DP 8 × TP 1 with expert parallelism. From its config.json: 256 routed
+    experts in 61 − 3 = 58 MoE layers, each 3 matrices of 7,168 × 2,048, so 256 · 58 · 3 · 7,168 · 2,048 =
+    653.9 B routed parameters of the 671 B; the other ~17 B (attention, dense layers, shared experts, embeddings) are
+    copied on every rank at DP 8 and split eight ways at TP 8."""
+    m = catalog.models["deepseek-v3"]
+    p = m.params
+    assert p.experts == 256 * 58 * 3 * 7168 * 2048
+    f = weight_format(m, "auto")
+    tp8 = weights_bytes_per_stage(m, p, f, tp=8, pp=1)[0]
+    dp8 = weights_bytes_per_stage(m, p, f, tp=1, pp=1, dp=8)[0]
+    experts = p.experts * f.expert_bytes
+    whole = weights_bytes_per_stage(m, p, f, tp=1, pp=1)[0]  # one GPU holding everything
+    rest = whole - experts - p.norms * 2.0  # norms are whole on every GPU either way
+    assert dp8 - tp8 == pytest.approx(rest * (1 - 1 / 8), rel=1e-9)  # the experts' 1/8 a GPU is the same
+    assert 14 * GiB < dp8 - tp8 < 17 * GiB  # 7/8 of ~17 B parameters, fp8 with bf16 embeddings
+    t8 = evaluate(scenario(model="deepseek-v3", gpu="h200", tensor_parallel_size=8, max_model_len=16384), catalog)
+    d8 = evaluate(scenario(model="deepseek-v3", gpu="h200", data_parallel_size=8, enable_expert_parallel=True,
+                           max_model_len=16384), catalog)  # fmt: skip
+    # MLA's latent is whole on every GPU at TP 8; at DP 8 each GPU holds only its own rank's requests
+    assert d8.memory.kv_bytes_per_token_per_gpu == t8.memory.kv_bytes_per_token_per_gpu
+    assert d8.memory.kv_cache_memory_bytes == pytest.approx(t8.memory.kv_cache_memory_bytes - (dp8 - tp8)
+                                                            - (d8.memory.non_torch_bytes - t8.memory.non_torch_bytes)
+                                                            + (t8.memory.cudagraph_bytes - d8.memory.cudagraph_bytes)
+                                                            - (d8.memory.activation_bytes - t8.memory.activation_bytes),
+                                                            rel=1e-9)  # fmt: skip
+    server_tokens = 8 * d8.memory.kv_cache_tokens
+    assert server_tokens > 4 * t8.memory.kv_cache_tokens  # the several-fold capacity DP attention is used for
+    assert d8.scenario.gpus_per_replica == t8.scenario.gpus_per_replica == 8
+
+
+def test_published_qwen3_235b_dp2_tp8_ep_weights_per_device(catalog):
+    """vllm-ascend#4661: Qwen3-235B-A22B (bf16) at --data-parallel-size 2 --tensor-parallel-size 8
+    --enable-expert-parallel: 'Loading model weights took 28.7522 GB' on each device ('Local/global number of
+    experts: 8/128'). The routed experts over all 16 devices, the rest over the rank's 8, gives it within 3 %; the
+    experts over the TP group alone would be twice that."""
+    text = (LOGS / "vllm-ascend-4661-qwen3-235b-dp2-tp8-ep.log").read_text()
+    assert "Loading model weights took 28.7522 GB" in text and "Local/global number of experts: 8/128" in text
+    m = catalog.models["qwen3-235b-a22b"]
+    f = weight_format(m, "auto")
+    per_device = weights_bytes_per_stage(m, m.params, f, tp=8, pp=1, dp=2)[0] / GiB
+    assert per_device == pytest.approx(28.7522, rel=0.03)
+    assert weights_bytes_per_stage(m, m.params, f, tp=8, pp=1)[0] / GiB > 50
+
+
+def test_a_dense_models_ranks_each_hold_the_whole_model(catalog):
+    """kuberay#4366: Qwen2.5-0.5B at --data-parallel-size 2 loads 'Model loading took 0.9271 GiB' on both ranks and
+    sizes a 10.74 GiB pool on each: a dense model is copied whole. The log's own settings are read back."""
+    log = parse_log((LOGS / "kuberay-4366-qwen2.5-0.5b-dp2-t4.log").read_text().split("\n\n", 1)[1])
+    fields, _ = log_scenario_fields(log)
+    assert fields["data_parallel_size"] == 2 and fields["max_num_batched_tokens"] == 2048
+    loads = [w.value for w in log.get("weights_gib")] if log.get("weights_gib") else []
+    assert loads == [0.9271, 0.9271]
+    one, two = (evaluate(scenario(model="qwen2.5-7b-instruct", data_parallel_size=d), catalog).memory for d in (1, 2))
+    assert two.weights_bytes_per_gpu == one.weights_bytes_per_gpu
+    assert two.num_gpu_blocks == one.num_gpu_blocks  # ranks that never meet hold no NCCL buffers for each other
+
+
+def test_dense_ranks_are_replicas_behind_one_server(catalog):
+    """Property: with no front-end coupling (the scenario's own front-end time), D ranks of a dense model serving C
+    requests are D copies of one serving C / D: the same latencies, D times the throughput and capacity."""
+    base = dict(frontend_overhead_s=0.02, request_rate=10.0, engine_version="0.11.0")
+    one = evaluate(scenario(concurrency=16, **base), catalog)
+    four = evaluate(scenario(concurrency=64, data_parallel_size=4, **base), catalog)
+    assert four.latency.tpot_s == pytest.approx(one.latency.tpot_s, rel=1e-12)
+    assert four.latency.ttft_s == pytest.approx(one.latency.ttft_s, rel=1e-12)
+    assert four.latency.requests_per_s == pytest.approx(4 * one.latency.requests_per_s, rel=1e-12)
+    assert four.fit.max_concurrency_at_length == 4 * one.fit.max_concurrency_at_length
+    assert four.fleet.capacity.rps == pytest.approx(4 * one.fleet.capacity.rps, rel=1e-12)
+    assert four.fleet.capacity.slots == 4 * one.fleet.capacity.slots
+    assert four.scenario.gpus_per_replica == 4
+    assert four.fleet.gpus == 4 * math.ceil(10.0 / four.fleet.capacity.rps)
+    b1 = bench.serve(one, num_prompts=200, max_concurrency=16).bench_summary()
+    b4 = bench.serve(four, num_prompts=800, max_concurrency=64).bench_summary()
+    assert b4["median_tpot_ms"] == pytest.approx(b1["median_tpot_ms"], rel=1e-12)
+    assert b4["request_throughput"] == pytest.approx(4 * b1["request_throughput"], rel=1e-12)
+    assert b4["completed"] == 800 and b4["total_output_tokens"] == 4 * b1["total_output_tokens"]
+
+
+def test_fewer_clients_than_ranks_keep_only_theirs_busy(catalog):
+    """One client against four ranks: one rank works, so the throughput is one rank's, not four."""
+    kw = dict(frontend_overhead_s=0.02)
+    one = evaluate(scenario(concurrency=1, **kw), catalog)
+    four = evaluate(scenario(concurrency=1, data_parallel_size=4, **kw), catalog)
+    assert four.latency.requests_per_s == pytest.approx(one.latency.requests_per_s, rel=1e-12)
+    r1 = bench.serve(one, num_prompts=10, max_concurrency=1).bench_summary()
+    r4 = bench.serve(four, num_prompts=10, max_concurrency=1).bench_summary()
+    assert r4["request_throughput"] == pytest.approx(r1["request_throughput"], rel=1e-12)
+
+
+def test_moe_ranks_meet_in_every_moe_layer(catalog):
+    """Property: a MoE layer reads its experts once for all D ranks' tokens, so at DP 8 × TP 1 a rank's step costs
+    more than one TP-1 server's at the same batch (the other ranks' tokens touch more experts, and they are gathered
+    and returned), and the expert bytes a GPU reads fall with D at a fixed server batch."""
+    kw = dict(model="qwen3-30b-a3b", gpu="h100-sxm", max_model_len=8192)
+    alone = evaluate(scenario(concurrency=8, **kw), catalog).latency.step
+    ranks = evaluate(scenario(concurrency=64, data_parallel_size=8, **kw), catalog).latency.step
+    d_alone, d_ranks = alone.terms(0, 0, 8, 8 * 1100), ranks.terms(0, 0, 8, 8 * 1100)
+    assert d_ranks.allreduce_s > 0 == d_alone.allreduce_s
+    assert ranks.experts_touched(8) > alone.experts_touched(8)
+    tp8 = evaluate(scenario(concurrency=64, tensor_parallel_size=8, **kw), catalog).latency.step
+    # the same 64 tokens a MoE layer: the same experts touched, and 1/8 of each GPU's share either way
+    assert ranks.experts_touched(8) == pytest.approx(tp8.experts_touched(64), rel=1e-12)
+    assert d_ranks.experts_s == pytest.approx(tp8.terms(0, 0, 64, 64 * 1100).experts_s, rel=0.35)
+
+
+def test_refusals_and_the_search(catalog):
+    with pytest.raises(InputError) as e:
+        evaluate(scenario(data_parallel_size=2, disaggregated=True), catalog)
+    assert e.value.field == "data_parallel_size"
+    res = search(scenario(model="qwen3-30b-a3b", data_parallel_size=4, search_gpus="h100-sxm"), catalog)
+    assert res.scenario.data_parallel_size == 1
+    assert any(n.startswith("data_parallel_size 4 is not searched") for n in res.notes)
