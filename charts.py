@@ -112,7 +112,7 @@ def memory_breakdown(r) -> Chart:
     pool (attention KV, and the per-request state of hybrid models). Lines at the usable and the total memory, so a
     plan that does not fit shows by how much; a star at the workload's end."""
     m, s, sf = r.memory, r.scenario, r.shortfall
-    per_gpu, load = "per GPU", f"{s.concurrency:,} requests"
+    per_gpu, load = "per GPU", f"{s.rank_concurrency:,} requests" + (" a rank" if s.data_parallel_size > 1 else "")
     kv = max(0.0, m.kv_cache_memory_bytes)
     if m.kv_cache_memory_from_flag:
         parts = [("weights, activations, non-torch, CUDA graphs (the rest of the usable memory)", max(0.0, sf.rest_of_usable_bytes)),
@@ -153,10 +153,11 @@ def occupancy(r, pts) -> Chart:
     s, fit = r.scenario, r.fit
     shape, note = _hline(100, "pool full: vLLM preempts", side="left")  # the occupancy rises to the right
     return _fig(
-        f"KV pool occupancy at {s.concurrency:,} requests (output {s.output_len:,} tokens)",
+        f"KV pool occupancy at {s.rank_concurrency:,} requests" + (" a rank" if s.data_parallel_size > 1 else "")
+        + f" (output {s.output_len:,} tokens)",
         "prompt + output length (tokens)",
         "share of the KV pool (%)",
-        [_line([p.request_tokens for p in pts], [p.pool_fraction * 100 for p in pts], f"{s.concurrency} × blocks(L) / pool"),
+        [_line([p.request_tokens for p in pts], [p.pool_fraction * 100 for p in pts], f"{s.rank_concurrency} × blocks(L) / pool"),
          _here(fit.request_tokens, min(fit.pool_fraction, 10) * 100, "this scenario" if fit.pool_fraction <= 10 else
                f"this scenario: {fmt.pct(fit.pool_fraction, 0)}, off the scale (drawn at its top)")],
         shapes=[shape], notes=[note],

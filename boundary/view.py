@@ -96,6 +96,8 @@ def memory_metrics(r) -> list[Metric]:
     s, m, f = r.scenario, r.memory, r.fit
     short = r.shortfall
     kv_short = -m.kv_cache_memory_bytes if m.kv_cache_memory_bytes < 0 else short.start_missing_bytes
+    d = s.data_parallel_size
+    rank = f"; one of the {d} data-parallel ranks' (the server holds {d} such pools)" if d > 1 else ""
     out = [
         Metric("Available KV cache", fmt.gib(m.kv_cache_memory_bytes) if m.kv_cache_memory_bytes >= 0 else "none",
                "per GPU; vLLM's 'Available KV cache memory'" + (f" — {fmt.gib(kv_short)} short" if kv_short else ""),
@@ -105,12 +107,13 @@ def memory_metrics(r) -> list[Metric]:
                    f"{fmt.count(m.num_gpu_blocks)} blocks × {fmt.count(m.block_size)}"
                    if m.kv_cache_tokens == m.num_gpu_blocks * m.block_size else
                    f"{m.max_concurrency:,.2f} × max_model_len {fmt.count(s.max_model_len)} (its blocks also hold "
-                   "per-request state)")),
+                   "per-request state)") + rank),
         Metric(f"Max conc. @ {fmt.count(s.max_model_len)}", f"{m.max_concurrency:,.2f}x",
-               "vLLM's 'Maximum concurrency for max_model_len tokens per request'"),
+               "vLLM's 'Maximum concurrency for max_model_len tokens per request'" + rank),
         Metric("Fit at this length", fmt.count(f.max_concurrency_at_length),
                "most requests of input_len + output_len held at once (capped by max_num_seqs)"),
-        Metric(f"Longest @ C={s.concurrency:,}", f"{fmt.count(f.longest_request_at_concurrency)} tok"
+        Metric(f"Longest @ C={s.rank_concurrency:,}" + ("/rank" if s.data_parallel_size > 1 else ""),
+               f"{fmt.count(f.longest_request_at_concurrency)} tok"
                if short.engine_starts else "none",
                "longest prompt + output each of the concurrent requests can have" + ("" if short.engine_starts else
                " — none: the engine does not start")),
@@ -128,7 +131,7 @@ def state_line(r) -> str:
     if not m.state_bytes_per_request:
         return ""
     return (f"State per request: {fmt.size(m.state_bytes_per_request)} on each GPU (Mamba / linear-attention layers, "
-            f"whatever the length) — {fmt.gib(r.shortfall.state_used_bytes)} for {s.concurrency:,} requests, beside "
+            f"whatever the length) — {fmt.gib(r.shortfall.state_used_bytes)} for {s.rank_concurrency:,} requests, beside "
             f"{fmt.gib(r.shortfall.kv_used_bytes)} of attention KV")  # fmt: skip
 
 
@@ -285,7 +288,7 @@ def workload_section(r) -> Section:
             ("pool the requests take", f"{fmt.gib(sf.pool_used_bytes)} per GPU"
              + (f", of which state {fmt.gib(sf.state_used_bytes)}" if sf.state_used_bytes else "")),
             ("most requests at this length", fmt.count(f.max_concurrency_at_length)),
-            (f"longest request at C={s.concurrency:,}", fmt.missing("the engine does not start") if not sf.engine_starts
+            (f"longest request at C={s.rank_concurrency:,}" + (" a rank" if s.data_parallel_size > 1 else ""), fmt.missing("the engine does not start") if not sf.engine_starts
              else f"{fmt.tokens(f.longest_request_at_concurrency)} "
              + (f"(prompt ≤ {fmt.count(f.longest_prompt_at_concurrency)})" if f.longest_prompt_at_concurrency else
                 f"(no room for a prompt beside the {s.output_len:,}-token output)"))]  # as the headline says  # fmt: skip

@@ -38,19 +38,21 @@ def benchmark_lines(r) -> list[str]:
                    "figures over the requests completed by then")  # fmt: skip
     if b.preemptions:
         out.append(f"{fmt.count(b.preemptions)} preemptions: the KV pool ran out and vLLM recomputed those requests")
-    if s.concurrency > s.max_num_seqs:
-        out.append(f"max_num_seqs {s.max_num_seqs:,} < C = {s.concurrency:,}: the rest queue (TTFT includes it)")
+    c, dp = s.rank_concurrency, s.data_parallel_size  # one rank's share against its own caps
+    rank = f" on each of {dp} ranks" if dp > 1 else ""
+    if c > s.max_num_seqs:
+        out.append(f"max_num_seqs {s.max_num_seqs:,} < C = {c:,}{rank}: the rest queue (TTFT includes it)")
     ratio = d["median_ttft_ms"] / 1e3 / r.latency.ttft_s if r.latency.ttft_s > 0 else 0.0
-    held = r.fit.max_concurrency_at_length
-    if held < s.concurrency <= s.max_num_seqs:  # the pool, not the lockstep, says why
+    held = r.fit.max_concurrency_at_length // dp
+    if held < c <= s.max_num_seqs:  # the pool, not the lockstep, says why
         tpot = d["median_tpot_ms"] / 1e3 / r.latency.tpot_s if r.latency.tpot_s > 0 else 0.0
-        line = (f"the KV pool holds {fmt.count(held)} of the {s.concurrency:,} requests at their full length: the "
+        line = (f"the KV pool holds {fmt.count(held)} of the {c:,} requests{rank} at their full length: the "
                 f"estimates run {fmt.count(held)} and queue the rest for room; the engine admits a request when its "
                 "prompt fits and preempts when the decodes run out of blocks")  # fmt: skip
         churn = ratio < 1 / LOCKSTEP_RATIO or tpot > LOCKSTEP_RATIO
         out.append(line + (", so here requests start sooner and decode slower" if churn else "")
                    + f" (median TTFT {fmt.ratio(ratio, 2)} the estimate, TPOT {fmt.ratio(tpot, 2)})")  # fmt: skip
-    elif 1 < s.concurrency <= s.max_num_seqs and ratio > LOCKSTEP_RATIO:  # beyond max_num_seqs the queue says why
+    elif 1 < c <= s.max_num_seqs and ratio > LOCKSTEP_RATIO:  # beyond max_num_seqs the queue says why
         varied = r.benchmark_varied.bench_summary()["median_ttft_ms"] / 1e3
         out.append(f"median TTFT {fmt.ratio(ratio, 2)} the estimate: with every prompt and every output the same length (the "
                    "tool's default), requests finish together and their successors' prompts are prefilled together; "

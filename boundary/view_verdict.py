@@ -11,7 +11,8 @@ def verdict(r) -> str:
     s, f, m = r.scenario, r.fit, r.memory
     head = f"{s.concurrency:,} × {fmt.tokens(f.request_tokens)}"
     if f.fits:
-        return (f"{head}: fits ({fmt.count(f.blocks_needed)} of {fmt.count(m.num_gpu_blocks)} blocks, "
+        each = f" on each of {s.data_parallel_size} ranks" if s.data_parallel_size > 1 else ""
+        return (f"{head}: fits ({fmt.count(f.blocks_needed)} of {fmt.count(m.num_gpu_blocks)} blocks{each}, "
                 f"{fmt.pct(f.pool_fraction, 0)} of the pool)")  # fmt: skip
     if not r.shortfall.engine_starts:
         return f"{head}: cannot run — {_start_problem(r)}"
@@ -56,14 +57,15 @@ def missing_lines(r) -> list[str]:
                    f"by {fmt.tokens(s.request_len - s.max_model_len)}: vLLM rejects it" + (
                        f"; it also exceeds the model's own context ({fmt.tokens(ctx)}, max_position_embeddings), so no "
                        "max_model_len admits it: shorten input_len + output_len" if s.request_len > ctx else ""))  # fmt: skip
+    rank = f" on each of {s.data_parallel_size} ranks" if s.data_parallel_size > 1 else ""
     if sf.workload_missing_blocks:
-        out.append(f"KV cache for {s.concurrency:,} requests of {fmt.tokens(f.request_tokens)}: "
+        out.append(f"KV cache for {s.rank_concurrency:,} requests of {fmt.tokens(f.request_tokens)}{rank}: "
                    f"{fmt.count(f.blocks_needed)} blocks, the pool has {fmt.count(m.num_gpu_blocks)} — "
                    f"{fmt.count(sf.workload_missing_blocks)} blocks ({fmt.gib(sf.workload_missing_bytes)} per GPU) short"
                    + beyond(sf.workload_missing_bytes) + (": vLLM preempts" if sf.engine_starts else ""))  # fmt: skip
-    if s.concurrency > s.max_num_seqs:
-        out.append(f"max_num_seqs {s.max_num_seqs:,} < concurrency {s.concurrency:,}: "
-                   f"{s.concurrency - s.max_num_seqs:,} requests wait in the queue")  # fmt: skip
+    if s.rank_concurrency > s.max_num_seqs:
+        out.append(f"max_num_seqs {s.max_num_seqs:,} < concurrency {s.rank_concurrency:,}{rank}: "
+                   f"{s.rank_concurrency - s.max_num_seqs:,} requests{rank} wait in the queue")  # fmt: skip
     return out
 
 

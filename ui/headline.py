@@ -60,7 +60,8 @@ def headline_rest(r, link_base: str) -> None:
         p = r.prefix
         st.caption(f"With the shared {s.shared_prefix_len:,}-token system prompt stored once: "
                    f"{p.max_concurrency_with_sharing:,} requests of this length fit ({p.max_concurrency_without_sharing:,} "
-                   f"without sharing); {p.blocks_saved:,} blocks saved at C = {s.concurrency:,}.")  # fmt: skip
+                   f"without sharing); {p.blocks_saved:,} blocks saved at C = {s.rank_concurrency:,}"
+                   + (" (each data-parallel rank's pool)." if s.data_parallel_size > 1 else "."))  # fmt: skip
     if r.notes:
         st.info("**Notes and assumptions**\n" + "\n".join(f"- {plain(n, 600)}" for n in r.notes), icon=":material/info:")
     if own := server_defaults(s, r.gpu):  # the note above says what they change; one click plans them
