@@ -5,15 +5,19 @@ from __future__ import annotations
 from calc.accuracy import BANDED_RIDGE_FLOP_PER_BYTE, low_ridge
 from calc.catalog import Catalog
 from calc.engine_defaults import defaults_note
+from calc.engine_spec import version_tuple
 from calc.errors import InputError
 from calc.expert_parallel import expert_ranks
+from calc.kv_cache import blocks_from_bytes
 from calc.latency import latency
+from calc.overheads import TORCH_SORT_RELEASES, torch_sort_extra_bytes
 from calc.pool import accepted_tp_sizes, size_pool, tp_check
 from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)
 from calc.resolve import beyond_fitted, default_context, engine_of, resolve
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
+from calc.units import GiB
 from calc.workload import fit_workload
 
 
@@ -139,6 +143,30 @@ DP_REPLAY = ("The 15 published data-parallel runs (GPUStack's DeepSeek-R1 and V3
 """What the replay of the published data-parallel runs says (tests/test_calibration.py checks the figures)."""
 
 
+def sampler_note(s: Scenario, model: ModelSpec, mem) -> str | None:
+    """vLLM 0.10–0.19 installed without FlashInfer samples the profiling run's logits with a torch sort that holds
+    ~38 bytes a logit where the estimate counts 12 (calc.overheads.TORCH_SORT_BYTES_PER_LOGIT): which one a server
+    runs depends on how vLLM was installed, so the plan keeps the smaller figure and says what the larger costs."""
+    version = version_tuple(s.engine_version)
+    first, last = TORCH_SORT_RELEASES
+    if s.engine != "vllm" or version is None or not first <= version[:2] < last or s.activation_memory_bytes is not None:
+        return None
+    extra = torch_sort_extra_bytes(model, max_num_batched_tokens=s.max_num_batched_tokens, max_num_seqs=s.max_num_seqs)
+    if mem.kv_cache_memory_from_flag or extra < NOTE_EXTRA_BYTES or mem.kv_cache_memory_bytes <= 0:
+        return None
+    blocks = blocks_from_bytes(mem.kv_cache_memory_bytes - extra, mem.layout.block_bytes)
+    rows = min(s.max_num_seqs, s.max_num_batched_tokens)
+    return (f"the activation peak counts the profiling run's sampler at 12 bytes a logit ({rows:,} rows of the "
+            f"{model.vocab_size:,}-token vocabulary), near FlashInfer's sampler (about 14); vLLM {s.engine_version} installed without "
+            f"FlashInfer (pip) sorts them in torch, about 38 bytes a logit: {extra / GiB:,.2f} GiB more on each GPU, "
+            f"{blocks:,} blocks instead of {mem.num_gpu_blocks:,} (a log's 'torch peak memory increase' settles it; "
+            "Qwen3-Next-80B at 1,024 rows logged 5.58 GiB, as the sort predicts)")  # fmt: skip
+
+
+NOTE_EXTRA_BYTES = 0.25 * GiB
+"""The torch sort's extra memory is named from a quarter GiB a GPU (below it, a few blocks)."""
+
+
 def ridge_note(gpu: GPUSpec) -> str | None:
     """What a compute-starved part does to the speed estimates: prompt steps several times an H100's and decode steps
     on the compute side of its ridge, where the error bands were measured on parts that stay bandwidth-bound far
@@ -237,6 +265,8 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     notes = notes_for(s, model, mem)
     if defaults := defaults_note(s, model, gpu, mem):
         notes = (*notes, defaults)
+    if sampler := sampler_note(s, model, mem):
+        notes = (*notes, sampler)
     if fit.max_concurrency_at_length >= 1:  # speed notes only where a speed figure is shown (the plan serves)
         notes = (*notes, *speed_notes(s, model, gpu, mem, engine, lat, catalog))
     if s.gpu_hour_price is None and "price_per_gpu_hour" in gpu.derived:

@@ -5,7 +5,8 @@ overrides the estimate, and a vLLM startup log gives the measured values.
 
 - Activation peak of the dummy forward (`torch_peak_increase`): `max_num_batched_tokens` tokens through the widest
   layer — the residual stream, q/k/v and attention output (≈4·hidden) and the MLP's gate/up/act (≈4·I/tp) in
-  16 bits — plus fp32 logits and sampler copies (×3) for `min(max_num_seqs, max_num_batched_tokens)` sequences.
+  16 bits — plus fp32 logits and sampler copies (×3) for `min(max_num_seqs, max_num_batched_tokens)` sequences, over
+  the whole vocabulary on every GPU (vLLM's LogitsProcessor all-gathers them over the tensor-parallel group).
   Fitted so that Qwen2.5-7B on an RTX 4090 at 2,048 batched tokens and 128 sequences lands on the seed report's
   6.41 GiB pool (0.56 GiB here), and that 7–14B models at 2–16k batched tokens fall in the 0.94–2.51 GiB the
   reference logs show (Llama-3.1-8B at 8,192 tokens and 256 sequences: 1.49 GiB).
@@ -42,7 +43,7 @@ def activation_peak_bytes(m: ModelSpec, *, max_num_batched_tokens: int, max_num_
     widest_ffn = max(m.dense_ffn_size, m.expert_ffn_size * (m.num_experts_per_tok or 1))
     per_token = (4 * m.hidden_size + 4 * widest_ffn / tp) * ACT_BYTES
     sampled = min(max_num_seqs, max_num_batched_tokens)
-    logits = sampled * m.vocab_size / tp * LOGIT_COPIES_BYTES
+    logits = sampled * m.vocab_size * LOGIT_COPIES_BYTES  # all-gathered: the whole vocabulary on every rank
     lm = max_num_batched_tokens * per_token + logits
     mm = encoder_profile(m, max_num_batched_tokens=max_num_batched_tokens, max_model_len=max_model_len)
     if mm is None:
@@ -87,6 +88,23 @@ def encoder_profile(m: ModelSpec, *, max_num_batched_tokens: int, max_model_len:
     budget = max(max_num_batched_tokens, per_item)
     items = max(1, budget // per_item)
     return EncoderProfile(modality, per_item, items, budget, items * per_item * merge)
+
+
+TORCH_SORT_BYTES_PER_LOGIT = 38.0
+"""The dummy sampler pass's peak per logit on vLLM's torch-native top-k/top-p path (the default of pip installs of
+0.10–0.19, which use FlashInfer's sampler only where it is installed and enabled): bf16 logits 2 + fp32 copy 4 +
+sorted values 4 + sorted indices 8 + the sort's reverse indices 8 + its scratch keys 4 and values 8 (vLLM 0.10.2
+v1/sample/ops/topk_topp_sampler.py `apply_top_k_top_p`; PyTorch SortStable.cu segmented sort). Qwen3-Next-80B on two
+H200s at 1,024 sequences: 1,024 × 151,936 × 38 B = 5.51 GiB, + 0.03 GiB of hidden states; logged 5.58 GiB
+(tests/data/vllm_logs/h200x2-qwen3-next-80b-tp2-defaults.log, vLLM 0.10.2)."""
+TORCH_SORT_RELEASES = ((0, 10), (0, 20))
+"""[first, last) vLLM releases whose default sampler is the torch-native sort (0.20 brought a Triton top-k/top-p)."""
+
+
+def torch_sort_extra_bytes(m: ModelSpec, *, max_num_batched_tokens: int, max_num_seqs: int) -> float:
+    """What the torch-native sampler's peak adds to the estimate's logits term, per GPU [bytes]: R · V · (38 − 12)."""
+    rows = min(max_num_seqs, max_num_batched_tokens)
+    return rows * m.vocab_size * (TORCH_SORT_BYTES_PER_LOGIT - LOGIT_COPIES_BYTES)
 
 
 def non_torch_bytes(*, gpus_per_replica: int) -> float:

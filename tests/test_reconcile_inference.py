@@ -2,6 +2,7 @@
 prefill is enabled with max_num_batched_tokens=N" line, else vLLM's defaults for the GPU) and an engine config line
 wrapped over indented lines."""
 
+import pytest
 from test_reconcile import LOGS, run_json
 
 from boundary.vllm_log import parse_log
@@ -10,8 +11,8 @@ from boundary.vllm_log import parse_log
 def test_a_server_started_without_batch_flags_reconciles_at_vllms_defaults(capsys):
     """Qwen3-Next-80B on two H200s, `vllm serve` with TP 2 alone (vLLM 0.10.2): the log says "Chunked prefill is
     enabled with max_num_batched_tokens=8192", and an H200 (70 GiB or more, not an A100) runs 1,024 sequences by
-    default. The planner's 2,048 / 256 were used before (its activation estimate 0.29 GiB; 1.15 GiB now, the log's
-    5.58). The hybrid's 544-token attention blocks are the plan's own: 7,162 blocks // 4 groups × 544 = 973,760
+    default. The planner's 2,048 / 256 were used before (its activation estimate 0.29 GiB; 2.02 GiB now, the log's
+    5.58: the plan's note on vLLM 0.10–0.19's torch sampler accounts for the rest, below). The hybrid's 544-token attention blocks are the plan's own: 7,162 blocks // 4 groups × 544 = 973,760
     tokens, as logged, and the 14.77x at 262,144 tokens, within rounding."""
     d = run_json(capsys, LOGS / "h200x2-qwen3-next-80b-tp2-defaults.log", "--model", "qwen3-next-80b-a3b")
     assert (d["scenario"]["max_num_batched_tokens"], d["scenario"]["max_num_seqs"]) == (8192, 1024)
@@ -49,3 +50,30 @@ def test_a_debug_logs_profiling_line_gives_the_activation_peak_and_non_torch_mem
                     "memory: 2.78GiB; torch peak memory increase: 0.45GiB; non-torch forward increase memory: 0.02GiB; "
                     "weights memory: 2.32GiB.")  # fmt: skip
     assert log.first("activation_gib").value == 0.45 and log.first("non_torch_gib").value == 0.02
+
+
+def test_the_torch_sampler_note_reproduces_the_qwen3_next_log(catalog):
+    """The same log: 'Available KV cache memory: 44.59 GiB' and 7,162 blocks, after a 5.58 GiB activation peak. The
+    profiling run samples min(1,024, 8,192) = 1,024 rows of the full 151,936-token vocabulary on each of the two
+    GPUs (all-gathered over TP); vLLM 0.10.2 from pip sorts them in torch at about 38 bytes a logit:
+    1,024 · 151,936 · 38 B = 5.51 GiB, which the estimate's 12 bytes a logit (1.74 GiB) leaves 3.77 GiB short. The
+    plan's note gives the blocks that leaves, within 1 % of the logged 7,162; without the note's correction the plan
+    is 8 % over."""
+    import re
+
+    from calc.evaluate import evaluate
+    from calc.scenario import Scenario
+
+    text = (LOGS / "h200x2-qwen3-next-80b-tp2-defaults.log").read_text()
+    assert "Available KV cache memory: 44.59 GiB" in text
+    s = Scenario(model="qwen3-next-80b-a3b", gpu="h200", tensor_parallel_size=2, engine_version="0.10.2",
+                 max_num_batched_tokens=8192, max_num_seqs=1024, max_model_len=262144)  # fmt: skip
+    r = evaluate(s, catalog)
+    note = next(n for n in r.notes if "sorts them in torch" in n)
+    assert f"{1024 * 151936 * (38 - 12) / 2**30:.2f} GiB more" in note
+    blocks = int(re.search(r"([0-9,]+) blocks instead of", note).group(1).replace(",", ""))
+    assert blocks == pytest.approx(7162, rel=0.01) and r.memory.num_gpu_blocks > 1.07 * 7162
+    # releases with another sampler, SGLang, and a measured activation peak get no such note
+    for other in (dict(engine_version="latest"), dict(engine_version="0.9.2"), dict(engine="sglang"),
+                  dict(activation_memory_bytes=5.58 * 2**30)):  # fmt: skip
+        assert not any("sorts them in torch" in n for n in evaluate(s.model_copy(update=other), catalog).notes)
