@@ -249,7 +249,9 @@ def capacity_text(r) -> str:
 
 def memory_section(r) -> Section:
     s, m = r.scenario, r.memory
-    graphs = fmt.gib(m.cudagraph_bytes) if m.cudagraph_subtracted else "not subtracted"
+    graphs = fmt.gib(m.cudagraph_bytes) if m.cudagraph_subtracted else "not subtracted" + (
+        f" (vLLM {s.engine_version} captures them after sizing the pool; 0.20 and later subtract them first)"
+        if s.estimate_cudagraphs and not s.enforce_eager else "")  # fmt: skip
     rows = [
         ("total as the runtime sees it", fmt.gib(m.total_memory_bytes)),
         (f"× gpu_memory_utilization {s.gpu_memory_utilization:g}", fmt.gib(m.requested_memory_bytes)),

@@ -82,7 +82,7 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
                      "each stage works on its own micro-batch (the engines keep one batch in flight a stage), so a "
                      "step is a round in which every request advances once. Not modelled: the stage-to-stage "
                      "transfer, and a round's several step budgets (prompt throughput is on the low side). Published "
-                     "vLLM 0.11 pipelines of 2–4 stages at 400 in flight decoded 1.1–1.5× faster than this plans, as "
+                     "vLLM 0.11 pipelines of 2–4 stages at 400 in flight decoded 1.1–1.6× faster than this plans, as "
                      "far as the same source's runs without one at that load, and one of 8 stages at 256 in flight "
                      "0.9× as fast (tests/data/benchmarks/cloudrift-…)")
     if s.disable_hybrid_kv_cache_manager and not (model.sliding_layer_count or plan.count("chunked_attention")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calc.engine_spec import version_tuple
 from calc.specs import ModelSpec
 from calc.units import GiB
 
@@ -109,6 +110,20 @@ def torch_sort_extra_bytes(m: ModelSpec, *, max_num_batched_tokens: int, max_num
 
 def non_torch_bytes(*, gpus_per_replica: int) -> float:
     return NON_TORCH_ONE_GPU_BYTES + (NCCL_BYTES if gpus_per_replica > 1 else 0.0)
+
+
+GRAPHS_SUBTRACTED_SINCE = (0, 20)
+"""vLLM subtracts its CUDA-graph estimate before sizing the pool from 0.20 on; earlier releases capture the graphs
+after the pool is sized (their logs' "Graph capturing finished … took X GiB" comes out of the headroom)."""
+
+
+def graphs_subtracted(s) -> bool:
+    """Whether the scenario's engine takes the CUDA-graph estimate from the pool: estimate_cudagraphs, with graphs
+    (not enforce_eager), and under vLLM a release of 0.20 or later ('latest' is). SGLang: as the field says."""
+    if not s.estimate_cudagraphs or s.enforce_eager:
+        return False
+    version = version_tuple(s.engine_version) if s.engine == "vllm" else None
+    return version is None or version[:2] >= GRAPHS_SUBTRACTED_SINCE
 
 
 def cudagraph_bytes(*, tp: int, enforce_eager: bool) -> float:

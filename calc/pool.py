@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from calc.expr import E, efloor, emax0
 from calc.kv_cache import StageLayout, blocks_from_bytes, kv_bytes_per_token_expr, pp_layer_ranges, stage_layout
 from calc.numeric import largest_true
-from calc.overheads import EncoderProfile, activation_peak_bytes, cudagraph_bytes, encoder_profile, non_torch_bytes
+from calc.overheads import (
+    EncoderProfile,
+    activation_peak_bytes,
+    cudagraph_bytes,
+    encoder_profile,
+    graphs_subtracted,
+    non_torch_bytes,
+)
 from calc.params import ParamCounts
 from calc.precision_support import dtype_refusal, served_format
 from calc.scenario import Scenario
@@ -203,7 +210,7 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
     graphs = s.cudagraph_memory_bytes
     if graphs is None:
         graphs = cudagraph_bytes(tp=tp, enforce_eager=s.enforce_eager)
-    subtract_graphs = s.estimate_cudagraphs and not s.enforce_eager
+    subtract_graphs = graphs_subtracted(s)
 
     # Per stage: available memory and blocks; the scheduler uses the minimum (vllm_kv.md §4.3).
     stages = []

@@ -77,7 +77,8 @@ class Scenario(BaseModel):
     """vLLM's --enable-expert-parallel (SGLang: --ep-size = the TP size): each GPU holds whole routed experts, E/TP of
     them, not a slice of each; a step then waits for the GPU with the most touched experts and routed tokens."""
     estimate_cudagraphs: bool = True
-    """Subtract the CUDA-graph estimate before sizing the pool, as vLLM ≥ 0.20 does by default."""
+    """Subtract the CUDA-graph estimate before sizing the pool, as vLLM ≥ 0.20 does by default; earlier vLLM
+    releases (engine_version below 0.20) never do, whatever this says."""
     kv_cache_memory_bytes: Bytes | None = None
     """vLLM's --kv-cache-memory-bytes: the pool per GPU, replacing the whole memory estimate."""
     weights_memory_bytes: Bytes | None = None

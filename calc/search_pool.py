@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calc.kv_cache import forced_block_size, kv_bytes_per_token_expr, pp_layer_ranges
-from calc.overheads import activation_peak_bytes, cudagraph_bytes, non_torch_bytes
+from calc.overheads import activation_peak_bytes, cudagraph_bytes, graphs_subtracted, non_torch_bytes
 from calc.params import count_params
 from calc.pool import kv_bytes_per_element, measured_at, stage_layouts
 from calc.precision_support import dtype_refusal
@@ -126,7 +126,7 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
             avail = np.full(grid.size, s.kv_cache_memory_bytes)
         else:
             avail = requested - weights[par, dt, q] - a - nt
-            if s.estimate_cudagraphs and not s.enforce_eager:
+            if graphs_subtracted(s):
                 avail = avail - cg
         bb = block_bytes[par, kvi, f, q]
         ok = (avail > 0) & (bb > 0)

@@ -350,17 +350,17 @@ def test_the_runs_on_the_new_h20_and_h800_specs(catalog):
 
 def test_the_pipeline_note_quotes_what_the_pipelined_runs_say(runs, catalog):
     """A plan at pipeline_parallel_size > 1 says how far off its speed was on published pipelines: CloudRift's vLLM
-    0.11 runs at PP 2 and 4, 400 in flight, decode 1.1–1.5× faster than replayed (a micro-batch a stage; it was
+    0.11 runs at PP 2 and 4, 400 in flight, decode 1.1–1.6× faster than replayed (a micro-batch a stage; it was
     1.4–2.2× with one batch through every stage in turn, and 1.3–1.6× before 4-bit experts had their own share);
     its GLM-4.6-FP8 over eight RTX PRO 6000s at PP 8 and 256 in flight 0.9× as fast."""
     piped = [r for r in runs if r.scenario.pipeline_parallel_size > 1 and r.scenario.engine == "vllm"]
     assert len(piped) == 6
     ratios = {r.id: c.predicted["tpot"] / c.measured["tpot"] for r, c in zip(piped, check(piped, catalog), strict=True)}
     eight = ratios.pop("cloudrift-pro6000x8-glm46-fp8-tp1pp8-c256-in1000out1000")  # 8 stages, 256 in flight
-    assert 1.05 <= min(ratios.values()) and max(ratios.values()) < 1.55, ratios
+    assert 1.05 <= min(ratios.values()) and max(ratios.values()) < 1.65, ratios
     assert 0.85 < eight < 0.95
     note = next(n for n in evaluate(piped[0].scenario, catalog).notes if n.startswith("pipeline_parallel_size"))
-    assert "1.1–1.5× faster" in note and "0.9× as fast" in note
+    assert "1.1–1.6× faster" in note and "0.9× as fast" in note
 
 
 def test_the_rocm_fp8_moe_note_quotes_what_the_published_runs_say(runs, catalog):
