@@ -130,7 +130,8 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
                     customs[m["config"]] = encode_custom_model(model_from_hf_config(cfg, name=r["model"]))
                 data |= {"model": "custom", "custom_model": customs[m["config"]]}
             spec = catalog.models.get(data["model"]) if data["model"] != "custom" else None
-            mnbt, seqs = default_budget(r["engine"], catalog.gpus[gpu].memory_gib, gpu, r["kind"] == "latency")
+            mnbt, seqs = default_budget(r["engine"], catalog.gpus[gpu].memory_gib, gpu, r["kind"] == "latency",
+                                        version=data["engine_version"])  # fmt: skip
             data["max_num_batched_tokens"] = r.get("max_num_batched_tokens") or mnbt
             data["max_num_seqs"] = r.get("max_num_seqs") or seqs
             if r["engine"] == "sglang" and dp > 1:  # DP attention divides --chunked-prefill-size and
@@ -146,7 +147,8 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
                 data["endpoint_type"] = "openai-chat"
             data["input_len"], data["output_len"] = max(1, round(r["input_len"])), max(1, round(r["output_len"]))
             longest = data["input_len"] + data["output_len"]
-            data["max_model_len"] = max(longest, min(spec.max_position_embeddings, 32768) if spec else 32768)
+            positions = m.get("max_position_embeddings") or (spec.max_position_embeddings if spec else 32768)
+            data["max_model_len"] = max(longest, min(positions, 32768))  # vLLM's default: the config's own
             batch = r.get("batch_size")
             conc = r.get("max_concurrency") or batch or r.get("num_prompts") or 1
             data["concurrency"] = min(int(conc), 1_000_000)

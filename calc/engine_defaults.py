@@ -9,14 +9,23 @@ running-request cap from the pool (1,024 as a bound here). shared/reference/vllm
 
 from __future__ import annotations
 
+from calc.engine_spec import version_tuple
 from calc.pool import size_pool
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 
+A100_EXCLUDED_SINCE = (0, 9)
+"""vLLM 0.8 gave every GPU of 70 GiB or more the large defaults; 0.9 left A100s out ("a100" not in device_name,
+engine/arg_utils.py of 0.8.5 against 0.9.0)."""
 
-def default_budget(engine: str, memory_gib: float, gpu_id: str, llm_class: bool = False) -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs) the engine starts with when neither is given."""
-    big = memory_gib >= 70 and not gpu_id.startswith("a100")
+
+def default_budget(engine: str, memory_gib: float, gpu_id: str, llm_class: bool = False,
+                   version: str = "latest") -> tuple[int, int]:  # fmt: skip
+    """(max_num_batched_tokens, max_num_seqs) the engine starts with when neither is given (`version`: the
+    engine's release, as Scenario.engine_version)."""
+    release = version_tuple(version)
+    a100_small = release is None or release[:2] >= A100_EXCLUDED_SINCE
+    big = memory_gib >= 70 and not (a100_small and gpu_id.startswith("a100"))
     if engine == "sglang":
         chunk = 2048 if memory_gib < 35 else 4096 if memory_gib < 60 else 8192 if memory_gib < 160 else 16384
         return chunk, 1024
@@ -29,7 +38,7 @@ def server_defaults(s: Scenario, g: GPUSpec) -> dict | None:
     --chunked-prefill-size as max_num_batched_tokens (its running-request cap follows its pool); else None."""
     fields = Scenario.model_fields
     budget_default, seqs_default = fields["max_num_batched_tokens"].default, fields["max_num_seqs"].default
-    budget, seqs = default_budget(s.engine, g.memory_gib, s.gpu)
+    budget, seqs = default_budget(s.engine, g.memory_gib, s.gpu, version=s.engine_version)
     if s.engine == "sglang":
         same = s.max_num_batched_tokens != budget_default or budget == budget_default
         return None if same else {"max_num_batched_tokens": budget}
@@ -58,7 +67,7 @@ def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
     theirs = size_pool(s.model_copy(update=theirs_fields), m, g)
     kv = (f": {theirs.pool_token_capacity:,} tokens of KV cache rather than {ours.pool_token_capacity:,} (the larger "
           "step's activation peak)" if theirs.pool_token_capacity != ours.pool_token_capacity else "")  # fmt: skip
-    return (f"vllm serve on this GPU ({g.name}: 70 GiB or more, not an A100) starts with max_num_batched_tokens {budget:,} "
+    return (f"vllm serve on this GPU ({g.name}: 70 GiB or more{'' if g.memory_gib >= 70 and s.gpu.startswith('a100') else ', not an A100'}) starts with max_num_batched_tokens {budget:,} "
             f"and max_num_seqs {seqs:,} when neither is given; this plan uses the planner's "
             f"{s.max_num_batched_tokens:,} and {s.max_num_seqs:,}, as a server started with those flags. Set both "
             f"to plan a server started without them{kv}")
