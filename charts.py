@@ -232,10 +232,10 @@ def throughput_vs_concurrency(r, pts) -> Chart:
     slots bind, since fewer than that many are busy on average)."""
     s, f, cap = r.scenario, r.fit, r.fleet.capacity
     x = [p.concurrency for p in pts]
-    limit = f.max_concurrency_at_length
-    capped = limit >= s.max_num_seqs  # the pool holds more: max_num_seqs is the limit
-    shape, note = _vline(max(limit, 1), f"max_num_seqs {limit:,}" if capped else f"pool holds {limit:,} at this length",
-                         log=True)  # fmt: skip
+    limit, dp = f.max_concurrency_at_length, s.data_parallel_size  # the server's: every data-parallel rank's
+    capped = limit >= s.max_num_seqs * dp  # the pool holds more: max_num_seqs is the limit
+    seqs = f"max_num_seqs {s.max_num_seqs:,}" + (f" × {dp} ranks" if dp > 1 else "")
+    shape, note = _vline(max(limit, 1), seqs if capped else f"pool holds {limit:,} at this length", log=True)
     capacity = ([dict(type="scatter", x=[cap.concurrency], y=[cap.rps * s.output_len], mode="markers",
                       marker=dict(symbol="diamond", size=12, color="#2ca02c", line=dict(width=1, color="black")),
                       name=f"capacity: {fmt.rate(cap.rps, 'req/s')} {'per decode instance' if s.disaggregated else 'per replica'} ({fmt.quota(s.conformance_quota)} "

@@ -209,7 +209,7 @@ def capacity_text(r) -> str:
         return f"one replica serves nothing within the SLOs: {cap.reason}"
     quota = fmt.quota(s.conformance_quota)
     if cap.limited_by == "slots":
-        held = "max_num_seqs" if cap.slots == s.max_num_seqs else "what the KV pool holds"
+        held = "max_num_seqs" if cap.slots == s.max_num_seqs * s.data_parallel_size else "what the KV pool holds"
         at = (f"{cap.load:,.1f} of its {cap.slots:,} slots ({held}) busy on average, latency at {cap.concurrency:,} in "
               f"flight; limited by the wait for a free slot: with Poisson arrivals {fmt.pct(cap.slot_wait_share, 1)} "
               f"of requests wait longer than the TTFT SLO leaves (Erlang C), and more traffic would break the "
@@ -234,10 +234,11 @@ def capacity_text(r) -> str:
     if cap.concurrency != s.concurrency:
         at += f"; not the scenario's {s.concurrency:,} in flight"
     if cap.overcommitted:
-        at += (f". max_num_seqs {s.max_num_seqs:,} is above the {cap.slots:,} requests the KV pool holds at this "
-               f"length: vLLM admits a request when its prompt fits, so a burst beyond {cap.slots:,} makes the decodes "
+        slots, rank = cap.slots // s.data_parallel_size, " each rank's" if s.data_parallel_size > 1 else " the"
+        at += (f". max_num_seqs {s.max_num_seqs:,} is above the {slots:,} requests{rank} KV pool holds at this "
+               f"length: vLLM admits a request when its prompt fits, so a burst beyond {slots:,} makes the decodes "
                f"preempt and recompute prompts instead of waiting, as this capacity assumes; set "
-               f"max_num_seqs={cap.slots:,}")  # fmt: skip
+               f"max_num_seqs={slots:,}")  # fmt: skip
     if getattr(s, "disaggregated", False):  # the capacity is a decode instance's; prefill instances come beside it
         at = at.replace("per replica", "per decode instance")
         return f"{fmt.rate(cap.rps, 'req/s')} per decode instance at {at}"

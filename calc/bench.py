@@ -48,31 +48,35 @@ def serve(r, *, num_prompts: int, max_concurrency: int | None = None, request_ra
     --ignore-eos, requests ending at end-of-sequence so that this share of the output tokens is decoded;
     dataset "sharegpt": ShareGPT's lengths, I and O their means, calc.length_shapes)."""
     s = r.scenario
-    dp = min(s.data_parallel_size, max_concurrency or s.data_parallel_size)  # ranks with requests: fewer clients, fewer
-    w = Workload(input_len=input_len or s.input_len, output_len=output_len or s.output_len,
-                 num_prompts=min(-(-num_prompts // dp), MAX_SIM_PROMPTS),
+    dp = s.data_parallel_size
+    share = 1.0 / dp if not max_concurrency else -(-max_concurrency // dp) / max_concurrency  # the busiest rank's
+    n_rank = min(max(1, math.ceil(num_prompts * share - 1e-9)), MAX_SIM_PROMPTS)
+    w = Workload(input_len=input_len or s.input_len, output_len=output_len or s.output_len, num_prompts=n_rank,
                  max_concurrency=-(-max_concurrency // dp) if max_concurrency else None,
-                 request_rate=request_rate / dp, range_ratio=range_ratio, seed=seed, decoded_share=decoded_share,
+                 request_rate=request_rate * share, range_ratio=range_ratio, seed=seed, decoded_share=decoded_share,
                  dataset=dataset, burstiness=burstiness)  # fmt: skip
     res = simulate(engine_config(r), w, r.latency.step.step_s)
-    return res if dp == 1 else all_ranks(res, dp, min(num_prompts, dp * MAX_SIM_PROMPTS))
+    return res if dp == 1 else all_ranks(res, min(num_prompts, round(n_rank / share)))
 
 
-def all_ranks(one: SimResult, dp: int, num_prompts: int) -> SimResult:
-    """The server's run from one data-parallel rank's (its ⌈C / D⌉ clients, 1 / D of the prompts and of the rate;
-    D = the ranks with clients, at most C): the D ranks run alike, so the requests are its requests D times over (the
-    first `num_prompts`), in the same duration; ITL's distribution is the rank's."""
+def all_ranks(one: SimResult, num_prompts: int) -> SimResult:
+    """The server's run from its busiest data-parallel rank's (⌈C / D⌉ of the C clients and that share of the
+    prompts and of the rate): the ranks are taken to run alike, so the server's requests are the rank's repeated
+    (the first `num_prompts`) in the same duration, and its counts scale by num_prompts / the rank's; ITL's
+    distribution is the rank's."""
+    k = num_prompts / one.input_lens.size
+
     def tiled(a):
-        return np.tile(a, dp)[:num_prompts]
+        return np.tile(a, math.ceil(k))[:num_prompts]
 
     e2e = tiled(one.e2e_s)
-    done = int(np.isfinite(e2e).sum())
-    peak_tok = one.peak_output_tokens_per_s * dp if one.peak_output_tokens_per_s is not None else None
-    peak_req = one.peak_concurrent_requests * dp if one.peak_concurrent_requests is not None else None
+    peak_tok = one.peak_output_tokens_per_s * k if one.peak_output_tokens_per_s is not None else None
+    peak_req = round(one.peak_concurrent_requests * k) if one.peak_concurrent_requests is not None else None
     return replace(one, input_lens=tiled(one.input_lens), output_lens=tiled(one.output_lens), ttft_s=tiled(one.ttft_s),
                    tpot_s=tiled(one.tpot_s), e2e_s=e2e, queue_s=tiled(one.queue_s), prefill_s=tiled(one.prefill_s),
-                   completed=done, preemptions=one.preemptions * dp, mean_running=one.mean_running * dp,
-                   rejected=one.rejected * dp, peak_output_tokens_per_s=peak_tok, peak_concurrent_requests=peak_req)  # fmt: skip
+                   completed=int(np.isfinite(e2e).sum()), preemptions=round(one.preemptions * k),
+                   mean_running=one.mean_running * k, rejected=round(one.rejected * k),
+                   peak_output_tokens_per_s=peak_tok, peak_concurrent_requests=peak_req)  # fmt: skip
 
 
 def static_batch(r, *, batch_size: int, input_len: int, output_len: int) -> BatchLatency:

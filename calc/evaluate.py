@@ -29,6 +29,12 @@ def resolve_checked(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
         raise InputError("tensor_parallel_size", f"{problem}; this model accepts {accepted_tp_sizes(s, model)}")
     if problem:
         raise InputError("pipeline_parallel_size", problem)
+    group = s.data_parallel_size * s.tensor_parallel_size
+    if s.data_parallel_size > 1 and model.routed_experts and not s.enable_expert_parallel and model.expert_ffn_size % group:
+        raise InputError("data_parallel_size", f"the routed experts are sliced over data_parallel_size × "
+                         f"tensor_parallel_size = {group} GPUs, and their moe_intermediate_size "
+                         f"{model.expert_ffn_size:,} does not divide by {group}: use a size that does, or set "
+                         "enable_expert_parallel (whole experts per GPU)")  # fmt: skip
     if s.data_parallel_size > 1 and s.disaggregated:
         raise InputError("data_parallel_size", "data-parallel ranks are not planned with disaggregated serving: set "
                                                "data_parallel_size to 1, or disaggregated to false")  # fmt: skip
@@ -75,7 +81,7 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
         )
     if s.tensor_parallel_size > model.kv_heads and not model.is_mla and plan.attention():
         notes.append(f"tensor_parallel_size exceeds the {model.kv_heads} KV heads: each GPU keeps a replica of one")
-    if model.is_mla:
+    if model.is_mla and s.tensor_parallel_size > 1:
         notes.append("MLA: one latent per layer is stored on every tensor-parallel rank (not split)")
     if s.pipeline_parallel_size > 1:
         notes.append(f"pipeline_parallel_size {s.pipeline_parallel_size}: memory is split across the stages, and "
@@ -94,11 +100,15 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
             "this model has no routed experts" if not model.routed_experts else
             "one GPU holds every expert at tensor_parallel_size 1"))  # fmt: skip
     elif s.enable_expert_parallel:
-        notes.append(f"expert parallelism: each GPU holds {model.routed_experts / expert_ranks(s, model):g} of the "
+        ranks = expert_ranks(s, model)
+        lo, hi = model.routed_experts // ranks, -(-model.routed_experts // ranks)
+        notes.append(f"expert parallelism: each GPU holds {lo if lo == hi else f'{lo}–{hi}'} of the "
                      f"{model.routed_experts} routed experts whole; a step waits for the GPU with the most touched "
                      "experts and routed tokens (an even spread in expectation, uneven at small batches)")  # fmt: skip
     if s.data_parallel_size > 1:
         notes.append(data_parallel_note(s, model))
+        if model.routed_experts:
+            notes.append(DP_REPLAY)
     if s.mamba_ssm_cache_dtype != "auto" and not mem.state_bytes_per_request:
         notes.append("mamba_ssm_cache_dtype changes nothing here: this model has no Mamba / linear-attention layers")
     if s.currency != "USD" and s.gpu_hour_price is None:
@@ -123,21 +133,25 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
 def data_parallel_note(s: Scenario, model: ModelSpec) -> str:
     """What data_parallel_size D means for this model: ranks with their own pools, and for a MoE model the experts
     and their collectives over every rank's GPUs (docs/data-parallel.md)."""
-    d, gpus = s.data_parallel_size, s.gpus_per_replica
+    d, group = s.data_parallel_size, s.data_parallel_size * s.tensor_parallel_size
     head = (f"data_parallel_size {d}: {d} ranks of {s.tensor_parallel_size * s.pipeline_parallel_size} GPU(s), each "
             f"with its own scheduler and KV pool (the memory figures are one rank's GPU), {s.rank_concurrency:,} of "
             f"the {s.concurrency:,} requests on each (the busiest rank's share)")  # fmt: skip
     if not model.routed_experts:
         return head + "; a dense model's ranks never meet: they are replicas behind one API server"
-    return (head + f"; the routed experts span all {gpus} GPUs ({model.routed_experts / gpus:g} experts' worth a GPU), "
-            f"so every MoE layer is one step of all {d} ranks: its experts read once for all their tokens, which are "
-            "gathered from and returned to every rank (an all-reduce's bytes over the group's link). Ranks are "
-            "taken as evenly loaded; an idle rank still runs its share of each MoE layer. " + DP_REPLAY)  # fmt: skip
+    stage = " of each pipeline stage" if s.pipeline_parallel_size > 1 else ""
+    lo, hi = model.routed_experts // group, -(-model.routed_experts // group)
+    share = f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"
+    whole = f"{share} whole experts a GPU" if s.enable_expert_parallel else f"1/{group} of every expert a GPU"
+    return (head + f"; the routed experts span the {group} GPUs{stage} of all ranks ({whole}), so every MoE layer is "
+            f"one step of all {d} ranks: its experts read once for all their tokens, which are gathered from and "
+            "returned to every rank (an all-reduce's bytes over the group's link). Ranks are taken as evenly loaded; "
+            "an idle rank still runs a token through each MoE layer")  # fmt: skip
 
 
-DP_REPLAY = ("The 15 published data-parallel runs (GPUStack's DeepSeek-R1 and V3.2 on eight H200s, the SGLang "
+DP_REPLAY = ("Data-parallel attention as replayed: the 15 published data-parallel runs (GPUStack's DeepSeek-R1 and V3.2 on eight H200s, the SGLang "
              "cookbook, the vLLM recipes), replayed at constants fitted without them: the plan's output throughput "
-             "a median 36 % above the measured (−27 % … +235 %), its TPOT 12 % below. Take the gain over tensor "
+             "a median 46 % above the measured (−27 % … +228 %), its TPOT 12 % below. Take the gain over tensor "
              "parallelism as an upper bound (uneven ranks wait for the busiest in each MoE layer; history, "
              "2026-12-05 (9))")
 """What the replay of the published data-parallel runs says (tests/test_calibration.py checks the figures)."""

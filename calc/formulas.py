@@ -22,10 +22,12 @@ def _experts_read(step, batch: float) -> str:
     from calc.routing import distinct_experts
 
     e = step.engine
-    draws = batch**e.routing_exponent
+    every = step.dp * batch  # with data-parallel ranks, each rank's decodes meet in the MoE layers
+    draws = every**e.routing_exponent
     uniform = distinct_experts(experts=step.experts, top_k=step.top_k, tokens=draws)
+    ranks = f" ({step.dp} data-parallel ranks × {_mean(batch)})" if step.dp > 1 else ""
     return (f"\nrouted experts read: {step.experts_touched(batch):,.1f} of {step.experts} a MoE layer for "
-            f"{_mean(batch)} decoding requests ({_mean(batch)}^{e.routing_exponent:g} = {draws:,.1f} draws of "
+            f"{_mean(every)} decoding requests{ranks} ({_mean(every)}^{e.routing_exponent:g} = {draws:,.1f} draws of "
             f"top-{step.top_k}, the router's favourite experts first: routing_skew {e.routing_skew:g}; uniform "
             f"draws would read {uniform:,.1f})")  # fmt: skip
 

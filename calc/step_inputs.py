@@ -200,6 +200,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         chat=s.endpoint_type == "openai-chat",
         pp=s.pipeline_parallel_size,
         dp=dp,
+        dp_busy=min(1.0, (s.concurrency - 1) / (dp - 1)) if dp > 1 else 1.0,
         moe_latency_s=moe_ar.latency_s,
         moe_link_bytes_per_s=moe_ar.link_bytes_per_s,
         prompt_steps_eager=prompt_steps_eager(s, m),

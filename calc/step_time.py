@@ -162,10 +162,13 @@ class StepModel:
     """Pipeline stages, each working on its own micro-batch (vLLM V1's max_concurrent_batches = pipeline size,
     SGLang's event_loop_pp): a step is then a round in which every running request advances one token (`_round`)."""
     dp: int = 1
-    """Data-parallel attention ranks (Scenario.data_parallel_size): this rank's batch is one of dp alike, and a MoE
-    layer runs all ranks' tokens at once, its experts spread over the dp · tp GPUs (each holds 1 / dp of what a
-    tp-only rank holds, `expert_bytes` already / tp), its tokens gathered from and sent back to every rank over
-    `moe_link_bytes_per_s`."""
+    """Data-parallel attention ranks (Scenario.data_parallel_size). A MoE layer runs every rank's tokens at once, its
+    experts spread over the dp · tp GPUs (each holds 1 / dp of what a tp-only rank holds, `expert_bytes` already
+    / tp), its tokens gathered from and sent back to every rank over `moe_link_bytes_per_s`. The other dp − 1 ranks
+    busy (`dp_busy` of them) are taken to run as many tokens as this one, the rest to idle (`moe_tokens`)."""
+    dp_busy: float = 1.0
+    """Share of the other data-parallel ranks with requests: min(1, (C − 1) / (dp − 1)) for C in flight (calc.step_inputs);
+    fewer requests than ranks leave some idle, each running one dummy token through the MoE layers."""
     moe_latency_s: float = 0.0
     """One collective over the dp · tp GPUs of a MoE layer [s] (the dp · tp group's all-reduce latency)."""
     moe_link_bytes_per_s: float = 0.0
@@ -185,8 +188,8 @@ class StepModel:
         if prefill_tokens and self.prefill_routing != 1.0:
             seqs = max(1, prefill_seqs)
             g = tokens - prefill_tokens + seqs * (prefill_tokens / seqs) ** self.prefill_routing
-        if self.dp > 1:  # every rank's draws, alike
-            g = g * self.dp
+        if self.dp > 1:  # the busy ranks' draws alike (moe_tokens); the idle ranks' dummy tokens alike: one draw
+            g = g * (1 + (self.dp - 1) * self.dp_busy) + (1.0 if self.dp_busy < 1 else 0.0)
         return distinct_experts(experts=self.experts, top_k=self.top_k, tokens=g ** e.routing_exponent,
                                 skew=e.routing_skew)
 
@@ -223,17 +226,18 @@ class StepModel:
         weights_s = max(self.dense_weight_bytes / (bw * share), gemm_flop / (fl * ramp)) if n else 0.0
         touched = self.experts_touched(n, prefill_tokens, prefill_seqs) * self.moe_layers
         expert_bytes = touched * self.expert_bytes / self.dp if self.dp > 1 else touched * self.expert_bytes
+        m = self.moe_tokens(n)  # every rank's tokens in a MoE layer (n without data parallelism)
+        m_gpu = m / self.dp if self.dp > 1 else n  # their expert FLOPs are shared by dp times the GPUs
         experts_s = 0.0
         if touched:
-            # tokens each touched expert's GEMM sees (all dp ranks' tokens; each GPU's FLOPs stay n tokens' worth)
-            per_expert = self.dp * n * self.top_k * self.moe_layers / touched
+            per_expert = m * self.top_k * self.moe_layers / touched  # tokens each touched expert's GEMM sees
             moe = 1.0 if self.mbu_override else self.expert_weight_share
             busy_bytes = busy_tokens = 1.0  # the busiest GPU over the mean: 1 under tensor parallelism
             if self.expert_ranks > 1:
                 busy_bytes = bytes_factor(self.experts, self.expert_ranks, touched / self.moe_layers)
-                busy_tokens = tokens_factor(self.expert_ranks, self.dp * n * self.top_k)
+                busy_tokens = tokens_factor(self.expert_ranks, m * self.top_k)
             experts_s = max(expert_bytes * busy_bytes / (bw * moe),
-                            n * self.expert_flop_per_token * busy_tokens
+                            m_gpu * self.expert_flop_per_token * busy_tokens
                             / (fl * per_expert / (per_expert + he) * (1.0 if self.mfu_override else self.expert_compute_share)))  # fmt: skip
         avg = decode_context / decode_seqs if decode_seqs else 0.0  # windows cap each sequence at its own context
         kv_bytes = decode_seqs * sum(b * min(avg, cap) for b, cap in self.kv_read)
@@ -249,27 +253,35 @@ class StepModel:
                                          + self.allreduce_small_s_per_byte * min(comm_bytes, self.allreduce_small_bytes)) \
             if self.tp > 1 else 0.0  # fmt: skip
         if self.dp > 1:  # the MoE layers' collectives span every rank's GPUs; the rest stay within the rank
-            allreduce_s = allreduce_s * (1 - self.moe_layers / (2 * self.blocks)) + self.moe_layers * self.moe_comm_s(n)
+            allreduce_s = allreduce_s * (1 - self.moe_layers / (2 * self.blocks)) + self.moe_layers * self.moe_comm_s(m)
         # no captured graph for a step this large, nor for a prompt step the engine cannot capture
         eager = self.eager or n > e.cudagraph_max_tokens or (prefill_tokens > 0 and self.prompt_steps_eager)
         parts = (weights_s, experts_s, kv_s, prefill_attention_s, state_s, allreduce_s, e.step_overhead_s,
                  self.launch_s(eager), decode_seqs * (e.per_sequence_s + (self.stream_s if self.online else 0.0)))  # fmt: skip
-        flop = gemm_flop + n * self.expert_flop_per_token + decode_attn_flop + prefill_attn_flop
+        flop = gemm_flop + m_gpu * self.expert_flop_per_token + decode_attn_flop + prefill_attn_flop
         comm_floor_s = 2 * self.blocks * comm_bytes / self.link_bytes_per_s if self.tp > 1 else 0.0
         if self.dp > 1:
             comm_floor_s = comm_floor_s * (1 - self.moe_layers / (2 * self.blocks)) \
-                + self.moe_layers * self.moe_bus_bytes(n) / self.moe_link_bytes_per_s  # fmt: skip
+                + self.moe_layers * self.moe_bus_bytes(m) / self.moe_link_bytes_per_s  # fmt: skip
         return parts, (flop, self.dense_weight_bytes + expert_bytes + kv_bytes + state_bytes, comm_floor_s)
 
-    def moe_bus_bytes(self, n: float) -> float:
-        """Bus bytes of one MoE layer's gather and scatter of the dp ranks' dp · n tokens over G = dp · tp GPUs: an
-        all-reduce's, 2 (G − 1) / G · dp · n · hidden · 2 B."""
-        group = self.dp * self.tp
-        return 2 * (group - 1) / group * self.dp * n * self.allreduce_bytes_per_token
+    def moe_tokens(self, n: float) -> float:
+        """Tokens a MoE layer runs: this rank's n, as many on each busy one of the other dp − 1 ranks (evenly loaded:
+        their decodes and prompts alike), one dummy token on each idle one."""
+        if self.dp == 1:
+            return n
+        others = self.dp - 1
+        return n + others * (self.dp_busy * n + (1 - self.dp_busy))
 
-    def moe_comm_s(self, n: float) -> float:
+    def moe_bus_bytes(self, m: float) -> float:
+        """Bus bytes of one MoE layer's gather and scatter of its m tokens over G = dp · tp GPUs: an all-reduce's,
+        2 (G − 1) / G · m · hidden · 2 B."""
+        group = self.dp * self.tp
+        return 2 * (group - 1) / group * m * self.allreduce_bytes_per_token
+
+    def moe_comm_s(self, m: float) -> float:
         """One MoE layer's collectives across the dp ranks [s]: the group's latency + its bus bytes over the link."""
-        return self.moe_latency_s + self.moe_bus_bytes(n) / self.moe_link_bytes_per_s
+        return self.moe_latency_s + self.moe_bus_bytes(m) / self.moe_link_bytes_per_s
 
     def _floor(self, flop: float, moved: float, comm_floor_s: float) -> float:
         """The roofline floor of one batch's pass [s]: the larger of bytes / peak bandwidth and FLOP / peak, plus the

@@ -160,6 +160,10 @@ def valid_scenario_data(draw):
     tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if tp_check(Scenario(tensor_parallel_size=t), m) is None]
     data["tensor_parallel_size"] = draw(st.sampled_from(tps))
     data["pipeline_parallel_size"] = draw(st.sampled_from([p for p in (1, 2, 3, 4) if p <= m.num_hidden_layers]))
+    dp, group = data.get("data_parallel_size", 1), data.get("data_parallel_size", 1) * data["tensor_parallel_size"]
+    sliced = m.routed_experts and not data.get("enable_expert_parallel") and m.expert_ffn_size % group
+    if dp > 1 and (data.get("disaggregated") or sliced):  # the two data-parallel rules calc.evaluate enforces
+        data["data_parallel_size"] = 1
     for k in ("custom_model", "num_hidden_layers", "num_key_value_heads", "head_dim", "dtype", "kv_cache_dtype"):
         data.pop(k, None)
     data.pop("block_size", None) if data.get("block_size") == 17 else None

@@ -120,8 +120,9 @@ def slo_tab(r, link_base: str = "") -> None:
     st.markdown("**SLOs, replicas and cost**\n" + "\n".join(f"- {x}" for x in lines))
     cap = r.fleet.capacity
     if cap.overcommitted:  # the cure is one flag: a link to the same scenario with it
-        capped = query_string(r.scenario.model_copy(update={"max_num_seqs": cap.slots}))
-        st.markdown(f"[Open this scenario with max_num_seqs={cap.slots:,}]({link_base}?{capped}) (the same capacity; "
+        slots = cap.slots // r.scenario.data_parallel_size  # max_num_seqs is each data-parallel rank's
+        capped = query_string(r.scenario.model_copy(update={"max_num_seqs": slots}))
+        st.markdown(f"[Open this scenario with max_num_seqs={slots:,}]({link_base}?{capped}) (the same capacity; "
                     "bursts then wait in vLLM's queue instead of preempting)")  # fmt: skip
     st.markdown("**Tails: what averages hide**\n" + "\n".join(f"- {x}" for x in view_fleet.tails_lines(r)))
     st.markdown("**Simulation** (the seed's log-normal model, seeded)")
