@@ -218,7 +218,8 @@ def decode_vs_context(r, pts) -> Chart:
     lat = r.latency
     x = [p.context for p in pts]
     return _fig(
-        f"Decode step at {fmt.plural(lat.decode_batch, 'running sequence')}", "context per sequence (tokens)", "step time (ms)",
+        f"Decode step at {fmt.plural(lat.decode_batch, 'running sequence')}"
+        + (" a rank" if r.scenario.data_parallel_size > 1 else ""), "context per sequence (tokens)", "step time (ms)",
         [_line(x, [p.floor_s * 1e3 for p in pts], "floor (bandwidth/compute)"),
          _line(x, [p.estimate_s * 1e3 for p in pts], "estimate (step model)"),
          _here(lat.decode_context, lat.decode.estimate_s * 1e3)],

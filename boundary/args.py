@@ -110,14 +110,20 @@ def _bound(v: float) -> str:
     return f"{v:,.0f}" if float(v).is_integer() else f"{v:g}"
 
 
-def allowed_text(name: str, err: dict) -> str:
-    msg = message_of(err)
+def bounds_text(name: str) -> str:
+    """'≥ 1, ≤ 64': a numeric Scenario field's constraints as a person reads them ('' for other fields)."""
     bounds = []
     for meta in field_constraints(name) if name in Scenario.model_fields else []:  # optional fields' too
         for attr, sym in (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<")):
             if getattr(meta, attr, None) is not None:
                 bounds.append(f"{sym} {_bound(getattr(meta, attr))}")
+    return ", ".join(bounds)
+
+
+def allowed_text(name: str, err: dict) -> str:
+    msg = message_of(err)
+    bounds = bounds_text(name)
     got = err.get("input")
     got_txt = f" (got {str(got)[:40]!r})" if got is not None and not isinstance(got, dict) else ""
-    allowed = f"; allowed: {', '.join(bounds)}" if bounds and "allowed" not in msg else ""
+    allowed = f"; allowed: {bounds}" if bounds and "allowed" not in msg else ""
     return f"{msg}{got_txt}{allowed}"

@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("gpus", help="list the shipped accelerator specs").add_argument(
         "--json", action="store_true", help="print them as a JSON list")
     rec = sub.add_parser("reconcile", help="hold a vLLM startup log against the prediction")
-    rec.add_argument("logfile")
+    rec.add_argument("logfile", help="the path of a vLLM startup log file")
     add_spec_flags(rec)
     rec.add_argument("--json", action="store_true")
     add_scenario_flags(rec)

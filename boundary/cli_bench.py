@@ -132,6 +132,9 @@ def run_bench(args, catalog) -> int:
     if batch is not None and (conc is not None or "request_rate" in data):
         raise InputError("--batch-size", "selects vllm bench latency (one static batch); --max-concurrency and "
                                          "--request-rate are vllm bench serve's: give one or the other")  # fmt: skip
+    if batch is not None and int(data.get("data_parallel_size", 1) or 1) > 1:
+        raise InputError("--batch-size", "vllm bench latency runs one engine (the LLM class): a static batch is "
+                                         "planned with --data-parallel-size 1")  # fmt: skip
     if conc is not None:
         data["concurrency"] = conc
     elif batch is not None:
@@ -153,7 +156,8 @@ def run_bench(args, catalog) -> int:
         return 0
     if not_served:  # nothing to time: the keys with null values, not zeros a script would read as latencies
         meta = {"completed": 0, "num_prompts": n, "max_concurrency": conc, "request_rate": s.request_rate,
-                "preemptions": 0, "engine": s.engine, "engine_version": s.engine_version, "model": s.model, "gpu": s.gpu, "not_served": not_served}  # fmt: skip
+                "preemptions": 0, "engine": s.engine, "engine_version": s.engine_version, "model": s.model, "gpu": s.gpu,
+                **_layout(s), "not_served": not_served}  # fmt: skip
         print(json.dumps(dict.fromkeys(serve_keys(metrics, qs)) | meta, indent=2) if args.json
               else f"not served: {not_served}")  # fmt: skip
         return 0
@@ -170,12 +174,18 @@ def run_bench(args, catalog) -> int:
                                                  "request_rate": s.request_rate, "burstiness": burst,
                                                  "preemptions": res.preemptions,
                                                  "engine": s.engine, "engine_version": s.engine_version,
-                                                 "model": s.model, "gpu": s.gpu,
+                                                 "model": s.model, "gpu": s.gpu, **_layout(s),
                                                  "not_served": not_served}  # fmt: skip
         print(json.dumps(json_safe(out), indent=2))
     else:
         print(_serve_text(d, r, res, conc, s.request_rate or math.inf, qs))
     return 0
+
+
+def _layout(s) -> dict:
+    """The server's GPU layout in the JSON beside the tool's keys (two runs on eight GPUs differ by it)."""
+    return {"tensor_parallel_size": s.tensor_parallel_size, "pipeline_parallel_size": s.pipeline_parallel_size,
+            "data_parallel_size": s.data_parallel_size}
 
 
 def _dataset(args) -> str:
@@ -236,7 +246,9 @@ def _line(label: str, value: str) -> str:
 def _serve_text(d: dict, r, res, conc: int | None, rate: float, qs: tuple[float, ...]) -> str:
     """Laid out as `vllm bench serve` (v0.10 and later) prints its summary."""
     s = r.scenario
-    head = (f"{r.model_name} on {s.gpus_per_replica} × {r.gpu_name}, {r.engine.label}, predicted "
+    layout = f"TP={s.tensor_parallel_size}" + (f" DP={s.data_parallel_size}" if s.data_parallel_size > 1 else "") + (
+        f" PP={s.pipeline_parallel_size}" if s.pipeline_parallel_size > 1 else "")
+    head = (f"{r.model_name} on {s.gpus_per_replica} × {r.gpu_name} ({layout}), {r.engine.label}, predicted "
             f"(step-time model + scheduler simulation; held-out error in README.md)")  # fmt: skip
     done = res.completed
     lines = [head, "{s:{c}^{n}}".format(s=" Serving Benchmark Result ", n=50, c="="),

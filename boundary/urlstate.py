@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 
 from pydantic import ValidationError
 
+from boundary.args import bounds_text
 from calc.errors import describe
 from calc.scenario import Scenario
 
@@ -87,7 +88,8 @@ def _parse(key: str, value: str) -> Scenario | str:
     try:
         return Scenario.model_validate({key: value} | extra)
     except ValidationError as e:
-        return describe(e)
+        text, bounds = describe(e), bounds_text(key)  # the range, as the command line's errors give it
+        return f"{text} (allowed: {bounds})" if bounds and "allowed" not in text else text
 
 
 def query_string(s: Scenario) -> str:

@@ -102,13 +102,13 @@ def memory_metrics(r) -> list[Metric]:
         Metric("Available KV cache", fmt.gib(m.kv_cache_memory_bytes) if m.kv_cache_memory_bytes >= 0 else "none",
                "per GPU; vLLM's 'Available KV cache memory'" + (f" — {fmt.gib(kv_short)} short" if kv_short else ""),
                f"{fmt.gib(kv_short)} short" if kv_short else ""),
-        Metric("KV cache (tokens)", fmt.compact(m.kv_cache_tokens),
+        Metric("KV cache (tokens)" + ("/rank" if d > 1 else ""), fmt.compact(m.kv_cache_tokens),
                f"vLLM's 'GPU KV cache size': {fmt.tokens(m.kv_cache_tokens)} = " + (
                    f"{fmt.count(m.num_gpu_blocks)} blocks × {fmt.count(m.block_size)}"
                    if m.kv_cache_tokens == m.num_gpu_blocks * m.block_size else
                    f"{m.max_concurrency:,.2f} × max_model_len {fmt.count(s.max_model_len)} (its blocks also hold "
                    "per-request state)") + rank),
-        Metric(f"Max conc. @ {fmt.count(s.max_model_len)}", f"{m.max_concurrency:,.2f}x",
+        Metric(f"Max conc. @ {fmt.count(s.max_model_len)}" + ("/rank" if d > 1 else ""), f"{m.max_concurrency:,.2f}x",
                "vLLM's 'Maximum concurrency for max_model_len tokens per request'" + rank),
         Metric("Fit at this length", fmt.count(f.max_concurrency_at_length),
                "most requests of input_len + output_len held at once (capped by max_num_seqs)"),
@@ -304,10 +304,10 @@ def workload_section(r) -> Section:
 
 
 def phases_table(r) -> Table:
-    lat = r.latency
+    lat, s = r.latency, r.scenario
     rows = []
     for name, ph in ((f"prefill of {fmt.tokens(r.scenario.input_len)}", lat.prefill),
-                     (f"decode step, {fmt.plural(lat.decode_batch, 'sequence')}", lat.decode)):  # fmt: skip
+                     (f"decode step, {fmt.plural(lat.decode_batch, 'sequence')}" + (" a rank" if s.data_parallel_size > 1 else ""), lat.decode)):  # fmt: skip
         rows.append([name, fmt.ms(ph.floor_s), fmt.ms(ph.estimate_s), "compute" if ph.compute_bound else "bandwidth",
                      f"{fmt.sig(ph.intensity_flop_per_byte)} FLOP/byte"])  # fmt: skip
     md = r.measured_decode

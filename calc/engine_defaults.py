@@ -40,6 +40,7 @@ def server_defaults(s: Scenario, g: GPUSpec) -> dict | None:
     budget_default, seqs_default = fields["max_num_batched_tokens"].default, fields["max_num_seqs"].default
     budget, seqs = default_budget(s.engine, g.memory_gib, s.gpu, version=s.engine_version)
     if s.engine == "sglang":
+        budget //= s.data_parallel_size  # DP attention divides --chunked-prefill-size over the ranks
         same = s.max_num_batched_tokens != budget_default or budget == budget_default
         return None if same else {"max_num_batched_tokens": budget}
     if (s.max_num_batched_tokens, s.max_num_seqs) != (budget_default, seqs_default):
@@ -58,7 +59,10 @@ def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
         return None
     budget = theirs_fields["max_num_batched_tokens"]
     if s.engine == "sglang":
-        return (f"SGLang on this GPU ({g.name}, {g.memory_gib:g} GiB) starts with --chunked-prefill-size {budget:,} "
+        chunk = (f"a {budget:,}-token prefill chunk on each of its {s.data_parallel_size} DP-attention ranks (its "
+                 f"--chunked-prefill-size default, {budget * s.data_parallel_size:,}, divided over them)"
+                 if s.data_parallel_size > 1 else f"--chunked-prefill-size {budget:,}")  # fmt: skip
+        return (f"SGLang on this GPU ({g.name}, {g.memory_gib:g} GiB) starts with {chunk} "
                 f"when it is not given; this plan chunks prompts at max_num_batched_tokens {s.max_num_batched_tokens:,}, "
                 "as a server started with that flag. Set it to plan a server started without it (SGLang sizes its "
                 "running-request cap from its pool)")  # fmt: skip

@@ -285,8 +285,8 @@ class Option:
 
 
 def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSpec], engine: EngineSpec) -> list[Option]:
-    """For the scenario's model, each shipped GPU and TP (1, 2, 4, 8) that holds a request, served aggregated
-    (calc.search tries disaggregated serving too): capacity, GPUs needed
+    """For the scenario's model, each shipped GPU and TP (1, 2, 4, 8) that holds a request, served aggregated with
+    one attention rank (calc.search tries disaggregated serving too; neither tries data parallelism): capacity, GPUs needed
     for request_rate (or one replica's capacity when unset) and cost per million output tokens. The scenario's own
     GPU is `g_own` (its overrides applied); the others are priced and sized from their own specs."""
     from calc.pool import size_pool, tp_check
@@ -298,7 +298,7 @@ def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSp
             g = g_own
         for tp in (1, 2, 4, 8):
             t = for_other_gpu(s, gid).model_copy(update={"tensor_parallel_size": tp, "pipeline_parallel_size": 1,
-                                                         "disaggregated": False})  # fmt: skip
+                                                         "data_parallel_size": 1, "disaggregated": False})  # fmt: skip
             if tp_check(t, m):
                 continue
             mem = size_pool(t, m, g)

@@ -248,6 +248,9 @@ class Report:
             "num_gpu_blocks": m.num_gpu_blocks,
             "kv_cache_tokens": m.kv_cache_tokens,
             "max_concurrency": m.max_concurrency,
+            "data_parallel_size": self.scenario.data_parallel_size,
+            "kv_cache_tokens_all_ranks": self.scenario.data_parallel_size * m.kv_cache_tokens,
+            "max_concurrency_all_ranks": self.scenario.data_parallel_size * m.max_concurrency,
             "fits": f.fits,
             "prefill_floor_s": lat.prefill_floor_s,
             "prefill_s": lat.prefill_s,
@@ -326,6 +329,8 @@ LABELS = {
     "e2e_s": "estimate: TTFT + (output_len − 1) · TPOT",
     "kv_cache_memory_bytes": "vLLM arithmetic on estimated overheads (exact with --kv-cache-memory-bytes)",
     "num_gpu_blocks": "exact vLLM arithmetic given kv_cache_memory_bytes",
+    "kv_cache_tokens": "one data-parallel rank's pool, as its vLLM log line prints it (the whole server's with one rank)",
+    "kv_cache_tokens_all_ranks": "data_parallel_size × kv_cache_tokens: every rank's pool together",
 }
 
 

@@ -64,9 +64,10 @@ class Scenario(BaseModel):
     max_model_len: Tokens = 8192
     """Longest request (prompt + output) the server admits, tokens; vLLM refuses to start when one does not fit."""
     max_num_seqs: Annotated[int, Field(ge=1, le=65_536)] = 256
-    """Most requests running in one step (vLLM --max-num-seqs); the rest wait in the queue."""
+    """Most requests running in one step (vLLM --max-num-seqs), on each data-parallel rank; the rest wait in the queue."""
     max_num_batched_tokens: Tokens = 2048
-    """Token budget of one step (vLLM --max-num-batched-tokens): decodes first, then prompt chunks."""
+    """Token budget of one step (vLLM --max-num-batched-tokens), each data-parallel rank's: decodes first, then prompt
+    chunks."""
     disable_hybrid_kv_cache_manager: bool = False
     """vLLM's flag: sliding-window and chunked layers then hold the whole context (no memory saving)."""
     mamba_ssm_cache_dtype: Literal["auto", "float32", "float16", "bfloat16"] = "auto"
@@ -74,8 +75,8 @@ class Scenario(BaseModel):
     enforce_eager: bool = False
     """No CUDA graphs: their memory is not reserved, decode steps lose the launch-overhead saving."""
     enable_expert_parallel: bool = False
-    """vLLM's --enable-expert-parallel (SGLang: --ep-size = the TP size): each GPU holds whole routed experts, E/TP of
-    them, not a slice of each; a step then waits for the GPU with the most touched experts and routed tokens."""
+    """vLLM's --enable-expert-parallel (SGLang: --ep-size = every GPU's count): each GPU holds whole routed experts,
+    E/(DP·TP) of them, not a slice of each; a step then waits for the GPU with the most touched experts and tokens."""
     estimate_cudagraphs: bool = True
     """Subtract the CUDA-graph estimate before sizing the pool, as vLLM ≥ 0.20 does by default; earlier vLLM
     releases (engine_version below 0.20) never do, whatever this says."""

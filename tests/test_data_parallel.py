@@ -132,3 +132,59 @@ def test_refusals_and_the_search(catalog):
     res = search(scenario(model="qwen3-30b-a3b", data_parallel_size=4, search_gpus="h100-sxm"), catalog)
     assert res.scenario.data_parallel_size == 1
     assert any(n.startswith("data_parallel_size 4 is not searched") for n in res.notes)
+
+
+def test_clients_not_a_multiple_of_the_ranks(catalog):
+    """12 clients on 8 ranks: the busiest rank has 2, so the server runs 12 / 2 = 6 ranks' worth of that rank's
+    requests; the simulated benchmark and the closed form agree within 2 %, and 16 clients serve more than 12."""
+    kw = dict(model="deepseek-r1", gpu="h200", data_parallel_size=8, enable_expert_parallel=True, input_len=1000,
+              output_len=1000, max_model_len=16384)  # fmt: skip
+    twelve = evaluate(scenario(concurrency=12, **kw), catalog)
+    b12 = bench.serve(twelve, num_prompts=120, max_concurrency=12).bench_summary()
+    assert b12["completed"] == 120
+    assert b12["request_throughput"] == pytest.approx(twelve.latency.requests_per_s, rel=0.02)
+    b16 = bench.serve(evaluate(scenario(concurrency=16, **kw), catalog), num_prompts=160, max_concurrency=16)
+    assert b16.bench_summary()["request_throughput"] > 1.25 * b12["request_throughput"]
+
+
+def test_per_rank_caps_and_the_servers_totals_are_named(catalog):
+    """max_num_seqs is each rank's: the advice to cap it names a rank's slots; the JSON carries the server's KV."""
+    from boundary import view
+
+    # Llama-3.1-8B on RTX 5090s, 4,000 + 512 tokens: each rank's pool holds 21 such requests, below max_num_seqs 256
+    kw = dict(model="llama-3.1-8b", gpu="rtx-5090", request_rate=1.2, input_len=4000, output_len=512, slo_ttft_s=5,
+              slo_tpot_s=0.1)  # fmt: skip
+    one = evaluate(scenario(**kw), catalog)
+    r = evaluate(scenario(data_parallel_size=2, **kw), catalog)
+    cap = r.fleet.capacity
+    assert one.fleet.capacity.overcommitted and cap.overcommitted and cap.slots == 2 * one.fleet.capacity.slots
+    assert f"set max_num_seqs={one.fleet.capacity.slots:,}" in view.capacity_text(r)
+    d = r.to_dict()
+    assert d["kv_cache_tokens_all_ranks"] == 2 * d["kv_cache_tokens"] and d["data_parallel_size"] == 2
+    assert any(m.label.startswith("KV cache (tokens)/rank") for m in view.memory_metrics(r))
+
+
+def test_experts_sliced_over_the_ranks_must_divide(catalog):
+    """Qwen3-30B-A3B's experts are 768 wide: sliced over DP 5 × TP 1 they do not divide, which vLLM cannot load;
+    whole experts (expert parallelism) spread 128 over 5 GPUs as 25–26."""
+    with pytest.raises(InputError) as e:
+        evaluate(scenario(model="qwen3-30b-a3b", gpu="h100-sxm", data_parallel_size=5), catalog)
+    assert e.value.field == "data_parallel_size" and "768" in e.value.message
+    notes = evaluate(scenario(model="qwen3-30b-a3b", gpu="h100-sxm", data_parallel_size=5,
+                              enable_expert_parallel=True), catalog).notes  # fmt: skip
+    assert any("25–26 of the 128" in n for n in notes)
+
+
+def test_a_static_batch_is_one_engines(tmp_path):
+    import subprocess
+    import sys
+
+    p = subprocess.run([sys.executable, "-m", "calc", "bench", "--data-parallel-size", "2", "--batch-size", "4"],
+                       capture_output=True, text=True, cwd=Path(__file__).parent.parent)  # fmt: skip
+    assert p.returncode == 2 and "--batch-size" in p.stderr and "data-parallel-size 1" in p.stderr
+
+
+def test_a_link_out_of_range_names_the_range():
+    from boundary.urlstate import _parse
+
+    assert _parse("data_parallel_size", "65").endswith("(allowed: ≥ 1, ≤ 64)")
