@@ -48,7 +48,8 @@ def add_search_parser(sub) -> None:
                        help=help_text(Scenario.model_fields[field]))  # fmt: skip
     g.add_argument("--disaggregated", dest="search_disaggregated", action=argparse.BooleanOptionalAction, default=None,
                    help="also try disaggregated serving (default), or not")  # fmt: skip
-    skip = tuple(DIMENSIONS.values()) + VARIED + ("search_disaggregated",)
+    # data_parallel_size: every configuration has one attention rank (calc.search), so the flag is not offered
+    skip = tuple(DIMENSIONS.values()) + VARIED + ("search_disaggregated", "data_parallel_size")
     add_scenario_flags(p, skip=skip)
 
 

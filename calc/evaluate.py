@@ -151,7 +151,7 @@ def data_parallel_note(s: Scenario, model: ModelSpec) -> str:
 
 DP_REPLAY = ("Data-parallel attention as replayed: the 15 published data-parallel runs (GPUStack's DeepSeek-R1 and V3.2 on eight H200s, the SGLang "
              "cookbook, the vLLM recipes), replayed at constants fitted without them: the plan's output throughput "
-             "a median 46 % above the measured (−27 % … +228 %), its TPOT 12 % below. Take the gain over tensor "
+             "a median 52 % above the measured (−24 % … +248 %), its TPOT 15 % below. Take the gain over tensor "
              "parallelism as an upper bound (uneven ranks wait for the busiest in each MoE layer; history, "
              "2026-12-05 (9))")
 """What the replay of the published data-parallel runs says (tests/test_calibration.py checks the figures)."""

@@ -165,7 +165,7 @@ class StepModel:
     """Data-parallel attention ranks (Scenario.data_parallel_size). A MoE layer runs every rank's tokens at once, its
     experts spread over the dp · tp GPUs (each holds 1 / dp of what a tp-only rank holds, `expert_bytes` already
     / tp), its tokens gathered from and sent back to every rank over `moe_link_bytes_per_s`. The other dp − 1 ranks
-    busy (`dp_busy` of them) are taken to run as many tokens as this one, the rest to idle (`moe_tokens`)."""
+    busy (`dp_busy` of them) are taken to decode as many sequences as this one, the rest to idle (`moe_tokens`)."""
     dp_busy: float = 1.0
     """Share of the other data-parallel ranks with requests: min(1, (C − 1) / (dp − 1)) for C in flight (calc.step_inputs);
     fewer requests than ranks leave some idle, each running one dummy token through the MoE layers."""
@@ -188,8 +188,9 @@ class StepModel:
         if prefill_tokens and self.prefill_routing != 1.0:
             seqs = max(1, prefill_seqs)
             g = tokens - prefill_tokens + seqs * (prefill_tokens / seqs) ** self.prefill_routing
-        if self.dp > 1:  # the busy ranks' draws alike (moe_tokens); the idle ranks' dummy tokens alike: one draw
-            g = g * (1 + (self.dp - 1) * self.dp_busy) + (1.0 if self.dp_busy < 1 else 0.0)
+        if self.dp > 1:  # the busy ranks' decodes (moe_tokens); the idle ranks' dummy tokens alike: one draw
+            decodes = (self.dp - 1) * self.dp_busy * (tokens - prefill_tokens)
+            g = g + decodes + (1.0 if self.dp_busy < 1 or not decodes else 0.0)
         return distinct_experts(experts=self.experts, top_k=self.top_k, tokens=g ** e.routing_exponent,
                                 skew=e.routing_skew)
 
@@ -226,7 +227,7 @@ class StepModel:
         weights_s = max(self.dense_weight_bytes / (bw * share), gemm_flop / (fl * ramp)) if n else 0.0
         touched = self.experts_touched(n, prefill_tokens, prefill_seqs) * self.moe_layers
         expert_bytes = touched * self.expert_bytes / self.dp if self.dp > 1 else touched * self.expert_bytes
-        m = self.moe_tokens(n)  # every rank's tokens in a MoE layer (n without data parallelism)
+        m = self.moe_tokens(n, decode_seqs)  # every rank's tokens in a MoE layer (n without data parallelism)
         m_gpu = m / self.dp if self.dp > 1 else n  # their expert FLOPs are shared by dp times the GPUs
         experts_s = 0.0
         if touched:
@@ -265,13 +266,15 @@ class StepModel:
                 + self.moe_layers * self.moe_bus_bytes(m) / self.moe_link_bytes_per_s  # fmt: skip
         return parts, (flop, self.dense_weight_bytes + expert_bytes + kv_bytes + state_bytes, comm_floor_s)
 
-    def moe_tokens(self, n: float) -> float:
-        """Tokens a MoE layer runs: this rank's n, as many on each busy one of the other dp − 1 ranks (evenly loaded:
-        their decodes and prompts alike), one dummy token on each idle one."""
+    def moe_tokens(self, n: float, decode_seqs: float) -> float:
+        """Tokens a MoE layer runs: this rank's n; on each busy one of the other dp − 1 ranks as many decodes as this
+        rank's (evenly loaded ranks, whose prompts come at other steps than this one's), and one dummy token on each
+        idle one or where this rank has no decodes to mirror. Prompts sent to every rank at once (a benchmark's
+        burst) are prefilled together, which this leaves out (history, 2026-12-05 (13))."""
         if self.dp == 1:
             return n
-        others = self.dp - 1
-        return n + others * (self.dp_busy * n + (1 - self.dp_busy))
+        busy = self.dp_busy * decode_seqs
+        return n + (self.dp - 1) * (busy + (1 - self.dp_busy) if decode_seqs else 1.0)
 
     def moe_bus_bytes(self, m: float) -> float:
         """Bus bytes of one MoE layer's gather and scatter of its m tokens over G = dp · tp GPUs: an all-reduce's,
