@@ -71,6 +71,24 @@ def once_per_process() -> bool:
     return True
 
 
+def fallback(scenario: Scenario, error: InputError, cat) -> tuple[Scenario, str]:
+    """What the page shows instead of a scenario that cannot be planned, and how it says so: the session's last valid
+    one; on a fresh link, which has none, the link's own scenario with the field named in the error at its default
+    (a shared link keeps its model and GPU), else the defaults."""
+    last = st.session_state.get("_last_good")
+    if last is not None:
+        return last, "the last valid one"
+    if error.field in Scenario.model_fields:
+        default = Scenario.model_fields[error.field].default
+        try:
+            near = scenario.model_copy(update={error.field: default})
+            evaluate(near, cat)
+            return near, f"the link's scenario with {error.field} at its default ({default})"
+        except InputError:
+            pass
+    return Scenario(), "the default scenario"
+
+
 def main() -> None:
     """One run of the page. Its names are locals, not module globals: Streamlit keeps the last run's script module
     in sys.modules until the next run starts, so globals would hold that run's report, charts and containers
@@ -86,7 +104,7 @@ def main() -> None:
         plan_error = None
     except InputError as e:
         plan_error = e
-        scenario = st.session_state.get("_last_good", Scenario())
+        scenario, shown = fallback(scenario, e, cat)
         report = evaluate(scenario, cat)
     state.remember(scenario)
     link_base = page_base(st.context.url)
@@ -102,7 +120,7 @@ def main() -> None:
         st.warning(f"Input not applied, keeping the last valid scenario — {plain(kept_because, MAX_MESSAGE_SHOWN)}",
                    icon=":material/warning:")  # fmt: skip
     if plan_error:
-        st.warning(f"This scenario cannot be planned — {plain(plan_error, MAX_MESSAGE_SHOWN)}. Showing the last valid one.",
+        st.warning(f"This scenario cannot be planned — {plain(plan_error, MAX_MESSAGE_SHOWN)}. Showing {plain(shown)}.",
                    icon=":material/warning:")  # fmt: skip
     headline_top(report)
     paused_s = state.let_the_headline_paint()

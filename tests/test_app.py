@@ -208,3 +208,12 @@ def test_the_link_carries_only_what_differs_from_the_defaults():
     at = run({"concurrency": "32"})
     s = Scenario.model_validate({k: field(at, k) for k in Scenario.model_fields})
     assert query_string(s) == "concurrency=32"
+
+
+def test_a_fresh_link_that_cannot_be_planned_keeps_its_model_and_gpu():
+    """A shared link the plan refuses (data-parallel ranks with disaggregated serving) shows the link's own scenario
+    with the refused field at its default, not the page's default model on its default GPU."""
+    at = run({"model": "deepseek-r1", "gpu": "h200", "data_parallel_size": "8", "disaggregated": "true"})
+    assert not at.exception
+    assert any("data\\_parallel\\_size at its default \\(1\\)" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert any("DeepSeek\\-R1 on NVIDIA H200" in md.value for md in at.markdown)
