@@ -109,6 +109,11 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
         notes.append(data_parallel_note(s, model))
         if model.routed_experts:
             notes.append(DP_REPLAY)
+        notes.append(f"prefix reuse with {s.data_parallel_size} data-parallel ranks: each rank caches its own prefixes "
+                     "(a shared system prompt is stored once a rank), and vLLM's DP coordinator sends a request to the "
+                     "least-loaded rank, not to the one holding its history: a conversation's later turn or a "
+                     f"document's next query finds its prefix about 1 in {s.data_parallel_size} times unless a "
+                     "prefix-aware router sends it back (the reuse figures assume it does)")  # fmt: skip
     if s.mamba_ssm_cache_dtype != "auto" and not mem.state_bytes_per_request:
         notes.append("mamba_ssm_cache_dtype changes nothing here: this model has no Mamba / linear-attention layers")
     if s.currency != "USD" and s.gpu_hour_price is None:

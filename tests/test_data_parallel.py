@@ -188,3 +188,9 @@ def test_a_link_out_of_range_names_the_range():
     from boundary.urlstate import _parse
 
     assert _parse("data_parallel_size", "65").endswith("(allowed: ≥ 1, ≤ 64)")
+
+
+def test_prefix_reuse_across_ranks_is_named(catalog):
+    notes = evaluate(scenario(data_parallel_size=4, turns=8), catalog).notes
+    assert any(n.startswith("prefix reuse with 4 data-parallel ranks") and "1 in 4" in n for n in notes)
+    assert not any(n.startswith("prefix reuse with") for n in evaluate(scenario(turns=8), catalog).notes)
