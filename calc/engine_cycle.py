@@ -22,6 +22,9 @@ from calc.engine_spec import EngineSpec
 from calc.scenario import Scenario
 from calc.step_time import StepModel, StepTerms, chunk_pairs, prompts_in
 
+LOCKSTEP_FLOOR = 0.05
+"""The least share of time the decodes keep under other ranks' prompt steps (a bound on 1 / (1 − F), not a fit)."""
+
 
 def e2e_s(*, ttft_s: float, tpot_s: float, output_len: int) -> float:
     return ttft_s + (output_len - 1) * tpot_s
@@ -57,6 +60,13 @@ def budget_cycle_s(model: StepModel, *, b: float, input_len: int, output_len: in
     return b * L * model.step_s(p, p * L / 2, d, d * context, float(prompts_in(p, L))) / p
 
 
+def lockstep_share(share: float, peers: float) -> float:
+    """The share of steps (or of time) in which some rank runs a prompt, for a rank's own `share` and `peers` other
+    busy data-parallel ranks alike: 1 − (1 − share)^(1 + peers). Every MoE layer waits for every rank, so a rank
+    that only decodes waits for another's prompt step (`share` unchanged without data parallelism)."""
+    return 1 - (1 - min(1.0, share)) ** (1 + peers) if peers else share
+
+
 def mixed_tpot_s(model: StepModel, *, b: float, input_len: int, output_len: int, budget: int,
                  context: float) -> float:  # fmt: skip
     """vLLM's mean step while b requests decode and their successors' prompts are prefilled beside them [s].
@@ -73,6 +83,7 @@ def mixed_tpot_s(model: StepModel, *, b: float, input_len: int, output_len: int,
     if q <= 0:
         return plain
     tokens = x / q
+    q = lockstep_share(q, model.busy_peers)  # other data-parallel ranks' chunk steps hold this rank's steps too
     return q * model.step_s(tokens, tokens * L / 2, b, b * context) + (1 - q) * plain
 
 
@@ -130,6 +141,9 @@ def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: fl
     elif mixed:
         tpot = mixed_tpot_s(model, b=b, input_len=L_in, output_len=N_out, budget=budget, context=ctx) \
             if b > 1 else dec.total_s
+    elif model.busy_peers:  # SGLang's prompt steps on any rank pause every rank's decodes (the lockstep)
+        x = (b - 1) / N_out * alone.total_s
+        tpot = dec.total_s / max(1 - lockstep_share(x / (dec.total_s + x), model.busy_peers), LOCKSTEP_FLOOR)
     else:
         tpot = dec.total_s + (b - 1) / N_out * alone.total_s
     in_flight = in_flight_wait_s(tpot_s=tpot, front_s=front) if mixed and b > 1 and N_out > 1 else 0.0

@@ -154,11 +154,12 @@ def data_parallel_note(s: Scenario, model: ModelSpec) -> str:
             "an idle rank still runs a token through each MoE layer")  # fmt: skip
 
 
-DP_REPLAY = ("Data-parallel attention as replayed: the 15 published data-parallel runs (GPUStack's DeepSeek-R1 and V3.2 on eight H200s, the SGLang "
-             "cookbook, the vLLM recipes), replayed at constants fitted without them: the plan's output throughput "
-             "a median 52 % above the measured (−24 % … +248 %), its TPOT 15 % below. Take the gain over tensor "
-             "parallelism as an upper bound (uneven ranks wait for the busiest in each MoE layer; history, "
-             "2026-12-05 (9))")
+DP_REPLAY = ("Data-parallel attention as replayed: the 15 published data-parallel runs (GPUStack's DeepSeek-R1 and "
+             "V3.2 on eight H200s, the SGLang cookbook, the vLLM recipes), at constants fitted without them: the "
+             "plan's output throughput a median 50 % above the measured (−25 % … +174 %), its TPOT a median 14 % "
+             "below. Most are bursts whose prompts all start at once, which the lockstep (every MoE layer waiting for "
+             "every rank's prompt steps) leaves untouched; take the gain over tensor parallelism as an upper bound "
+             "(history, 2026-12-05 (14))")
 """What the replay of the published data-parallel runs says (tests/test_calibration.py checks the figures)."""
 
 

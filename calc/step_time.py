@@ -266,6 +266,12 @@ class StepModel:
                 + self.moe_layers * self.moe_bus_bytes(m) / self.moe_link_bytes_per_s  # fmt: skip
         return parts, (flop, self.dense_weight_bytes + expert_bytes + kv_bytes + state_bytes, comm_floor_s)
 
+    @property
+    def busy_peers(self) -> float:
+        """Other data-parallel ranks with requests, (dp − 1) · dp_busy: their prompt steps hold this rank's MoE
+        layers too (the lockstep; calc.engine_cycle.lockstep_share)."""
+        return (self.dp - 1) * self.dp_busy if self.dp > 1 else 0.0
+
     def moe_tokens(self, n: float, decode_seqs: float) -> float:
         """Tokens a MoE layer runs: this rank's n; on each busy one of the other dp − 1 ranks as many decodes as this
         rank's (evenly loaded ranks, whose prompts come at other steps than this one's), and one dummy token on each

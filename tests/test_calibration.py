@@ -408,8 +408,11 @@ def test_the_data_parallel_note_quotes_the_replay(runs, catalog):
     checks = check(dp, catalog)
     thr = sorted(c.error("throughput") for c in checks if c.error("throughput") is not None)
     tpot = [c.error("tpot") for c in checks if c.error("tpot") is not None]
-    assert f"a median {statistics.median(thr):.0%} above".replace("%", " %") in DP_REPLAY
+    def said(x: float) -> str:  # '3 % below', '58 % above'
+        return f"{abs(x):.0%} {'above' if x > 0 else 'below'}".replace("%", " %")
+
+    assert f"median {said(statistics.median(thr))} the measured" in DP_REPLAY
     assert f"(−{-thr[0]:.0%} … +{thr[-1]:.0%})".replace("%", " %") in DP_REPLAY
-    assert f"its TPOT {-statistics.median(tpot):.0%} below".replace("%", " %") in DP_REPLAY
+    assert f"its TPOT a median {said(statistics.median(tpot))}" in DP_REPLAY
     note = evaluate(Scenario(model="deepseek-v3", gpu="h200", data_parallel_size=8), catalog).notes
     assert any(DP_REPLAY in n for n in note)
