@@ -227,8 +227,10 @@ class StepModel:
         weights_s = max(self.dense_weight_bytes / (bw * share), gemm_flop / (fl * ramp)) if n else 0.0
         touched = self.experts_touched(n, prefill_tokens, prefill_seqs) * self.moe_layers
         expert_bytes = touched * self.expert_bytes / self.dp if self.dp > 1 else touched * self.expert_bytes
-        m = self.moe_tokens(n, decode_seqs)  # every rank's tokens in a MoE layer (n without data parallelism)
-        m_gpu = m / self.dp if self.dp > 1 else n  # their expert FLOPs are shared by dp times the GPUs
+        m = m_gpu = n  # every rank's tokens in a MoE layer, their expert FLOPs shared by dp times the GPUs
+        if self.dp > 1:
+            m = self.moe_tokens(n, decode_seqs)
+            m_gpu = m / self.dp
         experts_s = 0.0
         if touched:
             per_expert = m * self.top_k * self.moe_layers / touched  # tokens each touched expert's GEMM sees
