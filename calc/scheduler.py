@@ -41,7 +41,15 @@ from calc.sched_policies import (
     sglang_step,
     vllm_step,
 )
-from calc.sim_engine import MAX_SIM_ITERATIONS, MAX_SIM_WORK, EngineConfig, StepFn, steps_to_cover, stretch_s
+from calc.sim_engine import (
+    MAX_SIM_ITERATIONS,
+    MAX_SIM_WORK,
+    EngineConfig,
+    StepFn,
+    lockstep_step,
+    steps_to_cover,
+    stretch_s,
+)
 from calc.sim_stats import BatchLatency, SimResult, Workload, sim_result, workload_arrays
 
 
@@ -349,23 +357,17 @@ class _Sim:
         self.finish_due()
 
     def lockstep(self):
-        """The step function of this rank's decode-only steps: its own, or, with busy data-parallel peers, its own plus
-        π of what its last prompt step took beyond it (SGLang: of all of it, its decodes paused under a peer's prompt
-        step), π = 1 − (1 − f)^peers the chance that some peer runs a prompt
-        step meanwhile (f: this rank's recent share of prompt steps, its peers' taken alike; calc.engine_cycle.
-        lockstep_share). Where this rank has no prompt left to send or prefill, its peers, alike, have none: no wait."""
+        """The step function of this rank's decode-only steps: its own, or with busy data-parallel peers the lockstep's
+        (calc.sim_engine.lockstep_step), π = 1 − (1 − f)^peers the chance that some peer runs a prompt step
+        meanwhile, f this rank's recent share of prompt steps (its peers' taken alike). Where this rank has no prompt
+        left to send or prefill, its peers, alike, have none: no wait."""
         peers = self.cfg.busy_peers
         if not peers or not self.prompt_share or not self.prompt_step_s:
             return self.step_s
-        if self.nxt >= self.n and not self.waiting and not self.partial:  # no prompt left here, nor at its peers
+        if self.nxt >= self.n and not self.waiting and not self.partial:
             return self.step_s
-        pi, own, chunk, mixed = 1.0 - (1.0 - self.prompt_share) ** peers, self.step_s, self.prompt_step_s, self.vllm
-
-        def step(p: float, pairs: float, n: int, ctx: float, seqs: int = 1) -> float:
-            t = own(p, pairs, n, ctx, seqs)  # vLLM: the peer's chunk step carries these decodes; SGLang: they wait it out
-            return t + pi * (max(0.0, chunk - t) if mixed else chunk)
-
-        return step
+        pi = 1.0 - (1.0 - self.prompt_share) ** peers
+        return lockstep_step(self.step_s, pi, self.prompt_step_s, mixed=self.vllm)
 
     def running_chunks(self, budget: int) -> tuple[dict[int, int], int]:
         chunks: dict[int, int] = {}

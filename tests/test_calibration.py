@@ -7,7 +7,6 @@ change to the step model or the scheduler that makes predictions worse fails her
 """
 
 import json
-import statistics
 from dataclasses import replace
 from pathlib import Path
 
@@ -396,23 +395,3 @@ def test_the_rocm_fp8_moe_note_quotes_what_the_published_runs_say(runs, catalog)
     assert not any(n.startswith(note) for n in notes(engine="vllm"))
     assert not any(n.startswith(note) for n in notes(gpu="h100-sxm", tensor_parallel_size=8))
     assert not any(n.startswith(note) for n in notes(dtype="bf16"))
-
-
-def test_the_data_parallel_note_quotes_the_replay(runs, catalog):
-    """The 15 published data-parallel runs replay at the shipped constants (none was fitted on: history, 2026-12-05
-    (9)); the plan's note quotes their median throughput and TPOT errors and the throughput's range."""
-    from calc.evaluate import DP_REPLAY
-
-    dp = [r for r in runs if r.scenario.data_parallel_size > 1]
-    assert len(dp) == 15 and all(r.part == "calibration" for r in dp)
-    checks = check(dp, catalog)
-    thr = sorted(c.error("throughput") for c in checks if c.error("throughput") is not None)
-    tpot = [c.error("tpot") for c in checks if c.error("tpot") is not None]
-    def said(x: float) -> str:  # '3 % below', '58 % above'
-        return f"{abs(x):.0%} {'above' if x > 0 else 'below'}".replace("%", " %")
-
-    assert f"median {said(statistics.median(thr))} the measured" in DP_REPLAY
-    assert f"(−{-thr[0]:.0%} … +{thr[-1]:.0%})".replace("%", " %") in DP_REPLAY
-    assert f"its TPOT a median {said(statistics.median(tpot))}" in DP_REPLAY
-    note = evaluate(Scenario(model="deepseek-v3", gpu="h200", data_parallel_size=8), catalog).notes
-    assert any(DP_REPLAY in n for n in note)

@@ -2,6 +2,7 @@
 pool and scheduler; a MoE model's routed experts span all D · T GPUs."""
 
 import math
+import statistics
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,26 @@ def test_the_lockstep(catalog):
     lone = replace(step, dp_busy=0.0)  # no busy peers: no lockstep (and their dummy tokens only in the MoE layers)
     chunk, plain = lone.step_s(2000, 2000 * 1000, 8, 8 * 2100), lone.step_s(0, 0, 8, 8 * 2100)
     assert mixed_tpot_s(lone, **args) == pytest.approx(0.04 * chunk + 0.96 * plain, rel=1e-9)
+
+
+def test_the_data_parallel_note_quotes_the_replay(catalog):
+    """The 15 published data-parallel runs replay at the shipped constants (none was fitted on: history, 2026-12-05
+    (9)); the plan's note quotes their median throughput and TPOT errors and the throughput's range."""
+    from boundary.bench_check import check
+    from boundary.bench_data import load_runs
+    from calc.evaluate import DP_REPLAY
+
+    dp = [r for r in load_runs(catalog)[0] if r.scenario.data_parallel_size > 1]
+    assert len(dp) == 15 and all(r.part == "calibration" for r in dp)
+    checks = check(dp, catalog)
+    thr = sorted(c.error("throughput") for c in checks if c.error("throughput") is not None)
+    tpot = [c.error("tpot") for c in checks if c.error("tpot") is not None]
+
+    def said(x: float) -> str:  # '3 % below', '58 % above'
+        return f"{abs(x):.0%} {'above' if x > 0 else 'below'}".replace("%", " %")
+
+    assert f"median {said(statistics.median(thr))} the measured" in DP_REPLAY
+    assert f"(−{-thr[0]:.0%} … +{thr[-1]:.0%})".replace("%", " %") in DP_REPLAY
+    assert f"its TPOT a median {said(statistics.median(tpot))}" in DP_REPLAY
+    note = evaluate(scenario(model="deepseek-v3", gpu="h200", data_parallel_size=8), catalog).notes
+    assert any(DP_REPLAY in n for n in note)
