@@ -246,9 +246,7 @@ def _line(label: str, value: str) -> str:
 def _serve_text(d: dict, r, res, conc: int | None, rate: float, qs: tuple[float, ...]) -> str:
     """Laid out as `vllm bench serve` (v0.10 and later) prints its summary."""
     s = r.scenario
-    layout = f"TP={s.tensor_parallel_size}" + (f" DP={s.data_parallel_size}" if s.data_parallel_size > 1 else "") + (
-        f" PP={s.pipeline_parallel_size}" if s.pipeline_parallel_size > 1 else "")
-    head = (f"{r.model_name} on {s.gpus_per_replica} × {r.gpu_name} ({layout}), {r.engine.label}, predicted "
+    head = (f"{r.model_name} on {s.gpus_per_replica} × {r.gpu_name} ({view.layout(r)}), {r.engine.label}, predicted "
             f"(step-time model + scheduler simulation; held-out error in README.md)")  # fmt: skip
     done = res.completed
     lines = [head, "{s:{c}^{n}}".format(s=" Serving Benchmark Result ", n=50, c="="),

@@ -76,13 +76,18 @@ class Section:
 # --- the headline ------------------------------------------------------------------------------------------------
 
 
-def title(r) -> str:
-    s, m = r.scenario, r.memory
-    ranks = expert_ranks(s, r.model)
+def layout(r) -> str:
+    """'TP=1 DP=8 EP=8 PP=1': how the plan's GPUs divide the model (the title, bench's header)."""
+    s, ranks = r.scenario, expert_ranks(r.scenario, r.model)
     ep = f" EP={ranks}" if ranks > 1 else ""
     dp = f" DP={s.data_parallel_size}" if s.data_parallel_size > 1 else ""
-    return (f"{r.model_name} on {r.gpu_name} (TP={s.tensor_parallel_size}{dp}{ep} PP={s.pipeline_parallel_size}, weights "
-            f"{m.weight_format.label}, KV {s.kv_cache_dtype}, {r.engine.label})")  # fmt: skip
+    return f"TP={s.tensor_parallel_size}{dp}{ep} PP={s.pipeline_parallel_size}"
+
+
+def title(r) -> str:
+    s, m = r.scenario, r.memory
+    return (f"{r.model_name} on {r.gpu_name} ({layout(r)}, weights {m.weight_format.label}, KV {s.kv_cache_dtype}, "
+            f"{r.engine.label})")  # fmt: skip
 
 
 def kv_available(r) -> str:

@@ -41,15 +41,8 @@ from calc.sched_policies import (
     sglang_step,
     vllm_step,
 )
-from calc.sim_engine import (
-    MAX_SIM_ITERATIONS,
-    MAX_SIM_WORK,
-    EngineConfig,
-    StepFn,
-    lockstep_step,
-    steps_to_cover,
-    stretch_s,
-)
+from calc.sim_engine import MAX_SIM_ITERATIONS, MAX_SIM_WORK, EngineConfig, StepFn, steps_to_cover, stretch_s
+from calc.sim_lockstep import Lockstep
 from calc.sim_stats import BatchLatency, SimResult, Workload, sim_result, workload_arrays
 
 
@@ -84,10 +77,7 @@ class _Sim:
         self.ghosts = self.ghost_ctx = 0  # requests that finished at the last step and ride in the next (overlap)
         self.seen = 0.0  # overlap: the scheduler decided this step when the last one began, seeing arrivals until then
         self.fe_free = -math.inf  # when the front-end finishes the request it is working on
-        # the data-parallel lockstep: the share of this rank's recent steps that carried a prompt (an average over one
-        # output length of steps), and its last such step, which its peers' are taken to be like
-        self.prompt_share, self.prompt_step_s = 0.0, 0.0
-        self.share_decay = 1.0 - 1.0 / max(1.0, float(np.mean(o))) if cfg.busy_peers else 1.0
+        self.lockstep = Lockstep(cfg.busy_peers, float(np.mean(o)))  # data-parallel peers' prompt steps (sim_lockstep)
         self.seg: list[list[float]] = [[], [], [], [], []]  # lo, hi, steps, weight, sum
         # every decoder's a, in no particular order (b_dec sums over them): a slot each, the last moved into a freed one
         self._a_buf, self._a_who, self._a_at = np.zeros(n, np.int64), [0] * n, {}
@@ -242,9 +232,7 @@ class _Sim:
             tokens += c
             pairs += c * o + c * (c + 1) // 2
         dt = self.step_s(float(tokens), float(pairs), n, float(self.sum_a + n * self.D) if n else 0.0, len(chunks))
-        if self.cfg.busy_peers:
-            self.prompt_share = self.prompt_share * self.share_decay + (1.0 - self.share_decay)
-            self.prompt_step_s = dt
+        self.lockstep.prompt_step(dt)
         self.busy += len(self.running) * dt
         self.seen = self.t
         self.t += dt
@@ -330,7 +318,10 @@ class _Sim:
             k = min(k, k_cap)
         if k > 1 and self.b_final > self.pool:
             k = self.overflow_step(k)
-        step, c0 = self.lockstep(), float(self.sum_a + n * self.D)
+        step, c0 = self.step_s, float(self.sum_a + n * self.D)
+        if self.lockstep.peers:  # a data-parallel rank waits for its peers' prompt steps
+            left = self.nxt < self.n or bool(self.waiting) or bool(self.partial)
+            step = self.lockstep.step_fn(step, prompts_left=left, mixed=self.vllm)
         f0 = step(0.0, 0.0, n + extra[0], c0 + extra[1]) if extra[0] else step(0.0, 0.0, n, c0)
         fe = step(0.0, 0.0, n, c0 + n * (k - 1)) if k > 1 else f0
         if k > 1 and arrivals_matter and (gap := self.next_send() - self.t) < math.inf:
@@ -349,25 +340,11 @@ class _Sim:
         self.t_last_dec = self.t
         self.D += k
         self.steps += k
-        if self.cfg.busy_peers:
-            self.prompt_share *= self.share_decay**k
+        self.lockstep.decode_steps(k)
         if not self.vllm:
             decay = (SGLANG_INIT_NEW_TOKEN_RATIO - SGLANG_MIN_NEW_TOKEN_RATIO) / SGLANG_RATIO_DECAY_STEPS
             self.ratio = max(SGLANG_MIN_NEW_TOKEN_RATIO, self.ratio - k * decay)
         self.finish_due()
-
-    def lockstep(self):
-        """The step function of this rank's decode-only steps: its own, or with busy data-parallel peers the lockstep's
-        (calc.sim_engine.lockstep_step), π = 1 − (1 − f)^peers the chance that some peer runs a prompt step
-        meanwhile, f this rank's recent share of prompt steps (its peers' taken alike). Where this rank has no prompt
-        left to send or prefill, its peers, alike, have none: no wait."""
-        peers = self.cfg.busy_peers
-        if not peers or not self.prompt_share or not self.prompt_step_s:
-            return self.step_s
-        if self.nxt >= self.n and not self.waiting and not self.partial:
-            return self.step_s
-        pi = 1.0 - (1.0 - self.prompt_share) ** peers
-        return lockstep_step(self.step_s, pi, self.prompt_step_s, mixed=self.vllm)
 
     def running_chunks(self, budget: int) -> tuple[dict[int, int], int]:
         chunks: dict[int, int] = {}

@@ -65,17 +65,6 @@ class EngineConfig:
     decode steps in every MoE layer (the lockstep; calc.scheduler._Sim.decode)."""
 
 
-def lockstep_step(own: StepFn, pi: float, prompt_step_s: float, *, mixed: bool) -> StepFn:
-    """A data-parallel rank's decode-only step when, with chance `pi`, a busy peer runs a prompt step of
-    `prompt_step_s` meanwhile (every MoE layer waits for every rank): vLLM's peer step carries this rank's decodes, so
-    the rank waits for what it takes beyond its own; SGLang's pauses them, so the rank waits for all of it."""
-    def step(p: float, pairs: float, n: int, ctx: float, seqs: int = 1) -> float:
-        t = own(p, pairs, n, ctx, seqs)
-        return t + pi * (max(0.0, prompt_step_s - t) if mixed else prompt_step_s)
-
-    return step
-
-
 def stretch_s(step: StepFn, n: int, c0: float, k: int, f0: float, fe: float) -> float:
     """k decode steps of n sequences whose contexts sum to c0 at the first (f0 = its time, fe = the last's), each
     context one token longer per step: Simpson's rule over the step function, exact where it is linear [s]."""
