@@ -84,6 +84,12 @@ class EngineSpec(BaseModel):
     """Per step, per MoE layer that also runs shared experts, with CUDA graphs (× the eager ratio without): their
     own GEMMs and activation, and the sigmoid grouped top-k gate of the DeepSeek-V3 family, kernels a MoE layer
     without them does not launch (0: a spec fitted before the term)."""
+    qk_l2norm_compile_s: Seconds = 0.0
+    """A prompt step of a model with gated-DeltaNet or KDA layers whose prompt-token count the server has not run
+    before: the Triton compile of the q/k L2-norm kernel, which specialises on that count, inline on the step
+    (releases before `qk_l2norm_fixed_in`; docs/calibration-history.md (18)). 0: the engine's kernel does not."""
+    qk_l2norm_fixed_in: Version | None = None
+    """The first release whose L2-norm kernel takes the token count at run time (no compile per new count)."""
     per_sequence_s: Seconds
     """Per running sequence per step: sampling, detokenisation, output streaming."""
     stream_token_s: Annotated[float, Field(ge=0, le=1e-2)]

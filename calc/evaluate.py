@@ -249,6 +249,17 @@ def rocm_fp8_moe_note(s: Scenario, gpu: GPUSpec, model: ModelSpec, mem) -> str |
             "dstack-deepseek-r1-mi300x-h200.yaml)")
 
 
+def compile_note(s: Scenario, engine, lat) -> str | None:
+    """Where a prompt step pays a kernel compile (calc.step_inputs.compile_s): what it is, what it costs, who avoids it."""
+    if not lat.step.compile_s:
+        return None
+    return (f"{engine.name} {s.engine_version} compiles the Triton kernel that normalises q and k in the model's "
+            f"gated-DeltaNet / KDA layers for each prompt-token count it has not run before, inline: "
+            f"{lat.step.compile_s * 1e3:,.0f} ms on such a prompt step (history, 2026-12-05 (18)). The estimates add "
+            "it to every prompt step (varied lengths on a fresh server), the simulated benchmark to each new count; "
+            f"a server warmed on every count, or {engine.name} {engine.qk_l2norm_fixed_in} and later, does not pay it")
+
+
 def speed_notes(s: Scenario, model: ModelSpec, gpu: GPUSpec, mem, engine, lat, catalog: Catalog) -> tuple[str, ...]:
     """Notes on the latency figures: the NVLink bridge assumed, a compute-starved part, ROCm's FP8 experts, a chat
     cost fitted on another release, fixed costs beyond the fitted concurrency."""
@@ -260,6 +271,8 @@ def speed_notes(s: Scenario, model: ModelSpec, gpu: GPUSpec, mem, engine, lat, c
         notes = (*notes, ridge)
     if rocm := rocm_fp8_moe_note(s, gpu, model, mem):
         notes = (*notes, rocm)
+    if compiled := compile_note(s, engine, lat):
+        notes = (*notes, compiled)
     if lat.step.chat and engine.chat_stream_token_s and engine.since != catalog.engines[s.engine].since:
         notes = (*notes, f"each streamed chat chunk costs {engine.chat_stream_token_s * 1e6:,.0f} µs a running request "
                          f"here, fitted on {catalog.engines[s.engine].label}'s chat bursts (GPUStack); no chat run of "

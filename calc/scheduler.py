@@ -78,6 +78,7 @@ class _Sim:
         self.seen = 0.0  # overlap: the scheduler decided this step when the last one began, seeing arrivals until then
         self.fe_free = -math.inf  # when the front-end finishes the request it is working on
         self.lockstep = Lockstep(cfg.busy_peers, float(np.mean(o)))  # data-parallel peers' prompt steps (sim_lockstep)
+        self.compiled: set[int] = set()  # prompt-token counts whose specialised kernel is built (EngineConfig.compile_s)
         self.seg: list[list[float]] = [[], [], [], [], []]  # lo, hi, steps, weight, sum
         # every decoder's a, in no particular order (b_dec sums over them): a slot each, the last moved into a freed one
         self._a_buf, self._a_who, self._a_at = np.zeros(n, np.int64), [0] * n, {}
@@ -232,6 +233,9 @@ class _Sim:
             tokens += c
             pairs += c * o + c * (c + 1) // 2
         dt = self.step_s(float(tokens), float(pairs), n, float(self.sum_a + n * self.D) if n else 0.0, len(chunks))
+        if self.cfg.compile_s:  # a kernel specialised on the token count: compiled once per count
+            dt -= self.cfg.compile_s if tokens in self.compiled else 0.0
+            self.compiled.add(tokens)
         self.lockstep.prompt_step(dt)
         self.busy += len(self.running) * dt
         self.seen = self.t

@@ -56,6 +56,8 @@ class Consts:
     cudagraph_max_tokens: int
     prompt_steps_eager: bool
     """StepModel.prompt_steps_eager: every step that carries prompt tokens runs without a graph."""
+    compile_s: float
+    """StepModel.compile_s: added to every step that carries prompt tokens."""
     per_seq_s: float
     experts: int
     routing: float
@@ -161,6 +163,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                arb=one.allreduce_bytes_per_token, step_overhead_s=engine.step_overhead_s,
                layer_overhead_s=one.launch_s(s.enforce_eager), layer_overhead_eager_s=one.launch_s(True),
                cudagraph_max_tokens=engine.cudagraph_max_tokens, prompt_steps_eager=one.prompt_steps_eager,
+               compile_s=one.compile_s,
                per_seq_s=engine.per_sequence_s + one.stream_s, experts=one.experts, routing=engine.routing_exponent,
                prefill_routing=one.prefill_routing, skew=engine.routing_skew, top_k=one.top_k, moe_layers=one.moe_layers,
                caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first", L=L,
@@ -230,7 +233,10 @@ def _one_batch(c: Consts, v, pt, pairs, ds, dctx, scale=None, pseqs=1, seq=True)
     if c.prompt_steps_eager:
         graphless = graphless | (np.asarray(pt) > 0)
     layer_s = np.where(graphless, c.layer_overhead_eager_s, c.layer_overhead_s)
-    out += [c.step_overhead_s, layer_s if np.ndim(layer_s) else float(layer_s)] + ([ds * c.per_seq_s] if seq else [])
+    out += [c.step_overhead_s, layer_s if np.ndim(layer_s) else float(layer_s)]
+    if c.compile_s:
+        out.append(np.where(np.asarray(pt) > 0, c.compile_s, 0.0))
+    out += [ds * c.per_seq_s] if seq else []
     if scale is not None:
         out = [t * scale for t in out]
     total = out[0]

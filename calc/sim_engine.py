@@ -60,6 +60,9 @@ class EngineConfig:
     overlap_schedule: bool = False
     """SGLang's overlap scheduler: it launches step k + 1 before it has read step k's tokens, so a request whose last
     token came at step k still rides in step k + 1 (a decode step, its token dropped) unless a prefill was waiting."""
+    compile_s: float = 0.0
+    """StepModel.compile_s, which step_s adds to every step with prompt tokens: the simulation takes it back from a
+    step whose prompt-token count the server has run before (the compiled kernel is reused)."""
     busy_peers: float = 0.0
     """Other data-parallel ranks with requests (StepModel.busy_peers), run alike: their prompt steps hold this rank's
     decode steps in every MoE layer (the lockstep; calc.scheduler._Sim.decode)."""

@@ -7,13 +7,13 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from calc.engine_spec import EngineSpec
+from calc.engine_spec import EngineSpec, version_tuple
 from calc.expert_parallel import expert_ranks
 from calc.kv_cache import attention_bytes_per_token_per_layer, kv_bytes_per_token
 from calc.pool import PoolResult
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
-from calc.state import state_shape
+from calc.state import state_kind, state_shape
 from calc.step_time import StepModel
 from calc.units import DTYPE_BYTES, GB, US
 
@@ -152,6 +152,16 @@ def prompt_steps_eager(s: Scenario, m: ModelSpec) -> bool:
     return s.engine == "sglang" and any(t in ("mamba", "conv") for t in m.plan.mixers)
 
 
+def compile_s(s: Scenario, m: ModelSpec, engine: EngineSpec) -> float:
+    """What a prompt step of a new prompt-token count adds [s]: the engine's qk_l2norm_compile_s for a model with
+    gated-DeltaNet or KDA layers (their chunked prefill normalises q and k through a Triton kernel specialised on
+    that count) under a release before qk_l2norm_fixed_in; 'latest' has the fix. Else 0."""
+    if not engine.qk_l2norm_compile_s or state_kind(m) != "gdn":
+        return 0.0
+    version, fixed = version_tuple(s.engine_version), engine.qk_l2norm_fixed_in
+    return engine.qk_l2norm_compile_s if version is not None and fixed and version < version_tuple(fixed) else 0.0
+
+
 def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: EngineSpec) -> StepModel:
     tp, p, fmt = s.tensor_parallel_size, pool.params, pool.weight_format
     dense_params = p.attention + p.state_mixers + p.dense_mlp
@@ -204,6 +214,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         moe_latency_s=moe_ar.latency_s,
         moe_link_bytes_per_s=moe_ar.link_bytes_per_s,
         prompt_steps_eager=prompt_steps_eager(s, m),
+        compile_s=compile_s(s, m, engine),
         engine=engine,
         eager=s.enforce_eager,
         mbu_override=s.mbu is not None,

@@ -44,7 +44,7 @@ TERM_LABELS = (
     ("weights_s", "weights"), ("experts_s", "experts"), ("kv_s", "KV reads"),
     ("prefill_attention_s", "prefill attention"), ("state_s", "SSM state"), ("allreduce_s", "all-reduces"),
     ("step_overhead_s", "step overhead"), ("layer_overhead_s", "layer overhead"),
-    ("sequence_overhead_s", "per-sequence cost"),
+    ("compile_s", "kernel compile (new prompt length)"), ("sequence_overhead_s", "per-sequence cost"),
 )  # fmt: skip
 
 
@@ -60,6 +60,8 @@ class StepTerms:
     allreduce_s: float
     step_overhead_s: float
     layer_overhead_s: float
+    compile_s: float
+    """A prompt step's kernel compile where the engine specialises a kernel on its token count (StepModel.compile_s)."""
     sequence_overhead_s: float
     floor_s: float
     flop: float
@@ -68,7 +70,8 @@ class StepTerms:
     @property
     def total_s(self) -> float:
         return (self.weights_s + self.experts_s + self.kv_s + self.prefill_attention_s + self.state_s
-                + self.allreduce_s + self.step_overhead_s + self.layer_overhead_s + self.sequence_overhead_s)  # fmt: skip
+                + self.allreduce_s + self.step_overhead_s + self.layer_overhead_s + self.compile_s
+                + self.sequence_overhead_s)  # fmt: skip
 
     def expr(self) -> E:
         """The estimate as its sum of named terms (the formula shown beside the number)."""
@@ -81,7 +84,7 @@ class StepTerms:
     @property
     def overhead_s(self) -> float:
         """The fixed costs no roofline carries (engine, launches, sampling, all-reduce latency)."""
-        return self.step_overhead_s + self.layer_overhead_s + self.sequence_overhead_s
+        return self.step_overhead_s + self.layer_overhead_s + self.compile_s + self.sequence_overhead_s
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,11 @@ class StepModel:
     moe_link_bytes_per_s: float = 0.0
     """The dp · tp group's link; its collectives move an all-reduce's bytes for the dp ranks' tokens (vLLM's
     allgather_reducescatter backend)."""
+    compile_s: float = 0.0
+    """Added to a step that carries prompt tokens: the engine compiling a kernel specialised on the step's token
+    count, which a served workload's varied lengths make new at nearly every prompt step of a fresh server (SGLang's
+    q/k L2 norm of gated-DeltaNet and KDA layers before 0.5.16: calc.step_inputs.compile_s). The simulation charges
+    it only for counts it has not run before (calc.scheduler)."""
 
     def experts_touched(self, tokens: float, prefill_tokens: float = 0.0, prefill_seqs: int = 1) -> float:
         """Distinct experts per MoE layer that a step's tokens visit: touched(g^x) of calc.routing (uniform: E · (1 −
@@ -260,7 +268,8 @@ class StepModel:
         # no captured graph for a step this large, nor for a prompt step the engine cannot capture
         eager = self.eager or n > e.cudagraph_max_tokens or (prefill_tokens > 0 and self.prompt_steps_eager)
         parts = (weights_s, experts_s, kv_s, prefill_attention_s, state_s, allreduce_s, e.step_overhead_s,
-                 self.launch_s(eager), decode_seqs * (e.per_sequence_s + (self.stream_s if self.online else 0.0)))  # fmt: skip
+                 self.launch_s(eager), self.compile_s if prefill_tokens else 0.0,
+                 decode_seqs * (e.per_sequence_s + (self.stream_s if self.online else 0.0)))  # fmt: skip
         flop = gemm_flop + m_gpu * self.expert_flop_per_token + decode_attn_flop + prefill_attn_flop
         comm_floor_s = 2 * self.blocks * comm_bytes / self.link_bytes_per_s if self.tp > 1 else 0.0
         if self.dp > 1:
@@ -336,8 +345,8 @@ class StepModel:
         summed in the same order (the same float). `prefill_seqs`: the prompts the prefill tokens belong to."""
         parts = (self._round if self.pp > 1 else self._parts)(prefill_tokens, prefill_pairs, decode_seqs,
                                                                decode_context, prefill_seqs)[0]  # fmt: skip
-        w, x, kv, pa, st, ar, so, lo, se = parts
-        return w + x + kv + pa + st + ar + so + lo + se
+        w, x, kv, pa, st, ar, so, lo, cs, se = parts
+        return w + x + kv + pa + st + ar + so + lo + cs + se
 
 
 def prompts_in(tokens, input_len):
