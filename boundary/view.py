@@ -108,11 +108,7 @@ def memory_metrics(r) -> list[Metric]:
                "per GPU; vLLM's 'Available KV cache memory'" + (f" — {fmt.gib(kv_short)} short" if kv_short else ""),
                f"{fmt.gib(kv_short)} short" if kv_short else ""),
         Metric("KV cache (tokens)" + ("/rank" if d > 1 else ""), fmt.compact(m.kv_cache_tokens),
-               f"vLLM's 'GPU KV cache size': {fmt.tokens(m.kv_cache_tokens)} = " + (
-                   f"{fmt.count(m.num_gpu_blocks)} blocks × {fmt.count(m.block_size)}"
-                   if m.kv_cache_tokens == m.num_gpu_blocks * m.block_size else
-                   f"{m.max_concurrency:,.2f} × max_model_len {fmt.count(s.max_model_len)} (its blocks also hold "
-                   "per-request state)") + rank),
+               f"vLLM's 'GPU KV cache size': {fmt.tokens(m.kv_cache_tokens)} = {kv_tokens_formula(r)}" + rank),
         Metric(f"Max conc. @ {fmt.count(s.max_model_len)}" + ("/rank" if d > 1 else ""), f"{m.max_concurrency:,.2f}x",
                "vLLM's 'Maximum concurrency for max_model_len tokens per request'" + rank),
         Metric("Fit at this length", fmt.count(f.max_concurrency_at_length),
@@ -270,6 +266,18 @@ def memory_section(r) -> Section:
     return Section("Memory per GPU (vLLM's profile" + (", every rank alike)" if s.data_parallel_size > 1 else ")"), rows)
 
 
+def kv_tokens_formula(r) -> str:
+    """How the release computes the 'GPU KV cache size' it prints (calc.pool.printed_kv_tokens), with the numbers."""
+    s, m = r.scenario, r.memory
+    if m.kv_cache_tokens == m.num_gpu_blocks * m.block_size:
+        return f"{fmt.count(m.num_gpu_blocks)} blocks × {fmt.count(m.block_size)}"
+    if m.kv_groups > 1 and m.kv_cache_tokens == m.num_gpu_blocks // m.kv_groups * m.block_size:
+        return (f"⌊{fmt.count(m.num_gpu_blocks)} blocks / {m.kv_groups} KV groups⌋ × {fmt.count(m.block_size)} "
+                "(vLLM ≤ 0.19 on a hybrid model)")  # fmt: skip
+    return (f"{m.max_concurrency:,.2f} × max_model_len {fmt.count(s.max_model_len)}"
+            + (" (its blocks also hold per-request state)" if m.state_bytes_per_request else ""))
+
+
 def kv_section(r) -> Section:
     s, m = r.scenario, r.memory
     rows = [("bytes per token (all layers)", f"{fmt.bytes_exact(m.kv_bytes_per_token)} = {fmt.size(m.kv_bytes_per_token)}"),
@@ -278,8 +286,9 @@ def kv_section(r) -> Section:
         rows.append(("state per request per GPU", f"{fmt.bytes_exact(m.state_bytes_per_request)} = "
                      f"{fmt.size(m.state_bytes_per_request)} (Mamba / linear attention)"))  # fmt: skip
     size = fmt.tokens(m.kv_cache_tokens)
-    if m.kv_cache_tokens != m.num_gpu_blocks * m.block_size:  # vLLM ≥ 0.20 prints concurrency × max_model_len
-        size += f" = {m.max_concurrency:,.2f} × max_model_len {fmt.count(s.max_model_len)}, as vLLM prints it"
+    if m.kv_cache_tokens != m.num_gpu_blocks * m.block_size:
+        who = "the latest vLLM" if s.engine_version in ("latest", "nightly") else f"vLLM {s.engine_version}"
+        size += f" = {kv_tokens_formula(r)}, as {who} prints it"
     rows += [("GPU blocks × block size", f"{fmt.count(m.num_gpu_blocks)} × {fmt.count(m.block_size)}"),
              ("GPU KV cache size", size),
              (f"max concurrency at {fmt.count(s.max_model_len)}", f"{m.max_concurrency:,.2f}x")]  # fmt: skip

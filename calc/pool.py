@@ -4,7 +4,8 @@
     available  = requested − weights − activation peak − non-torch [− CUDA-graph estimate]   ("Available KV cache memory")
     num_blocks = ⌊available / block bytes⌋, each pipeline stage from its own layers; the engine keeps the minimum
     max_concurrency = num_blocks / blocks one max_model_len request needs                    ("Maximum concurrency for L tokens")
-    kv_cache_tokens = int(max_concurrency · max_model_len)                                    ("GPU KV cache size", vLLM ≥ 0.20)
+    kv_cache_tokens = int(max_concurrency · max_model_len)                                    ("GPU KV cache size", vLLM ≥ 0.20;
+                      num_blocks · block_size before, ⌊num_blocks / groups⌋ · block_size for a hybrid: printed_kv_tokens)
 
 Seed report (Qwen2.5-7B, RTX 4090): 6.41 GiB available → 7,504 blocks of 16 → 120,064 tokens, 14.66x at 8,192.
 The headline numbers are built as formulas (calc.expr), so the text a reviewer expands is the computation itself.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from calc.engine_spec import version_tuple
 from calc.expr import E, efloor, emax0
 from calc.kv_cache import StageLayout, blocks_from_bytes, kv_bytes_per_token_expr, pp_layer_ranges, stage_layout
 from calc.numeric import largest_true
@@ -190,6 +192,17 @@ def measured_at(s: Scenario, m: ModelSpec, *, tp: int, pp: int, dtype: str, max_
             for k, v in given.items()}  # fmt: skip
 
 
+def printed_kv_tokens(s: Scenario, blocks: int, block_size: int, groups: int, concurrency: float) -> int:
+    """The "GPU KV cache size: N tokens" a vLLM release prints (reference/vllm_kv.md §5): int(concurrency · L) from
+    0.20 ('latest' included; SGLang, which prints no such line, the same); before, num_blocks · block_size, and for
+    a hybrid model's several KV groups ⌊num_blocks / groups⌋ · block_size (Qwen3-Next on two H200s, vLLM 0.10.2:
+    ⌊7,162 / 4⌋ · 544 = 973,760, tests/data/vllm_logs/h200x2-qwen3-next-80b-tp2-defaults.log)."""
+    version = version_tuple(s.engine_version) if s.engine == "vllm" else None
+    if version is None or version[:2] >= (0, 20):
+        return int(concurrency * s.max_model_len)
+    return (blocks // groups if groups > 1 else blocks) * block_size
+
+
 def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
     tp, pp = s.tensor_parallel_size, s.pipeline_parallel_size
     params = m.params
@@ -265,7 +278,7 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
         num_gpu_blocks=blocks,
         blocks_per_max_len_request=per_max_len,
         max_concurrency=concurrency,
-        kv_cache_tokens=int(concurrency * s.max_model_len),
+        kv_cache_tokens=printed_kv_tokens(s, blocks, layout.block_size, len(layout.groups), concurrency),
         pool_token_capacity=blocks * layout.block_size,
         estimated_max_model_len=largest_true(lambda n: need(n) <= blocks, 1, max(s.max_model_len, 1) * 64),
         stage_blocks=tuple(t[0] for t in stages),

@@ -101,3 +101,22 @@ def test_releases_before_0_20_keep_the_cuda_graphs_out_of_the_pool(catalog):
     assert old.kv_cache_memory_bytes - new.kv_cache_memory_bytes == pytest.approx(2.37 * 2**30)
     sglang = evaluate(s.model_copy(update={"engine": "sglang", "engine_version": "0.5.6"}), catalog).memory
     assert sglang.cudagraph_subtracted  # SGLang's pool: as the field says
+
+
+def test_the_plan_prints_the_kv_cache_size_as_its_release_does(capsys, catalog):
+    """vLLM before 0.20 printed "GPU KV cache size" as num_blocks · block_size, a hybrid model's as ⌊num_blocks /
+    groups⌋ · block_size; from 0.20 int(concurrency · max_model_len) (reference/vllm_kv.md §5). The log's 973,760
+    (⌊7,162 / 4⌋ · 544) is what the calibrated plan prints too, where it printed 14.77 · 262,144 = 3,871,083 before."""
+    from calc.evaluate import evaluate
+    from calc.scenario import Scenario
+
+    d = run_json(capsys, LOGS / "h200x2-qwen3-next-80b-tp2-defaults.log", "--model", "qwen3-next-80b-a3b")
+    assert d["calibrated"]["kv_cache_tokens"] == d["predicted"]["kv_cache_tokens"] == 7_162 // 4 * 544 == 973_760
+    hybrid = dict(model="qwen3-next-80b-a3b", gpu="h200", tensor_parallel_size=2, max_model_len=262_144)
+    for version in ("0.10.2", "0.19.0"):
+        m = evaluate(Scenario(engine_version=version, **hybrid), catalog).memory
+        assert m.kv_groups == 4 and m.kv_cache_tokens == m.num_gpu_blocks // 4 * m.block_size
+    m = evaluate(Scenario(engine_version="0.20.0", **hybrid), catalog).memory
+    assert m.kv_cache_tokens == int(m.max_concurrency * 262_144)
+    dense = evaluate(Scenario(engine_version="0.15.0"), catalog).memory  # the seed's Qwen2.5-7B on an RTX 4090
+    assert dense.kv_cache_tokens == dense.num_gpu_blocks * 16
