@@ -8,8 +8,8 @@ from it, after the queues in front of the engine (calc.front_end, the engine's o
                 (mixed_tpot_s); SGLang: a decode step + (b − 1) / output_len · one prefill
     E2E       = TTFT + (N_out − 1) · TPOT, and the prompts' wait for the step budget where they outrun it
                 (budget_cycle_s)
-Disaggregated: the prompt alone on a prefill instance (with a request rate, the wait for one: prefill_pool), its
-KV over the link, then one decode step.
+Disaggregated: the prompt alone on a prefill instance (with a request rate, the wait for one, as many instances as
+the TTFT SLO needs: calc.prefill_pool), its KV over the link, then one decode step.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from math import ceil
 from typing import NamedTuple
 
 from calc.engine_spec import EngineSpec
+from calc.prefill_pool import prefill_pool, prefill_wait_budget_s
 from calc.scenario import Scenario
 from calc.step_time import StepModel, StepTerms, chunk_pairs, prompts_in
 
@@ -118,6 +119,8 @@ class Cycle(NamedTuple):
     ttft: float
     budget_wait: float
     total: float
+    prefill_instances: int = 0
+    """Disaggregated under a request rate: the prefill instances its wait is for (calc.prefill_pool); else 0."""
 
 
 def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: float, transfer: float) -> Cycle:
@@ -150,11 +153,13 @@ def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: fl
     if lagged:  # the step in flight, alone too: it was launched with the predecessor in it (calc.scheduler)
         in_flight = in_flight_wait_s(tpot_s=dec.total_s, front_s=front)
     ttft += in_flight
-    prefill_wait = 0.0
+    prefill_wait, prefill_n = 0.0, 0
     if s.disaggregated:  # the prompt alone on a prefill instance, its KV sent over, then decodes with no prompt riding
         riding = in_flight = 0.0
-        if s.request_rate:  # open arrivals queue for a prefill instance
-            prefill_wait = prefill_pool(rate_rps=s.request_rate, prefill_s=alone.total_s)[2]
+        if s.request_rate:  # open arrivals queue for a prefill instance, as many as the TTFT SLO needs
+            one = decode_point(model, batch=1, context=ctx).total_s
+            most = prefill_wait_budget_s(s, front + s.queue_s + alone.total_s + transfer + one, one)
+            prefill_n, _, prefill_wait = prefill_pool(rate_rps=s.request_rate, prefill_s=alone.total_s, max_wait_s=most)
         ttft = front + s.queue_s + prefill_wait + alone.total_s + transfer + dec.total_s
         tpot = dec.total_s
     total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
@@ -164,20 +169,4 @@ def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: fl
         ttft += budget_wait
         total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
     return Cycle(alone, steps, dec, others, riding, lagged, tpot, in_flight, prefill_wait, transfer, ttft,
-                  budget_wait, total)  # fmt: skip
-
-
-PREFILL_LOAD = 2 / 3
-"""Highest load of a prefill instance: there a prompt waits one prefill on average (ρ / (2 (1 − ρ)) = 1)."""
-
-
-def prefill_pool(*, rate_rps: float, prefill_s: float) -> tuple[int, float, float]:
-    """The prefill instances of a disaggregated deployment taking rate_rps prompts a second, each prefill_s long:
-    P = max(1, ⌈rate · prefill / (2/3)⌉), the fewest at which a prompt waits at most one prefill on average; their
-    load ρ = rate · prefill / P; and that mean wait, W = ρ · prefill / (2 (1 − ρ)) [s] (Pollaczek–Khinchine:
-    Poisson arrivals, rate / P at each instance, a deterministic service). Sized at full load, P = ⌈rate · prefill⌉,
-    Qwen2.5-7B fp8 on RTX 4090s at 10 req/s had one instance 86 % busy and a 260 ms wait that TTFT did not show."""
-    x = rate_rps * prefill_s
-    n = max(1, ceil(x / PREFILL_LOAD))
-    rho = x / n
-    return n, rho, rho * prefill_s / (2 * (1 - rho))
+                  budget_wait, total, prefill_n)  # fmt: skip

@@ -107,6 +107,10 @@ class LatencyResult:
     inferred_chunk_tokens: float | None
     step: StepModel = field(repr=False, compare=False)
     formulas: dict = field(default_factory=dict, repr=False, compare=False)
+    prefill_instances: int = 0
+    """Disaggregated under a request rate: the prefill instances the TTFT's wait assumes (calc.prefill_pool)."""
+    prefill_wait_s: float = 0.0
+    """Disaggregated under a request rate: a prompt's mean wait for one of them [s]."""
 
     @property
     def prefill_floor_s(self) -> float:
@@ -268,4 +272,6 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         inferred_chunk_tokens=inferred,
         step=model,
         formulas={"ttft_s": ttft_e, "e2e_s": e2e_e},
+        prefill_instances=c.prefill_instances,
+        prefill_wait_s=prefill_wait,
     )

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field, replace
 
 from calc import prefill_queue
 from calc.cost import cost_per_million_output_tokens
-from calc.engine_cycle import PREFILL_LOAD
 from calc.engine_spec import EngineSpec
 from calc.expr import E, eceil
 from calc.front_end import front_busy_s, front_end_rps
@@ -20,6 +19,7 @@ from calc.goodput import Conformance, conformance, tpot_slo_s
 from calc.latency import LatencyResult, graphed_counts, latency
 from calc.numeric import largest_true, percent_text
 from calc.pool import PoolResult
+from calc.prefill_pool import PREFILL_LOAD
 from calc.scenario import Scenario
 from calc.slot_queue import erlang_c_one, late_share_one, queue_service_one
 from calc.specs import GPUSpec, ModelSpec
@@ -140,7 +140,9 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
     top = largest_true(lambda c: at(c)[0].conformance >= quota, 1, slots)  # the latency alone
     if top < 1:
         c1, lat1 = at(1)
-        why = (f"even one request at a time meets both SLOs only {percent_text(c1.conformance)} of the time (quota "
+        waits = (f" (its prompt waiting {lat1.prefill_wait_s * 1e3:,.0f} ms for one of {lat1.prefill_instances:,} "
+                 "prefill instances, more of which would not bring it within the SLO)") if lat1.prefill_instances else ""  # fmt: skip
+        why = (f"even one request at a time{waits} meets both SLOs only {percent_text(c1.conformance)} of the time (quota "
                f"{percent_text(quota)}): TTFT {lat1.ttft_s * 1e3:,.0f} ms vs {s.slo_ttft_s * 1e3:,.0f} ms "
                f"(P {c1.p_ttft:.0%}), TPOT {lat1.tpot_s * 1e3:.1f} ms vs {s.slo_tpot_s * 1e3:.0f} ms (P {c1.p_tpot:.0%})")  # fmt: skip
         return Capacity(0, 0.0, c1.conformance, "slo", why, slots)
@@ -200,13 +202,16 @@ class Fleet:
     """The numbers above that are set, as the calc.expr formulas they were computed with (keys: field names)."""
 
 
-def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float, prefill_s: float = 0.0) -> Fleet:
-    """`prefill_s`: one prompt's prefill alone (sizes the prefill instances of a disaggregated deployment)."""
+def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float, prefill_s: float = 0.0,
+          prefill_instances: int = 0) -> Fleet:
+    """`prefill_s`: one prompt's prefill alone (sizes the prefill instances of a disaggregated deployment);
+    `prefill_instances`: the count the TTFT's wait for one assumed (LatencyResult.prefill_instances), where set."""
     price = s.gpu_hour_price or g.price_per_gpu_hour
     currency = (s.currency if s.gpu_hour_price else g.price_currency) if price else None
     rate = s.request_rate
     if s.disaggregated:
-        return _disaggregated(s, cap, price, currency, throughput_rps=throughput_rps, prefill_s=prefill_s)
+        return _disaggregated(s, cap, price, currency, throughput_rps=throughput_rps, prefill_s=prefill_s,
+                              prefill_instances=prefill_instances)  # fmt: skip
     if rate is None:  # cost at the scenario's own throughput, one replica
         per_hour = price * s.gpus_per_replica if price else None
         f = _cost(s, per_hour, throughput_rps, currency)
@@ -222,18 +227,21 @@ def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float, pref
                  _value(f, "cost_per_million_output_tokens"), currency, formulas=f)  # fmt: skip
 
 
-def _disaggregated(s: Scenario, cap: Capacity, price, currency, *, throughput_rps: float, prefill_s: float) -> Fleet:
+def _disaggregated(s: Scenario, cap: Capacity, price, currency, *, throughput_rps: float, prefill_s: float,
+                   prefill_instances: int = 0) -> Fleet:
     """x = max(1, ⌈rate · prefill / (2/3)⌉) prefill instances, the fewest at which a prompt waits at most one
-    prefill on average (calc.engine_cycle.prefill_pool; TTFT carries that wait when a rate is set), and
-    y = ⌈rate / capacity⌉ decode instances; without a rate, one decode instance at its own throughput and the prefill
-    it needs. Replicas = x + y instances of tp · pp GPUs."""
+    prefill on average, or the more the TTFT SLO needs (calc.prefill_pool; TTFT carries that wait when a rate is
+    set: `prefill_instances`), and y = ⌈rate / capacity⌉ decode instances; without a rate, one decode instance at its
+    own throughput and the prefill it needs. Replicas = x + y instances of tp · pp GPUs."""
     rate = s.request_rate
     if rate is not None and cap.rps <= 0:
         return Fleet(cap, None, None, None, price, None, None, currency)
     served = rate if rate is not None else throughput_rps
     load = E(served, "request_rate" if rate is not None else "requests/s") * E(prefill_s, "prefill", unit="ms")
     f = {"prefill_instances": eceil(load / E(PREFILL_LOAD, "highest load"))}
-    prefill = max(1, int(f["prefill_instances"].value))  # = calc.engine_cycle.prefill_pool's count, the same arithmetic
+    if prefill_instances > f["prefill_instances"].value:  # the TTFT SLO's count (calc.prefill_pool.prefill_count)
+        f["prefill_instances"] = E(prefill_instances, "prefill instances the TTFT SLO needs")
+    prefill = max(1, int(f["prefill_instances"].value))  # = the count the TTFT's wait was computed at
     if rate is None:
         decode = 1
     else:

@@ -88,7 +88,8 @@ class Report:
         """Capacity of one replica at the conformance quota, replicas and GPUs for request_rate, cost."""
         s, lat = self.scenario, self.latency
         cap = capacity(s, self.model, self.gpu, self.memory, self.engine, lat.step)
-        return fleet(s, self.gpu, cap, throughput_rps=lat.requests_per_s, prefill_s=lat.prefill_s)
+        return fleet(s, self.gpu, cap, throughput_rps=lat.requests_per_s, prefill_s=lat.prefill_s,
+                     prefill_instances=lat.prefill_instances)  # fmt: skip
 
     @cached_property
     def offload(self) -> OffloadResult:

@@ -31,7 +31,7 @@ from calc.pool import kv_link_bytes_per_s, transfer_s
 from calc.precision_support import dtype_refusal, unsupported
 from calc.resolve import base_model, beyond_fitted, default_context, for_other_gpu, override_gpu, override_model
 from calc.scenario import Scenario
-from calc.search_capacity import Rows, Slo
+from calc.search_capacity import Rows, Slo, prefill_pool_arrays
 from calc.search_fleet import serve_mode
 from calc.search_pool import PoolArrays, pool_arrays
 from calc.search_space import Grid, grid, space_of
@@ -182,6 +182,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     consts, rows = step_arrays(s, model, catalog, g, count_params(model))
     link = np.array([kv_link_bytes_per_s(s, gpus[x]) for x in sp.gpus])[g.gpu]
     rows["transfer"] = transfer_s(pool, s.input_len, link)
+    rows["pinst"], rows["pwait"] = prefill_pool_arrays(s, rows)  # disaggregated: the prefill instances and their wait
     table, slo = Rows(rows), Slo(s)
     held = pool.max_concurrency_at_length
     modes = [False, True] if sp.disaggregated else [False]

@@ -23,10 +23,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from calc.engine_cycle import PREFILL_LOAD
 from calc.front_end import FRONT_STEPS
 from calc.goodput import p_within, tpot_slo_s
 from calc.numeric import falling_root, phi_precise
+from calc.prefill_pool import prefill_count, prefill_wait_budget_s, prefill_wait_s
 from calc.prefill_queue import conformance as poisson_conformance
 from calc.prefill_queue import conformance_one
 from calc.search_step import Consts, step_total
@@ -173,22 +173,21 @@ def _budget_wait(c: Consts, v, b, ttft, tpot):
 
 def disaggregated_at(c: Consts, v, b):
     """(TTFT, TPOT) of a decode instance holding b requests (v.transfer: the prompt's KV over the link), with a
-    request rate the wait for a prefill instance (calc.engine_cycle.prefill_pool)."""
+    request rate the wait for a prefill instance (v.pwait: prefill_pool_arrays)."""
     dec = step_total(c, v, 0, 0, b, b * c.ctx)
-    return v.base + prefill_wait(c.rate, v.alone) + v.transfer + dec, dec
+    return v.base + v.pwait + v.transfer + dec, dec
 
 
-def prefill_instances(rate, alone):
-    """calc.engine_cycle.prefill_pool's P = max(1, ⌈rate · prefill / (2/3)⌉) over arrays."""
-    return np.maximum(1, np.ceil(rate * alone / PREFILL_LOAD))
-
-
-def prefill_wait(rate: float | None, alone):
-    """calc.engine_cycle.prefill_pool's W = ρ · prefill / (2 (1 − ρ)), ρ = rate · prefill / P; 0 without a rate."""
-    if not rate:
-        return 0.0
-    rho = rate * alone / prefill_instances(rate, alone)
-    return rho * alone / (2 * (1 - rho))
+def prefill_pool_arrays(s, rows: dict) -> tuple[np.ndarray, np.ndarray]:
+    """calc.prefill_pool.prefill_pool over the configurations (rows' alone, base, transfer, dec1): the prefill
+    instances the TTFT SLO needs and the mean wait for one; (1, 0) without a request rate."""
+    alone = rows["alone"]
+    if not s.request_rate:
+        return np.ones_like(alone), np.zeros_like(alone)
+    x = s.request_rate * alone
+    most = prefill_wait_budget_s(s, rows["base"] + rows["transfer"] + rows["dec1"], rows["dec1"])
+    n = prefill_count(x, alone, most)
+    return n, prefill_wait_s(x, alone, n)
 
 
 def _ratio_for(target: float, sigma: float) -> float:

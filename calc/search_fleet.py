@@ -4,7 +4,9 @@ or prefill and decode instances — for the request rate, as calc.replicas.fleet
 
     aggregated      replicas = ⌈rate / capacity⌉; without a rate, one replica at its own throughput
     disaggregated   decode = ⌈rate / capacity⌉, capacity = b / (output_len · TPOT);
-                    prefill = max(1, ⌈rate · prefill time / (2/3)⌉); without a rate, one decode instance
+                    prefill = max(1, ⌈rate · prefill time / (2/3)⌉), or as many as the TTFT SLO needs
+                    (calc.prefill_pool, over arrays in calc.search_capacity.prefill_pool_arrays); without a rate,
+                    one decode instance
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 
 from calc.front_end import front_end_rps
 from calc.latency import graphed_counts
+from calc.prefill_pool import prefill_count
 from calc.replicas import GRAPH_GAIN, LOAD_PRECISION, RATIO_TOL
 from calc.scenario import Scenario
 from calc.search_capacity import (
@@ -25,7 +28,6 @@ from calc.search_capacity import (
     disaggregated_with_step,
     engine_decode_step,
     largest_ok,
-    prefill_instances,
 )
 from calc.slot_queue import queue_service
 
@@ -48,7 +50,8 @@ def serve_mode(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, disaggre
                 "prefill": np.zeros_like(units), "decode": np.zeros_like(units), "share": np.ones(len(b))}  # fmt: skip
     v = table.all()
     decode = ceil_div(rate, cap) if s.request_rate else np.where(held >= 1, 1, 0)
-    prefill = np.where(decode > 0, prefill_instances(rate, v.alone), 0).astype(np.int64)
+    count = v.pinst if s.request_rate else prefill_count(rate * v.alone, v.alone)  # the TTFT SLO's, with a rate
+    prefill = np.where(decode > 0, count, 0).astype(np.int64)
     return {"ok": b, "ttft": ttft, "tpot": tpot, "thr": thr, "cap": cap, "units": prefill + decode, "rate": rate,
             "prefill": prefill, "decode": decode, "share": 1 + thr * v.alone}  # fmt: skip
 

@@ -120,6 +120,42 @@ def test_with_a_rate_a_prompt_waits_for_its_prefill_instance(catalog):
     assert "waiting for a prefill instance" not in dict(alone.e2e_parts)
 
 
+def test_the_prefill_count_by_hand():
+    """1.73 instances' worth of 173 ms prompts: ⌈1.73 / (2/3)⌉ = 3 at most 2/3 busy, where a prompt waits
+    ρ·S / (2(1 − ρ)) = 0.577 × 173 / 0.847 ≈ 118 ms; for a wait of at most w = 113.6 ms it takes
+    ⌈x (S + 2w) / (2w)⌉ = ⌈1.73 × 400.2 / 227.2⌉ = ⌈3.047⌉ = 4 (ρ = 0.4325, W ≈ 65.9 ms). A wait budget under 2 % of
+    a prefill (3.46 ms here) buys nothing; without one, the 2/3 rule."""
+    from calc.prefill_pool import prefill_count, prefill_wait_s
+
+    assert prefill_count(1.73, 0.173) == 3
+    assert prefill_wait_s(1.73, 0.173, 3) == pytest.approx(0.5767 * 0.173 / (2 * 0.4233), rel=1e-3)
+    assert prefill_count(1.73, 0.173, 0.1136) == 4
+    wait = prefill_wait_s(1.73, 0.173, 4)
+    assert wait == pytest.approx(0.4325 * 0.173 / (2 * 0.5675), rel=1e-3) and wait <= 0.1136
+    assert prefill_count(1.73, 0.173, 0.003) == 3 and prefill_count(1.73, 0.173, -1.0) == 3
+
+
+@pytest.mark.parametrize("rate", [1, 3, 5, 10, 20, 40])
+def test_prefill_instances_are_added_until_the_ttft_slo_holds(catalog, rate):
+    """Llama-3.1-70B at TP 4 on H100s, 2,000-token prompts, disaggregated: at 10 req/s the 2/3 rule's three prefill
+    instances left a 119 ms wait and one request at a time within the 500 ms TTFT SLO 89 % of the time (quota 90 %),
+    so 'no replica count' at any rate from 10 up. The count the SLO needs serves every rate, and the fleet's
+    prefill instances are the ones the TTFT's wait was computed at."""
+    s = scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4, input_len=2000, output_len=500,
+                 concurrency=1, disaggregated=True, request_rate=rate)  # fmt: skip
+    r = evaluate(s, catalog)
+    assert r.fleet.replicas is not None and r.fleet.capacity.rps > 0
+    assert r.fleet.prefill_instances == r.latency.prefill_instances >= ceil(rate * r.latency.prefill_s / (2 / 3))
+    assert r.conformance.conformance >= s.conformance_quota
+
+
+def test_where_no_prefill_count_helps_the_refusal_says_so(catalog):
+    s = scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4, input_len=2000, output_len=500,
+                 concurrency=1, disaggregated=True, request_rate=10, slo_ttft_s=0.25)  # fmt: skip
+    cap = evaluate(s, catalog).fleet.capacity
+    assert cap.rps == 0 and "prefill instances, more of which would not bring it within the SLO" in cap.reason
+
+
 def test_the_page_says_the_capacity_is_a_decode_instances_and_how_the_replicas_split(catalog):
     """Six replicas at 4.62 req/s 'per replica' read as 27.7 req/s of room; one of them was a prefill instance."""
     from boundary.view import latency_metrics

@@ -8,8 +8,8 @@ import pytest
 from conftest import VLLM_0_11, scenario
 
 from calc import prefill_queue as pq
-from calc.engine_cycle import prefill_pool
 from calc.evaluate import evaluate
+from calc.prefill_pool import prefill_pool
 from calc.search_capacity import phi_approx
 
 
