@@ -293,10 +293,12 @@ class Option:
 
 
 def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSpec], engine: EngineSpec) -> list[Option]:
-    """For the scenario's model, each shipped GPU and TP (1, 2, 4, 8) that holds a request, served aggregated with
-    one attention rank (calc.search tries disaggregated serving too; neither tries data parallelism): capacity, GPUs needed
-    for request_rate (or one replica's capacity when unset) and cost per million output tokens. The scenario's own
-    GPU is `g_own` (its overrides applied); the others are priced and sized from their own specs."""
+    """For the scenario's model, each shipped GPU at the smallest TP (1, 2, 4, 8) that serves, or a larger one while
+    it serves for less (cost per million output tokens where priced, else GPUs for the rate, else capacity per GPU:
+    Llama-3.1-70B on one B200 holds two requests and needs 114 GPUs for 10 req/s, on two 8), served aggregated with
+    one attention rank (calc.search tries disaggregated serving too; neither tries data parallelism): capacity, GPUs
+    needed for request_rate (or one replica's capacity when unset) and cost per million output tokens. The scenario's
+    own GPU is `g_own` (its overrides applied); the others are priced and sized from their own specs."""
     from calc.pool import size_pool, tp_check
     from calc.resolve import for_other_gpu
 
@@ -304,6 +306,7 @@ def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSp
     for gid, g in gpus.items():
         if gid == s.gpu:
             g = g_own
+        best = None
         for tp in (1, 2, 4, 8):
             t = for_other_gpu(s, gid).model_copy(update={"tensor_parallel_size": tp, "pipeline_parallel_size": 1,
                                                          "data_parallel_size": 1, "disaggregated": False})  # fmt: skip
@@ -312,9 +315,23 @@ def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSp
             mem = size_pool(t, m, g)
             cap = capacity(t, m, g, mem, engine)
             if cap.rps <= 0:
-                continue
+                if best is None:
+                    continue
+                break
             fl = fleet(t, g, cap, throughput_rps=cap.rps)
-            out.append(Option(gid, tp, cap.rps, fl.replicas, fl.gpus, fl.cost_per_million_output_tokens, fl.currency))
-            break  # the smallest TP that serves is the option for this GPU
+            option = Option(gid, tp, cap.rps, fl.replicas, fl.gpus, fl.cost_per_million_output_tokens, fl.currency)
+            if best is not None and _rank(option) >= _rank(best):
+                break  # the next TP serves for no less: the last one is this GPU's option
+            best = option
+        if best is not None:
+            out.append(best)
     return sorted(out, key=lambda o: (o.cost_per_million_output_tokens is None, o.cost_per_million_output_tokens or 0,
                                       o.gpus or o.tensor_parallel_size))  # fmt: skip
+
+
+def _rank(o: Option) -> tuple:
+    """What serves for less: cost per million output tokens where priced, else GPUs for the rate, else GPUs per
+    request a second of capacity."""
+    if o.cost_per_million_output_tokens is not None:
+        return (0, o.cost_per_million_output_tokens)
+    return (1, o.gpus) if o.gpus is not None else (2, o.tensor_parallel_size / o.capacity_rps)

@@ -121,6 +121,23 @@ def test_options_do_not_depend_on_the_scenarios_concurrency(catalog):
     assert all(options(c) == first for c in (7, 64, 256))
 
 
+def test_an_option_takes_a_larger_tp_where_it_serves_for_less(catalog):
+    """Llama-3.1-70B (141 GB of bf16 weights) at 10 req/s, 2,000 in / 500 out: one B200 (178 GiB) holds a couple of
+    requests, so TP 1 needs ⌈10 / its capacity⌉ of them (over a hundred GPUs); TP 2 serves the rate on a handful.
+    The option is a larger TP, at a tenth of TP 1's cost or less."""
+    from calc.replicas import gpu_options
+
+    base = dict(model="llama-3.1-70b", input_len=2000, output_len=500, request_rate=10)
+    s = scenario(gpu="h100-sxm", tensor_parallel_size=4, **base)
+    opts = {o.gpu: o for o in gpu_options(s, catalog.models[s.model], catalog.gpus[s.gpu], catalog.gpus,
+                                          catalog.engines["vllm"])}  # fmt: skip
+    tp1, tp2 = (evaluate(scenario(gpu="b200", tensor_parallel_size=tp, **base), catalog).fleet for tp in (1, 2))
+    assert tp1.gpus == tp1.replicas == -(-10 // tp1.capacity.rps) > 100 and tp2.gpus <= 10
+    b200 = opts["b200"]
+    assert b200.tensor_parallel_size >= 2 and b200.gpus <= 10  # (sized from the H100 scenario's other fields)
+    assert b200.cost_per_million_output_tokens < tp1.cost_per_million_output_tokens / 10
+
+
 def test_options_price_only_the_scenarios_gpu_with_its_price(catalog):
     from calc.replicas import gpu_options
 

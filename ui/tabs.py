@@ -129,7 +129,7 @@ def slo_tab(r, link_base: str = "") -> None:
     table(view_fleet.simulation_table(r))
     st.caption("A larger batch raises throughput while goodput falls: +60 % requests served, −15 % served well.")
     aggregated = " — each as one aggregated engine, not disaggregated as set" if r.scenario.disaggregated else ""
-    st.markdown(f"**GPU options for this model** (smallest TP that serves; cost where a price is known{aggregated})")
+    st.markdown(f"**GPU options for this model** (each GPU at the smallest TP that serves, or a larger one while it serves for less; cost where a price is known{aggregated})")
     specs = hash((r.model, r.engine, tuple(r.other_gpus.items())))  # the catalog can be reloaded (tests do)
     table(gpu_options_table(f"{r.scenario.model_dump_json(exclude={'concurrency'})} {specs}", r))
 
