@@ -16,6 +16,9 @@ from boundary.cli_search import add_search_parser, run_search
 from calc.errors import InputError
 from calc.scenario import Scenario
 
+SEARCH_ONLY = tuple(name for name in Scenario.model_fields if name.startswith("search_"))
+"""The search's dimensions and limits: `search` takes them (boundary.cli_search); a plan or a log has no use for them."""
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="python -m calc", description="LLM serving capacity planner")
@@ -23,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan = sub.add_parser("plan", help="plan one scenario")
     add_spec_flags(plan)
     plan.add_argument("--json", action="store_true", help="print the Report as JSON")
-    add_scenario_flags(plan)
+    add_scenario_flags(plan, skip=SEARCH_ONLY)
     sub.add_parser("models", help="list the shipped model specs").add_argument(
         "--json", action="store_true", help="print them as a JSON list")
     sub.add_parser("gpus", help="list the shipped accelerator specs").add_argument(
@@ -31,8 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     rec = sub.add_parser("reconcile", help="hold a vLLM startup log against the prediction")
     rec.add_argument("logfile", help="the path of a vLLM startup log file")
     add_spec_flags(rec)
-    rec.add_argument("--json", action="store_true")
-    add_scenario_flags(rec)
+    rec.add_argument("--json", action="store_true", help="print the logged, predicted and calibrated figures as JSON")
+    add_scenario_flags(rec, skip=SEARCH_ONLY)
     add_bench_parser(sub)
     add_search_parser(sub)
     return p

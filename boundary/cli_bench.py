@@ -22,6 +22,7 @@ from boundary import view
 from boundary.args import add_scenario_flags, add_spec_flags, scenario_data, validate_scenario
 from calc.errors import InputError
 from calc.length_shapes import SHAREGPT_MEAN_TOKENS
+from calc.scenario import Scenario
 from calc.sim_stats import PERCENTILE_METRICS, percentile_word
 
 _MEANS = "means {:.0f} prompt / {:.0f} output tokens".format(*SHAREGPT_MEAN_TOKENS)
@@ -83,7 +84,8 @@ def add_bench_parser(sub) -> None:
     g.add_argument("--request-rate", dest="request_rate", default=None, metavar="R",
                    help="Poisson arrivals at R requests/s (without it, and without --max-concurrency, every prompt "
                         "at once)")  # fmt: skip
-    add_scenario_flags(b, skip=("input_len", "output_len", "request_rate"))
+    add_scenario_flags(b, skip=("input_len", "output_len", "request_rate",
+                                *(name for name in Scenario.model_fields if name.startswith("search_"))))
     b.add_argument("--input-len", dest="input_len", default=None, action=_Typed, help=argparse.SUPPRESS)
     b.add_argument("--output-len", dest="output_len", default=None, action=_Typed, help=argparse.SUPPRESS)
 
@@ -154,8 +156,9 @@ def run_bench(args, catalog) -> int:
         out = bench.static_batch(r, batch_size=batch, input_len=s.input_len, output_len=s.output_len).bench_summary()
         print(json.dumps(out, indent=2) if args.json else _latency_text(out, batch, s))
         return 0
-    if not_served:  # nothing to time: the keys with null values, not zeros a script would read as latencies
-        meta = {"completed": 0, "num_prompts": n, "max_concurrency": conc, "request_rate": s.request_rate,
+    if not_served:  # nothing to time: the keys with null values, not zeros a script would read as latencies; every
+        # request fails (completed + failed = num_prompts, as where the simulation completes none)
+        meta = {"completed": 0, "failed": n, "num_prompts": n, "max_concurrency": conc, "request_rate": s.request_rate,
                 "preemptions": 0, "engine": s.engine, "engine_version": s.engine_version, "model": s.model, "gpu": s.gpu,
                 **_layout(s), "not_served": not_served}  # fmt: skip
         print(json.dumps(dict.fromkeys(serve_keys(metrics, qs)) | meta, indent=2) if args.json

@@ -64,6 +64,8 @@ def run_search(args, catalog) -> int:
     from calc.search import search
     from calc.search_rows import check, rate_check, row
 
+    if args.all and not (args.json or getattr(args, "csv", False)):
+        raise InputError("--all", "lists every configuration in the --json or --csv output: add one of them")
     try:
         data = scenario_data(args)
         gpus = [x.strip() for x in str(data.get("search_gpus", "")).split(",") if x.strip()]

@@ -322,7 +322,8 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
         cfg.pop("mamba_ssm_cache_dtype")
     missing = [f for f in REQUIRED if cfg.get(f) is None]
     if missing:
-        raise InputError(missing[0], f"config.json lacks {', '.join(missing)}: cannot size this model without it")
+        them = "them" if len(missing) > 1 else "it"
+        raise InputError("config.json", f"lacks {', '.join(missing)}: cannot size this model without {them}")
     if cfg.get("max_position_embeddings") is None:  # vLLM then takes max_model_len as given (2,048 without one)
         cfg["max_position_embeddings"] = NO_LENGTH_KEY
         assumptions.append("the config has no maximum length (max_position_embeddings or the like): vLLM then takes "

@@ -144,7 +144,7 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
                  "prefill instances, more of which would not bring it within the SLO)") if lat1.prefill_instances else ""  # fmt: skip
         why = (f"even one request at a time{waits} meets both SLOs only {percent_text(c1.conformance)} of the time (quota "
                f"{percent_text(quota)}): TTFT {lat1.ttft_s * 1e3:,.0f} ms vs {s.slo_ttft_s * 1e3:,.0f} ms "
-               f"(P {c1.p_ttft:.0%}), TPOT {lat1.tpot_s * 1e3:.1f} ms vs {s.slo_tpot_s * 1e3:.0f} ms (P {c1.p_tpot:.0%})")  # fmt: skip
+               f"(P {c1.p_ttft:.0%}), TPOT {lat1.tpot_s * 1e3:,.1f} ms vs {s.slo_tpot_s * 1e3:,.0f} ms (P {c1.p_tpot:.0%})")  # fmt: skip
         return Capacity(0, 0.0, c1.conformance, "slo", why, slots)
     # with the wait for a slot: at a = c every arrival waits, so ok < slots
     ok = top if queued(top, top)[0] >= quota else largest_true(lambda c: queued(c, c)[0] >= quota, 1, top - 1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from calc.engine_spec import Version
 from calc.errors import SPEC_ID_PATTERN
@@ -241,6 +241,8 @@ class Scenario(BaseModel):
     def _search_list(cls, v: str, info):
         """Each item of a search list must be a value its Scenario field accepts ('1,2,4' for TP sizes)."""
         items = split_list(v)
+        if items and len(items) < len(v.split(",")):
+            raise ValueError(f"an empty item between commas in {v[:40]!r}: give values separated by single commas")
         if not items and info.field_name not in ("search_max_num_batched_tokens", "search_gpu_memory_utilization"):
             raise ValueError("give at least one value")
         if len(items) > MAX_LIST_ITEMS:
@@ -249,8 +251,9 @@ class Scenario(BaseModel):
         for item in items if items != ["all"] else ():
             try:
                 cls.model_validate({name: item})
-            except ValueError:
-                raise ValueError(f"'{item[:20]}' is not a valid {name}") from None
+            except ValidationError as e:
+                why = e.errors()[0].get("msg", "") if e.errors() else ""
+                raise ValueError(f"'{item[:20]}' is not a valid {name}" + (f": {why[:120]}" if why else "")) from None
         return v
 
     @model_validator(mode="after")

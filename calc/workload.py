@@ -106,9 +106,9 @@ def fit_workload(s: Scenario, m: ModelSpec, mem: PoolResult) -> WorkloadFit:
     if L > s.max_model_len:
         reasons.append(f"a request of {L:,} tokens exceeds max_model_len {s.max_model_len:,}")
     if C * per_req > blocks:
-        reasons.append(f"{C} requests need {C * per_req:,} blocks{each}, the pool has {blocks:,}: vLLM preempts")
+        reasons.append(f"{C:,} requests need {C * per_req:,} blocks{each}, the pool has {blocks:,}: vLLM preempts")
     if C > s.max_num_seqs:
-        reasons.append(f"concurrency {C}{each} exceeds max_num_seqs {s.max_num_seqs}: the rest wait in the queue")
+        reasons.append(f"concurrency {C:,}{each} exceeds max_num_seqs {s.max_num_seqs:,}: the rest wait in the queue")
     per_seq_blocks = blocks // C
     longest = max(0, largest_true(lambda n: need(n) <= per_seq_blocks, 1, s.max_model_len))
     return WorkloadFit(
