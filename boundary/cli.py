@@ -92,12 +92,18 @@ def _run(args: argparse.Namespace, catalog=None) -> int:
     if args.command == "gpus" and args.json:
         print(json.dumps([{"id": sid, "name": g.name, "memory_gib": g.memory_gib, "memory_bandwidth_gb_per_s":
                            g.memory_bandwidth_gb_per_s, "peak_16bit_tflop_per_s": g.peak_16bit_tflop_per_s,
-                           "arch": g.arch} for sid, g in catalog.gpus.items()], indent=2))  # fmt: skip
+                           "arch": g.arch, "price_per_gpu_hour": g.price_per_gpu_hour,
+                           "price_currency": g.price_currency if g.price_per_gpu_hour is not None else None,
+                           "price_is_estimate": "price_per_gpu_hour" in g.derived}
+                          for sid, g in catalog.gpus.items()], indent=2))  # fmt: skip
         return 0
     if args.command == "gpus":
         rows = [(sid, g.name, f"{g.memory_gib:,.2f} GiB", f"{g.memory_bandwidth_gb_per_s:,.0f} GB/s",
-                 f"{g.peak_16bit_tflop_per_s:,.1f} TFLOP/s") for sid, g in catalog.gpus.items()]  # fmt: skip
-        print(_columns(rows, ">>>"))
+                 f"{g.peak_16bit_tflop_per_s:,.1f} TFLOP/s",
+                 (f"{g.price_per_gpu_hour:,.2f} {g.price_currency}/h" + (" (estimate)" if "price_per_gpu_hour" in g.derived
+                                                                         else "")) if g.price_per_gpu_hour is not None else "no price")
+                for sid, g in catalog.gpus.items()]  # fmt: skip
+        print(_columns(rows, ">>>>"))
         return 0
     if args.command == "bench":
         return run_bench(args, catalog)
