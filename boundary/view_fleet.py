@@ -17,7 +17,7 @@ def _strict_why(r) -> str:
     s, lat = r.scenario, r.latency
     if lat.decode_batch > 1 and not s.disaggregated and lat.chunk_step_s > s.slo_tpot_s:
         return (f"a step that carries another request's prefill chunk takes {fmt.ms(lat.chunk_step_s)}, over the SLO, "
-                "and a request with company meets one")  # fmt: skip
+                "and a request decoding while another's prompt is prefilled waits through one")  # fmt: skip
     return (f"each of the {max(s.output_len - 1, 0):,} gaps log-normal with σ = {s.latency_sigma:g} around the plain "
             "step: a long output has that many chances to exceed it")  # fmt: skip
 

@@ -6,12 +6,22 @@ from __future__ import annotations
 from boundary import fmt
 
 
+def each_rank(s) -> str:
+    """' on each of 4 ranks' for one data-parallel rank's figure; ' on each of the 2 busy ranks (of 4)' where fewer
+    requests are in flight than ranks (the others idle); '' without data parallelism."""
+    d = s.data_parallel_size
+    if d <= 1:
+        return ""
+    busy = min(d, s.concurrency)
+    return f" on each of the {busy:,} busy ranks (of {d:,})" if busy < d else f" on each of {d:,} ranks"
+
+
 def verdict(r) -> str:
     """The headline sentence, e.g. '16 × 8,448 tokens: does not fit — 16 requests need 8,448 blocks, …'."""
     s, f, m = r.scenario, r.fit, r.memory
     head = f"{s.concurrency:,} × {fmt.tokens(f.request_tokens)}"
     if f.fits:
-        each = f" on each of {s.data_parallel_size} ranks" if s.data_parallel_size > 1 else ""
+        each = each_rank(s)
         return (f"{head}: fits ({fmt.count(f.blocks_needed)} of {fmt.count(m.num_gpu_blocks)} blocks{each}, "
                 f"{fmt.pct(f.pool_fraction, 0)} of the pool)")  # fmt: skip
     if not r.shortfall.engine_starts:
@@ -57,7 +67,7 @@ def missing_lines(r) -> list[str]:
                    f"by {fmt.tokens(s.request_len - s.max_model_len)}: vLLM rejects it" + (
                        f"; it also exceeds the model's own context ({fmt.tokens(ctx)}, max_position_embeddings), so no "
                        "max_model_len admits it: shorten input_len + output_len" if s.request_len > ctx else ""))  # fmt: skip
-    rank = f" on each of {s.data_parallel_size} ranks" if s.data_parallel_size > 1 else ""
+    rank = each_rank(s)
     if sf.workload_missing_blocks:
         out.append(f"KV cache for {s.rank_concurrency:,} requests of {fmt.tokens(f.request_tokens)}{rank}: "
                    f"{fmt.count(f.blocks_needed)} blocks, the pool has {fmt.count(m.num_gpu_blocks)} — "
