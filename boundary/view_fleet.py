@@ -44,7 +44,8 @@ def slo_lines(r, *, replica_check=None) -> list[str]:
     if fl.cost_per_hour is not None:
         out.append(f"cost: {fmt.money(fl.cost_per_hour, fl.currency)} per hour, "
                    f"{fmt.money(fl.cost_per_million_output_tokens, fl.currency)} per million output tokens "
-                   f"({fmt.money(fl.price_per_gpu_hour, fl.currency)} per GPU-hour)")  # fmt: skip
+                   f"({fmt.money(fl.price_per_gpu_hour, fl.currency)} per GPU-hour)"
+                   + (", at the scenario's own throughput, outside the SLOs" if fl.capacity.rps <= 0 else ""))  # fmt: skip
     else:
         out.append("cost: " + fmt.missing(cost_reason(r)))
     return out
