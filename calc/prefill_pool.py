@@ -54,21 +54,23 @@ def prefill_pool(*, rate_rps: float, prefill_s: float, max_wait_s: float = math.
     return n, x / n, prefill_wait_s(x, prefill_s, n)
 
 
-def _budget_one(slo_ttft_s: float, slo_tpot_s: float, sigma: float, quota: float, fixed_s: float, tpot_s: float) -> float:
+def _median_one(slo_ttft_s: float, slo_tpot_s: float, sigma: float, quota: float, tpot_s: float) -> float:
+    """The TTFT median that keeps the quota beside a TPOT median of tpot_s; −inf where the TPOT alone misses it."""
     p_tpot = p_within(median_s=tpot_s, slo_s=slo_tpot_s, sigma=sigma)
     if p_tpot <= quota:
         return -math.inf
-    ratio = math.exp(sigma * NormalDist().inv_cdf(quota / p_tpot)) if sigma > 0 else 1.0
-    return slo_ttft_s / ratio - fixed_s
+    return slo_ttft_s / (math.exp(sigma * NormalDist().inv_cdf(quota / p_tpot)) if sigma > 0 else 1.0)
 
 
 def prefill_wait_budget_s(s, fixed_s, tpot_s):
     """The longest mean wait for a prefill instance at which one request keeps the quota: the TTFT median m with
     P(TTFT ≤ slo_ttft) = quota / P(TPOT ≤ slo_tpot) (log-normal, σ = latency_sigma: m = slo_ttft / e^(σ·z)), less the
     TTFT's other parts `fixed_s` (front-end, queue, prefill, KV transfer, one decode step at `tpot_s`); −inf where the
-    TPOT alone misses the quota. Numbers or arrays."""
+    TPOT alone misses the quota. Numbers or arrays (m once per distinct TPOT: configurations share them)."""
     args = (s.slo_ttft_s, tpot_slo_s(s), s.latency_sigma, s.conformance_quota)
     if np.ndim(fixed_s) == 0 and np.ndim(tpot_s) == 0:
-        return _budget_one(*args, float(fixed_s), float(tpot_s))
-    one = np.frompyfunc(lambda f, t: _budget_one(*args, f, t), 2, 1)
-    return np.asarray(one(fixed_s, tpot_s), dtype=float)
+        return _median_one(*args, float(tpot_s)) - float(fixed_s)
+    fixed, tpot = np.broadcast_arrays(np.asarray(fixed_s, dtype=float), np.asarray(tpot_s, dtype=float))
+    distinct, at = np.unique(tpot, return_inverse=True)
+    median = np.array([_median_one(*args, float(t)) for t in distinct])
+    return median[at.reshape(tpot.shape)] - fixed
