@@ -3,7 +3,7 @@ out as aligned text (formatting only: every number comes from the Report)."""
 
 from __future__ import annotations
 
-from boundary import view, view_bench, view_fleet
+from boundary import view, view_bench, view_fleet, view_memory
 from boundary.view import verdict
 
 __all__ = ["render_text", "verdict"]
@@ -24,7 +24,7 @@ def render_text(r, *, gpu_options: bool = False, replica_check: bool = False, ch
         lines += _block("What is missing (per GPU)", [f"  {x}" for x in view.missing_lines(r)])
     if r.suggestions:
         lines += _block("Smallest changes that fit", view_fleet.suggestions_table(r).text().splitlines())
-    for sec in (view.memory_section(r), view.kv_section(r), view.workload_section(r)):
+    for sec in (view_memory.memory_section(r), view_memory.kv_section(r), view_memory.workload_section(r)):
         lines += _block(sec.title, sec.lines)
     why = view.no_latency_reason(r)
     if why:

@@ -9,8 +9,8 @@ from dataclasses import replace
 import numpy as np
 
 from calc.front_end import engine_request_overhead_s, front_serial_s
-from calc.scheduler import Workload, batch_latency, simulate
-from calc.sim_engine import EngineConfig
+from calc.scheduler import Workload, simulate
+from calc.sim_engine import EngineConfig, StepFn
 from calc.sim_stats import BatchLatency, SimResult
 
 MAX_SIM_PROMPTS = 5_000  # ≥ every published run here (4,096 the most); a simulation costs up to ~80 ms per 1,000
@@ -86,3 +86,11 @@ def static_batch(r, *, batch_size: int, input_len: int, output_len: int) -> Batc
     batch_size = -(-batch_size // r.scenario.data_parallel_size)  # one rank's share of the batch
     return batch_latency(engine_config(r), offline.step_s, batch_size=batch_size, input_len=input_len,
                          output_len=output_len)  # fmt: skip
+
+
+def batch_latency(cfg: EngineConfig, step_s: StepFn, *, batch_size: int, input_len: int,
+                  output_len: int) -> BatchLatency:  # fmt: skip
+    """`vllm bench latency --batch-size B --input-len I --output-len O`: B prompts at t = 0 (random tokens: no
+    prefix hits), prefilled within the token budget and decoded until each has O tokens; latency = last finish."""
+    w = Workload(input_len=input_len, output_len=output_len, num_prompts=batch_size)
+    return BatchLatency(simulate(replace(cfg, prefix_cached_tokens=0), w, step_s).duration_s)

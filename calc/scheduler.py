@@ -43,7 +43,7 @@ from calc.sched_policies import (
 )
 from calc.sim_engine import MAX_SIM_ITERATIONS, MAX_SIM_WORK, EngineConfig, StepFn, steps_to_cover, stretch_s
 from calc.sim_lockstep import Lockstep
-from calc.sim_stats import BatchLatency, SimResult, Workload, sim_result, workload_arrays
+from calc.sim_stats import SimResult, Workload, sim_result, workload_arrays
 
 
 class _Sim:
@@ -397,11 +397,3 @@ class _Sim:
 def simulate(cfg: EngineConfig, workload: Workload, step_s: StepFn) -> SimResult:
     """Run the workload through the engine; pure (same inputs, same result)."""
     return _Sim(cfg, workload, step_s).run()
-
-
-def batch_latency(cfg: EngineConfig, step_s: StepFn, *, batch_size: int, input_len: int,
-                  output_len: int) -> BatchLatency:  # fmt: skip
-    """`vllm bench latency --batch-size B --input-len I --output-len O`: B prompts at t = 0 (random tokens: no
-    prefix hits), prefilled within the token budget and decoded until each has O tokens; latency = last finish."""
-    w = Workload(input_len=input_len, output_len=output_len, num_prompts=batch_size)
-    return BatchLatency(simulate(replace(cfg, prefix_cached_tokens=0), w, step_s).duration_s)

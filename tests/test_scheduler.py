@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from calc.scheduler import batch_latency, simulate
+from calc.bench import batch_latency
+from calc.scheduler import simulate
 from calc.sim_engine import EngineConfig
 from calc.sim_stats import ItlSegments, Workload, eos_hazard, workload_arrays
 

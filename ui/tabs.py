@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 import charts
-from boundary import fmt, view, view_bench, view_compare, view_fleet
+from boundary import fmt, view, view_bench, view_compare, view_fleet, view_memory
 from boundary.markdown import curves_csv, markdown_report, md_table, md_text
 from boundary.search_text import REPLICA_CHECK_LABEL
 from boundary.urlstate import MAX_MESSAGE_SHOWN, plain, query_string
@@ -52,7 +52,7 @@ def memory_tab(r) -> None:
     else:
         st.info("No KV cache on this GPU: no occupancy or concurrency curves.", icon=":material/block:")
     cols = st.columns(3)
-    for col, sec in zip(cols, (view.memory_section(r), view.kv_section(r), view.workload_section(r)), strict=True):
+    for col, sec in zip(cols, (view_memory.memory_section(r), view_memory.kv_section(r), view_memory.workload_section(r)), strict=True):
         with col:
             st.markdown(f"**{sec.title}**")
             table(sec.table())
