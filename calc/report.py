@@ -332,6 +332,8 @@ LABELS = {
     "num_gpu_blocks": "exact vLLM arithmetic given kv_cache_memory_bytes",
     "kv_cache_tokens": "one data-parallel rank's pool, as its vLLM log line prints it (the whole server's with one rank)",
     "kv_cache_tokens_all_ranks": "data_parallel_size × kv_cache_tokens: every rank's pool together",
+    "max_concurrency": "vLLM's 'Maximum concurrency for max_model_len tokens per request' (pool ÷ one max_model_len "
+                       "request); the client's concurrency is the scenario's `concurrency` (benchmark.max_concurrency)",
 }
 
 
