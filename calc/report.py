@@ -19,6 +19,7 @@ from calc.pool import PoolResult
 from calc.prefix import PrefixResult, prefix
 from calc.replicas import Fleet, Option, capacity, fleet, gpu_options
 from calc.scenario import Scenario
+from calc.serve_command import joined, plan_serve_commands
 from calc.shortfall import Shortfall, shortfall
 from calc.specs import GPUSpec, ModelSpec
 from calc.tails import ItlSummary, Tails, seed_itl_example, tails
@@ -274,6 +275,7 @@ class Report:
             "swap_s": off.swap_s,
             "recompute_s": off.recompute_s,
             "prefix_reuse_saving": pre.prefix_reuse_saving,
+            "serve_command": joined(plan_serve_commands(self)),
         }
         flat["scenario"] = self.scenario.model_dump()
         flat["memory"] = _plain(m) | {"headroom_bytes": m.headroom_bytes}
@@ -332,6 +334,8 @@ LABELS = {
     "num_gpu_blocks": "exact vLLM arithmetic given kv_cache_memory_bytes",
     "kv_cache_tokens": "one data-parallel rank's pool, as its vLLM log line prints it (the whole server's with one rank)",
     "kv_cache_tokens_all_ranks": "data_parallel_size × kv_cache_tokens: every rank's pool together",
+    "serve_command": "the server this plan describes, its scenario as given (calc.serve_command; a search row's "
+                     "caps max_num_seqs at what the pool holds)",
     "max_concurrency": "vLLM's 'Maximum concurrency for max_model_len tokens per request' (pool ÷ one max_model_len "
                        "request); the client's concurrency is the scenario's `concurrency` (benchmark.max_concurrency)",
 }

@@ -4,9 +4,7 @@ commands that serve it, and its check against the scheduler simulation."""
 
 from __future__ import annotations
 
-import json
 import math
-import shlex
 from dataclasses import dataclass
 
 from calc.bench import CHECK_RANGE_RATIO, MAX_CHECK_PROMPTS
@@ -15,14 +13,7 @@ from calc.replica_check import RateCheck, replica_check
 from calc.resolve import for_other_gpu
 from calc.scenario import Scenario
 from calc.search import CANNOT_SERVE
-
-# weight precision → the flags that serve it (vLLM and SGLang spell them alike); int8/int4 need a checkpoint
-# quantized that way
-DTYPE_FLAGS = {"auto": [], "bf16": ["--dtype", "bfloat16"], "fp16": ["--dtype", "float16"], "fp8": ["--quantization", "fp8"],
-               "int8": [], "int4": []}  # fmt: skip
-CHECKPOINT = {"int8": "an INT8 (W8A8) checkpoint of {}", "int4": "an INT4 (AWQ or GPTQ) checkpoint of {}"}
-PLACEHOLDER = "__CHECKPOINT__"  # shlex leaves it bare; replaced by "$CHECKPOINT" after quoting
-NIXL = json.dumps({"kv_connector": "NixlConnector", "kv_role": "kv_both"}, separators=(",", ":"))
+from calc.serve_command import serve_lines
 
 
 def fields_of(r, i: int) -> dict:
@@ -92,61 +83,16 @@ preempts and recomputes instead of waiting, which the capacity assumes (calc.rep
 command caps it, and the capacity, found at the slots the pool holds, is the same."""
 
 
-def _vllm_scenario_flags(s: Scenario) -> list:
-    """The scenario's own engine settings the search priced and every configuration shares: left out, vLLM would
-    serve something else (its default block size, CUDA graphs, a pool sized by memory, …)."""
-    default = {k: f.default for k, f in Scenario.model_fields.items()}
-    out: list = []
-    if s.enforce_eager:
-        out.append("--enforce-eager")
-    if s.enable_expert_parallel:
-        out.append("--enable-expert-parallel")
-    if s.block_size != default["block_size"]:
-        out += ["--block-size", s.block_size]
-    if s.kv_cache_memory_bytes is not None:
-        out += ["--kv-cache-memory-bytes", int(s.kv_cache_memory_bytes)]
-    if s.mamba_ssm_cache_dtype != default["mamba_ssm_cache_dtype"]:
-        out += ["--mamba-ssm-cache-dtype", s.mamba_ssm_cache_dtype]
-    if s.disable_hybrid_kv_cache_manager:
-        out.append("--disable-hybrid-kv-cache-manager")
-    return out
-
-
 def serve_commands(r, i: int) -> list[tuple[str, str]]:
     """(role, command) for configuration i: one `vllm serve` (or SGLang launch) line, or a prefill and a decode one."""
     f, s = fields_of(r, i), r.scenario
-    name = r.hf_id or r.model_name
-    model = PLACEHOLDER if f["dtype"] in CHECKPOINT else name
-    if s.engine == "sglang":
-        kv = ["--kv-cache-dtype", "fp8_e4m3"] if f["kv_cache_dtype"] == "fp8" else []
-        base = ["python", "-m", "sglang.launch_server", "--model-path", model, "--tp-size", f["tensor_parallel_size"],
-                "--pp-size", f["pipeline_parallel_size"], "--context-length", s.max_model_len, "--max-running-requests",
-                f["max_num_seqs"], "--chunked-prefill-size", f["max_num_batched_tokens"], "--mem-fraction-static",
-                f"{f['gpu_memory_utilization']:g}", *kv, *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
-        base += (["--ep-size", f["tensor_parallel_size"]] if s.enable_expert_parallel else [])
-        base += (["--disable-cuda-graph"] if s.enforce_eager else []) + (
-            ["--page-size", s.block_size] if s.block_size != Scenario.model_fields["block_size"].default else [])
-        roles = (("prefill", ["--disaggregation-mode", "prefill"]), ("decode", ["--disaggregation-mode", "decode"]))
-    else:
-        seqs = r.served_seqs(i)
-        base = ["vllm", "serve", model, "--tensor-parallel-size", f["tensor_parallel_size"], "--pipeline-parallel-size",
-                f["pipeline_parallel_size"], "--max-model-len", s.max_model_len, "--max-num-seqs", seqs,
-                "--max-num-batched-tokens", f["max_num_batched_tokens"], "--gpu-memory-utilization",
-                f"{f['gpu_memory_utilization']:g}", "--kv-cache-dtype", f["kv_cache_dtype"], *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
-        base += _vllm_scenario_flags(s)
-        roles = (("prefill", ["--kv-transfer-config", NIXL]), ("decode", ["--kv-transfer-config", NIXL]))
-    line = " ".join(shlex.quote(str(x)) for x in base)
-    if f["dtype"] in CHECKPOINT:  # a runnable line: the checkpoint is a shell variable the comment above explains
-        line = (f"# CHECKPOINT={{{CHECKPOINT[f['dtype']].format(name)}: a Hub id or a local path}}\n"
-                + line.replace(PLACEHOLDER, '"$CHECKPOINT"'))  # fmt: skip
+    seqs = r.served_seqs(i)
     serves = r.pool.max_concurrency_at_length[r.base(i)] >= 1  # a configuration that cannot run has no cap to explain
-    if s.engine != "sglang" and seqs < f["max_num_seqs"] and serves:
-        line = CAPPED_SEQS.format(seqs=seqs, asked=f["max_num_seqs"], tokens=s.input_len + s.output_len) + "\n" + line
-    if not r.disaggregated[i]:
-        return [("", line)]
-    counts = {"prefill": r.prefill_instances[i], "decode": r.decode_instances[i]}
-    return [(f"{role}: {int(counts[role]):,} instance(s)" if r.gpus[i] else role,
-             line + " " + " ".join(shlex.quote(x) for x in extra)) for role, extra in roles]  # fmt: skip
+    note = CAPPED_SEQS.format(seqs=seqs, asked=f["max_num_seqs"], tokens=s.input_len + s.output_len) \
+        if s.engine != "sglang" and seqs < f["max_num_seqs"] and serves else ""  # fmt: skip
+    counts = {"prefill": r.prefill_instances[i], "decode": r.decode_instances[i]} if r.gpus[i] else None
+    return serve_lines(s, f, r.hf_id or r.model_name, seqs, disaggregated=bool(r.disaggregated[i]), counts=counts,
+                       note=note)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,7 @@ def test_the_formulas_and_share_boxes_fill_only_when_opened():
     codes = [c.value for c in at.code]
     assert "?max_model_len=4096&concurrency=32" in codes  # the link (no base under AppTest), fields in Scenario order
     assert any(c.startswith("python -m calc plan") and "--max-model-len 4096" in c for c in codes)
+    assert any(c.startswith("vllm serve Qwen/Qwen2.5-7B-Instruct") and "--max-model-len 4096" in c for c in codes)
     assert len(codes) > 5  # the formulas, each a code block
 
 

@@ -8,6 +8,7 @@ import streamlit as st
 from boundary import fmt, view, view_fleet
 from boundary.urlstate import cli_command, plain, query_string
 from calc.engine_defaults import server_defaults
+from calc.serve_command import joined, plan_serve_commands
 from ui.widgets import lazy_expander
 
 
@@ -79,3 +80,5 @@ def headline_rest(r, link_base: str) -> None:
             st.caption("The address bar already holds this scenario; copy it or this link:")
             st.code(f"{link_base}?{query_string(s)}", language=None, wrap_lines=True)
             st.code(cli_command(s), language="bash", wrap_lines=True)
+            st.caption("The server this scenario describes:")
+            st.code(joined(plan_serve_commands(r)), language="bash", wrap_lines=True)

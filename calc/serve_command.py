@@ -1,0 +1,94 @@
+"""The command that starts the server a configuration describes: `vllm serve …` or SGLang's launch_server, with the
+scenario's engine settings; for disaggregated serving a prefill and a decode line. Used by the search's rows and by a
+plan (its scenario as given)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from calc.scenario import Scenario
+
+# weight precision → the flags that serve it (vLLM and SGLang spell them alike); int8/int4 need a checkpoint
+# quantized that way
+DTYPE_FLAGS = {"auto": [], "bf16": ["--dtype", "bfloat16"], "fp16": ["--dtype", "float16"], "fp8": ["--quantization", "fp8"],
+               "int8": [], "int4": []}  # fmt: skip
+CHECKPOINT = {"int8": "an INT8 (W8A8) checkpoint of {}", "int4": "an INT4 (AWQ or GPTQ) checkpoint of {}"}
+PLACEHOLDER = "__CHECKPOINT__"  # shlex leaves it bare; replaced by "$CHECKPOINT" after quoting
+NIXL = json.dumps({"kv_connector": "NixlConnector", "kv_role": "kv_both"}, separators=(",", ":"))
+
+
+def _vllm_scenario_flags(s: Scenario) -> list:
+    """The scenario's own engine settings the search priced and every configuration shares: left out, vLLM would
+    serve something else (its default block size, CUDA graphs, a pool sized by memory, …)."""
+    default = {k: f.default for k, f in Scenario.model_fields.items()}
+    out: list = []
+    if s.enforce_eager:
+        out.append("--enforce-eager")
+    if s.enable_expert_parallel:
+        out.append("--enable-expert-parallel")
+    if s.block_size != default["block_size"]:
+        out += ["--block-size", s.block_size]
+    if s.kv_cache_memory_bytes is not None:
+        out += ["--kv-cache-memory-bytes", int(s.kv_cache_memory_bytes)]
+    if s.mamba_ssm_cache_dtype != default["mamba_ssm_cache_dtype"]:
+        out += ["--mamba-ssm-cache-dtype", s.mamba_ssm_cache_dtype]
+    if s.disable_hybrid_kv_cache_manager:
+        out.append("--disable-hybrid-kv-cache-manager")
+    return out
+
+
+def serve_lines(s: Scenario, f: dict, name: str, seqs: int, *, disaggregated: bool, counts: dict | None = None,
+                note: str = "") -> list[tuple[str, str]]:
+    """(role, command) lines for the fields `f` (tensor_parallel_size, pipeline_parallel_size, dtype, kv_cache_dtype,
+    max_num_batched_tokens, gpu_memory_utilization) of scenario `s`, the checkpoint `name`, `seqs` sequences at most;
+    `counts` (prefill, decode instances) label a disaggregated pair; `note` is a comment line above."""
+    model = PLACEHOLDER if f["dtype"] in CHECKPOINT else name
+    dp = s.data_parallel_size
+    if s.engine == "sglang":
+        kv = ["--kv-cache-dtype", "fp8_e4m3"] if f["kv_cache_dtype"] == "fp8" else []
+        base = ["python", "-m", "sglang.launch_server", "--model-path", model, "--tp-size", f["tensor_parallel_size"],
+                "--pp-size", f["pipeline_parallel_size"], "--context-length", s.max_model_len, "--max-running-requests",
+                seqs, "--chunked-prefill-size", f["max_num_batched_tokens"], "--mem-fraction-static",
+                f"{f['gpu_memory_utilization']:g}", *kv, *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
+        base += ["--dp-size", dp, "--enable-dp-attention"] if dp > 1 else []
+        base += (["--ep-size", f["tensor_parallel_size"]] if s.enable_expert_parallel else [])
+        base += (["--disable-cuda-graph"] if s.enforce_eager else []) + (
+            ["--page-size", s.block_size] if s.block_size != Scenario.model_fields["block_size"].default else [])
+        roles = (("prefill", ["--disaggregation-mode", "prefill"]), ("decode", ["--disaggregation-mode", "decode"]))
+    else:
+        base = ["vllm", "serve", model, "--tensor-parallel-size", f["tensor_parallel_size"], "--pipeline-parallel-size",
+                f["pipeline_parallel_size"], "--max-model-len", s.max_model_len, "--max-num-seqs", seqs,
+                "--max-num-batched-tokens", f["max_num_batched_tokens"], "--gpu-memory-utilization",
+                f"{f['gpu_memory_utilization']:g}", "--kv-cache-dtype", f["kv_cache_dtype"], *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
+        base += ["--data-parallel-size", dp] if dp > 1 else []
+        base += _vllm_scenario_flags(s)
+        roles = (("prefill", ["--kv-transfer-config", NIXL]), ("decode", ["--kv-transfer-config", NIXL]))
+    line = " ".join(shlex.quote(str(x)) for x in base)
+    if f["dtype"] in CHECKPOINT:  # a runnable line: the checkpoint is a shell variable the comment above explains
+        line = (f"# CHECKPOINT={{{CHECKPOINT[f['dtype']].format(name)}: a Hub id or a local path}}\n"
+                + line.replace(PLACEHOLDER, '"$CHECKPOINT"'))  # fmt: skip
+    if note:
+        line = note + "\n" + line
+    if not disaggregated:
+        return [("", line)]
+    return [(f"{role}: {int(counts[role]):,} instance(s)" if counts else role,
+             line + " " + " ".join(shlex.quote(x) for x in extra)) for role, extra in roles]  # fmt: skip
+
+
+def plan_serve_commands(r) -> list[tuple[str, str]]:
+    """(role, command) for a plan's scenario as given (a Report): its own max_num_seqs, and for disaggregated serving
+    the fleet's prefill and decode instances where a request rate sized them."""
+    s = r.scenario
+    f = {k: getattr(s, k) for k in ("tensor_parallel_size", "pipeline_parallel_size", "dtype", "kv_cache_dtype",
+                                    "max_num_batched_tokens", "gpu_memory_utilization")}  # fmt: skip
+    fl = r.fleet if s.disaggregated else None
+    counts = {"prefill": fl.prefill_instances, "decode": fl.decode_instances} \
+        if fl is not None and fl.prefill_instances and fl.decode_instances else None  # fmt: skip
+    return serve_lines(s, f, r.model.hf_id or r.model.name, s.max_num_seqs, disaggregated=s.disaggregated,
+                       counts=counts)  # fmt: skip
+
+
+def joined(lines: list[tuple[str, str]]) -> str:
+    """The lines as one text: each disaggregated role under a '# role' comment."""
+    return "\n".join(f"# {role}\n{cmd}" if role else cmd for role, cmd in lines)

@@ -1,0 +1,51 @@
+"""The command that starts the server a plan describes (calc.serve_command), the same builder the search's rows use."""
+
+import json
+
+from conftest import scenario
+
+from boundary.cli import main
+from calc.evaluate import evaluate
+from calc.serve_command import joined, plan_serve_commands
+
+
+def _cmd(catalog, **kw) -> str:
+    return joined(plan_serve_commands(evaluate(scenario(**kw), catalog)))
+
+
+def test_the_default_plan_written_out(catalog):
+    """The seed's Qwen2.5-7B on an RTX 4090 at the planner's defaults: every flag the plan sized with."""
+    assert _cmd(catalog) == ("vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 1 --pipeline-parallel-size 1 "
+                             "--max-model-len 8192 --max-num-seqs 256 --max-num-batched-tokens 2048 "
+                             "--gpu-memory-utilization 0.9 --kv-cache-dtype auto")  # fmt: skip
+
+
+def test_data_parallel_and_expert_parallel_flags(catalog):
+    vllm = _cmd(catalog, model="deepseek-r1", gpu="h200", data_parallel_size=8, enable_expert_parallel=True)
+    assert "--data-parallel-size 8" in vllm and "--enable-expert-parallel" in vllm
+    sglang = _cmd(catalog, model="deepseek-r1", gpu="h200", data_parallel_size=8, engine="sglang")
+    assert sglang.startswith("python -m sglang.launch_server") and "--dp-size 8 --enable-dp-attention" in sglang
+
+
+def test_a_quantized_precision_names_the_checkpoint_it_needs(catalog):
+    cmd = _cmd(catalog, dtype="int4")
+    assert cmd.splitlines()[0].startswith("# CHECKPOINT={an INT4 (AWQ or GPTQ) checkpoint of Qwen/Qwen2.5-7B-Instruct")
+    assert 'vllm serve "$CHECKPOINT"' in cmd
+    assert "--quantization fp8" in _cmd(catalog, gpu="h100-sxm", dtype="fp8")
+
+
+def test_disaggregated_lines_carry_the_fleets_instances(catalog):
+    r = evaluate(scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4, input_len=2000,
+                          output_len=500, request_rate=10, disaggregated=True), catalog)  # fmt: skip
+    roles = [role for role, _ in plan_serve_commands(r)]
+    assert roles == [f"prefill: {r.fleet.prefill_instances} instance(s)", f"decode: {r.fleet.decode_instances} instance(s)"]
+    assert all("--kv-transfer-config" in cmd for _, cmd in plan_serve_commands(r))
+
+
+def test_the_cli_prints_it_in_text_and_json(capsys):
+    assert main(["plan", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["serve_command"].startswith("vllm serve Qwen/Qwen2.5-7B-Instruct")
+    assert main(["plan"]) == 0
+    out = capsys.readouterr().out
+    assert "Serve it (the scenario as given)" in out and d["serve_command"] in out
