@@ -44,7 +44,8 @@ def render_text(r, *, gpu_options: bool = False, replica_check: bool = False, ch
         lines += _block("Beyond the GPU", [f"  {x}" for x in view_fleet.beyond_lines(r)] + [""] + view_fleet.tiers_table(r).text().splitlines())
         if gpu_options:
             lines += _block("GPU options for this model", view_fleet.gpu_options_table(r).text().splitlines())
-    lines += _block("Serve it (the scenario as given)", [f"  {x}" for x in joined(plan_serve_commands(r)).splitlines()])
+    if not why:  # a server that starts
+        lines += _block("Serve it (the scenario as given)", [f"  {x}" for x in joined(plan_serve_commands(r)).splitlines()])
     if r.notes:
         lines += ["", *[f"note: {n}" for n in r.notes]]
     return "\n".join(lines)
