@@ -45,14 +45,16 @@ def serve_lines(s: Scenario, f: dict, name: str, seqs: int, *, disaggregated: bo
     `counts` (prefill, decode instances) label a disaggregated pair; `note` is a comment line above."""
     model = PLACEHOLDER if f["dtype"] in CHECKPOINT else name
     dp = s.data_parallel_size
-    if s.engine == "sglang":
+    if s.engine == "sglang":  # with DP attention SGLang's --tp-size counts every GPU and its caps are the server's,
+        # divided over the --dp-size ranks (server_args.py _handle_data_parallelism; boundary.bench_data reads them so)
         kv = ["--kv-cache-dtype", "fp8_e4m3"] if f["kv_cache_dtype"] == "fp8" else []
-        base = ["python", "-m", "sglang.launch_server", "--model-path", model, "--tp-size", f["tensor_parallel_size"],
+        gpus = f["tensor_parallel_size"] * dp
+        base = ["python", "-m", "sglang.launch_server", "--model-path", model, "--tp-size", gpus,
                 "--pp-size", f["pipeline_parallel_size"], "--context-length", s.max_model_len, "--max-running-requests",
-                seqs, "--chunked-prefill-size", f["max_num_batched_tokens"], "--mem-fraction-static",
+                seqs * dp, "--chunked-prefill-size", f["max_num_batched_tokens"] * dp, "--mem-fraction-static",
                 f"{f['gpu_memory_utilization']:g}", *kv, *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
         base += ["--dp-size", dp, "--enable-dp-attention"] if dp > 1 else []
-        base += (["--ep-size", f["tensor_parallel_size"]] if s.enable_expert_parallel else [])
+        base += (["--ep-size", gpus] if s.enable_expert_parallel else [])
         base += (["--disable-cuda-graph"] if s.enforce_eager else []) + (
             ["--page-size", s.block_size] if s.block_size != Scenario.model_fields["block_size"].default else [])
         roles = (("prefill", ["--disaggregation-mode", "prefill"]), ("decode", ["--disaggregation-mode", "decode"]))

@@ -25,6 +25,8 @@ def test_data_parallel_and_expert_parallel_flags(catalog):
     assert "--data-parallel-size 8" in vllm and "--enable-expert-parallel" in vllm
     sglang = _cmd(catalog, model="deepseek-r1", gpu="h200", data_parallel_size=8, engine="sglang")
     assert sglang.startswith("python -m sglang.launch_server") and "--dp-size 8 --enable-dp-attention" in sglang
+    # SGLang's --tp-size counts all 8 · 1 GPUs; its caps are the server's: 8 ranks × 256 sequences, × 2,048 tokens
+    assert "--tp-size 8 " in sglang and "--max-running-requests 2048 " in sglang and "--chunked-prefill-size 16384 " in sglang
 
 
 def test_a_quantized_precision_names_the_checkpoint_it_needs(catalog):
