@@ -72,20 +72,21 @@ def once_per_process() -> bool:
 
 
 def fallback(scenario: Scenario, error: InputError, cat) -> tuple[Scenario, str]:
-    """What the page shows instead of a scenario that cannot be planned, and how it says so: the session's last valid
-    one; on a fresh link, which has none, the link's own scenario with the field named in the error at its default
-    (a shared link keeps its model and GPU), else the defaults."""
-    last = st.session_state.get("_last_good")
-    if last is not None:
-        return last, "the last valid one"
+    """What the page shows instead of a scenario that cannot be planned, and how it says so: the scenario with the
+    field named in the error at its default, which is what its link opens too (an uploaded config.json whose heads
+    TP does not divide shows that model at TP 1, not the model before it); else the session's last valid one; on a
+    fresh link, which has none, the defaults."""
     if error.field in Scenario.model_fields:
         default = Scenario.model_fields[error.field].default
         try:
             near = scenario.model_copy(update={error.field: default})
             evaluate(near, cat)
-            return near, f"the link's scenario with {error.field} at its default ({default})"
+            return near, f"this scenario with {error.field} at its default ({default}), as its link opens it"
         except InputError:
             pass
+    last = st.session_state.get("_last_good")
+    if last is not None:
+        return last, "the last valid one"
     return Scenario(), "the default scenario"
 
 

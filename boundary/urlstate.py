@@ -131,4 +131,4 @@ def page_base(url: str | None) -> str:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return ""
     netloc = quote(parts.netloc, safe=":@.-_~[]")
-    return f"{parts.scheme}://{netloc}{quote(parts.path, safe='/-._~%')}"
+    return f"{parts.scheme}://{netloc}{quote(parts.path or '/', safe='/-._~%')}"  # 'host?x' → 'host/?x'

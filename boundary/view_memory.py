@@ -33,8 +33,11 @@ def kv_section(r) -> Section:
                      f"{fmt.size(m.state_bytes_per_request)} (Mamba / linear attention)"))  # fmt: skip
     size = fmt.tokens(m.kv_cache_tokens)
     if m.kv_cache_tokens != m.num_gpu_blocks * m.block_size:
-        who = "the latest vLLM" if s.engine_version in ("latest", "nightly") else f"vLLM {s.engine_version}"
-        size += f" = {kv_tokens_formula(r)}, as {who} prints it"
+        if s.engine != "vllm":  # SGLang prints no such line: its log's max_total_num_tokens is another figure
+            size += f" = {kv_tokens_formula(r)}, vLLM's figure for this pool"
+        else:
+            who = "the latest vLLM" if s.engine_version in ("latest", "nightly") else f"vLLM {s.engine_version}"
+            size += f" = {kv_tokens_formula(r)}, as {who} prints it"
     rows += [("GPU blocks × block size", f"{fmt.count(m.num_gpu_blocks)} × {fmt.count(m.block_size)}"),
              ("GPU KV cache size", size),
              (f"max concurrency at {fmt.count(s.max_model_len)}", f"{m.max_concurrency:,.2f}x")]  # fmt: skip

@@ -143,8 +143,8 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
         waits = (f" (its prompt waiting {lat1.prefill_wait_s * 1e3:,.0f} ms for one of {lat1.prefill_instances:,} "
                  "prefill instances, more of which would not bring it within the SLO)") if lat1.prefill_instances else ""  # fmt: skip
         why = (f"even one request at a time{waits} meets both SLOs only {percent_text(c1.conformance)} of the time (quota "
-               f"{percent_text(quota)}): TTFT {lat1.ttft_s * 1e3:,.0f} ms vs {s.slo_ttft_s * 1e3:,.0f} ms "
-               f"(P {c1.p_ttft:.0%}), TPOT {lat1.tpot_s * 1e3:,.1f} ms vs {s.slo_tpot_s * 1e3:,.0f} ms (P {c1.p_tpot:.0%})")  # fmt: skip
+               f"{percent_text(quota)}): TTFT {_ms(lat1.ttft_s)} ms vs {_ms(s.slo_ttft_s)} ms "
+               f"(P {c1.p_ttft:.0%}), TPOT {_ms(lat1.tpot_s)} ms vs {_ms(s.slo_tpot_s)} ms (P {c1.p_tpot:.0%})")  # fmt: skip
         return Capacity(0, 0.0, c1.conformance, "slo", why, slots)
     # with the wait for a slot: at a = c every arrival waits, so ok < slots
     ok = top if queued(top, top)[0] >= quota else largest_true(lambda c: queued(c, c)[0] >= quota, 1, top - 1)
@@ -173,6 +173,13 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
     overcommitted = (engine.scheduling == "decode-first" and slots < s.max_num_seqs
                      and erlang_c_one(slots, busy) >= OVERCOMMIT_SHARE)  # fmt: skip
     return Capacity(best, rate, conf, limited, "", slots, load, late, rate * work, overcommitted)
+
+
+def _ms(seconds: float) -> str:
+    """Milliseconds as a refusal quotes them, about three significant digits with separators ('1,250', '17.1', '0.1':
+    a 0.1 ms SLO is not '0 ms')."""
+    ms = seconds * 1e3
+    return f"{ms:,.0f}" if ms >= 100 else f"{ms:.1f}" if ms >= 10 else f"{ms:.2g}"
 
 
 def prefill_work_s(s: Scenario, alone: LatencyResult, model: StepModel) -> float:

@@ -133,6 +133,18 @@ def test_log_panel_reconciles_and_calibrates():
     assert not at.exception and field(at, "weights_memory_bytes") is not None
 
 
+def test_a_log_of_another_model_is_not_offered_as_a_calibration():
+    """LMCache#1739's Qwen3-14B log names no model (no config line): held against the page's Qwen2.5-7B, its 42,656
+    logged tokens do not follow from its logged 6.51 GiB at this model's KV bytes per token, so adopting its
+    overheads would not reproduce it: a warning, and no adopt button."""
+    log = (Path(__file__).parent / "data/vllm_logs/lmcache-1739-qwen3-14b.log").read_text()
+    at = run({"gpu": "h100-sxm"}, tab="Check a vLLM log")
+    at.text_area(key="vllm_log_text").input(log)
+    at.run()
+    assert not at.exception and not any(b.key == "adopt_btn" for b in at.button)
+    assert any("probably of another model" in w.value for w in at.warning)
+
+
 def test_adopting_a_logs_overheads_adopts_its_tp_too_and_reproduces_its_blocks():
     """vllm#17469: Qwen3-30B-A3B on four A10s (TP 4 from the worker ranks), 12,424 blocks. Adopting only the
     overheads planned the 4-GPU weights on one A10 ("fits" with 3,106 blocks); with the log's own settings the page
@@ -208,6 +220,19 @@ def test_the_link_carries_only_what_differs_from_the_defaults():
     at = run({"concurrency": "32"})
     s = Scenario.model_validate({k: field(at, k) for k in Scenario.model_fields})
     assert query_string(s) == "concurrency=32"
+
+
+def test_an_upload_the_plan_refuses_at_this_tp_shows_that_model_at_the_default_tp():
+    """GLM-4.7-Flash's 20 attention heads do not divide over TP 8: the page shows the uploaded model at TP 1 (what its
+    link opens), not the model before the upload under a link that names the new one."""
+    from pathlib import Path
+
+    at = run({"gpu": "h100-sxm", "tensor_parallel_size": "8", "request_rate": "5"})
+    config = (Path(__file__).parent / "data/hf_configs/glm-4.7-flash/config.json").read_bytes()
+    at.file_uploader(key="upload").upload("config.json", config, "application/json").run()
+    assert not at.exception
+    assert any("tensor\\_parallel\\_size at its default \\(1\\)" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert any(m.value.startswith("#### glm4\\_moe\\_lite on NVIDIA H100 SXM 80GB \\(TP\\=1") for m in at.markdown)
 
 
 def test_a_fresh_link_that_cannot_be_planned_keeps_its_model_and_gpu():

@@ -119,4 +119,6 @@ def test_the_pages_own_address_cannot_open_a_link_in_its_markdown(path):
     base = page_base(f"http://127.0.0.1:8501{path}?concurrency=1000")
     assert base.startswith("http://127.0.0.1:8501/") and not any(c in base for c in "()[]<>! ")
     assert page_base("http://127.0.0.1:8501/planner/?model=x") == "http://127.0.0.1:8501/planner/"
+    assert page_base("http://127.0.0.1:8501?model=x") == "http://127.0.0.1:8501/"  # the root's slash, before '?'
+
     assert page_base("javascript:alert(1)") == ""
