@@ -9,6 +9,7 @@ import re
 from boundary.text import render_text
 from boundary.urlstate import ZWSP, cli_command, query_string
 from boundary.view import formulas, verdict
+from boundary.view_compare import changed_inputs, compare_table
 
 
 def _ticks(text: str, at_least: int) -> str:
@@ -57,8 +58,9 @@ def md_table(t) -> str:
     return "\n".join([row(t.columns), rule, *map(row, t.rows)])
 
 
-def markdown_report(r, link_base: str = "", check=None) -> str:
-    """The plan as Markdown; `check`: the replica count's simulated check where it was run (calc plan runs it)."""
+def markdown_report(r, link_base: str = "", check=None, pinned=None) -> str:
+    """The plan as Markdown; `check`: the replica count's simulated check where it was run (calc plan runs it);
+    `pinned`: the Report pinned as A on the page, compared with this one (B) in a section of its own."""
     s = r.scenario
     link = f"Scenario link: {code_span(f'{link_base}?{query_string(s)}')}" if link_base else \
         f"Scenario query: {code_span(f'?{query_string(s)}')}"  # fmt: skip
@@ -75,6 +77,13 @@ def markdown_report(r, link_base: str = "", check=None) -> str:
         "",
         fence(render_text(r, check=check)),
         "",
+    ]
+    if pinned is not None:
+        a_link = f"{link_base}?{query_string(pinned.scenario)}"
+        lines += ["## Compared with A (pinned)", "", f"A: {code_span(a_link)}", "",
+                  f"Inputs that differ: {changed_inputs(pinned.scenario, s, md_text)}", "",
+                  md_table(compare_table(pinned, r)), ""]  # fmt: skip
+    lines += [
         "## Formulas",
         "",
     ]

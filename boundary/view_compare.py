@@ -37,8 +37,15 @@ def compare_table(a, b) -> Table:
     rows = []
     for key, label, fn in COMPARE:
         va, vb = cell(a, key, fn), cell(b, key, fn)
-        rows.append([label, va, vb, "◀ ▶" if va != vb else ""])
+        rows.append([label, va, vb, "yes" if va != vb else ""])
     return Table(["quantity", "A (pinned)", "B (current)", "differs"], rows)
+
+
+def changed_inputs(a, b, escape=str) -> str:
+    """The inputs in which scenario b differs from a, 'field: a → b, …' ('none'); `escape` each value (user text)
+    for the surface that shows it."""
+    changed = [(k, getattr(a, k), getattr(b, k)) for k in type(b).model_fields if getattr(a, k) != getattr(b, k)]
+    return ", ".join(f"{k}: {escape(input_value(va))} → {escape(input_value(vb))}" for k, va, vb in changed) or "none"
 
 
 def log_value(value: float | None, unit: str, signed: bool = False) -> str:

@@ -122,3 +122,19 @@ def test_the_pages_own_address_cannot_open_a_link_in_its_markdown(path):
     assert page_base("http://127.0.0.1:8501?model=x") == "http://127.0.0.1:8501/"  # the root's slash, before '?'
 
     assert page_base("javascript:alert(1)") == ""
+
+
+def test_the_report_carries_the_pinned_comparison(catalog):
+    """The A/B table a reviewer built on the page travels in the Markdown export: A's link, the inputs that differ,
+    and every compared figure of both (Llama-3.1-70B at 10 req/s, concurrency 16 pinned, 64 current)."""
+    from boundary.markdown import markdown_report
+    from calc.evaluate import evaluate
+    from calc.scenario import Scenario
+
+    base = dict(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4, request_rate=10)
+    a, b = evaluate(Scenario(**base), catalog), evaluate(Scenario(**base, concurrency=64), catalog)
+    md = markdown_report(b, "http://host/", pinned=a)
+    assert "## Compared with A (pinned)" in md and "Inputs that differ: concurrency: 16 → 64" in md
+    assert "`http://host/?model=llama-3.1-70b&gpu=h100-sxm&tensor_parallel_size=4&request_rate=10`" in md
+    assert f"| {a.latency.ttft_s * 1e3:,.0f} ms | {b.latency.ttft_s * 1e3:,.0f} ms | yes |" in md
+    assert "## Compared" not in markdown_report(b, "http://host/")

@@ -168,17 +168,14 @@ def compare_tab(r, catalog, pinned, link_base) -> None:
         except ValueError as e:  # InputError and pydantic's: a pin from an old or edited link
             st.warning(f"The pinned scenario cannot be planned — {plain(e, MAX_MESSAGE_SHOWN)}", icon=":material/warning:")
     if ra is not None:
-        changed = {k: (getattr(pinned, k), getattr(s, k)) for k in type(s).model_fields if getattr(pinned, k) != getattr(s, k)}
-        st.caption("Inputs that differ: "
-                   + (", ".join(f"{k}: {plain(view_compare.input_value(va))} → {plain(view_compare.input_value(vb))}"
-                                for k, (va, vb) in changed.items()) or "none"))  # fmt: skip
+        st.caption("Inputs that differ: " + view_compare.changed_inputs(pinned, s, plain))
         styled = frame(view_compare.compare_table(ra, r)).style.apply(
             lambda row: ["background-color: #fff3cd" if row["differs"] else ""] * len(row), axis=1)
         st.table(styled, hide_index=True)
     st.markdown("**Export**")
     c1, c2, c3 = st.columns(3)
     check = st.session_state.get("_replica_checks", {}).get((r.scenario, r.model, r.gpu, r.engine))  # if it was run
-    c1.download_button("Markdown report", markdown_report(r, link_base, check), file_name="capacity-plan.md",
+    c1.download_button("Markdown report", markdown_report(r, link_base, check, pinned=ra), file_name="capacity-plan.md",
                        mime="text/markdown", on_click="ignore")  # fmt: skip  # a download changes nothing: no rerun
     # (which would also replace the other buttons' files while the browser may still be fetching one)
     data = r.to_dict() | {"replica_check": asdict(check) if check else None}  # as `calc plan --json`
