@@ -37,6 +37,7 @@ from calc.search_pool import PoolArrays, pool_arrays
 from calc.search_space import Grid, grid, space_of
 from calc.search_step import step_arrays
 from calc.specs import ModelSpec
+from calc.weights import weight_format
 from calc.workload import budget_refused
 
 WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: one max_model_len request does not fit",
@@ -221,6 +222,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     notes += _low_ridge_note(catalog, sp.gpus[gpu_of[cheapest]] if cheapest is not None else None)
     if cheapest is not None:
         notes += _extrapolation_note(s, catalog, float(np.maximum(cat["ok"], 1)[cheapest]))
+        notes += _quality_note(model, g.dtypes[g.dtype[int(cheapest) % g.size]])
     return SearchResult(
         scenario=s, grid=g, model_name=model.name, hf_id=model.hf_id, currencies=currencies, pool=pool,
         disaggregated=np.repeat(np.array(modes), g.size), concurrency=np.maximum(cat["ok"], 1), ttft_s=cat["ttft"],
@@ -302,6 +304,16 @@ def _low_ridge_note(catalog: Catalog, gid: str | None) -> tuple[str, ...]:
     return (f"the cheapest GPU ({catalog.gpus[gid].name}) has a ridge of {ridge:.0f} FLOP a byte, far below the GPUs "
             f"the held-out error bands were measured on ({BANDED_RIDGE_FLOP_PER_BYTE} and up): its speed figures extrapolate; measure before "
             "buying",)  # fmt: skip
+
+
+def _quality_note(model: ModelSpec, dtype: str) -> tuple[str, ...]:
+    """The cheapest stores weights in fewer bytes than the checkpoint does: its price is not the same model's."""
+    own, chosen = weight_format(model, "auto"), weight_format(model, dtype)
+    if chosen.linear_bytes >= own.linear_bytes and chosen.expert_bytes >= own.expert_bytes:
+        return ()
+    return (f"the cheapest serves the weights as {chosen.label} where the checkpoint is {own.label}: quantizing "
+            "changes the model's output quality, which this planner does not measure; evaluate that checkpoint, or "
+            "search dtype auto alone for the checkpoint's own precision",)  # fmt: skip
 
 
 def _cheapest_in_one_currency(cheap_first: np.ndarray, currency: np.ndarray, ok: np.ndarray) -> int | None:

@@ -311,3 +311,13 @@ def test_a_pipeline_stage_without_kv_layers_is_searched_without_a_warning(catalo
         warnings.simplefilter("error", RuntimeWarning)
         r = search(s, catalog)
     assert r.configs_evaluated > 0
+
+
+def test_a_cheapest_that_quantizes_the_checkpoint_says_the_quality_is_not_measured(catalog):
+    """DeepSeek-R1's checkpoint is FP8; where the search's cheapest stores it in fewer bytes (int4, 0.5 B + scales a
+    weight) a note says so. Searching the checkpoint's own precision alone, or storing it in more bytes, says nothing."""
+    base = dict(model="qwen2.5-7b-instruct", search_gpus="h100-sxm", search_tensor_parallel_size="1")
+    quantized = search(scenario(**base, search_dtype="int4"), catalog)
+    assert any("quantizing changes the model's output quality" in n for n in quantized.notes)
+    own = search(scenario(**base, search_dtype="auto"), catalog)
+    assert not any("quantizing" in n for n in own.notes)
