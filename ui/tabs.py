@@ -214,7 +214,7 @@ def log_tab(r, catalog) -> None:
                    f"reads up to {MAX_LOG_CHARS:,} characters.", icon=":material/content_cut:")  # fmt: skip
     flags = {"gpu": s.gpu} | ({"model": s.model, "custom_model": s.custom_model} if s.model == "custom" else {})
     defaults = {k: v for k, v in s.changed().items() if k in LOG_GAPS}  # where the log is silent, this scenario's
-    other, fell_back, log = None, False, None
+    named, fell_back, log = "", False, None
     try:
         log = parse_log(text)
         rec = reconcile(log, catalog, flags, defaults)
@@ -222,14 +222,7 @@ def log_tab(r, catalog) -> None:
         if e.field == "model" and s.model != "custom" and log is not None:
             try:
                 rec = reconcile(log, catalog, flags | {"model": s.model}, defaults)
-                fell_back, other = True, str(log.config.get("model") or "").strip() or None
-                if other:  # another model's log held against this one: no calibration comes of it
-                    st.warning(f"The log is of {plain(other, 120)}, which is not a shipped model: the numbers below "
-                               f"hold it against this scenario's model ({plain(s.model)}), which it does not describe. "
-                               "Upload that model's config.json in the sidebar, then paste the log again.",
-                               icon=":material/warning:")  # fmt: skip
-                else:
-                    st.info(f"The log names no shipped model; reconciled as {plain(s.model)} (this scenario's model).")
+                fell_back, named = True, str(log.config.get("model") or "").strip()
             except ValueError as e2:
                 st.warning(f"Cannot reconcile this log — {plain(e2, MAX_MESSAGE_SHOWN)}")
                 return
@@ -251,14 +244,19 @@ def log_tab(r, catalog) -> None:
             st.warning(plain(note, MAX_MESSAGE_SHOWN), icon=":material/warning:")
         else:
             st.caption(f"note: {plain(note, MAX_MESSAGE_SHOWN)}")
-    pool = ("num_gpu_blocks", "kv_cache_tokens", "max_concurrency")
-    if fell_back and not other and any(rec.matches.get(k) is False for k in pool):
-        other = "unnamed"  # the logged pool does not follow from this model's KV bytes per token: another model's log
+    # held against this scenario's model, a log is another model's when its pool does not follow from this model's
+    # KV bytes per token: no calibration comes of it (the same rule whether the log names its model or not)
+    foreign = fell_back and any(rec.matches.get(k) is False for k in ("num_gpu_blocks", "kv_cache_tokens", "max_concurrency"))
+    if foreign:
+        whose = f"of {plain(named, 120)}, which is not a shipped model" if named else "probably of another model"
         st.warning(f"The logged KV cache does not follow from the logged memory with {plain(s.model)}'s KV bytes "
-                   "per token: the log is probably of another model. Pick that model (or upload its config.json) in "
-                   "the sidebar, then paste the log again; calibrating this model from it would not reproduce it.",
+                   f"per token: the log is {whose}. Pick that model (or upload its config.json) in the sidebar, then "
+                   "paste the log again; calibrating this model from it would not reproduce it.",
                    icon=":material/warning:")  # fmt: skip
-    if rec.calibration and not other:
+    elif fell_back:
+        said = f"is of {plain(named, 120)}, not a shipped model" if named else "names no shipped model"
+        st.info(f"The log {said}; reconciled as {plain(s.model)} (this scenario's model), whose pool it reproduces.")
+    if rec.calibration and not foreign:
         st.markdown("**Calibrate this scenario from the log** (the overrides travel in the link; with them, the "
                     "log's own settings — TP, PP, max_model_len, … — that reproduce its pool):")  # fmt: skip
         st.code(view_compare.calibration_text(rec.adopted), language=None, wrap_lines=True)
