@@ -121,6 +121,9 @@ class Cycle(NamedTuple):
     total: float
     prefill_instances: int = 0
     """Disaggregated under a request rate: the prefill instances its wait is for (calc.prefill_pool); else 0."""
+    idle_launch: float = 0.0
+    """The overlap schedule at one request in flight: its batch formed and launched with the GPU idle
+    (EngineSpec.idle_launch_s); else 0."""
 
 
 def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: float, transfer: float) -> Cycle:
@@ -138,7 +141,9 @@ def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: fl
         # SGLang: a new prompt waits for the running decode step to end; with the overlap schedule the step after
         # that one was decided before it arrived, so it waits a whole decode step more
         riding = dec.total_s if lagged else dec.total_s / 2
-    ttft = front + s.queue_s + alone.total_s + riding
+    # the overlap schedule hides the scheduler's work on a batch behind the step in flight, which one request lacks
+    idle = engine.idle_launch_s if engine.overlap_schedule and not mixed and b <= 1 and not s.disaggregated else 0.0
+    ttft = front + s.queue_s + alone.total_s + riding + idle
     if N_out <= 1:
         tpot = dec.total_s
     elif mixed:
@@ -169,4 +174,4 @@ def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: fl
         ttft += budget_wait
         total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
     return Cycle(alone, steps, dec, others, riding, lagged, tpot, in_flight, prefill_wait, transfer, ttft,
-                  budget_wait, total, prefill_n)  # fmt: skip
+                  budget_wait, total, prefill_n, idle)  # fmt: skip

@@ -100,6 +100,11 @@ class EngineSpec(BaseModel):
     token a chat-completion chunk (delta, role, model), rendered by the API server one request at a time."""
     request_overhead_s: Seconds
     """Per request, on its TTFT: HTTP, scheduling it in — served one request at a time."""
+    idle_launch_s: Seconds = 0.0
+    """Under the overlap schedule, a prompt step that starts with no step in flight: the scheduler reads the request
+    and forms and launches its batch with the GPU idle (the first request, one sent while a finished request's
+    extra step ran, an arrival at an idle server); under load that CPU work runs while the GPU runs the step in
+    flight. 0: not carried (docs/calibration-history.md (20))."""
     chat_request_s: Seconds = 0.0
     """Added to request_overhead_s on the chat endpoint (`--endpoint-type openai-chat`): rendering the chat
     template and the message objects, in the same one-at-a-time front end."""

@@ -159,6 +159,7 @@ def _phase(model: StepModel, t: StepTerms) -> Phase:
 
 
 POOL_WAIT = "waiting in the engine's queue"
+IDLE_LAUNCH = "its batch launched on an idle GPU"  # EngineSpec.idle_launch_s, the overlap schedule at one request
 
 
 def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec,
@@ -221,6 +222,8 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         ttft_e = ttft_e + E(riding, riding_label, unit="ms")
         if in_flight:
             ttft_e = ttft_e + E(in_flight, "the step in flight", unit="ms")
+        if c.idle_launch:
+            ttft_e = ttft_e + E(c.idle_launch, IDLE_LAUNCH, unit="ms")
         if budget_wait:
             ttft_e = ttft_e + E(budget_wait, "waiting for the step budget", unit="ms")
         if front_wait:
@@ -229,9 +232,9 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
             ttft_e = ttft_e + E(pool_wait, POOL_WAIT, unit="ms")
     waits = (("waiting for a prefill instance", prefill_wait), ("waiting for the step in flight", in_flight))
     after = (("transfer of its KV", transfer), ("first decode step", dec.total_s)) if s.disaggregated else \
-        ((riding_part, riding), ("waiting for the step budget", budget_wait), ("waiting for the API server", front_wait),
-         (POOL_WAIT, pool_wait))  # fmt: skip
-    optional = ("waiting for the step budget", "waiting for the API server", POOL_WAIT)
+        ((riding_part, riding), (IDLE_LAUNCH, c.idle_launch), ("waiting for the step budget", budget_wait),
+         ("waiting for the API server", front_wait), (POOL_WAIT, pool_wait))  # fmt: skip
+    optional = (IDLE_LAUNCH, "waiting for the step budget", "waiting for the API server", POOL_WAIT)
     parts = (("front-end", front), ("queue", s.queue_s), *((n, v) for n, v in waits if v), ("prefill", alone.total_s),
              *((n, v) for n, v in after if v or n not in optional), (f"{N_out - 1:,} × TPOT", (N_out - 1) * tpot))  # fmt: skip
     e2e_e = ttft_e.named("TTFT", "s") + E(N_out - 1, "(output_len − 1)") * E(tpot, "TPOT", unit="ms")

@@ -76,6 +76,7 @@ class _Sim:
         self.lag = cfg.overlap_schedule and not self.vllm
         self.ghosts = self.ghost_ctx = 0  # requests that finished at the last step and ride in the next (overlap)
         self.seen = 0.0  # overlap: the scheduler decided this step when the last one began, seeing arrivals until then
+        self.idle = self.lag  # overlap: no step in flight, so the next batch is formed and launched with the GPU idle
         self.fe_free = -math.inf  # when the front-end finishes the request it is working on
         self.lockstep = Lockstep(cfg.busy_peers, float(np.mean(o)))  # data-parallel peers' prompt steps (sim_lockstep)
         self.compiled: set[int] = set()  # prompt-token counts whose specialised kernel is built (EngineConfig.compile_s)
@@ -236,6 +237,9 @@ class _Sim:
         if self.cfg.compile_s:  # a kernel specialised on the token count: compiled once per count
             dt -= self.cfg.compile_s if tokens in self.compiled else 0.0
             self.compiled.add(tokens)
+        if self.idle:  # no step in flight hides the scheduler's work on this batch (EngineConfig.idle_launch_s)
+            dt += self.cfg.idle_launch_s
+            self.idle = False
         self.lockstep.prompt_step(dt)
         self.busy += len(self.running) * dt
         self.seen = self.t
@@ -310,6 +314,7 @@ class _Sim:
         self.seen = self.t
         self.t += self.step_s(0.0, 0.0, g, float(gc))
         self.steps += 1
+        self.idle = True  # the scheduler waited for this step's tokens; the next batch starts from an idle GPU
 
     def decode(self, k_cap: int | None, arrivals_matter: bool, extra: tuple[int, int] = (0, 0)) -> None:
         """k identical decode steps of all decoders, ending at the first event (step D already fits the pool);
@@ -317,6 +322,7 @@ class _Sim:
         n = self.n_dec
         if not n:
             return
+        self.idle = False
         k = self.steps_to_finish()
         if k_cap is not None:
             k = min(k, k_cap)
@@ -380,6 +386,7 @@ class _Sim:
                 continue
             self.ghosts = self.ghost_ctx = 0
             if not self.running and not self.waiting:
+                self.idle = self.lag
                 if self.lag and self.seen < self.t:  # overlap, idle: the scheduler sees what arrived in the last step
                     self.seen = self.t
                     continue

@@ -137,10 +137,12 @@ def _aggregated_at(c: Consts, v, b):
         in_flight = np.where(b > 1, np.maximum(0.0, mixed - c.front_s), 0.0)  # calc.engine_cycle.in_flight_wait_s
         return ttft + in_flight, np.where(b > 1, mixed, v.dec1)
     dec = step_total(c, v, 0, 0, b, b * c.ctx)
+    # calc.engine_cycle.cycle: at one request in flight its batch is launched on an idle GPU (the overlap schedule)
+    base = v.base + np.where(b <= 1, c.idle_launch_s, 0.0) if c.idle_launch_s else v.base
     if c.lagged:  # the overlap schedule: the step in flight, and for b > 1 the one decided before it came
-        ttft = v.base + np.maximum(0.0, dec - c.front_s) + np.where(b > 1, dec, 0.0)
+        ttft = base + np.maximum(0.0, dec - c.front_s) + np.where(b > 1, dec, 0.0)
     else:
-        ttft = v.base + np.where(b > 1, dec / 2, 0.0)
+        ttft = base + np.where(b > 1, dec / 2, 0.0)
     return ttft, dec if c.N <= 1 else dec + (b - 1) / c.N * v.alone
 
 

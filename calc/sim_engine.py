@@ -60,6 +60,9 @@ class EngineConfig:
     overlap_schedule: bool = False
     """SGLang's overlap scheduler: it launches step k + 1 before it has read step k's tokens, so a request whose last
     token came at step k still rides in step k + 1 (a decode step, its token dropped) unless a prefill was waiting."""
+    idle_launch_s: float = 0.0
+    """EngineSpec.idle_launch_s: under the overlap schedule, added to a prompt step that starts with no step in
+    flight (the scheduler forms and launches it with the GPU idle)."""
     compile_s: float = 0.0
     """StepModel.compile_s, which step_s adds to every step with prompt tokens: the simulation takes it back from a
     step whose prompt-token count the server has run before (the compiled kernel is reused)."""

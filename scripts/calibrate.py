@@ -6,7 +6,8 @@ report the error on the held-out part.
     python scripts/calibrate.py fit-front # refit only the front-end constants (request_overhead_s, request_token_s,
                                           # chat_request_s of both engines), every other constant as shipped
     python scripts/calibrate.py fit-only NAME ...  # refit only these constants, every other as shipped (a new term);
-                                          # release.NAME: that fixed cost of each engine's later releases
+                                          # release.NAME: that fixed cost of each engine's later releases;
+                                          # ENGINE.NAME, ENGINE.release.NAME: that engine's only
     python scripts/calibrate.py report    # held-out error table → tests/data/benchmarks/errors.json and README
     python scripts/calibrate.py peaks     # the two peaks vllm bench serve prints, predicted against every run that
                                           # printed them (not fitted: both parts)
@@ -48,6 +49,8 @@ SHARED = ("gemm_half_tokens", "gemm_compute_share", "attention_bandwidth_share",
 OWN = ("step_overhead_s", "layer_overhead_s", "shared_expert_layer_s", "per_sequence_s", "stream_token_s",
        "chat_stream_token_s", "request_overhead_s", "request_token_s", "chat_request_s", "chat_serial_s",
        "int4_moe_weight_share")  # fmt: skip
+# Constants only one engine has: SGLang's scheduler work on a batch with no step in flight (its overlap schedule)
+ENGINE_OWN = {"vllm": (), "sglang": ("idle_launch_s",)}
 # Fixed costs a later release has of its own (engine_specs/*.yaml `releases`), fitted on that release's runs; the
 # rest of its costs are its engine's (the chat endpoint's: the newer releases' runs all call /v1/completions)
 RELEASE_OWN = ("step_overhead_s", "layer_overhead_s", "per_sequence_s", "stream_token_s", "request_overhead_s",
@@ -113,7 +116,7 @@ def _layout(catalog) -> list[tuple[str, int | None, str]]:
     """What each entry of the fitted vector is: (engine, release index or None for the engine's own, constant);
     the shared kernel shares first (engine '')."""
     out = [("", None, k) for k in SHARED]
-    out += [(name, None, k) for name in ENGINES for k in OWN]
+    out += [(name, None, k) for name in ENGINES for k in (*OWN, *ENGINE_OWN[name])]
     out += [(name, j, k) for name in ENGINES for j in range(len(catalog.engines[name].releases)) for k in RELEASE_OWN]
     return out
 
@@ -259,13 +262,33 @@ def fit(first_step: float = 2.0) -> None:
 FRONT = ("request_overhead_s", "request_token_s", "chat_request_s", "chat_serial_s")
 
 
+def fit_names() -> tuple[str, ...]:
+    """What fit-only may refit: a shared constant, an engine's own (both engines'), `release.NAME` (each engine's
+    later releases'), and `ENGINE.NAME` / `ENGINE.release.NAME` (that engine's alone)."""
+    per = [f"{e}.{k}" for e in ENGINES for k in (*OWN, *ENGINE_OWN[e])]
+    per += [f"{e}.release.{k}" for e in ENGINES for k in RELEASE_OWN]
+    return (*SHARED, *OWN, *(f"release.{k}" for k in RELEASE_OWN), *per)
+
+
+def _selects(name: str, engine: str, release: int | None, constant: str) -> bool:
+    """Whether a fit-only name picks this entry of the layout (an engine's own constant or a release's)."""
+    head, _, rest = name.partition(".")
+    if head in ENGINES:
+        if head != engine:
+            return False
+        name = rest
+    if name.startswith("release."):
+        return release is not None and name.removeprefix("release.") == constant
+    return release is None and name == constant
+
+
 def fit_only(names: tuple[str, ...]) -> None:
     """Only these constants, on the calibration runs, with every other constant as shipped: what a new term needs
     without refitting everything (a full fit takes ~30 min on two cores, this one a few). A per-engine constant
-    (fixed costs) is fitted for both engines; one shipped as 0 (a term not fitted yet) starts from 10 µs, and each may
-    range over 0.1 µs … 10 ms (log space). A shared one (kernel shares, the routing exponent) keeps the full fit's
-    bounds and priors."""
-    allowed = (*OWN, *SHARED, *(f"release.{k}" for k in RELEASE_OWN))
+    (fixed costs) is fitted for both engines unless its name says which (`sglang.request_overhead_s`); one shipped
+    as 0 (a term not fitted yet) starts from 10 µs, and each may range over 0.1 µs … 10 ms (log space). A shared one
+    (kernel shares, the routing exponent) keeps the full fit's bounds and priors."""
+    allowed = fit_names()
     unknown = [n for n in names if n not in allowed]
     if unknown or not names:
         sys.exit(f"fit-only: name one or more of {', '.join(allowed)} (got {', '.join(unknown) or 'none'})")
@@ -274,7 +297,7 @@ def fit_only(names: tuple[str, ...]) -> None:
     x0 = _x0(catalog)
     layout = _layout(catalog)
     shared = [name for name in names if name in SHARED]
-    idx = [i for i, (e, j, k) in enumerate(layout) if e and (k in names if j is None else f"release.{k}" in names)]
+    idx = [i for i, (e, j, k) in enumerate(layout) if e and any(_selects(n, e, j, k) for n in names)]
     start = np.where(x0[idx] <= math.log(UNSET), math.log(1e-5), x0[idx])
     lo, hi = np.minimum(start - 6.0, math.log(1e-7)), np.maximum(start + 3.0, math.log(1e-2))
     share = np.array([layout[i][2].endswith("_share") for i in idx], dtype=bool)  # a release's kernel share
@@ -292,18 +315,24 @@ def fit_only(names: tuple[str, ...]) -> None:
             prior = [math.log(math.exp(x[SHARED.index(k)]) / PRIORS[k][0]) / PRIORS[k][1] for k in shared if k in PRIORS]
             return robust_cost(np.array(_all_residuals(pool, x, n) + prior))
 
-        print(f"fitting {', '.join(names)} of both engines on {n} calibration runs; starting cost {cost(x0[idx]):.2f}")
+        print(f"fitting {', '.join(names)} on {n} calibration runs; starting cost {cost(x0[idx]):.2f}")
         y, best = pattern_search(cost, start, lo, hi)
         print(f"final cost {best:.2f}")
     x = x0.copy()
     x[idx] = y
     today = datetime.date.today().isoformat()
-    _write_fitted(x, catalog, lambda name: f"{catalog.engines[name].source}; {', '.join(names)} refitted alone by "
-                  f"`scripts/calibrate.py fit-only` on {today} on {n} calibration runs",
-                  releases_fitted=any(name.startswith("release.") for name in names))  # fmt: skip
+    def source(engine: str) -> str:  # the constants of this engine's that were refitted, named as in its spec
+        mine = [name.removeprefix(f"{engine}.") for name in names if name.partition(".")[0] not in ENGINES
+                or name.startswith(f"{engine}.")]
+        old = catalog.engines[engine].source
+        return f"{old}; {', '.join(mine)} refitted alone by `scripts/calibrate.py fit-only` on {today} on {n} " \
+               "calibration runs" if mine else old
+
+    refitted = {e for e in ENGINES for name in names if "release." in name and name.partition(".")[0] in (e, "release")}
+    _write_fitted(x, catalog, source, releases_fitted=refitted)
 
 
-def _write_fitted(x: np.ndarray, catalog, source: Callable[[str], str], releases_fitted: bool = True) -> None:
+def _write_fitted(x: np.ndarray, catalog, source: Callable[[str], str], releases_fitted=ENGINES) -> None:
     """Both engine specs at constants x, as the fit saw them (the eager layer cost derived from the graph one),
     each with its source line (a release's own only where its constants were fitted); then the held-out report."""
     _state["catalog"] = catalog
@@ -316,7 +345,7 @@ def _write_fitted(x: np.ndarray, catalog, source: Callable[[str], str], releases
             in_flight = max((run.max_concurrency or run.scenario.concurrency for run in mine), default=None)
             same = {k: None for k in (*RELEASE_OWN, "layer_overhead_eager_s")  # the engine's own: left to inherit
                     if getattr(r, k) is not None and math.isclose(getattr(r, k), getattr(spec, k), rel_tol=1e-9)}
-            if not releases_fitted:
+            if name not in releases_fitted:
                 releases.append(r.model_copy(update=same))
                 continue
             releases.append(r.model_copy(update={**same, "fitted_concurrency": in_flight,
@@ -352,9 +381,8 @@ if __name__ == "__main__":
     elif command == "fit-front":
         fit_only(FRONT)
     elif command == "fit-only":
-        fitted = {*SHARED, *OWN, *(f"release.{k}" for k in RELEASE_OWN)}
-        if not argv[1:] or any(n not in fitted for n in argv[1:]):
-            usage.fail(f"fit-only: name constants to refit, of {', '.join(sorted(fitted))}")
+        if not argv[1:] or any(n not in fit_names() for n in argv[1:]):
+            usage.fail(f"fit-only: name constants to refit, of {', '.join(sorted(fit_names()))}")
         fit_only(tuple(argv[1:]))
     elif command == "report" and len(argv) <= 1:
         report()

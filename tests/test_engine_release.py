@@ -189,3 +189,23 @@ def test_the_fit_reads_and_writes_every_release_cost(catalog):
     after = _engines(moved, catalog)["vllm"]
     assert after.releases[0].per_sequence_s == pytest.approx(2 * back["vllm"].releases[0].per_sequence_s)
     assert after.per_sequence_s == back["vllm"].per_sequence_s
+
+
+def test_fit_only_names_pick_an_engines_entries(catalog):
+    """`fit-only` names: NAME refits both engines' own constant, release.NAME each engine's later releases',
+    ENGINE.NAME and ENGINE.release.NAME that engine's alone; SGLang's idle launch is in its layout only."""
+    from scripts.calibrate import _layout, _selects, fit_names
+
+    layout = _layout(catalog)
+    assert ("sglang", None, "idle_launch_s") in layout and ("vllm", None, "idle_launch_s") not in layout
+
+    def picked(name):
+        return {(e, j, k) for e, j, k in layout if e and _selects(name, e, j, k)}
+
+    assert picked("request_overhead_s") == {("vllm", None, "request_overhead_s"), ("sglang", None, "request_overhead_s")}
+    assert picked("sglang.request_overhead_s") == {("sglang", None, "request_overhead_s")}
+    releases = {(e, j) for e, j, _ in picked("release.request_overhead_s")}
+    assert releases == {(e, j) for e in catalog.engines for j in range(len(catalog.engines[e].releases))}
+    assert picked("sglang.release.request_overhead_s") == {
+        ("sglang", j, "request_overhead_s") for j in range(len(catalog.engines["sglang"].releases))}
+    assert "sglang.idle_launch_s" in fit_names() and "vllm.idle_launch_s" not in fit_names()

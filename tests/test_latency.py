@@ -138,8 +138,9 @@ def test_floors_never_exceed_estimates_and_grow_with_load(catalog):
 
 def test_sglang_overlap_schedule_in_the_closed_form(catalog):
     """SGLang's overlap schedule (engine_specs/sglang.yaml): alone, a request's successor waits for the decode step
-    launched with its predecessor in it, max(0, step − front-end); with others in flight also one whole decode step
-    more (the step decided before it came), where without the overlap it waits half a step."""
+    launched with its predecessor in it, max(0, step − front-end), then for its batch to be launched on the idle GPU
+    (idle_launch_s); with others in flight also one whole decode step more (the step decided before it came), where
+    without the overlap it waits half a step."""
     def ttft(concurrency: int, overlap: bool):
         s, m, g, mem = setup(catalog, engine="sglang", concurrency=concurrency)
         lat = latency(s, m, g, mem, catalog.engines["sglang"].model_copy(update={"overlap_schedule": overlap}))
@@ -147,7 +148,8 @@ def test_sglang_overlap_schedule_in_the_closed_form(catalog):
 
     assert catalog.engines["sglang"].overlap_schedule and not catalog.engines["vllm"].overlap_schedule
     t1, d1, front, pre = ttft(1, True)
-    assert t1 == pytest.approx(front + pre + max(0.0, d1 - front), rel=1e-12)
+    idle = catalog.engines["sglang"].idle_launch_s
+    assert t1 == pytest.approx(front + pre + max(0.0, d1 - front) + idle, rel=1e-12)
     assert ttft(1, False)[0] == pytest.approx(front + pre, rel=1e-12)
     t8, d8, front, pre = ttft(8, True)
     assert t8 == pytest.approx(front + pre + d8 + max(0.0, d8 - front), rel=1e-12)
