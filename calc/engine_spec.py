@@ -84,6 +84,10 @@ class EngineSpec(BaseModel):
     """Per step, per MoE layer that also runs shared experts, with CUDA graphs (× the eager ratio without): their
     own GEMMs and activation, and the sigmoid grouped top-k gate of the DeepSeek-V3 family, kernels a MoE layer
     without them does not launch (0: a spec fitted before the term)."""
+    rocm_fp8_moe_layer_s: Seconds = 0.0
+    """Per step, per MoE layer whose routed experts run FP8 GEMMs on a CDNA3 GPU (MI300X, MI325X): the FP8 fused-MoE
+    path's own kernel time there (activation quantisation, block-scaled grouped GEMMs) beyond what bytes and FLOPs
+    carry; kernel time, so not × the eager ratio. Measured, not fitted (docs/calibration-history.md (22)); 0: none."""
     qk_l2norm_compile_s: Seconds = 0.0
     """A prompt step of a model with gated-DeltaNet or KDA layers whose prompt-token count the server has not run
     before: the Triton compile of the q/k L2-norm kernel, which specialises on that count, inline on the step

@@ -230,22 +230,20 @@ def link_note(s: Scenario, gpu: GPUSpec, tpot_s: float | None = None, unbridged_
             f"{gpu.host_link_gb_per_s:g} to plan for that")  # fmt: skip
 
 
-def rocm_fp8_moe_note(s: Scenario, gpu: GPUSpec, model: ModelSpec, mem) -> str | None:
-    """Where the model is known to be fast: FP8 routed experts on AMD Instinct (CDNA3) under SGLang. Published runs
-    decoded 2.1–2.8× slower than replayed alone and 1.2–1.7× slower at 16–100 in flight, where bf16 models on the same
-    GPUs came within −38 … +34 % (tests/data/benchmarks/sglang-cookbook-{minimax-m2,deepseek-v3.1}-mi300x.yaml;
-    history, 2026-12-05 (2)). An older release was slower still and grew with the load: SGLang 0.4.2 serving
-    DeepSeek-R1 on eight MI300X decoded 1.7–2.4× slower at 4–128 in flight, its first tokens 2.4–3.5× later
-    (dstack-deepseek-r1-mi300x-h200.yaml; history (6)). A refit on them moved every shared constant (history (5)), so
-    none is fitted on them: the note says so instead."""
-    fp8 = mem.weight_format.compute_dtype == "fp8"  # the experts' GEMMs on FP8 tensor cores
-    if gpu.arch != "cdna3" or s.engine != "sglang" or not model.routed_experts or not fp8:
+def rocm_fp8_moe_note(s: Scenario, gpu: GPUSpec, step) -> str | None:
+    """FP8 routed experts on AMD Instinct (CDNA3) under SGLang: the step carries their kernels' own time
+    (StepModel.fp8_moe_s, measured on the published SGLang 0.5.7 runs at one request; history, 2026-12-05 (22)); the
+    note says what it is, how close the 0.5.7 runs come with it, and that an older release was slower still and grew
+    with the load: SGLang 0.4.2 serving DeepSeek-R1 on eight MI300X (dstack-deepseek-r1-mi300x-h200.yaml; history (6))."""
+    if gpu.arch != "cdna3" or s.engine != "sglang" or not step.fp8_moe_s:
         return None
-    return ("FP8 experts on AMD Instinct under SGLang: published runs (SGLang 0.5.7 on MI300X, MiniMax-M2 at TP 4 "
-            "and DeepSeek-V3.1 at TP 8) decoded 2.1–2.8× slower than this plans with one request in flight and "
-            "1.2–1.7× slower at 16–100, where bf16 models on the same GPUs came within −38 … +34 %; SGLang 0.4.2 "
-            "(DeepSeek-R1 at TP 8) was 1.7–2.4× slower at 4–128 and its first tokens 2.4–3.5× later. The step model "
-            "carries no ROCm kernel cost of its own (tests/data/benchmarks/sglang-cookbook-…-mi300x.yaml, "
+    layer_ms = step.fp8_moe_s / max(1, step.moe_layers) * 1e3
+    return (f"FP8 experts on AMD Instinct under SGLang: the step carries {step.fp8_moe_s * 1e3:,.1f} ms of their "
+            f"kernels' own time ({layer_ms:.3f} ms a MoE layer, measured on SGLang 0.5.7's DeepSeek-V3.1 at TP 8 with "
+            "one request in flight, which decoded 2.1–2.8× slower than bytes and FLOPs alone plan); with it the "
+            "published 0.5.7 runs (MiniMax-M2 at TP 4, DeepSeek-V3.1 at TP 8) decode at 0.8–1.2× the plan at 1–100 "
+            "in flight. SGLang 0.4.2 (DeepSeek-R1 at TP 8) was 1.2–1.6× slower than this at 4–128 and its first "
+            "tokens 2.2–3.4× later (tests/data/benchmarks/sglang-cookbook-…-mi300x.yaml, "
             "dstack-deepseek-r1-mi300x-h200.yaml)")
 
 
@@ -269,7 +267,7 @@ def speed_notes(s: Scenario, model: ModelSpec, gpu: GPUSpec, mem, engine, lat, c
         notes = (*notes, link)
     if ridge := ridge_note(gpu):
         notes = (*notes, ridge)
-    if rocm := rocm_fp8_moe_note(s, gpu, model, mem):
+    if rocm := rocm_fp8_moe_note(s, gpu, lat.step):
         notes = (*notes, rocm)
     if compiled := compile_note(s, engine, lat):
         notes = (*notes, compiled)

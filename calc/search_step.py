@@ -25,7 +25,7 @@ from calc.resolve import engine_of, override_gpu
 from calc.routing import distinct_experts
 from calc.scenario import Scenario
 from calc.search_space import Grid
-from calc.step_inputs import allreduce_link, expert_compute_share, gpu_rates, step_model
+from calc.step_inputs import allreduce_link, expert_compute_share, fp8_moe_s, gpu_rates, step_model
 from calc.step_time import prompts_in
 from calc.weights import weight_format
 
@@ -109,7 +109,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     base = {(ti, d): model_at(tp, d, 0) for ti, tp in enumerate(tps) for d in range(len(grid.dtypes))}
     kv_read = {(ti, k): (base[ti, 0] if k == 0 else model_at(tp, 0, k)).kv_read
                for ti, tp in enumerate(tps) for k in range(len(sp.kv_cache_dtypes))}  # fmt: skip
-    rates, moe_share = {}, np.empty((len(sp.gpus), len(grid.dtypes)))
+    rates, moe_share, fp8_moe = {}, np.empty((len(sp.gpus), len(grid.dtypes))), np.zeros((len(sp.gpus), len(grid.dtypes)))
     ars = np.empty((len(sp.gpus), len(tps), 4))  # calc.step_inputs.AllReduceLink per (GPU, TP)
     for gi, gid in enumerate(sp.gpus):
         for d, dt in enumerate(grid.dtypes):
@@ -117,6 +117,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
             g = override_gpu(s, catalog.gpus[gid], cd) if gid == s.gpu else catalog.gpus[gid]
             rates[gi, d] = gpu_rates(s, g, cd)
             moe_share[gi, d] = 1.0 if s.mfu is not None else expert_compute_share(engine, cd, g)
+            fp8_moe[gi, d] = fp8_moe_s(engine, m.plan.count("ffn:moe"), g.arch, cd)
         ars[gi] = [allreduce_link(g, tp, engine) for tp in tps]  # PCIe, the bridge, or past it
     one = base[0, 0]
     tp_of = np.array([tp for tp, _ in grid.parallel])[grid.par]
@@ -149,7 +150,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
     if one.experts:  # rows a dense model does not need stay out of every gather
         moe = 1.0 if mbu_over else sm["expert_weight_share"][ix]
         rows |= {"EB": sm["expert_bytes"][ix], "bwm": bw * moe, "eft": sm["expert_flop_per_token"][ix],
-                 "he": sm["expert_half_tokens"][ix], "gcm": moe_share[gx]}
+                 "he": sm["expert_half_tokens"][ix], "gcm": moe_share[gx], "f8": fp8_moe[gx]}
         if s.enable_expert_parallel:
             rows |= {"rk": tp_of.astype(float), "zep": np.array([expected_max_normal(int(t)) for t in tps])[tpi]}
     if (pp_of > 1).any():
@@ -221,6 +222,7 @@ def _one_batch(c: Consts, v, pt, pairs, ds, dctx, scale=None, pseqs=1, seq=True)
             busy_tokens = np.minimum(v.rk, 1.0 + v.zep * np.sqrt((v.rk - 1) / np.maximum(n * c.top_k, 1.0)))
         out.append(np.maximum(touched * v.EB * busy_bytes / v.bwm,
                               n * v.eft * busy_tokens / (v.fl * per_expert / (per_expert + v.he) * v.gcm)))
+        out.append(v.f8)  # StepModel.fp8_moe_s (0 but for FP8 experts on CDNA3)
     if c.caps:
         dsa = np.asarray(ds)
         avg = np.divide(dctx, ds, out=np.zeros(np.broadcast(dctx, dsa).shape), where=dsa > 0) if np.ndim(ds) else \

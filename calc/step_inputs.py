@@ -162,6 +162,13 @@ def compile_s(s: Scenario, m: ModelSpec, engine: EngineSpec) -> float:
     return engine.qk_l2norm_compile_s if version is not None and fixed and version < version_tuple(fixed) else 0.0
 
 
+def fp8_moe_s(engine: EngineSpec, moe_layers: int, arch: str, compute_dtype: str) -> float:
+    """The FP8 routed experts' own kernel time a step [s]: the engine's rocm_fp8_moe_layer_s per MoE layer where the
+    experts run FP8 GEMMs (FP8 tensor-core math) on a CDNA3 GPU, which published SGLang 0.5.7 runs decode slower than
+    bytes and FLOPs say at any concurrency (docs/calibration-history.md (15), (22)); else 0."""
+    return engine.rocm_fp8_moe_layer_s * moe_layers if arch == "cdna3" and compute_dtype == "fp8" else 0.0
+
+
 def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: EngineSpec) -> StepModel:
     tp, p, fmt = s.tensor_parallel_size, pool.params, pool.weight_format
     dense_params = p.attention + p.state_mixers + p.dense_mlp
@@ -215,6 +222,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         moe_link_bytes_per_s=moe_ar.link_bytes_per_s,
         prompt_steps_eager=prompt_steps_eager(s, m),
         compile_s=compile_s(s, m, engine),
+        fp8_moe_s=fp8_moe_s(engine, moe_layers, g.arch, fmt.compute_dtype),
         engine=engine,
         eager=s.enforce_eager,
         mbu_override=s.mbu is not None,

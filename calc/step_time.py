@@ -7,6 +7,7 @@ parallel rank, with B the peak bandwidth and P the peak FLOP/s:
     floor     = max((weights + KV + state) / B, FLOP / P) + all-reduce bytes / link
     estimate  = weights / (B · a_bw · s_dtype)  ⊔  GEMM FLOP / (P · a_mm · n/(n + n½))      (⊔: the larger)
               + experts touched / (B · a_bw · s_moe)  ⊔  expert FLOP / (P · a_mm · m/(m + n½))
+              + MoE layers · the FP8 experts' kernel time (CDNA3 only)
               + KV / (B · a_bw · s_attn)  ⊔  decode attention FLOP / (P · a_mm · s_attn_c)
               + prefill attention FLOP / (P · a_mm · s_attn_c)  + state read and written / (B · a_bw)
               + 2 · blocks · (α + 2 (tp − 1)/tp · tokens · hidden · 2 B / link)
@@ -41,7 +42,7 @@ from calc.expr import E
 from calc.routing import distinct_experts
 
 TERM_LABELS = (
-    ("weights_s", "weights"), ("experts_s", "experts"), ("kv_s", "KV reads"),
+    ("weights_s", "weights"), ("experts_s", "experts"), ("fp8_moe_s", "FP8 expert kernels (CDNA3)"), ("kv_s", "KV reads"),
     ("prefill_attention_s", "prefill attention"), ("state_s", "SSM state"), ("allreduce_s", "all-reduces"),
     ("step_overhead_s", "step overhead"), ("layer_overhead_s", "layer overhead"),
     ("compile_s", "kernel compile (new prompt length)"), ("sequence_overhead_s", "per-sequence cost"),
@@ -54,6 +55,8 @@ class StepTerms:
 
     weights_s: float
     experts_s: float
+    fp8_moe_s: float
+    """The FP8 experts' own kernel time on CDNA3 (StepModel.fp8_moe_s)."""
     kv_s: float
     prefill_attention_s: float
     state_s: float
@@ -69,7 +72,7 @@ class StepTerms:
 
     @property
     def total_s(self) -> float:
-        return (self.weights_s + self.experts_s + self.kv_s + self.prefill_attention_s + self.state_s
+        return (self.weights_s + self.experts_s + self.fp8_moe_s + self.kv_s + self.prefill_attention_s + self.state_s
                 + self.allreduce_s + self.step_overhead_s + self.layer_overhead_s + self.compile_s
                 + self.sequence_overhead_s)  # fmt: skip
 
@@ -177,6 +180,9 @@ class StepModel:
     moe_link_bytes_per_s: float = 0.0
     """The dp · tp group's link; its collectives move an all-reduce's bytes for the dp ranks' tokens (vLLM's
     allgather_reducescatter backend)."""
+    fp8_moe_s: float = 0.0
+    """Per step where experts are touched: FP8 routed experts on a CDNA3 GPU, the engine's rocm_fp8_moe_layer_s × the
+    MoE layers (calc.step_inputs.fp8_moe_s)."""
     compile_s: float = 0.0
     """Added to a step that carries prompt tokens: the engine compiling a kernel specialised on the step's token
     count, which a served workload's varied lengths make new at nearly every prompt step of a fresh server (SGLang's
@@ -267,7 +273,8 @@ class StepModel:
             allreduce_s = allreduce_s * (1 - self.moe_layers / (2 * self.blocks)) + self.moe_layers * self.moe_comm_s(m)
         # no captured graph for a step this large, nor for a prompt step the engine cannot capture
         eager = self.eager or n > e.cudagraph_max_tokens or (prefill_tokens > 0 and self.prompt_steps_eager)
-        parts = (weights_s, experts_s, kv_s, prefill_attention_s, state_s, allreduce_s, e.step_overhead_s,
+        parts = (weights_s, experts_s, self.fp8_moe_s if touched else 0.0, kv_s, prefill_attention_s, state_s,
+                 allreduce_s, e.step_overhead_s,
                  self.launch_s(eager), self.compile_s if prefill_tokens else 0.0,
                  decode_seqs * (e.per_sequence_s + (self.stream_s if self.online else 0.0)))  # fmt: skip
         flop = gemm_flop + m_gpu * self.expert_flop_per_token + decode_attn_flop + prefill_attn_flop
@@ -345,8 +352,8 @@ class StepModel:
         summed in the same order (the same float). `prefill_seqs`: the prompts the prefill tokens belong to."""
         parts = (self._round if self.pp > 1 else self._parts)(prefill_tokens, prefill_pairs, decode_seqs,
                                                                decode_context, prefill_seqs)[0]  # fmt: skip
-        w, x, kv, pa, st, ar, so, lo, cs, se = parts
-        return w + x + kv + pa + st + ar + so + lo + cs + se
+        w, x, f8, kv, pa, st, ar, so, lo, cs, se = parts
+        return w + x + f8 + kv + pa + st + ar + so + lo + cs + se
 
 
 def prompts_in(tokens, input_len):

@@ -249,3 +249,24 @@ def test_where_the_api_server_binds_the_search_sizes_as_evaluate(catalog, engine
         assert d["replicas"] == rep.fleet.replicas and close(d["capacity_rps_per_replica"], rep.fleet.capacity.rps)
         bound += rep.latency.decode_batch < min(sc.concurrency, sc.max_num_seqs)
     assert bound >= 4
+
+
+def test_fp8_experts_kernel_time_on_cdna3_reaches_the_search_too(catalog):
+    """SGLang's FP8 experts' kernel time on CDNA3 (rocm_fp8_moe_layer_s, history (22)) per GPU and precision: Qwen3-
+    30B-A3B in fp8 on an MI300X carries it, bf16 there and fp8 on an H100 not; the search's TTFT and TPOT equal
+    evaluate()'s at every configuration served, at one request (its idle launch too) and at 16."""
+    for rate, c in ((None, 1), (1.0, 16)):
+        s = Scenario(model="qwen3-30b-a3b", gpu="mi300x", engine="sglang", input_len=1000, output_len=200,
+                     concurrency=c, request_rate=rate, search_gpus="mi300x,h100-sxm", search_tensor_parallel_size="1,2",
+                     search_pipeline_parallel_size="1", search_dtype="bf16,fp8", search_kv_cache_dtype="auto",
+                     search_max_num_seqs="64")  # fmt: skip
+        r = search(s, catalog)
+        carried = set()
+        for i in np.flatnonzero(r.gpus > 0):
+            sc = scenario_of(r, int(i))
+            rep = evaluate(sc, catalog)
+            d = row(r, int(i))
+            assert close(d["ttft_s"], rep.latency.ttft_s) and close(d["tpot_s"], rep.latency.tpot_s), sc.changed()
+            if rep.latency.step.fp8_moe_s:
+                carried.add((sc.gpu, sc.dtype))
+        assert carried == {("mi300x", "fp8")}
