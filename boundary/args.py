@@ -31,20 +31,32 @@ def help_text(info) -> str:
     return " ".join((info.description or "").split("\n\n")[0].split()).replace("%", "%%")
 
 
+def with_default(text: str, info) -> str:
+    """The help text and the field's default where it has a plain one the text does not already state."""
+    d = info.default
+    if d is None or isinstance(d, (dict, list, tuple)) or "default" in text.lower() or repr(d) == "PydanticUndefined":
+        return text
+    shown = ("on" if d else "off") if isinstance(d, bool) else f"{d:g}" if isinstance(d, float) else str(d) or "none"
+    return f"{text} (default: {shown})"
+
+
 def add_scenario_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
     for name, info in Scenario.model_fields.items():
         if name in ("model", "gpu") or name in skip:
             continue
         if _is_bool(name):
             p.add_argument(flag(name), dest=name, action=argparse.BooleanOptionalAction, default=None,
-                           help=help_text(info))  # fmt: skip
+                           help=with_default(help_text(info), info))  # fmt: skip
         else:
-            p.add_argument(flag(name), dest=name, default=None, metavar=name.upper(), help=help_text(info))
+            p.add_argument(flag(name), dest=name, default=None, metavar=name.upper(),
+                           help=with_default(help_text(info), info))  # fmt: skip
 
 
 def add_spec_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", dest="model", default=None, help="model spec id, or a model YAML / config.json path")
-    p.add_argument("--gpu", dest="gpu", default=None, help="accelerator spec id")
+    fields = Scenario.model_fields
+    p.add_argument("--model", dest="model", default=None, help="model spec id, or a model YAML / config.json path "
+                   f"(default: {fields['model'].default})")  # fmt: skip
+    p.add_argument("--gpu", dest="gpu", default=None, help=f"accelerator spec id (default: {fields['gpu'].default})")
 
 
 MAX_NUMBER_CHARS = 40  # "1e15", "0.000001", "10000000000000000": a number here needs far fewer characters

@@ -58,9 +58,9 @@ def add_bench_parser(sub) -> None:
     g.add_argument("--max-concurrency", dest="max_concurrency", default=None, metavar="C",
                    help="closed loop: C clients, each sending its next request when the last one ends")  # fmt: skip
     g.add_argument("--random-input-len", dest="input_len", default=None, metavar="I", action=_Typed,
-                   help="prompt tokens (= --input-len)")  # fmt: skip
+                   help="prompt tokens (= --input-len; default 1024, as vllm bench serve's)")  # fmt: skip
     g.add_argument("--random-output-len", dest="output_len", default=None, metavar="O", action=_Typed,
-                   help="output tokens (= --output-len)")  # fmt: skip
+                   help="output tokens (= --output-len; default 256, the planner's: vllm bench serve's is 128)")  # fmt: skip
     g.add_argument("--random-range-ratio", dest="range_ratio", default="0", metavar="R",
                    help="lengths uniform in [len·(1−R), len·(1+R)] (default 0: fixed)")  # fmt: skip
     g.add_argument("--dataset-name", dest="dataset_name", default="random", metavar="D",
@@ -69,7 +69,8 @@ def add_bench_parser(sub) -> None:
     g.add_argument("--num-prompts", dest="num_prompts", default="1000", metavar="N", help="requests (default 1000)")
     g.add_argument("--seed", dest="seed", default="0", metavar="S", help="random seed of lengths and arrivals")
     g.add_argument("--batch-size", dest="batch_size", default=None, metavar="B",
-                   help="`vllm bench latency`: one static batch of B prompts")  # fmt: skip
+                   help="`vllm bench latency`: one static batch of B prompts, of --input-len and --output-len tokens "
+                        "(the planner's 1024 and 256 unless given; vllm bench latency's are 32 and 128)")  # fmt: skip
     g.add_argument("--percentile-metrics", dest="percentile_metrics", default=",".join(PERCENTILE_METRICS),
                    metavar="M,...", help="metrics to report percentiles of, of ttft, tpot, itl, e2el (default: all four; "
                                          "vllm bench serve's default leaves out e2el)")  # fmt: skip
@@ -134,6 +135,18 @@ def run_bench(args, catalog) -> int:
     if batch is not None and (conc is not None or "request_rate" in data):
         raise InputError("--batch-size", "selects vllm bench latency (one static batch); --max-concurrency and "
                                          "--request-rate are vllm bench serve's: give one or the other")  # fmt: skip
+    if batch is not None:  # vllm bench latency has none of vllm bench serve's load and report flags: refuse, not ignore
+        for flag, given in (("--num-prompts", args.num_prompts != "1000"), ("--random-range-ratio", args.range_ratio != "0"),
+                            ("--dataset-name", dataset != "random"), ("--seed", args.seed != "0"),
+                            ("--goodput", args.goodput is not None), ("--burstiness", args.burstiness != "1.0"),
+                            ("--metric-percentiles", args.metric_percentiles != "99"),
+                            ("--percentile-metrics", args.percentile_metrics != ",".join(PERCENTILE_METRICS))):  # fmt: skip
+            if given:
+                raise InputError(flag, "a vllm bench serve flag; --batch-size selects vllm bench latency (one static "
+                                       "batch, its latency and fixed percentiles): drop one or the other")  # fmt: skip
+    elif args.burstiness != "1.0" and "request_rate" not in data:
+        raise InputError("--burstiness", "shapes the gaps between paced arrivals: it needs --request-rate R (without "
+                                         "one every prompt is sent at once, or as --max-concurrency's clients free up)")  # fmt: skip
     if batch is not None and int(data.get("data_parallel_size", 1) or 1) > 1:
         raise InputError("--batch-size", "vllm bench latency runs one engine (the LLM class): a static batch is "
                                          "planned with --data-parallel-size 1")  # fmt: skip
@@ -150,7 +163,7 @@ def run_bench(args, catalog) -> int:
     not_served = None if r.serves else view.verdict(r)
     if batch is not None and not_served:
         print(json.dumps({"avg_latency": None, "percentiles": {}, "not_served": not_served}, indent=2) if args.json
-              else f"not served: {not_served}")  # fmt: skip
+              else _not_served_text(not_served, s))  # fmt: skip
         return 0
     if batch is not None:
         out = bench.static_batch(r, batch_size=batch, input_len=s.input_len, output_len=s.output_len).bench_summary()
@@ -162,7 +175,7 @@ def run_bench(args, catalog) -> int:
                 "preemptions": 0, "engine": s.engine, "engine_version": s.engine_version, "model": s.model, "gpu": s.gpu,
                 **_layout(s), "not_served": not_served}  # fmt: skip
         print(json.dumps(dict.fromkeys(serve_keys(metrics, qs)) | meta, indent=2) if args.json
-              else f"not served: {not_served}")  # fmt: skip
+              else _not_served_text(not_served, s))  # fmt: skip
         return 0
     res = bench.serve(r, num_prompts=n, max_concurrency=conc, request_rate=s.request_rate or math.inf,
                       range_ratio=ratio, seed=seed, dataset=dataset, burstiness=burst)  # fmt: skip
@@ -170,12 +183,12 @@ def run_bench(args, catalog) -> int:
     if not res.completed:
         not_served = res.none_completed_reason(s.max_num_batched_tokens, s.input_len)
         if not args.json:
-            print(f"not served: {not_served}")
+            print(_not_served_text(not_served, s))
             return 0
     if args.json:
         out = {k: d[k] for k in serve_keys(metrics, qs)} | {"num_prompts": n, "max_concurrency": conc,
                                                  "request_rate": s.request_rate, "burstiness": burst,
-                                                 "preemptions": res.preemptions,
+                                                 "preemptions": res.preemptions, "stopped_early": res.stopped_early,
                                                  "engine": s.engine, "engine_version": s.engine_version,
                                                  "model": s.model, "gpu": s.gpu, **_layout(s),
                                                  "not_served": not_served}  # fmt: skip
@@ -183,6 +196,12 @@ def run_bench(args, catalog) -> int:
     else:
         print(_serve_text(d, r, res, conc, s.request_rate or math.inf, qs))
     return 0
+
+
+def _not_served_text(why: str, s) -> str:
+    """The refusal, and where the changes that would serve it are listed (`calc plan` on the same flags)."""
+    fix = f"; --max-model-len {s.input_len + s.output_len} admits it" if "exceeds max_model_len" in why else ""
+    return f"not served: {why}{fix} (`python -m calc plan` with the same server flags lists the changes that fit)"
 
 
 def _layout(s) -> dict:
@@ -285,6 +304,10 @@ def _serve_text(d: dict, r, res, conc: int | None, rate: float, qs: tuple[float,
                      "prompts take a step each, thousands running make each step long); the figures are over those")  # fmt: skip
     elif done < len(res.e2e_s):
         lines.append(f"note: {len(res.e2e_s) - done} requests can never fit the KV pool and were not completed")
+    if s.engine == "sglang":  # the tool's layout and keys are vllm bench serve's; SGLang's client reads R otherwise
+        lines.append("note: laid out as vllm bench serve prints it, with its --random-range-ratio (lengths in "
+                     "[L·(1 − R), L·(1 + R)]); SGLang's bench_serving draws them in [L·R, L] (its default R = 0: "
+                     "uniform in [1, L], mean about L / 2)")  # fmt: skip
     return "\n".join(lines)
 
 

@@ -386,4 +386,5 @@ def calibration(log: VllmLog, pool_bytes: float | None) -> dict:
                 cal[out] = log.first(key).value  # type: ignore[union-attr]
     elif pool_bytes is not None and pool_bytes > 0:  # a failed start's pool (≤ 0) is nothing to adopt
         cal["kv_cache_memory_bytes"] = pool_bytes
-    return cal
+    # whole bytes (a GiB figure with two decimals times 2^30 has a fraction): every surface prints the same number
+    return {k: float(round(v)) if k.endswith("_bytes") else v for k, v in cal.items()}

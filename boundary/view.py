@@ -294,7 +294,7 @@ def latency_section(r) -> Section:
          f"the request {fmt.rate(lat.average_tokens_per_s, 'tokens/s')}, which describes no moment"),
         ("throughput", f"{fmt.rate(lat.requests_per_s, 'req/s')}, {fmt.rate(lat.output_tokens_per_s, 'output tokens/s')} "
          f"({fmt.rate(lat.total_tokens_per_s, 'tokens/s')} counting prompts, which flatters long prompts)"),
-        ("prefill → decode KV transfer", f"{fmt.ms(lat.kv_transfer_s)} over {fmt.bandwidth(lat.kv_transfer_link_bytes_per_s)} "
+        ("prefill → decode KV transfer" + ("" if s.disaggregated else ", were it disaggregated"), f"{fmt.ms(lat.kv_transfer_s)} over {fmt.bandwidth(lat.kv_transfer_link_bytes_per_s)} "
          f"(vs prefill {fmt.ms(lat.prefill.estimate_s)})"),
     ]  # fmt: skip
     if not r.error_bands:

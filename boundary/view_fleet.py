@@ -18,8 +18,13 @@ def _strict_why(r) -> str:
     if lat.decode_batch > 1 and not s.disaggregated and lat.chunk_step_s > s.slo_tpot_s:
         return (f"a step that carries another request's prefill chunk takes {fmt.ms(lat.chunk_step_s)}, over the SLO, "
                 "and a request decoding while another's prompt is prefilled waits through one")  # fmt: skip
-    return (f"each of the {max(s.output_len - 1, 0):,} gaps log-normal with σ = {s.latency_sigma:g} around the plain "
-            "step: a long output has that many chances to exceed it")  # fmt: skip
+    if s.output_len <= 1:
+        return "a one-token output has no gap"
+    chunked = lat.decode_batch > 1 and not s.disaggregated and lat.chunk_step_s > lat.itl_s
+    around = (f"the plain step ({fmt.ms(lat.itl_s)}) or, in the share that makes their mean the TPOT, a step that "
+              f"carries another request's prefill chunk ({fmt.ms(lat.chunk_step_s)})") if chunked else "the plain step"
+    return (f"each of the {s.output_len - 1:,} gaps log-normal with σ = {s.latency_sigma:g} around {around}: a long "
+            "output has that many chances to exceed it")  # fmt: skip
 
 
 def slo_lines(r, *, replica_check=None) -> list[str]:

@@ -265,6 +265,13 @@ def speed_notes(s: Scenario, model: ModelSpec, gpu: GPUSpec, mem, engine, lat, c
     alt = latency(s, model, unbridged(gpu), mem, engine).tpot_s if bridge_assumed(s, gpu) else None
     if link := link_note(s, gpu, lat.tpot_s, alt):
         notes = (*notes, link)
+    group = s.tensor_parallel_size * s.pipeline_parallel_size
+    if gpu.node_gpus is not None and group > gpu.node_gpus:
+        notes = (*notes, f"{gpu.name} is rented {gpu.node_gpus:,} GPU{'s' * (gpu.node_gpus != 1)} to a node "
+                         f"(node_gpus): TP {s.tensor_parallel_size} × PP {s.pipeline_parallel_size} spans "
+                         f"{-(-group // gpu.node_gpus):,} nodes, whose network this plan does not model (its "
+                         f"all-reduces assume {gpu.scaleup_link_gb_per_s or gpu.host_link_gb_per_s:g} GB/s between all "
+                         f"{group:,}), nor the price of such a system; the search leaves such groups out")  # fmt: skip
     if ridge := ridge_note(gpu):
         notes = (*notes, ridge)
     if rocm := rocm_fp8_moe_note(s, gpu, lat.step):

@@ -62,7 +62,8 @@ def formulas(r) -> dict[str, str]:
         "Decode step": f"floor {lat.decode.floor_s * 1e3:.2f} ms (roofline); estimate\n" + lat.decode_terms.expr().text("ms")
         + _experts_read(lat.step, lat.decode_batch) + _pipeline(lat.step, lat.decode_batch),
         "TTFT": lat.formulas["ttft_s"].text("ms"),
-        "TPOT": f"mean step while {_mean(lat.decode_batch)} requests decode and their successors prefill = {lat.tpot_s * 1e3:.2f} ms"
+        "TPOT": (f"mean step while {_mean(lat.decode_batch)} requests decode and their successors prefill" if _mean(lat.decode_batch) != "1"
+                 else "mean step while 1 request decodes and its successor prefills") + f" = {lat.tpot_s * 1e3:.2f} ms"
         f"\nplain decode step = " + lat.decode_terms.expr().text("ms"),
         "End-to-end": lat.formulas["e2e_s"].text("s"),
     }

@@ -144,7 +144,7 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
                  "prefill instances, more of which would not bring it within the SLO)") if lat1.prefill_instances else ""  # fmt: skip
         why = (f"even one request at a time{waits} meets both SLOs only {percent_text(c1.conformance)} of the time (quota "
                f"{percent_text(quota)}): TTFT {_ms(lat1.ttft_s)} ms vs {_ms(s.slo_ttft_s)} ms "
-               f"(P {c1.p_ttft:.0%}), TPOT {_ms(lat1.tpot_s)} ms vs {_ms(s.slo_tpot_s)} ms (P {c1.p_tpot:.0%})")  # fmt: skip
+               f"(P {percent_text(c1.p_ttft)}), TPOT {_ms(lat1.tpot_s)} ms vs {_ms(s.slo_tpot_s)} ms (P {percent_text(c1.p_tpot)})")  # fmt: skip
         return Capacity(0, 0.0, c1.conformance, "slo", why, slots)
     # with the wait for a slot: at a = c every arrival waits, so ok < slots
     ok = top if queued(top, top)[0] >= quota else largest_true(lambda c: queued(c, c)[0] >= quota, 1, top - 1)

@@ -177,8 +177,8 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
                    "rank (open one, then set data_parallel_size on the plan to compare)",)  # fmt: skip
         s = s.model_copy(update={"data_parallel_size": 1})
     sp = space_of(s, catalog.gpus)
-    g = grid(sp, s, model)
     gpus = {gid: _planned_gpu(s, catalog, gid) for gid in sp.gpus}
+    g = grid(sp, s, model, tuple(gpus[gid].node_gpus for gid in sp.gpus))
     pool = pool_arrays(s, model, gpus, g)
     consts, rows = step_arrays(s, model, catalog, g, count_params(model))
     link = np.array([kv_link_bytes_per_s(s, gpus[x]) for x in sp.gpus])[g.gpu]

@@ -91,8 +91,8 @@ def serve_commands(r, i: int) -> list[tuple[str, str]]:
     note = CAPPED_SEQS.format(seqs=seqs, asked=f["max_num_seqs"], tokens=s.input_len + s.output_len) \
         if s.engine != "sglang" and seqs < f["max_num_seqs"] and serves else ""  # fmt: skip
     counts = {"prefill": r.prefill_instances[i], "decode": r.decode_instances[i]} if r.gpus[i] else None
-    return serve_lines(s, f, r.hf_id or r.model_name, seqs, disaggregated=bool(r.disaggregated[i]), counts=counts,
-                       note=note)  # fmt: skip
+    return serve_lines(s, f, r.model_name, seqs, disaggregated=bool(r.disaggregated[i]), counts=counts, note=note,
+                       hf_id=r.hf_id)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -95,7 +95,9 @@ FOUR_BIT_BYTES = 0.7
 """Bytes per weight below which a checkpoint is already 4-bit (MXFP4 0.53, NVFP4 0.56, AWQ/GPTQ int4 0.52)."""
 
 
-def grid(space: Space, s: Scenario, m) -> Grid:
+def grid(space: Space, s: Scenario, m, node_gpus: tuple[int | None, ...] = ()) -> Grid:
+    """`node_gpus`: each searched GPU's GPUSpec.node_gpus (aligned with space.gpus); a (TP, PP) group larger than its
+    node is left out for that GPU and named in `refused`."""
     parallel, refused = [], []
     for tp in space.tensor_parallel_sizes:
         for pp in space.pipeline_parallel_sizes:
@@ -119,6 +121,21 @@ def grid(space: Space, s: Scenario, m) -> Grid:
     if n > MAX_CONFIGS:
         raise _too_large(n, shape, space)
     idx = [a.ravel() for a in np.indices(shape, dtype=np.intp)]
+    limits = [(i, k) for i, k in enumerate(node_gpus) if k is not None]
+    if limits:  # groups larger than a node of that GPU: across nodes, not modelled
+        group = np.array([tp * pp for tp, pp in parallel])
+        limit = np.full(len(space.gpus), np.inf)
+        for i, k in limits:
+            limit[i] = k
+            over = [f"{tp}×{pp}" for tp, pp in parallel if tp * pp > k]
+            if over:
+                refused.append(f"{space.gpus[i]}: TP × PP {', '.join(over)} left out: one node holds {k:,} "
+                               f"GPU{'s' * (k != 1)} (node_gpus), and a group across nodes is not modelled")  # fmt: skip
+        keep = group[idx[1]] <= limit[idx[0]]
+        if not keep.any():  # every GPU tried holds fewer a node than every group tried
+            raise InputError("search_tensor_parallel_size", f"no size tried fits a node ({refused[-1]}); try "
+                             f"tensor and pipeline sizes whose product is at most {max(k for _, k in limits):,}")  # fmt: skip
+        idx = [a[keep] for a in idx]
     return Grid(space, tuple(parallel), dtypes, *idx, refused=tuple(refused))
 
 

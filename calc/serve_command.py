@@ -5,6 +5,7 @@ plan (its scenario as given)."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 
 from calc.scenario import Scenario
@@ -38,12 +39,29 @@ def _vllm_scenario_flags(s: Scenario) -> list:
     return out
 
 
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,95}/[\w.-]{1,96}")
+"""A Hugging Face Hub id (owner/name): what `vllm serve` and SGLang's --model-path download."""
+
+
+def checkpoint_of(hf_id: str | None, name: str) -> tuple[str, str | None]:
+    """(what the command names, what the $CHECKPOINT comment describes or None): a shipped model's or a config's Hub
+    id as it is; a config.json without one (or with a local path of the machine that wrote it) names no checkpoint
+    the server could load, so the line takes $CHECKPOINT, the checkpoint that config.json belongs to."""
+    if hf_id and HUB_ID.fullmatch(hf_id):
+        return hf_id, None
+    return name, f"the checkpoint whose config.json this is ({name})"
+
+
 def serve_lines(s: Scenario, f: dict, name: str, seqs: int, *, disaggregated: bool, counts: dict | None = None,
-                note: str = "") -> list[tuple[str, str]]:
+                note: str = "", hf_id: str | None = "") -> list[tuple[str, str]]:
     """(role, command) lines for the fields `f` (tensor_parallel_size, pipeline_parallel_size, dtype, kv_cache_dtype,
     max_num_batched_tokens, gpu_memory_utilization) of scenario `s`, the checkpoint `name`, `seqs` sequences at most;
-    `counts` (prefill, decode instances) label a disaggregated pair; `note` is a comment line above."""
-    model = PLACEHOLDER if f["dtype"] in CHECKPOINT else name
+    `counts` (prefill, decode instances) label a disaggregated pair; `note` is a comment line above. `hf_id`: the
+    model's Hub id (None: it has none, so the checkpoint is $CHECKPOINT; "": `name` is the id)."""
+    name, unknown = (name, None) if hf_id == "" else checkpoint_of(hf_id, name)
+    if f["dtype"] in CHECKPOINT:
+        unknown = CHECKPOINT[f["dtype"]].format(name)
+    model = PLACEHOLDER if unknown else name
     dp = s.data_parallel_size
     if s.engine == "sglang":  # with DP attention SGLang's --tp-size counts every GPU and its caps are the server's,
         # divided over the --dp-size ranks (server_args.py _handle_data_parallelism; boundary.bench_data reads them so)
@@ -67,9 +85,8 @@ def serve_lines(s: Scenario, f: dict, name: str, seqs: int, *, disaggregated: bo
         base += _vllm_scenario_flags(s)
         roles = (("prefill", ["--kv-transfer-config", NIXL]), ("decode", ["--kv-transfer-config", NIXL]))
     line = " ".join(shlex.quote(str(x)) for x in base)
-    if f["dtype"] in CHECKPOINT:  # a runnable line: the checkpoint is a shell variable the comment above explains
-        line = (f"# CHECKPOINT={{{CHECKPOINT[f['dtype']].format(name)}: a Hub id or a local path}}\n"
-                + line.replace(PLACEHOLDER, '"$CHECKPOINT"'))  # fmt: skip
+    if unknown:  # a runnable line: the checkpoint is a shell variable the comment above explains
+        line = f"# CHECKPOINT={{{unknown}: a Hub id or a local path}}\n" + line.replace(PLACEHOLDER, '"$CHECKPOINT"')
     if note:
         line = note + "\n" + line
     if not disaggregated:
@@ -87,8 +104,8 @@ def plan_serve_commands(r) -> list[tuple[str, str]]:
     fl = r.fleet if s.disaggregated else None
     counts = {"prefill": fl.prefill_instances, "decode": fl.decode_instances} \
         if fl is not None and fl.prefill_instances and fl.decode_instances else None  # fmt: skip
-    return serve_lines(s, f, r.model.hf_id or r.model.name, s.max_num_seqs, disaggregated=s.disaggregated,
-                       counts=counts)  # fmt: skip
+    return serve_lines(s, f, r.model.name, s.max_num_seqs, disaggregated=s.disaggregated, counts=counts,
+                       hf_id=r.model.hf_id)  # fmt: skip
 
 
 def joined(lines: list[tuple[str, str]]) -> str:

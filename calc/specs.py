@@ -65,6 +65,10 @@ class GPUSpec(BaseModel):
     scaleup_link_gpus: Annotated[int, Field(ge=2, le=1024)] | None = None
     """How many GPUs one scale-up link joins (2: a bridged pair of PCIe cards); a larger tensor-parallel group's
     ring crosses PCIe between them, so its all-reduces run at the host link. Absent: every GPU of the node."""
+    node_gpus: Annotated[int, Field(ge=1, le=1024)] | None = None
+    """GPUs one rentable node of this part holds, where that is fewer than a tensor- or pipeline-parallel group may
+    want (GH200: rented as single superchips). A group larger than it spans nodes over a network the plan does not
+    model, at a price it does not know: the search leaves such groups out and the plan says so. None: not limited."""
     tdp_w: PosFloat | None = None
     achievable_bandwidth_fraction: Annotated[float, Field(ge=0.3, le=1.0)]
     """Share of the peak bandwidth a streaming kernel reaches (STREAM-type microbenchmarks)."""

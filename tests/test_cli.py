@@ -172,7 +172,16 @@ def test_bench_json_has_the_tools_peak_and_count_keys(capsys):
                                         # flags printed the batch alone
                                         (["--concurrency", "64"], "--concurrency"),
                                         (["--batch-size", "8", "--max-concurrency", "4"], "--batch-size"),
-                                        (["--batch-size", "8", "--request-rate", "4"], "--batch-size")])  # fmt: skip
+                                        (["--batch-size", "8", "--request-rate", "4"], "--batch-size"),
+                                        # vllm bench latency has no load or report flags: they were ignored
+                                        (["--batch-size", "8", "--num-prompts", "77"], "--num-prompts"),
+                                        (["--batch-size", "8", "--random-range-ratio", "0.5"], "--random-range-ratio"),
+                                        (["--batch-size", "8", "--goodput", "ttft:1"], "--goodput"),
+                                        (["--batch-size", "8", "--metric-percentiles", "50"], "--metric-percentiles"),
+                                        (["--batch-size", "8", "--seed", "3"], "--seed"),
+                                        (["--batch-size", "8", "--burstiness", "0.2"], "--burstiness"),
+                                        # paced gaps without a pace: it was reported as used and did nothing
+                                        (["--burstiness", "0.5", "--max-concurrency", "8"], "--burstiness")])  # fmt: skip
 def test_bench_bad_input_names_the_flag(capsys, args, flag):
     code, _, err = run(capsys, "bench", *args)
     assert code == 2 and flag in err and len(err.strip().splitlines()) == 1
@@ -318,3 +327,16 @@ def test_models_and_gpus_list_as_json(capsys, catalog):
     assert main(["gpus", "--json"], catalog) == 0
     gpus = {g["id"]: g for g in json.loads(capsys.readouterr().out)}
     assert set(gpus) == set(catalog.gpus) and gpus["h100-sxm"]["memory_bandwidth_gb_per_s"] == 3350
+
+
+def test_bench_json_says_when_the_simulation_stopped_early(capsys):
+    """8,000-token prompts in 256-token chunks at 256 clients hit the simulation's work cap: the JSON says so (it
+    said completed 470 of 5,000 and nothing else)."""
+    args = ("bench", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--random-input-len", "8000", "--random-output-len",
+            "100", "--max-num-batched-tokens", "256", "--max-model-len", "8448", "--max-concurrency", "256",
+            "--num-prompts", "5000", "--json")  # fmt: skip
+    code, out, _ = run(capsys, *args)
+    d = json.loads(out)
+    assert code == 0 and d["stopped_early"] is True and d["completed"] < d["num_prompts"] == 5000
+    code, out, _ = run(capsys, "bench", "--max-concurrency", "2", "--num-prompts", "10", "--json")
+    assert json.loads(out)["stopped_early"] is False

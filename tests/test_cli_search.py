@@ -156,17 +156,22 @@ def test_one_token_outputs_check_without_a_tpot(capsys, catalog):
     assert chk["simulated_tpot_s"] == 0 and chk["tpot_ratio"] is None and chk["ttft_ratio"] > 0
 
 
-def test_the_cheapest_is_simulated_at_its_share_of_the_rate(done_when):
+def test_the_cheapest_is_simulated_at_its_share_of_the_rate():
     """One replica sent Poisson arrivals at rate / replicas (calc.search_rows.rate_check): the share within both
     SLOs, against the quota, and where it misses, the fewest replicas (up to 4 more) that meet it in the
     simulation. Before the capacity counted the wait for a free slot (Erlang C), Llama-3.1-70B's cheapest here ran
-    max_num_seqs 32 nearly full and kept 44 % (7 replicas met the quota, not 5); now its cheapest keeps it."""
-    c = done_when["cheapest"]
+    max_num_seqs 32 nearly full and kept 44 % (7 replicas met the quota, not 5); now its cheapest keeps it. The
+    simulation serves one aggregated engine: the search is held to those (its cheapest overall is disaggregated
+    since GH200 is searched one superchip to a replica)."""
+    p = run(*DONE_WHEN, "--no-disaggregated", "--json")
+    assert p.returncode == 0, p.stderr
+    c = json.loads(p.stdout)["cheapest"]
+    assert not c["disaggregated"]
     rc = c["rate_check"]
     assert rc["replicas"] == c["replicas"] and rc["rate_per_replica_rps"] == pytest.approx(10 / c["replicas"])
     assert rc["quota"] == 0.9 and rc["quota"] <= rc["within_slo"] <= 1
     assert rc["replicas_meeting_quota"] == c["replicas"]
-    text = run(*DONE_WHEN).stdout
+    text = run(*DONE_WHEN, "--no-disaggregated").stdout
     share = f"{10 / c['replicas']:.2f} req/s"  # 10 req/s over the cheapest's replicas
     assert f"one replica simulated at its share of the rate ({share}, Poisson" in text and "quota" in text
 

@@ -321,3 +321,22 @@ def test_a_cheapest_that_quantizes_the_checkpoint_says_the_quality_is_not_measur
     assert any("quantizing changes the model's output quality" in n for n in quantized.notes)
     own = search(scenario(**base, search_dtype="auto"), catalog)
     assert not any("quantizing" in n for n in own.notes)
+
+
+def test_a_gpu_rented_one_to_a_node_is_searched_one_to_a_replica(catalog):
+    """GH200 is rented as single superchips (hardware_specs/gh200.yaml node_gpus 1, Lambda's price): a search leaves
+    out its TP × PP groups above one GPU and says so, keeps them for the other GPUs, and refuses a space with nothing
+    left by naming the TP list; a plan of such a group says it spans nodes the plan does not model."""
+    assert catalog.gpus["gh200"].node_gpus == 1
+    s = scenario(model="llama-3.1-8b", request_rate=4, search_gpus="gh200,h100-sxm", search_tensor_parallel_size="1,2",
+                 search_pipeline_parallel_size="1")  # fmt: skip
+    r = search(s, catalog)
+    pairs = {(r.grid.space.gpus[gi], r.grid.parallel[pi]) for gi, pi in zip(r.grid.gpu, r.grid.par, strict=True)}
+    assert pairs == {("gh200", (1, 1)), ("h100-sxm", (1, 1)), ("h100-sxm", (2, 1))}
+    assert any(line.startswith("gh200: TP × PP 2×1 left out: one node holds 1 GPU") for line in r.grid.refused)
+    with pytest.raises(InputError) as e:
+        search(s.model_copy(update={"search_gpus": "gh200", "search_tensor_parallel_size": "2,4"}), catalog)
+    assert e.value.field == "search_tensor_parallel_size" and "at most 1" in str(e.value)
+    notes = evaluate(scenario(model="llama-3.1-70b", gpu="gh200", tensor_parallel_size=4), catalog).notes
+    assert any("rented 1 GPU to a node (node_gpus): TP 4 × PP 1 spans 4 nodes" in n for n in notes)
+    assert not any("node_gpus" in n for n in evaluate(scenario(model="llama-3.1-8b", gpu="gh200"), catalog).notes)

@@ -102,7 +102,8 @@ def test_one_token_outputs_are_checked_without_a_tpot():
 
 
 @pytest.mark.parametrize("tab, query, key, shown", [
-    (LABEL, DONE_WHEN, "search_rate_check", lambda at: [c.value for c in at.caption]),  # the chosen configuration
+    # the chosen configuration, aggregated (the simulation serves one engine)
+    (LABEL, DONE_WHEN | {"search_disaggregated": "false"}, "search_rate_check", lambda at: [c.value for c in at.caption]),
     ("SLOs & replicas", {"request_rate": "20"}, "slo_replica_check", lambda at: [m.value for m in at.markdown]),
 ])  # fmt: skip
 def test_a_replica_count_can_be_simulated_at_its_share_of_the_rate(tab, query, key, shown):

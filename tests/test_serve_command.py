@@ -51,3 +51,17 @@ def test_the_cli_prints_it_in_text_and_json(capsys):
     assert main(["plan"]) == 0
     out = capsys.readouterr().out
     assert "Serve it (the scenario as given)" in out and d["serve_command"] in out
+
+
+def test_a_config_json_without_a_hub_id_serves_the_checkpoint_variable(capsys):
+    """A config.json carries no checkpoint unless its _name_or_path is a Hub id: Qwen3-4B's has none (the command
+    named 'qwen3-4b', which `vllm serve` cannot load), Falcon-Mamba's is './', a path on the machine that wrote it;
+    BLOOM's names bigscience/bloom-7b1, which it serves."""
+    def command(path):
+        assert main(["plan", "--model", path, "--gpu", "h100-sxm", "--tensor-parallel-size", "8", "--json"]) == 0
+        return json.loads(capsys.readouterr().out)["serve_command"]
+
+    for name in ("qwen3-4b", "falcon-mamba-7b"):
+        cmd = command(f"tests/data/hf_configs/{name}/config.json")
+        assert cmd.startswith("# CHECKPOINT={the checkpoint whose config.json this is (") and 'vllm serve "$CHECKPOINT"' in cmd
+    assert command("tests/data/hf_configs/bloom-7b1/config.json").startswith("vllm serve bigscience/bloom-7b1 ")
