@@ -93,6 +93,12 @@ class SearchResult:
     """The model searched (its overrides applied): what moves a measured memory override to each configuration."""
 
     @cached_property
+    def requantized(self) -> np.ndarray:
+        """Whether each configuration stores the weights in another format than the checkpoint's own (dtype not
+        'auto'): at an equal cost the lists prefer the checkpoint's own."""
+        return np.tile(np.array([d != "auto" for d in self.grid.dtypes])[self.grid.dtype], len(self.disaggregated) // self.grid.size)
+
+    @cached_property
     def conformance(self) -> np.ndarray:
         """P(TTFT ≤ slo_ttft_s) · P(TPOT ≤ slo_tpot_s) at the operating point (computed on first access)."""
         return Slo(self.scenario).conformance(self.ttft_s, self.tpot_s)
@@ -137,7 +143,8 @@ class SearchResult:
         mask = self.eligible if disaggregated is None else self.eligible & (self.disaggregated == disaggregated)
         out: list[int] = []
         seen: set[tuple] = set()
-        for i in by_cost(self.cost_per_million_output_tokens, self.gpus, self.tokens_per_s_per_user, mask).tolist():
+        for i in by_cost(self.cost_per_million_output_tokens, self.gpus, self.tokens_per_s_per_user, mask,
+                         self.requantized).tolist():  # fmt: skip
             key = self.served_key(i)
             alike = (*key[:4], *key[5:], float(self.ttft_s[i]), float(self.tpot_s[i]), int(self.gpus[i]),
                      int(self.concurrency[i]))  # fmt: skip
@@ -216,7 +223,8 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     ok = why == 0
     notes = _currency_notes(currencies, g.gpu, ok) + _price_notes(s, sp.gpus)
     gpu_of = np.tile(g.gpu, len(modes))
-    cheap_first = cheapest_per_group(per_m, gpus_used, user, ok, gpu_of, len(sp.gpus))
+    requantized = np.tile(np.array([d != "auto" for d in g.dtypes])[g.dtype], len(modes))
+    cheap_first = cheapest_per_group(per_m, gpus_used, user, ok, gpu_of, len(sp.gpus), requantized)
     cheapest = _cheapest_in_one_currency(cheap_first, np.array(currencies, dtype=object)[gpu_of], ok)
     notes += _derived_price_note(s, catalog, sp.gpus[gpu_of[cheapest]] if cheapest is not None else None)
     notes += _low_ridge_note(catalog, sp.gpus[gpu_of[cheapest]] if cheapest is not None else None)
@@ -346,19 +354,25 @@ def pareto(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> tuple[int, ...]:
 
 
 def cheapest_per_group(cost: np.ndarray, gpus: np.ndarray, user: np.ndarray, mask: np.ndarray, group: np.ndarray,
-                       groups: int) -> np.ndarray:
+                       groups: int, requantized: np.ndarray | None = None) -> np.ndarray:
     """The by_cost-first entry of each group (a GPU), cheapest first: only entries at their group's lowest cost are
     ordered (the rest cannot come first)."""
     idx = np.flatnonzero(mask & np.isfinite(cost))
     low = np.full(groups, np.inf)
     np.minimum.at(low, group[idx], cost[idx])
     idx = idx[cost[idx] == low[group[idx]]]
-    idx = idx[np.lexsort((-user[idx], gpus[idx], cost[idx]))]
+    idx = idx[_order(idx, cost, gpus, user, requantized)]
     return idx[np.sort(np.unique(group[idx], return_index=True)[1])]
 
 
-def by_cost(cost: np.ndarray, gpus: np.ndarray, user: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Indices (where mask and priced) from the cheapest per million output tokens; ties: fewer GPUs, then more
-    tokens/s per user."""
+def by_cost(cost: np.ndarray, gpus: np.ndarray, user: np.ndarray, mask: np.ndarray,
+            requantized: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """Indices (where mask and priced) from the cheapest per million output tokens; ties: fewer GPUs, then the
+    checkpoint's own weights over requantized ones (same cost, no quality risk), then more tokens/s per user."""
     idx = np.flatnonzero(mask & np.isfinite(cost))
-    return idx[np.lexsort((-user[idx], gpus[idx], cost[idx]))]
+    return idx[_order(idx, cost, gpus, user, requantized)]
+
+
+def _order(idx, cost, gpus, user, requantized):
+    keys = (-user[idx],) + ((requantized[idx],) if requantized is not None else ()) + (gpus[idx], cost[idx])
+    return np.lexsort(keys)

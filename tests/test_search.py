@@ -340,3 +340,16 @@ def test_a_gpu_rented_one_to_a_node_is_searched_one_to_a_replica(catalog):
     notes = evaluate(scenario(model="llama-3.1-70b", gpu="gh200", tensor_parallel_size=4), catalog).notes
     assert any("rented 1 GPU to a node (node_gpus): TP 4 × PP 1 spans 4 nodes" in n for n in notes)
     assert not any("node_gpus" in n for n in evaluate(scenario(model="llama-3.1-8b", gpu="gh200"), catalog).notes)
+
+
+def test_at_an_equal_cost_the_checkpoints_own_weights_come_first(catalog):
+    """Llama-3.1-8B at 5 req/s on H100s: one GPU serves it in bf16, fp8 or int4 alike (0.694 USD per million output
+    tokens each); the cheapest and the lists take the checkpoint's own weights, not a requantized copy that is
+    merely faster per user."""
+    r = search(scenario(model="llama-3.1-8b", request_rate=5, search_gpus="h100-sxm"), catalog)
+    cost = r.cost_per_million_output_tokens
+    tied = [i for i in np.flatnonzero(r.eligible) if cost[i] == cost[r.cheapest]]
+    assert {r.grid.dtypes[r.grid.dtype[i % r.grid.size]] for i in tied} >= {"auto", "fp8"}
+    assert r.grid.dtypes[r.grid.dtype[r.cheapest % r.grid.size]] == "auto"
+    first = r.top(1)[0]
+    assert r.grid.dtypes[r.grid.dtype[first % r.grid.size]] == "auto"
