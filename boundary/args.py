@@ -17,6 +17,9 @@ def flag(field: str) -> str:
 
 
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs) -> None:  # no prefixes: --max-conc is no flag (a script's typo stays one)
+        super().__init__(*args, **(kwargs | {"allow_abbrev": False}))
+
     def error(self, message: str) -> typing.NoReturn:  # one line, exit 2 (argparse prints usage too)
         self.exit(2, f"error: {' '.join(message.split())[:500]}\n")
 

@@ -181,7 +181,9 @@ def test_bench_json_has_the_tools_peak_and_count_keys(capsys):
                                         (["--batch-size", "8", "--seed", "3"], "--seed"),
                                         (["--batch-size", "8", "--burstiness", "0.2"], "--burstiness"),
                                         # paced gaps without a pace: it was reported as used and did nothing
-                                        (["--burstiness", "0.5", "--max-concurrency", "8"], "--burstiness")])  # fmt: skip
+                                        (["--burstiness", "0.5", "--max-concurrency", "8"], "--burstiness"),
+                                        # argparse took a prefix for the flag it abbreviates
+                                        (["--max-conc", "4"], "--max-conc")])  # fmt: skip
 def test_bench_bad_input_names_the_flag(capsys, args, flag):
     code, _, err = run(capsys, "bench", *args)
     assert code == 2 and flag in err and len(err.strip().splitlines()) == 1
