@@ -187,6 +187,19 @@ NOTE_EXTRA_BYTES = 0.25 * GiB
 """The torch sort's extra memory is named from a quarter GiB a GPU (below it, a few blocks)."""
 
 
+def sglang_pool_note(s: Scenario, mem) -> str:
+    """The KV pool under SGLang is vLLM's arithmetic: SGLang sizes its own as --mem-fraction-static of the GPU less the
+    weights (model_runner.profile_max_num_token: the memory free after loading, less (1 − fraction) of the total),
+    so the activation peak and the CUDA graphs come out of the remaining share instead; its pool holds about that
+    much more, in pages of --page-size tokens (1 by default) rather than blocks."""
+    extra = mem.activation_bytes + mem.cudagraph_bytes
+    return (f"the KV pool is sized as vLLM profiles it; SGLang sizes its own from --mem-fraction-static "
+            f"{s.gpu_memory_utilization:g} of the GPU less what is in use once the weights are loaded (the weights, "
+            "the CUDA context), leaving the activation peak and CUDA graphs "
+            f"({extra / GiB:,.2f} GiB here) to the rest, so its pool is about that much larger "
+            f"({extra / max(mem.kv_cache_memory_bytes, 1):.0%} here): not modelled")  # fmt: skip
+
+
 def ridge_note(gpu: GPUSpec) -> str | None:
     """What a compute-starved part does to the speed estimates: prompt steps several times an H100's and decode steps
     on the compute side of its ridge, where the error bands were measured on parts that stay bandwidth-bound far
@@ -305,6 +318,8 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
         notes = (*notes, defaults)
     if sampler := sampler_note(s, model, mem):
         notes = (*notes, sampler)
+    if s.engine == "sglang" and mem.num_gpu_blocks:
+        notes = (*notes, sglang_pool_note(s, mem))
     if fit.max_concurrency_at_length >= 1:  # speed notes only where a speed figure is shown (the plan serves)
         notes = (*notes, *speed_notes(s, model, gpu, mem, engine, lat, catalog))
     if s.gpu_hour_price is None and "price_per_gpu_hour" in gpu.derived:
