@@ -13,7 +13,8 @@ decision is in calc.sched_policies:
   to 0.7 when a decode runs out of memory and retracts the newest request (as a preemption). Its overlap schedule
   (EngineConfig.overlap_schedule) decides each step when the one before it begins, before reading that one's tokens:
   a decision sees the arrivals up to the start of the step in flight, and requests that finished in it ride one more
-  decode step (their tokens dropped) unless a waiting prompt was prefilled instead.
+  decode step (their tokens dropped) unless a waiting prompt was prefilled instead; a prompt step with no step in
+  flight also waits for the scheduler to form and launch it (EngineConfig.idle_launch_s).
 
 Time is compressed (calc.sim_engine): between events the decoding set is constant, so k decode steps are one
 stretch whose time is summed in closed form.
@@ -22,8 +23,7 @@ Each decoding request keeps a = tokens − D against a global decode-step counte
 ⌈t / block_size⌉ (true for vLLM's full, sliding, chunked and state groups), the pool is checked per step only when
 the running requests' blocks at full length exceed it, and then the step that would overflow is found by bisection.
 A request's first token comes at the end of the step that completes its prefill; each later one at the end of each
-decode step it takes part in.
-"""
+decode step it takes part in."""
 
 from __future__ import annotations
 
@@ -237,9 +237,8 @@ class _Sim:
         if self.cfg.compile_s:  # a kernel specialised on the token count: compiled once per count
             dt -= self.cfg.compile_s if tokens in self.compiled else 0.0
             self.compiled.add(tokens)
-        if self.idle:  # no step in flight hides the scheduler's work on this batch (EngineConfig.idle_launch_s)
-            dt += self.cfg.idle_launch_s
-            self.idle = False
+        dt += self.cfg.idle_launch_s if self.idle else 0.0  # no step in flight hides the scheduler's work on it
+        self.idle = False
         self.lockstep.prompt_step(dt)
         self.busy += len(self.running) * dt
         self.seen = self.t

@@ -368,3 +368,20 @@ def test_a_logged_expert_parallel_flag_reaches_the_scenario():
     assert fields["enable_expert_parallel"] is True and fields["tensor_parallel_size"] == 4
     fields, _ = log_scenario_fields(parse_log(line.replace(", 'enable_expert_parallel': True", "")))
     assert "enable_expert_parallel" not in fields
+
+
+def test_a_calibration_is_whole_bytes_on_every_line(capsys):
+    """'Model loading took 14.25 GiB'-style figures times 2^30 carry fractions of a byte: the calibration line and the
+    'reproduce the log' command printed 15,298,029,263 and 15298029263.2576 for one log. Every logged log's
+    calibration is whole bytes, and the text prints each the same on both lines."""
+    seen = 0
+    for path in sorted(LOGS.glob("*.log")):
+        code, out = main(["reconcile", str(path), "--json"]), capsys.readouterr().out
+        if code != 0:  # a log that needs --model: not this test's concern
+            continue
+        cal = json.loads(out).get("calibration") or {}
+        seen += any(k.endswith("_bytes") for k in cal)
+        for k, v in cal.items():
+            if k.endswith("_bytes"):
+                assert float(v).is_integer(), (path.name, k, v)
+    assert seen >= 5

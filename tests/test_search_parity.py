@@ -211,6 +211,16 @@ def test_a_bridged_pair_reaches_the_search_too(catalog):
     assert {("h100-pcie", 4), ("h100-pcie", 8)} <= seen
 
 
+def served_as_evaluated(r, catalog):
+    """Each configuration of search r that serves, opened as its Scenario, after checking that its TTFT and TPOT are
+    evaluate()'s: (scenario, report) pairs."""
+    for i in np.flatnonzero(r.gpus > 0):
+        sc = scenario_of(r, int(i))
+        rep, d = evaluate(sc, catalog), row(r, int(i))
+        assert close(d["ttft_s"], rep.latency.ttft_s) and close(d["tpot_s"], rep.latency.tpot_s), sc.changed()
+        yield sc, rep
+
+
 def test_fp8_experts_reach_the_search_too(catalog):
     """The FP8 fused-MoE share (engine_specs' fp8_moe_compute_share) applies per GPU and precision: Qwen3-30B-A3B in
     fp8 on an H100 (FP8 tensor cores) takes it, bf16 not (nor an A100, where fp8 is refused); the search's TTFT and TPOT
@@ -220,14 +230,7 @@ def test_fp8_experts_reach_the_search_too(catalog):
                  slo_ttft_s=10.0, search_gpus="h100-sxm,a100-80gb-sxm", search_tensor_parallel_size="1,2",
                  search_pipeline_parallel_size="1", search_dtype="bf16,fp8", search_kv_cache_dtype="auto",
                  search_max_num_seqs="64")  # fmt: skip
-    r = search(s, catalog)
-    seen = set()
-    for i in np.flatnonzero(r.gpus > 0):
-        sc = scenario_of(r, int(i))
-        lat = evaluate(sc, catalog).latency
-        d = row(r, int(i))
-        assert close(d["ttft_s"], lat.ttft_s) and close(d["tpot_s"], lat.tpot_s), sc.changed()
-        seen.add((sc.gpu, sc.dtype))
+    seen = {(sc.gpu, sc.dtype) for sc, _ in served_as_evaluated(search(s, catalog), catalog)}
     assert {("h100-sxm", "fp8"), ("h100-sxm", "bf16"), ("a100-80gb-sxm", "bf16")} <= seen
 
 
@@ -260,13 +263,6 @@ def test_fp8_experts_kernel_time_on_cdna3_reaches_the_search_too(catalog):
                      concurrency=c, request_rate=rate, search_gpus="mi300x,h100-sxm", search_tensor_parallel_size="1,2",
                      search_pipeline_parallel_size="1", search_dtype="bf16,fp8", search_kv_cache_dtype="auto",
                      search_max_num_seqs="64")  # fmt: skip
-        r = search(s, catalog)
-        carried = set()
-        for i in np.flatnonzero(r.gpus > 0):
-            sc = scenario_of(r, int(i))
-            rep = evaluate(sc, catalog)
-            d = row(r, int(i))
-            assert close(d["ttft_s"], rep.latency.ttft_s) and close(d["tpot_s"], rep.latency.tpot_s), sc.changed()
-            if rep.latency.step.fp8_moe_s:
-                carried.add((sc.gpu, sc.dtype))
+        carried = {(sc.gpu, sc.dtype) for sc, rep in served_as_evaluated(search(s, catalog), catalog)
+                   if rep.latency.step.fp8_moe_s}  # fmt: skip
         assert carried == {("mi300x", "fp8")}

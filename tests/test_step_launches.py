@@ -116,27 +116,3 @@ def test_the_eager_prompt_steps_bring_nemotron3_nanos_first_token_closer_to_mass
         assert runs[rid].measured["median_ttft_ms"] / 1e3 == pytest.approx(measured_s, abs=5e-4)
         graphed = predict(runs[rid], catalog)["ttft"]
         assert graphed < eager[rid] < measured_s
-
-
-def test_fp8_expert_kernel_time_on_cdna3_by_hand(catalog):
-    """MiniMax-M2 (62 layers, all MoE, FP8 checkpoint) on four MI300X under SGLang: at 0.2 ms a MoE layer the step
-    carries 62 · 0.2 = 12.4 ms of FP8 expert kernel time, on a decode step and a prompt step alike, the same with CUDA
-    graphs off (kernel time, not launches); it is linear in the constant, named in the terms, and absent on an H100,
-    in bf16 and under vLLM."""
-    def step(**over):
-        base = dict(model="minimax-m2", gpu="mi300x", tensor_parallel_size=4, engine="sglang")
-        s = evaluate(scenario(**(base | over)), catalog).latency.step
-        return replace(s, fp8_moe_s=s.fp8_moe_s / s.engine.rocm_fp8_moe_layer_s * 0.2e-3 if s.fp8_moe_s else 0.0)
-
-    m = step()
-    assert m.moe_layers == 62 and m.fp8_moe_s == pytest.approx(12.4e-3)
-    assert m.terms(0, 0, 1, 1000).fp8_moe_s == pytest.approx(12.4e-3)
-    assert m.terms(1000, 1000 * 1001 / 2, 0, 0).fp8_moe_s == pytest.approx(12.4e-3)
-    assert replace(m, eager=True).terms(0, 0, 1, 1000).fp8_moe_s == pytest.approx(12.4e-3)
-    t = m.terms(0, 0, 8, 8000)
-    assert t.total_s - replace(m, fp8_moe_s=0.0).terms(0, 0, 8, 8000).total_s == pytest.approx(12.4e-3)
-    assert "FP8 expert kernels (CDNA3)" in t.expr().text()
-    assert m.step_s(0, 0, 8, 8000) == t.total_s
-    for over in ({"gpu": "h100-sxm"}, {"dtype": "bf16"}, {"engine": "vllm"}):
-        assert evaluate(scenario(**(dict(model="minimax-m2", gpu="mi300x", tensor_parallel_size=4, engine="sglang")
-                                    | over)), catalog).latency.step.fp8_moe_s == 0.0, over  # fmt: skip
