@@ -288,7 +288,8 @@ def latency_section(r) -> Section:
          + f" ({fmt.plural(lat.prefill_steps, 'step')} of ≤ {fmt.tokens(lat.chunk_tokens)})"),
         *_engine_share_row(r),
         ("TPOT (estimate)", f"{fmt.ms(lat.tpot_s)}  {band(r, 'tpot')}".rstrip()),
-        ("ITL: plain step / with a prefill chunk", f"{fmt.ms(lat.itl_s)} / {fmt.ms(lat.chunk_step_s)}"),
+        ("ITL: plain step / with a prefill chunk", f"{fmt.ms(lat.itl_s)} / {fmt.ms(lat.chunk_step_s)}") if not s.disaggregated
+        else ("ITL (a decode instance: no prompt rides on its steps)", fmt.ms(lat.itl_s)),
         ("end-to-end (estimate)", fmt.seconds(lat.e2e_s)),
         ("streaming rate", f"{fmt.rate(lat.stream_tokens_per_s, 'tokens/s')} (a reader takes {READER_TOKENS_PER_S[0]:g}–{READER_TOKENS_PER_S[1]:g}); average over "
          f"the request {fmt.rate(lat.average_tokens_per_s, 'tokens/s')}, which describes no moment"),

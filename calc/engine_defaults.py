@@ -63,8 +63,9 @@ def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
                  f"--chunked-prefill-size default, {budget * s.data_parallel_size:,}, divided over them)"
                  if s.data_parallel_size > 1 else f"--chunked-prefill-size {budget:,}")  # fmt: skip
         return (f"SGLang on this GPU ({g.name}, {g.memory_gib:g} GiB) starts with {chunk} "
-                f"when it is not given; this plan chunks prompts at max_num_batched_tokens {s.max_num_batched_tokens:,}, "
-                "as a server started with that flag. Set it to plan a server started without it (SGLang sizes its "
+                f"when it is not given; this plan chunks prompts at {s.max_num_batched_tokens:,} tokens "
+                f"(max_num_batched_tokens), as a server started with --chunked-prefill-size {s.max_num_batched_tokens}. "
+                "Set max_num_batched_tokens to its default to plan a server started without it (SGLang sizes its "
                 "running-request cap from its pool)")  # fmt: skip
     seqs = theirs_fields["max_num_seqs"]
     ours = mem  # this plan's pool (calc.pool.size_pool)

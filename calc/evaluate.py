@@ -285,6 +285,12 @@ def speed_notes(s: Scenario, model: ModelSpec, gpu: GPUSpec, mem, engine, lat, c
                          f"{-(-group // gpu.node_gpus):,} nodes, whose network this plan does not model (its "
                          f"all-reduces assume {gpu.scaleup_link_gb_per_s or gpu.host_link_gb_per_s:g} GB/s between all "
                          f"{group:,}), nor the price of such a system; the search leaves such groups out")  # fmt: skip
+    if gpu.node_gpus is not None and s.disaggregated and 2 * group > gpu.node_gpus and s.kv_transfer_gb_per_s is None:
+        notes = (*notes, f"disaggregated on {gpu.name}, rented {gpu.node_gpus:,} GPU{'s' * (gpu.node_gpus != 1)} to a "
+                         "node: a prefill and a decode instance sit on different nodes, so the KV crosses the network "
+                         f"between them, which this plan takes at the GPU's own link "
+                         f"({gpu.scaleup_link_gb_per_s or gpu.host_link_gb_per_s:g} GB/s): set kv_transfer_gb_per_s to "
+                         "the network's rate (50 for 400 Gb/s)")  # fmt: skip
     if ridge := ridge_note(gpu):
         notes = (*notes, ridge)
     if rocm := rocm_fp8_moe_note(s, gpu, lat.step):

@@ -200,7 +200,7 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
     riding_label, riding_part = (("the decode step decided before it came",) * 2 if c.lagged else
                                  ("decodes sharing its steps", "decode steps its chunks ride on"))  # fmt: skip
-    chunk = max(1, budget - others)
+    chunk = budget if s.disaggregated else max(1, budget - others)  # a prefill instance runs no decodes
     spike = model.step_s(min(chunk, L_in), chunk_pairs(min(chunk, L_in), 0), others, others * ctx)
     # Little's law over the C in flight (a decode instance holds a request N_out steps); with data-parallel ranks the
     # busiest rank's E2E, and fewer than D requests keep only as many ranks busy

@@ -124,8 +124,9 @@ class Report:
     @cached_property
     def tails(self) -> Tails:
         s, lat = self.scenario, self.latency
+        others = lat.decode_batch > 1 and not s.disaggregated  # another request's prompt can ride on a step
         return tails(fanout=s.fanout, chain_calls=s.chain_calls, e2e_s=lat.e2e_s, sigma=s.latency_sigma,
-                     itl_s=lat.itl_s, spike_s=lat.chunk_step_s, tpot_s=lat.tpot_s)  # fmt: skip
+                     itl_s=lat.itl_s, spike_s=lat.chunk_step_s if others else lat.itl_s, tpot_s=lat.tpot_s)  # fmt: skip
 
     @cached_property
     def gpu_options(self) -> tuple[Option, ...]:

@@ -71,7 +71,7 @@ def test_shared_link_slider_and_address_bar(page, tmp_path):
     page.screenshot(path=str(tmp_path / "browser-link.png"))
 
     # the gpu_memory_utilization slider: focus its thumb and press the left arrow five times
-    page.get_by_text("Engine (vLLM flags)").click()
+    page.get_by_text("Engine (server flags)").click()
     thumb = page.get_by_role("slider", name="gpu_memory_utilization")
     thumb.focus()
     for _ in range(5):
@@ -88,7 +88,7 @@ def test_shared_link_slider_and_address_bar(page, tmp_path):
     assert after_input.startswith("96 × 1,280 tokens")
     expect(page).to_have_url(re.compile(r"concurrency=96"), timeout=15_000)
     assert re.search(r"gpu_memory_utilization=0\.8[5-9]", page.url)  # a field of another group stays in the link
-    page.get_by_text("Engine (vLLM flags)").click()  # closed: its inputs are no longer drawn, the link keeps them
+    page.get_by_text("Engine (server flags)").click()  # closed: its inputs are no longer drawn, the link keeps them
     expect(page.get_by_role("slider", name="gpu_memory_utilization")).to_have_count(0, timeout=15_000)
     assert re.search(r"gpu_memory_utilization=0\.8[5-9]", page.url)
     page.screenshot(path=str(tmp_path / "browser-after.png"))
@@ -309,7 +309,7 @@ def test_the_engine_release_typed_in_the_sidebar_retitles_the_plan_and_travels_i
     expect(title).to_contain_text("vLLM 0.14 and later", timeout=30_000)
     tpot = page.locator('[data-testid="stMetric"]', has_text="TPOT (estimate)").locator('[data-testid="stMetricValue"]')
     before = tpot.inner_text()
-    page.get_by_text("Engine (vLLM flags)").click()
+    page.get_by_text("Engine (server flags)").click()
     box = page.get_by_role("textbox", name=re.compile("Engine version"))
     box.fill("0.11.0")
     box.press("Enter")

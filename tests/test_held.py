@@ -7,7 +7,7 @@ from test_app import run
 from ui.held import open_key
 from ui.widgets import GROUPS, HELD
 
-ENGINE = "Engine (vLLM flags)"
+ENGINE = "Engine (server flags)"
 
 
 def toggle_group(at, group: str, open_: bool):

@@ -177,7 +177,7 @@ def test_shared_link_slider_and_downloads_through_nginx(proxied, tmp_path):
 
             # a slider (gpu_memory_utilization, 0.9 → 0.85…0.89 by arrow keys) moves the headline and the address bar,
             # which stays under the sub-path — the app's WebSocket works through the proxy
-            page.get_by_text("Engine (vLLM flags)").click()
+            page.get_by_text("Engine (server flags)").click()
             thumb = page.get_by_role("slider", name="gpu_memory_utilization")
             thumb.focus()
             for _ in range(5):

@@ -353,3 +353,16 @@ def test_at_an_equal_cost_the_checkpoints_own_weights_come_first(catalog):
     assert r.grid.dtypes[r.grid.dtype[r.cheapest % r.grid.size]] == "auto"
     first = r.top(1)[0]
     assert r.grid.dtypes[r.grid.dtype[first % r.grid.size]] == "auto"
+
+
+def test_a_gpu_rented_one_to_a_node_gets_no_fix_across_nodes(catalog):
+    """Llama-3.1-70B on one GH200: the smallest changes that fit stay on one superchip (fp8 weights, a larger GPU),
+    not tensor_parallel_size=2 across two nodes; disaggregated there, the KV crosses the network and a note asks
+    for its rate."""
+    r = evaluate(scenario(model="llama-3.1-70b", gpu="gh200", request_rate=10), catalog)
+    labels = [x.change for x in r.suggestions]
+    assert labels and not any("tensor_parallel_size" in x for x in labels), labels
+    notes = evaluate(scenario(model="llama-3.1-8b", gpu="gh200", disaggregated=True, request_rate=10), catalog).notes
+    assert any(n.startswith("disaggregated on NVIDIA GH200") and "kv_transfer_gb_per_s" in n for n in notes)
+    set_rate = scenario(model="llama-3.1-8b", gpu="gh200", disaggregated=True, request_rate=10, kv_transfer_gb_per_s=50)
+    assert not any(n.startswith("disaggregated on") for n in evaluate(set_rate, catalog).notes)

@@ -378,7 +378,7 @@ def test_sglangs_own_chunk_size_on_a_large_gpu_is_named(catalog):
     starts SGLang at 8,192, an RTX 4090 (23.68 GiB) at 2,048: a note on the first only, none once the flag is set."""
     h100 = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm", engine="sglang"), catalog)
     (note,) = [n for n in h100.notes if n.startswith("SGLang on this GPU")]
-    assert "--chunked-prefill-size 8,192" in note and "max_num_batched_tokens 2,048" in note
+    assert "--chunked-prefill-size 8,192" in note and "at 2,048 tokens (max_num_batched_tokens), as a server started with --chunked-prefill-size 2048" in note
     for quiet in (dict(gpu="rtx-4090"), dict(gpu="h100-sxm", max_num_batched_tokens=4096)):
         r = evaluate(Scenario(model="llama-3.1-8b", engine="sglang", **quiet), catalog)
         assert not any(n.startswith("SGLang on this GPU") for n in r.notes), quiet

@@ -11,6 +11,8 @@ from calc.engine_defaults import server_defaults
 from calc.serve_command import joined, plan_serve_commands
 from ui.widgets import lazy_expander
 
+SGLANG_FLAGS = {"max_num_batched_tokens": "--chunked-prefill-size", "max_num_seqs": "--max-running-requests"}
+
 
 def _metrics(items: list[view.Metric]) -> None:
     for col, x in zip(st.columns(len(items)), items, strict=True):
@@ -67,9 +69,10 @@ def headline_rest(r, link_base: str) -> None:
         st.info("**Notes and assumptions**\n" + "\n".join(f"- {plain(n, 600)}" for n in r.notes), icon=":material/info:")
     if own := server_defaults(s, r.gpu):  # the note above says what they change; one click plans them
         server = "vllm serve's" if s.engine == "vllm" else "SGLang's"
+        flags = SGLANG_FLAGS if s.engine == "sglang" else {}  # the server's own names for the limits
         st.markdown(f"[Open this scenario with {server} own batch limits on this GPU]"
                     f"({link_base}?{query_string(s.model_copy(update=own))}) "
-                    f"({', '.join(f'{k} {v:,}' for k, v in own.items())})")  # fmt: skip
+                    f"({', '.join(f'{flags.get(k, k)} {v:,}' for k, v in own.items())})")  # fmt: skip
     if formulas := lazy_expander("Show the formulas (with this scenario's numbers)", FORMULAS):  # ~20 elements
         with formulas:
             for name, text in view.formulas(r).items():

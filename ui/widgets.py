@@ -24,7 +24,7 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
         ("concurrency", "Concurrent requests"),
         ("request_rate", "Request rate to serve (req/s)"),
     ],
-    "Engine (vLLM flags)": [
+    "Engine (server flags)": [
         ("engine", "Serving engine"),
         ("engine_version", "Engine version (e.g. 0.11.0, or latest)"),
         ("gpu_memory_utilization", "gpu_memory_utilization"),
@@ -89,7 +89,7 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
 SLIDERS = {"gpu_memory_utilization": 0.01}
 TEXT = ("engine_version",)
 """Fields typed as text (a version as the engine prints it)."""
-LAZY = ("Engine (vLLM flags)", "SLOs and cost", "Efficiency and measurements", "Beyond the GPU",
+LAZY = ("Engine (server flags)", "SLOs and cost", "Efficiency and measurements", "Beyond the GPU",
         "Memory overrides (from a vLLM log)")  # fmt: skip
 """Groups drawn only while open (ui/held.py): their fields are held by the session and put in the link by hand."""
 SPEC_OVERRIDES = "Spec overrides (hypothetical parts)"
