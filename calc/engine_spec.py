@@ -180,6 +180,9 @@ class EngineSpec(BaseModel):
     """The oldest release they describe: an older `engine_version` is refused (its costs were never measured)."""
     releases: tuple[Release, ...] = ()
     """Later releases' fixed costs, oldest first."""
+    newest_measured: Version | None = None
+    """The newest numbered release among the published runs (tests/data/benchmarks): a later engine_version is
+    planned with the latest release's costs, which the plan says (a typo or another engine's numbering reads alike)."""
     fitted_concurrency: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
     """Release.fitted_concurrency, on the spec of that release (EngineSpec.at); None: no stated limit."""
     source: str = Field(min_length=8)

@@ -200,6 +200,17 @@ def sglang_pool_note(s: Scenario, mem) -> str:
             f"({extra / max(mem.kv_cache_memory_bytes, 1):.0%} here): not modelled")  # fmt: skip
 
 
+def newer_release_note(s: Scenario, catalog: Catalog, engine) -> str | None:
+    """An engine_version past the newest release in the published runs: planned with the latest release's costs
+    (SGLang '0.11.0', vLLM's numbering, reads as newer than any SGLang measured)."""
+    newest = catalog.engines[s.engine].newest_measured
+    v = version_tuple(s.engine_version)
+    if newest is None or v is None or v[:3] <= version_tuple(newest)[:3]:
+        return None
+    return (f"{engine.name} {s.engine_version} is newer than any release in the published runs (the newest: {newest}): "
+            f"planned with the costs of {engine.label}")  # fmt: skip
+
+
 def ridge_note(gpu: GPUSpec) -> str | None:
     """What a compute-starved part does to the speed estimates: prompt steps several times an H100's and decode steps
     on the compute side of its ridge, where the error bands were measured on parts that stay bandwidth-bound far
@@ -326,6 +337,8 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
         notes = (*notes, sampler)
     if s.engine == "sglang" and mem.num_gpu_blocks:
         notes = (*notes, sglang_pool_note(s, mem))
+    if newer := newer_release_note(s, catalog, engine):
+        notes = (*notes, newer)
     if fit.max_concurrency_at_length >= 1:  # speed notes only where a speed figure is shown (the plan serves)
         notes = (*notes, *speed_notes(s, model, gpu, mem, engine, lat, catalog))
     if s.gpu_hour_price is None and "price_per_gpu_hour" in gpu.derived:

@@ -209,3 +209,23 @@ def test_fit_only_names_pick_an_engines_entries(catalog):
     assert picked("sglang.release.request_overhead_s") == {
         ("sglang", j, "request_overhead_s") for j in range(len(catalog.engines["sglang"].releases))}
     assert "sglang.idle_launch_s" in fit_names() and "vllm.idle_launch_s" not in fit_names()
+
+
+def test_a_release_newer_than_any_measured_is_said(catalog):
+    """Each engine's newest_measured is the newest numbered release among the published runs; a later version is
+    planned with the latest release's costs and the plan says so (SGLang '0.11.0' was silently SGLang 0.5.10 and
+    later's; vLLM '9.9' vLLM 0.14 and later's)."""
+    from boundary.bench_data import load_runs
+    from calc.engine_spec import version_tuple
+
+    runs = load_runs(catalog)[0]
+    for name, spec in catalog.engines.items():
+        numbered = [r.scenario.engine_version for r in runs if r.scenario.engine == name
+                    and version_tuple(r.scenario.engine_version)]  # fmt: skip
+        assert version_tuple(spec.newest_measured) == max(map(version_tuple, numbered)), name
+    def noted(**kw):
+        return any("is newer than any release in the published runs" in n for n in evaluate(scenario(**kw), catalog).notes)
+
+    assert noted(engine="sglang", engine_version="0.11.0") and noted(engine_version="9.9")
+    assert not noted(engine="sglang", engine_version="0.5.15") and not noted(engine_version="latest")
+    assert not noted(engine_version=catalog.engines["vllm"].newest_measured)
