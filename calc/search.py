@@ -96,7 +96,7 @@ class SearchResult:
     def requantized(self) -> np.ndarray:
         """Whether each configuration stores the weights in another format than the checkpoint's own (dtype not
         'auto'): at an equal cost the lists prefer the checkpoint's own."""
-        return np.tile(np.array([d != "auto" for d in self.grid.dtypes])[self.grid.dtype], len(self.disaggregated) // self.grid.size)
+        return requantized(self.grid, len(self.disaggregated) // self.grid.size)
 
     @cached_property
     def conformance(self) -> np.ndarray:
@@ -223,8 +223,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     ok = why == 0
     notes = _currency_notes(currencies, g.gpu, ok) + _price_notes(s, sp.gpus)
     gpu_of = np.tile(g.gpu, len(modes))
-    requantized = np.tile(np.array([d != "auto" for d in g.dtypes])[g.dtype], len(modes))
-    cheap_first = cheapest_per_group(per_m, gpus_used, user, ok, gpu_of, len(sp.gpus), requantized)
+    cheap_first = cheapest_per_group(per_m, gpus_used, user, ok, gpu_of, len(sp.gpus), requantized(g, len(modes)))
     cheapest = _cheapest_in_one_currency(cheap_first, np.array(currencies, dtype=object)[gpu_of], ok)
     notes += _derived_price_note(s, catalog, sp.gpus[gpu_of[cheapest]] if cheapest is not None else None)
     notes += _low_ridge_note(catalog, sp.gpus[gpu_of[cheapest]] if cheapest is not None else None)
@@ -351,6 +350,12 @@ def pareto(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> tuple[int, ...]:
     ys = y[idx]
     best_before = np.concatenate(([-np.inf], np.maximum.accumulate(ys)[:-1]))
     return tuple(int(i) for i in idx[ys > best_before])
+
+
+def requantized(g: Grid, modes: int) -> np.ndarray:
+    """Per configuration (the grid's, once per serving mode): weights stored in another format than the
+    checkpoint's own (dtype not 'auto')."""
+    return np.tile(np.array([d != "auto" for d in g.dtypes])[g.dtype], modes)
 
 
 def cheapest_per_group(cost: np.ndarray, gpus: np.ndarray, user: np.ndarray, mask: np.ndarray, group: np.ndarray,

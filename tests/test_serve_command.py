@@ -76,3 +76,12 @@ def test_sglangs_pool_says_it_is_vllms_arithmetic(catalog):
     extra = (r.memory.activation_bytes + r.memory.cudagraph_bytes) / 2**30
     assert f"({extra:,.2f} GiB here)" in note and "--mem-fraction-static 0.9" in note
     assert not any("vLLM profiles it" in n for n in evaluate(scenario(model="llama-3.1-8b", gpu="h100-sxm"), catalog).notes)
+
+
+def test_every_shipped_model_serves_by_its_hub_id(catalog):
+    """The serve command names a shipped model by its hf_id: three specs carried their config's _name_or_path ('./',
+    'llama_nemotron_super', 'Phi-4-mini-instruct'), which `vllm serve` cannot download."""
+    from calc.serve_command import HUB_ID
+
+    assert all(m.hf_id and HUB_ID.fullmatch(m.hf_id) for m in catalog.models.values())
+    assert _cmd(catalog, model="falcon-mamba-7b", gpu="h100-sxm").startswith("vllm serve tiiuae/falcon-mamba-7b ")
