@@ -77,6 +77,8 @@ def reconcile_table(rec) -> Table:
     rows = []
     for x in rec.rows:
         pred = log_value(x.predicted, x.unit)
+        if x.unit == "bytes" and x.predicted is not None and x.predicted < 0:  # the weights overrun the memory
+            pred += " (nothing left for the KV cache: the weights and overheads exceed this GPU's memory)"
         if x.low is not None and x.high is not None and x.low != x.high:
             pred += " " + log_range(x.low, x.high, x.unit)
         resid = log_value(x.residual, x.unit, signed=True) if x.residual is not None else fmt.missing("not logged")

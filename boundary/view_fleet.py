@@ -124,7 +124,9 @@ def beyond_lines(r) -> list[str]:
     return [
         f"preempting a {fmt.count(s.request_len)}-token context: recompute {fmt.ms(off.recompute_s)} vs swap "
         f"{fmt.ms(off.swap_s)} ({'one way' if s.swap_overlap else 'out and back'}) → {off.winner} wins (recompute / swap "
-        f"{fmt.ratio(off.swap_recompute_ratio)} one way, {fmt.ratio(off.swap_recompute_ratio_both_ways)} both ways)",
+        f"{fmt.ratio(off.swap_recompute_ratio)} one way, {fmt.ratio(off.swap_recompute_ratio_both_ways)} both ways); "
+        "vLLM's V1 engine and SGLang preempt by recomputing only (swapping was V0's), so the swap figure is what a "
+        "KV-offloading connector (LMCache-style) would pay",
         f"closed form valid between the knee ({fmt.tokens(off.knee_tokens)}) and the attention crossover "
         f"({fmt.opt(off.attention_crossover_tokens, fmt.tokens, '')}): "
         f"{fmt.yes_no(off.closed_form_valid)}",

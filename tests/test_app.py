@@ -159,6 +159,24 @@ def test_adopting_a_logs_overheads_adopts_its_tp_too_and_reproduces_its_blocks()
     assert next(m for m in at.metric if m.label == "KV cache (tokens)").value == f"{12_424 * 16:,}"
 
 
+def test_a_log_of_another_gpu_is_reconciled_on_its_own_gpu():
+    """Two H200s' Qwen3-Next log pasted on a page of an H100: it was reconciled as an H100 with 139.81 GiB ('agrees')
+    and adopting wrote gpu=h100-sxm&memory_gib=139.81 into the link. The log's device wins, as in `calc reconcile`:
+    a note says so and adopting sets the GPU too. A log whose GPU is the page's says nothing of it."""
+    log = (Path(__file__).parent / "data/vllm_logs/h200x2-qwen3-next-80b-tp2-defaults.log").read_text()
+    at = run({"gpu": "h100-sxm", "model": "qwen3-8b"}, tab="Check a vLLM log")
+    at.text_area(key="vllm_log_text").input(log)
+    at.run()
+    assert not at.exception and any("The log ran on NVIDIA H200" in i.value for i in at.info)
+    next(b for b in at.button if b.key == "adopt_btn").click()
+    at.run()
+    assert not at.exception and field(at, "gpu") == "h200"
+    same = run({"gpu": "h200", "model": "qwen3-8b"}, tab="Check a vLLM log")
+    same.text_area(key="vllm_log_text").input(log)
+    same.run()
+    assert not any("The log ran on" in i.value for i in same.info)
+
+
 def test_log_panel_names_an_impossible_logged_value_instead_of_pydantics_dump():
     # 'Model loading took 1000000.0 GiB' showed the raw ValidationError (weights_memory_bytes less_than_equal …)
     text = (Path(__file__).parent / "data/vllm_logs/vllm-17469-qwen3-30b-a3b-4xa10.log").read_text()

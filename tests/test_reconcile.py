@@ -385,3 +385,11 @@ def test_a_calibration_is_whole_bytes_on_every_line(capsys):
             if k.endswith("_bytes"):
                 assert float(v).is_integer(), (path.name, k, v)
     assert seen >= 5
+
+
+def test_a_negative_predicted_pool_says_what_it_means(capsys):
+    """LMCache#1739's Qwen3-14B log on the assumed RTX 4090: the plan leaves nothing for the KV cache (−7.1 GiB);
+    the table says the weights and overheads exceed the GPU rather than print a bare negative figure."""
+    assert main(["reconcile", str(LOGS / "lmcache-1739-qwen3-14b.log"), "--model", str(QWEN3_14B)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Available KV cache memory"))
+    assert "-7.125 GiB (nothing left for the KV cache: the weights and overheads exceed this GPU's memory)" in row

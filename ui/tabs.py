@@ -203,8 +203,8 @@ def log_tab(r, catalog) -> None:
     s = r.scenario
     st.caption("Paste the engine's startup lines (from 'Initializing … engine' to 'Maximum concurrency'). The "
                "log's own settings win; where it is silent (TP, PP, dtypes, max_model_len, …) this scenario's "
-               "apply, and the GPU and, if the log does not name a shipped model, the model come from this "
-               "scenario.")  # fmt: skip
+               "apply, and the GPU (unless the log names its device or a memory this GPU does not have) and, if "
+               "the log does not name a shipped model, the model come from this scenario.")  # fmt: skip
     text = st.text_area("vLLM startup log", key="vllm_log_text", height=220, max_chars=PASTE_CHARS)
     if not text.strip():
         return
@@ -214,9 +214,11 @@ def log_tab(r, catalog) -> None:
                    f"reads up to {MAX_LOG_CHARS:,} characters.", icon=":material/content_cut:")  # fmt: skip
     flags = {"gpu": s.gpu} | ({"model": s.model, "custom_model": s.custom_model} if s.model == "custom" else {})
     defaults = {k: v for k, v in s.changed().items() if k in LOG_GAPS}  # where the log is silent, this scenario's
-    named, fell_back, log = "", False, None
+    named, fell_back, log, theirs = "", False, None, None
     try:
         log = parse_log(text)
+        if (theirs := log_gpu(log, catalog, s.gpu)) is not None:  # the log's own device wins, as its settings do
+            flags.pop("gpu")
         rec = reconcile(log, catalog, flags, defaults)
     except InputError as e:
         if e.field == "model" and s.model != "custom" and log is not None:
@@ -234,6 +236,9 @@ def log_tab(r, catalog) -> None:
         return
     if rec.gpu_assumed:
         st.warning(f"GPU assumed: {plain(rec.gpu_name)} — the log does not say; pick the GPU in the sidebar.")
+    elif theirs is not None:
+        st.info(f"The log ran on {plain(rec.gpu_name)} ({plain(rec.gpu_source, 160)}), not on this scenario's "
+                f"{plain(r.gpu.name)}: reconciled on the log's GPU; adopting sets it too.")  # fmt: skip
     st.markdown(f"**{plain(rec.model_name)}** on **{plain(rec.gpu_name)}**")
     if rec.failure:
         st.error(plain(rec.failure.message[0].upper() + rec.failure.message[1:]), icon=":material/block:")
@@ -260,7 +265,22 @@ def log_tab(r, catalog) -> None:
         st.markdown("**Calibrate this scenario from the log** (the overrides travel in the link; with them, the "
                     "log's own settings — TP, PP, max_model_len, … — that reproduce its pool):")  # fmt: skip
         st.code(view_compare.calibration_text(rec.adopted), language=None, wrap_lines=True)
-        st.button("Adopt the logged overheads", on_click=_adopt, args=(rec.adopted,), key="adopt_btn")
+        st.button("Adopt the logged overheads", on_click=_adopt, args=(rec.adopted | {"gpu": rec.scenario.gpu},),
+                  key="adopt_btn")  # fmt: skip
+
+
+def log_gpu(log, catalog, page_gpu: str) -> str | None:
+    """The GPU a pasted log names when it is not the page's: by its device name or fixture header, or by a logged
+    total memory the page's GPU does not have (boundary.log_names.detect_gpu); None when it names none or agrees."""
+    from boundary.log_names import detect_gpu
+
+    total = log.first("total_memory_gib")
+    gid, how = detect_gpu(log, catalog, total.value if total else None)
+    if gid is None or gid == page_gpu:
+        return None
+    if how.startswith("logged total memory") and abs(catalog.gpus[page_gpu].memory_gib - total.value) <= 0.02:
+        return None  # the page's GPU has that memory too: nothing says the log ran elsewhere
+    return gid
 
 
 LOG_GAPS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "dtype", "kv_cache_dtype", "max_model_len",
