@@ -147,9 +147,13 @@ def tiers_table(r) -> Table:
     rows = [[t.name, fmt.bandwidth(t.bandwidth_bytes_per_s), fmt.ms(t.reload_s), fmt.ms(t.recompute_s),
              "yes" if t.worth_keeping else "no, recompute", fmt.tokens(t.capacity_tokens)] for t in r.offload.tiers]  # fmt: skip
     host = fmt.bandwidth(r.offload.host_bytes_per_s)
+    s = r.scenario
+    sizes = (f"host_cache_gib {s.host_cache_gib:,g}, ssd_cache_gib {s.ssd_cache_gib:,g}, remote_cache_gib "
+             f"{s.remote_cache_gib:,g} per GPU")
     return Table(["tier", "bandwidth", "reload the prompt's KV", "recompute it", "keep it there?", "holds"], rows,
                  note=f"Beyond the host every tier also crosses the GPU's host link ({host}): the SSD and the network "
-                      "count at the lower of their own rate and it.")  # fmt: skip
+                      f"count at the lower of their own rate and it. The tiers hold what their sizes give ({sizes}; "
+                      "set in Beyond the GPU).")  # fmt: skip
 
 
 def suggestions_table(r) -> Table:
