@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from calc.engine_cycle import idle_launch_s
 from calc.front_end import engine_request_overhead_s, front_serial_s
 from calc.scheduler import Workload, simulate
 from calc.sim_engine import EngineConfig, StepFn
@@ -36,7 +37,7 @@ def engine_config(r) -> EngineConfig:
                         request_overhead_s=r.latency.request_overhead_s if own else engine_request_overhead_s(s, r.engine),
                         request_token_s=0.0 if own else r.engine.request_token_s * dp,
                         request_serial_s=0.0 if own else front_serial_s(s, r.engine, r.model) * dp,
-                        overlap_schedule=r.engine.overlap_schedule, idle_launch_s=r.engine.idle_launch_s,
+                        overlap_schedule=r.engine.overlap_schedule, idle_launch_s=idle_launch_s(s, r.engine),
                         busy_peers=r.latency.step.busy_peers,
                         compile_s=r.latency.step.compile_s)  # fmt: skip
 

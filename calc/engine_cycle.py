@@ -126,6 +126,14 @@ class Cycle(NamedTuple):
     (EngineSpec.idle_launch_s); else 0."""
 
 
+def idle_launch_s(s: Scenario, engine: EngineSpec) -> float:
+    """What a prompt step started with no step in flight waits for the scheduler [s]: EngineSpec.idle_launch_s under
+    a prefill-first engine's overlap schedule (which otherwise hides that work behind the step in flight), aggregated
+    serving; else 0. The closed forms add it at one request in flight, the simulation where the engine was idle."""
+    overlap = engine.overlap_schedule and engine.scheduling == "prefill-first" and not s.disaggregated
+    return engine.idle_launch_s if overlap else 0.0
+
+
 def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: float, transfer: float) -> Cycle:
     L_in, N_out = s.input_len, s.output_len
     ctx = L_in + N_out / 2
@@ -141,8 +149,7 @@ def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: fl
         # SGLang: a new prompt waits for the running decode step to end; with the overlap schedule the step after
         # that one was decided before it arrived, so it waits a whole decode step more
         riding = dec.total_s if lagged else dec.total_s / 2
-    # the overlap schedule hides the scheduler's work on a batch behind the step in flight, which one request lacks
-    idle = engine.idle_launch_s if engine.overlap_schedule and not mixed and b <= 1 and not s.disaggregated else 0.0
+    idle = idle_launch_s(s, engine) if b <= 1 else 0.0
     ttft = front + s.queue_s + alone.total_s + riding + idle
     if N_out <= 1:
         tpot = dec.total_s

@@ -16,6 +16,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from calc.engine_cycle import idle_launch_s
 from calc.expert_parallel import expected_max_normal
 from calc.front_end import front_busy_s, request_overhead_s
 from calc.pool import kv_bytes_per_element
@@ -81,7 +82,7 @@ class Consts:
     front_s: float
     front_queue_s: float
     idle_launch_s: float = 0.0
-    """EngineSpec.idle_launch_s where the engine overlaps its schedule (prefill-first): added at b ≤ 1."""
+    """calc.engine_cycle.idle_launch_s: added at b ≤ 1."""
     rate: float | None = None
     """The scenario's request rate (disaggregated: prompts queue for a prefill instance)."""
     front_busy_s: float = 0.0
@@ -173,8 +174,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                lagged=engine.scheduling == "prefill-first" and engine.overlap_schedule and N > 1,
                N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_s=request_overhead_s(s, engine, m),
                front_queue_s=request_overhead_s(s, engine, m) + s.queue_s, rate=s.request_rate,
-               idle_launch_s=engine.idle_launch_s if engine.overlap_schedule and engine.scheduling == "prefill-first"
-               and not s.disaggregated else 0.0,
+               idle_launch_s=idle_launch_s(s, engine),
                front_busy_s=front_busy_s(s, engine, m), expert_parallel=bool(s.enable_expert_parallel and one.experts),
                pipelined=bool((pp_of > 1).any()))  # fmt: skip
     v = SimpleNamespace(**rows)
