@@ -78,7 +78,7 @@ def _combined(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -
     kv_label = " + fp8 KV cache (kv_cache_dtype=fp8)" if kv else ""
     tries: list[tuple[str, dict, GPUSpec]] = [("fp8 KV cache (kv_cache_dtype=fp8)", kv, g)] if kv else []
     for tp in (2, 4, 8, 16):
-        if tp > s.tensor_parallel_size and _in_node(g, tp, s.pipeline_parallel_size):
+        if tp > s.tensor_parallel_size and g.node_holds(tp * s.pipeline_parallel_size):
             tries += [(f"tensor_parallel_size={tp}{kv_label}", {"tensor_parallel_size": tp, **kv}, g),
                       (f"tensor_parallel_size={tp}", {"tensor_parallel_size": tp}, g)]  # fmt: skip
     if s.dtype in ("auto", "bf16", "fp16") and m.quantization_config is None:
@@ -122,18 +122,13 @@ def _gpu_keeping_dtype(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GP
     return ()
 
 
-def _in_node(g: GPUSpec, tp: int, pp: int) -> bool:
-    """A tensor- and pipeline-parallel group one node of the GPU holds (GPUSpec.node_gpus; the search's rule too)."""
-    return g.node_gpus is None or tp * pp <= g.node_gpus
-
-
 def _options(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec], out: list) -> tuple[Suggestion, ...]:
     """The options beside the changes every option needs (already in `out`): suggest's list, those that fit."""
     if s.kv_cache_dtype != "fp8":
         out.append(_try(s, m, g, "fp8 KV cache (kv_cache_dtype=fp8)", kv_cache_dtype="fp8"))
     tp_fix = None
     for tp in (2, 4, 8, 16):
-        if tp > s.tensor_parallel_size and _in_node(g, tp, s.pipeline_parallel_size):
+        if tp > s.tensor_parallel_size and g.node_holds(tp * s.pipeline_parallel_size):
             sug = _try(s, m, g, f"tensor_parallel_size={tp}", tensor_parallel_size=tp)
             if sug and sug.fits:
                 out.append(sug)
@@ -142,7 +137,7 @@ def _options(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec], ou
     if s.dtype in ("auto", "bf16", "fp16") and m.quantization_config is None:  # a 16-bit checkpoint, fp8 on the fly
         for tp in (1, 2, 4, 8, 16):
             if tp < s.tensor_parallel_size or (tp_fix is not None and tp >= tp_fix) or \
-                    (tp > s.tensor_parallel_size and not _in_node(g, tp, s.pipeline_parallel_size)):  # fmt: skip
+                    (tp > s.tensor_parallel_size and not g.node_holds(tp * s.pipeline_parallel_size)):  # fmt: skip
                 continue  # fewer GPUs than the TP fix, or none of it
             more = {"tensor_parallel_size": tp} if tp != s.tensor_parallel_size else {}
             label = "fp8 weights (dtype=fp8)" + (f" + tensor_parallel_size={tp}" if more else "")

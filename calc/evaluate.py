@@ -290,13 +290,13 @@ def speed_notes(s: Scenario, model: ModelSpec, gpu: GPUSpec, mem, engine, lat, c
     if link := link_note(s, gpu, lat.tpot_s, alt):
         notes = (*notes, link)
     group = s.tensor_parallel_size * s.pipeline_parallel_size
-    if gpu.node_gpus is not None and group > gpu.node_gpus:
+    if not gpu.node_holds(group):
         notes = (*notes, f"{gpu.name} is rented {gpu.node_gpus:,} GPU{'s' * (gpu.node_gpus != 1)} to a node "
                          f"(node_gpus): TP {s.tensor_parallel_size} × PP {s.pipeline_parallel_size} spans "
                          f"{-(-group // gpu.node_gpus):,} nodes, whose network this plan does not model (its "
                          f"all-reduces assume {gpu.scaleup_link_gb_per_s or gpu.host_link_gb_per_s:g} GB/s between all "
                          f"{group:,}), nor the price of such a system; the search leaves such groups out")  # fmt: skip
-    if gpu.node_gpus is not None and s.disaggregated and 2 * group > gpu.node_gpus and s.kv_transfer_gb_per_s is None:
+    if s.disaggregated and not gpu.node_holds(2 * group) and s.kv_transfer_gb_per_s is None:
         notes = (*notes, f"disaggregated on {gpu.name}, rented {gpu.node_gpus:,} GPU{'s' * (gpu.node_gpus != 1)} to a "
                          "node: a prefill and a decode instance sit on different nodes, so the KV crosses the network "
                          f"between them, which this plan takes at the GPU's own link "

@@ -165,6 +165,10 @@ class GPUSpec(BaseModel):
         """Bandwidth between two GPUs of one scale-up domain: the scale-up link if the part has one, else PCIe."""
         return (self.scaleup_link_gb_per_s or self.host_link_gb_per_s) * GB
 
+    def node_holds(self, gpus: int) -> bool:
+        """A group of `gpus` (TP × PP) fits one rentable node of this part (node_gpus; None: not limited)."""
+        return self.node_gpus is None or gpus <= self.node_gpus
+
     def allreduce_crosses_pcie(self, tp: int) -> bool:
         """A `tp` group's all-reduces cross PCIe: no scale-up link, one no faster than the host link (a planner's
         "no bridge"), or a group larger than the bridge joins."""
