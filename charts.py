@@ -117,11 +117,17 @@ def memory_breakdown(r) -> Chart:
     if m.kv_cache_memory_from_flag:
         parts = [("weights, activations, non-torch, CUDA graphs (the rest of the usable memory)", max(0.0, sf.rest_of_usable_bytes)),
                  ("KV cache pool (set by kv_cache_memory_bytes)", kv)]
+    elif s.engine == "sglang":  # its fraction of what is free before loading; activations and graphs in the rest
+        rest = m.total_memory_bytes - m.non_torch_bytes - m.requested_memory_bytes
+        outside = min(m.activation_bytes + m.cudagraph_bytes, rest)
+        parts = [("in use before loading", m.non_torch_bytes), ("weights", m.weights_bytes_per_gpu), ("KV cache pool", kv),
+                 ("activation peak + CUDA graphs (outside the fraction)", outside)]  # fmt: skip
     else:
         parts = [("weights", m.weights_bytes_per_gpu), ("activation peak", m.activation_bytes), ("non-torch", m.non_torch_bytes),
                  ("CUDA graphs", m.cudagraph_bytes if m.cudagraph_subtracted else 0.0), ("KV cache pool", kv)]  # fmt: skip
     if sf.rest_of_usable_bytes >= 0 and m.kv_cache_memory_bytes >= 0:  # the parts fill the usable memory exactly
-        parts.append(("headroom (1 − gpu_memory_utilization)", m.headroom_bytes))
+        free = m.headroom_bytes - (m.non_torch_bytes + outside if s.engine == "sglang" and not m.kv_cache_memory_from_flag else 0.0)
+        parts.append(("headroom (1 − gpu_memory_utilization)", free if free > 2**20 else 0.0))  # not a rounding's MiB
     bars = [dict(type="bar", y=[per_gpu], x=[b / GiB], name=f"{n}: {fmt.gib(b)}", orientation="h") for n, b in parts if b > 0]
     use = [("KV of the requests", sf.kv_used_bytes), ("state of the requests (Mamba / linear attention)", sf.state_used_bytes),
            ("free in the pool", sf.pool_free_bytes)]  # fmt: skip
@@ -129,7 +135,8 @@ def memory_breakdown(r) -> Chart:
                   **(dict(marker=dict(pattern=dict(shape="/"))) if n.startswith("free") else {})) for n, b in use if b > 0]  # fmt: skip
     bars.append(dict(type="scatter", y=[load], x=[sf.pool_used_bytes / GiB], mode="markers", marker=CURRENT,
                      name=f"this scenario: {fmt.gib(sf.pool_used_bytes)} of the pool"))  # fmt: skip
-    lines = [_vline(sf.usable_bytes / GiB, f"usable {fmt.gib(sf.usable_bytes)}"),
+    usable_end = sf.usable_bytes + (m.non_torch_bytes if s.engine == "sglang" else 0.0)  # SGLang's starts past what was in use
+    lines = [_vline(usable_end / GiB, f"usable {fmt.gib(sf.usable_bytes)}"),
              _vline(m.total_memory_bytes / GiB, f"GPU {fmt.gib(m.total_memory_bytes)}", color="black", dash="solid",
                     anchor="right")]
     title = f"GPU memory per device, GiB: {fmt.gib(m.total_memory_bytes)} in all"
@@ -151,7 +158,8 @@ def memory_breakdown(r) -> Chart:
 
 def occupancy(r, pts) -> Chart:
     s, fit = r.scenario, r.fit
-    shape, note = _hline(100, "pool full: vLLM preempts", side="left")  # the occupancy rises to the right
+    full = "pool full: SGLang retracts requests" if s.engine == "sglang" else "pool full: vLLM preempts"
+    shape, note = _hline(100, full, side="left")  # the occupancy rises to the right
     return _fig(
         f"KV pool occupancy at {s.rank_concurrency:,} requests" + (" a rank" if s.data_parallel_size > 1 else "")
         + f" (output {s.output_len:,} tokens)",

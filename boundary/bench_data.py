@@ -18,13 +18,14 @@ from pathlib import Path
 import yaml
 
 from calc.custom import encode_custom_model
-from calc.engine_defaults import default_budget
+from calc.engine_defaults import default_budget, sglang_mem_fraction
 from calc.engine_spec import version_tuple
 from calc.evaluate import evaluate
 from calc.hf_config import model_from_hf_config
 from calc.scenario import Scenario
 
 ROOT = Path(__file__).resolve().parent.parent
+MEM_FRACTION = re.compile(r"--mem-fraction-static[ =]+([0-9.]+)")
 DATA = ROOT / "tests" / "data" / "benchmarks"
 GPU_ALIASES = {"h100 (variant not stated)": "h100-sxm", "a100 (memory variant not stated)": "a100-80gb-sxm"}
 DTYPES = {"bf16": "auto", "fp16": "fp16", "fp8": "fp8", "awq-int4": "int4", "gptq-int4": "int4", "w4a16-int4": "int4",
@@ -143,6 +144,16 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
                 data["enable_expert_parallel"] = True
             if r.get("gpu_memory_utilization"):  # --gpu-memory-utilization as the server was started
                 data["gpu_memory_utilization"] = r["gpu_memory_utilization"]
+            elif r["engine"] == "sglang" and (flag := MEM_FRACTION.search(r.get("server_cmd") or "")):
+                data["gpu_memory_utilization"] = float(flag.group(1))  # stated in its command, not its record
+            elif r["engine"] == "sglang":  # SGLang picks its own --mem-fraction-static when not given
+                g = catalog.gpus[gpu]
+                mm = catalog.models.get(m["spec"]) if "spec" in m else model_from_hf_config(
+                    json.loads((ROOT / m["config"]).read_text()), name=r["model"])  # fmt: skip
+                data["gpu_memory_utilization"] = sglang_mem_fraction(
+                    data["engine_version"], g.smi_mib, tp=tp * dp, pp=data["pipeline_parallel_size"], dp=dp,
+                    chunk=r.get("max_num_batched_tokens"), mla=mm.is_mla, multimodal=mm.vision_config is not None,
+                    rocm=g.vendor == "amd", context_len=None)  # fmt: skip
             if "chat" in str(r.get("client") or ""):  # --backend / --endpoint-type openai-chat, /v1/chat/completions
                 data["endpoint_type"] = "openai-chat"
             data["input_len"], data["output_len"] = max(1, round(r["input_len"])), max(1, round(r["output_len"]))

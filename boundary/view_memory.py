@@ -9,6 +9,8 @@ from boundary.view import Section, kv_available, kv_tokens_formula
 
 def memory_section(r) -> Section:
     s, m = r.scenario, r.memory
+    if s.engine == "sglang":
+        return _sglang_memory(r)
     graphs = fmt.gib(m.cudagraph_bytes) if m.cudagraph_subtracted else "not subtracted" + (
         f" (vLLM {s.engine_version} captures them after sizing the pool; 0.20 and later subtract them first)"
         if s.estimate_cudagraphs and not s.enforce_eager else "")  # fmt: skip
@@ -22,6 +24,24 @@ def memory_section(r) -> Section:
         ("= available KV cache memory", kv_available(r) + ("  (from kv_cache_memory_bytes)" if m.kv_cache_memory_from_flag else "")),
     ]  # fmt: skip
     return Section("Memory per GPU (vLLM's profile" + (", every rank alike)" if s.data_parallel_size > 1 else ")"), rows)
+
+
+def _sglang_memory(r) -> Section:
+    """SGLang's profile (model_runner.profile_max_num_token): its fraction of what is free before loading, less the
+    weights; the activation peak and CUDA graphs live in the rest (calc.pool)."""
+    s, m = r.scenario, r.memory
+    est = "" if s.non_torch_memory_bytes is not None else " (estimate)"
+    before = m.total_memory_bytes - m.non_torch_bytes
+    rows = [
+        ("total as the runtime sees it", fmt.gib(m.total_memory_bytes)),
+        ("− in use before loading (CUDA context, NCCL)" + est, fmt.gib(m.non_torch_bytes)),
+        (f"× --mem-fraction-static {s.gpu_memory_utilization:g}", fmt.gib(m.requested_memory_bytes)),
+        ("− weights", fmt.gib(m.weights_bytes_per_gpu)),
+        ("= KV pool", kv_available(r) + ("  (from kv_cache_memory_bytes)" if m.kv_cache_memory_from_flag else "")),
+        ("the rest of the GPU: activation peak + CUDA graphs (estimates)",
+         f"{fmt.gib(m.activation_bytes + m.cudagraph_bytes)} of {fmt.gib(before - m.requested_memory_bytes)}"),
+    ]  # fmt: skip
+    return Section("Memory per GPU (SGLang's profile" + (", every rank alike)" if s.data_parallel_size > 1 else ")"), rows)
 
 
 def kv_section(r) -> Section:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 from calc.accuracy import BANDED_RIDGE_FLOP_PER_BYTE, low_ridge
 from calc.catalog import Catalog
-from calc.engine_defaults import defaults_note
+from calc.engine_defaults import defaults_note, sglang_fraction_note
 from calc.engine_spec import version_tuple
 from calc.errors import InputError
 from calc.expert_parallel import expert_ranks
@@ -156,7 +158,7 @@ def data_parallel_note(s: Scenario, model: ModelSpec) -> str:
 
 DP_REPLAY = ("Data-parallel attention as replayed: the 15 published data-parallel runs (GPUStack's DeepSeek-R1 and "
              "V3.2 on eight H200s, the SGLang cookbook, the vLLM recipes), at constants fitted without them: the "
-             "plan's output throughput a median 50 % above the measured (−25 % … +173 %), its TPOT a median 14 % "
+             "plan's output throughput a median 46 % above the measured (−26 % … +173 %), its TPOT a median 14 % "
              "below. Most are bursts whose prompts all start at once, which the lockstep (every MoE layer waiting for "
              "every rank's prompt steps) leaves untouched; take the gain over tensor parallelism as an upper bound "
              "(history, 2026-12-05 (14))")
@@ -188,16 +190,22 @@ NOTE_EXTRA_BYTES = 0.25 * GiB
 
 
 def sglang_pool_note(s: Scenario, mem) -> str:
-    """The KV pool under SGLang is vLLM's arithmetic: SGLang sizes its own as --mem-fraction-static of the GPU less the
-    weights (model_runner.profile_max_num_token: the memory free after loading, less (1 − fraction) of the total),
-    so the activation peak and the CUDA graphs come out of the remaining share instead; its pool holds about that
-    much more, in pages of --page-size tokens (1 by default) rather than blocks."""
-    extra = mem.activation_bytes + mem.cudagraph_bytes
-    return (f"the KV pool is sized as vLLM profiles it; SGLang sizes its own from --mem-fraction-static "
-            f"{s.gpu_memory_utilization:g} of the GPU less what is in use once the weights are loaded (the weights, "
-            "the CUDA context), leaving the activation peak and CUDA graphs "
-            f"({extra / GiB:,.2f} GiB here) to the rest, so its pool is about that much larger "
-            f"({extra / max(mem.kv_cache_memory_bytes, 1):.0%} here): not modelled")  # fmt: skip
+    """SGLang's pool is --mem-fraction-static of what is free before loading, less the weights
+    (model_runner.profile_max_num_token; calc.pool): its activations and CUDA graphs come out of the rest, which must
+    hold them, or its first large step runs out of memory. Says what the rest holds and, where it is short, the largest
+    fraction that leaves them room: f ≤ 1 − (activations + graphs) / (total − in use before loading)."""
+    before = mem.total_memory_bytes - mem.non_torch_bytes
+    rest = before - mem.requested_memory_bytes
+    need = mem.activation_bytes + mem.cudagraph_bytes
+    head = (f"SGLang's KV pool is --mem-fraction-static {s.gpu_memory_utilization:g} of the {before / GiB:,.2f} GiB free "
+            f"before loading, less the weights; its activation peak and CUDA graphs (about {need / GiB:,.2f} GiB, "
+            f"estimates) come out of the remaining {rest / GiB:,.2f} GiB")  # fmt: skip
+    if rest >= need:
+        return head
+    most = max(0.0, 1 - need / before)
+    return (f"{head}, which cannot hold them: SGLang would run out of memory at its first large step. Start it with "
+            f"--mem-fraction-static {math.floor(most * 1000) / 1000:g} or less (gpu_memory_utilization) or with a "
+            "smaller --chunked-prefill-size (max_num_batched_tokens)")  # fmt: skip
 
 
 def newer_release_note(s: Scenario, catalog: Catalog, engine) -> str | None:
@@ -335,8 +343,10 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
         notes = (*notes, defaults)
     if sampler := sampler_note(s, model, mem):
         notes = (*notes, sampler)
-    if s.engine == "sglang" and mem.num_gpu_blocks:
+    if s.engine == "sglang" and mem.num_gpu_blocks and s.kv_cache_memory_bytes is None:
         notes = (*notes, sglang_pool_note(s, mem))
+    if fraction := sglang_fraction_note(s, model, gpu):
+        notes = (*notes, fraction)
     if newer := newer_release_note(s, catalog, engine):
         notes = (*notes, newer)
     if fit.max_concurrency_at_length >= 1:  # speed notes only where a speed figure is shown (the plan serves)

@@ -108,8 +108,22 @@ def torch_sort_extra_bytes(m: ModelSpec, *, max_num_batched_tokens: int, max_num
     return rows * m.vocab_size * (TORCH_SORT_BYTES_PER_LOGIT - LOGIT_COPIES_BYTES)
 
 
-def non_torch_bytes(*, gpus_per_replica: int) -> float:
+def non_torch_bytes(*, gpus_per_replica: int, engine: str = "vllm") -> float:
+    """vLLM: what its profile counts outside torch (the context's growth, NCCL buffers); SGLang: what is in use
+    before it loads the weights (SGLANG_PRELOAD_BYTES), which its fraction applies to the rest of (calc.pool)."""
+    if engine == "sglang":
+        return SGLANG_PRELOAD_BYTES + (SGLANG_PRELOAD_TP_BYTES if gpus_per_replica > 1 else 0.0)
     return NON_TORCH_ONE_GPU_BYTES + (NCCL_BYTES if gpus_per_replica > 1 else 0.0)
+
+
+SGLANG_PRELOAD_BYTES = 0.70 * GiB
+"""Memory in use when SGLang measures what is free before loading the weights (the CUDA context, the distributed
+init): its pool is --mem-fraction-static × (total − this) − weights (model_runner: rest = free after loading − free
+before · (1 − fraction)). The median over the calibration part's logged one-GPU SGLang pools (Massed Compute's
+server_info, non-hybrid models: total − (max_total_num_tokens · bytes a token + weights) / fraction, 0.62–1.20 GiB;
+history (25))."""
+SGLANG_PRELOAD_TP_BYTES = 0.20 * GiB
+"""More with tensor parallelism: the two-GPU calibration servers' 0.90 GiB, less one GPU's 0.70 (NCCL's buffers)."""
 
 
 GRAPHS_SUBTRACTED_SINCE = (0, 20)
@@ -119,8 +133,9 @@ after the pool is sized (their logs' "Graph capturing finished … took X GiB" c
 
 def graphs_subtracted(s) -> bool:
     """Whether the scenario's engine takes the CUDA-graph estimate from the pool: estimate_cudagraphs, with graphs
-    (not enforce_eager), and under vLLM a release of 0.20 or later ('latest' is). SGLang: as the field says."""
-    if not s.estimate_cudagraphs or s.enforce_eager:
+    (not enforce_eager), and under vLLM a release of 0.20 or later ('latest' is). SGLang never: its graphs come out
+    of what its --mem-fraction-static leaves (calc.pool)."""
+    if not s.estimate_cudagraphs or s.enforce_eager or s.engine == "sglang":
         return False
     version = version_tuple(s.engine_version) if s.engine == "vllm" else None
     return version is None or version[:2] >= GRAPHS_SUBTRACTED_SINCE

@@ -1,4 +1,4 @@
-"""vLLM's KV-cache pool, per GPU, as the current V1 engine sizes it (reference/vllm_kv.md §0, §3.1, §4, §5).
+"""The KV-cache pool, per GPU, as vLLM's V1 engine sizes it (SGLang's below) (reference/vllm_kv.md §0, §3.1, §4, §5).
 
     requested  = total memory · gpu_memory_utilization
     available  = requested − weights − activation peak − non-torch [− CUDA-graph estimate]   ("Available KV cache memory")
@@ -6,6 +6,12 @@
     max_concurrency = num_blocks / blocks one max_model_len request needs                    ("Maximum concurrency for L tokens")
     kv_cache_tokens = int(max_concurrency · max_model_len)                                    ("GPU KV cache size", vLLM ≥ 0.20;
                       num_blocks · block_size before, ⌊num_blocks / groups⌋ · block_size for a hybrid: printed_kv_tokens)
+
+SGLang (model_runner.profile_max_num_token) takes its --mem-fraction-static (the scenario's gpu_memory_utilization)
+of what is free before it loads the weights, and its activations and CUDA graphs come out of the rest:
+
+    available  = (total − in use before loading) · mem_fraction_static − weights      (Massed Compute's 17 logged
+                                                                                        pools: −0.9 … +3.4 %)
 
 Seed report (Qwen2.5-7B, RTX 4090): 6.41 GiB available → 7,504 blocks of 16 → 120,064 tokens, 14.66x at 8,192.
 The headline numbers are built as formulas (calc.expr), so the text a reviewer expands is the computation itself.
@@ -179,7 +185,7 @@ def measured_at(s: Scenario, m: ModelSpec, *, tp: int, pp: int, dtype: str, max_
                                                                     dp=s.data_parallel_size)),
                 "activation_memory_bytes": activation_peak_bytes(m, max_num_batched_tokens=budget, max_num_seqs=seqs,
                                                                  tp=tp_, max_model_len=s.max_model_len),
-                "non_torch_memory_bytes": non_torch_bytes(gpus_per_replica=tp_ * pp_ * linked_ranks(s, m)),
+                "non_torch_memory_bytes": non_torch_bytes(gpus_per_replica=tp_ * pp_ * linked_ranks(s, m), engine=s.engine),
                 "cudagraph_memory_bytes": cudagraph_bytes(tp=tp_, enforce_eager=s.enforce_eager)}  # fmt: skip
 
     given = {k: getattr(s, k) for k in MEASURED_MEMORY if getattr(s, k) is not None}
@@ -208,8 +214,8 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
     params = m.params
     fmt = served_format(weight_format(m, s.dtype), s.dtype, g.arch)
     kv_elem = kv_bytes_per_element(s)
+    sglang = s.engine == "sglang"
     total = E(g.memory_bytes, "total", unit="GiB")
-    requested = total * E(s.gpu_memory_utilization, "gpu_memory_utilization")
     stage_weights = weights_bytes_per_stage(m, params, fmt, tp=tp, pp=pp, dp=s.data_parallel_size)
     if s.weights_memory_bytes is not None:
         stage_weights = [s.weights_memory_bytes] * pp
@@ -219,7 +225,13 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
                                     tp=tp, max_model_len=s.max_model_len)  # fmt: skip
     non_torch = s.non_torch_memory_bytes
     if non_torch is None:
-        non_torch = non_torch_bytes(gpus_per_replica=s.gpus_per_replica // s.data_parallel_size * linked_ranks(s, m))
+        non_torch = non_torch_bytes(gpus_per_replica=s.gpus_per_replica // s.data_parallel_size * linked_ranks(s, m),
+                                    engine=s.engine)  # fmt: skip
+    if sglang:  # its fraction applies to what is free before loading (SGLANG_PRELOAD_BYTES)
+        requested = (total - E(non_torch, "in use before loading", unit="GiB")) * E(s.gpu_memory_utilization,
+                                                                                     "mem_fraction_static")  # fmt: skip
+    else:
+        requested = total * E(s.gpu_memory_utilization, "gpu_memory_utilization")
     graphs = s.cudagraph_memory_bytes
     if graphs is None:
         graphs = cudagraph_bytes(tp=tp, enforce_eager=s.enforce_eager)
@@ -231,8 +243,9 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
         if s.kv_cache_memory_bytes is not None:
             avail = E(s.kv_cache_memory_bytes, "kv_cache_memory_bytes", unit="GiB")
         else:
-            avail = (requested - E(w, "weights", unit="GiB") - E(act, "activation peak", unit="GiB")
-                     - E(non_torch, "non-torch", unit="GiB"))  # fmt: skip
+            avail = requested - E(w, "weights", unit="GiB")
+            if not sglang:  # SGLang's activations and graphs come out of what its fraction leaves
+                avail = avail - E(act, "activation peak", unit="GiB") - E(non_torch, "non-torch", unit="GiB")
             if subtract_graphs:
                 avail = avail - E(graphs, "CUDA graphs", unit="GiB")
         stages.append((blocks_from_bytes(avail.value, layout.block_bytes), avail, w, layout))

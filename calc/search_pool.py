@@ -91,7 +91,7 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
                     activation_peak_bytes(m, max_num_batched_tokens=budget, max_num_seqs=seqs, tp=tp,
                                           max_model_len=s.max_model_len)  # fmt: skip
     non_torch = np.array([measured("non_torch_memory_bytes", tp, pp) if s.non_torch_memory_bytes is not None else
-                          non_torch_bytes(gpus_per_replica=tp * pp) for tp, pp in grid.parallel])  # fmt: skip
+                          non_torch_bytes(gpus_per_replica=tp * pp, engine=s.engine) for tp, pp in grid.parallel])  # fmt: skip
     graphs = np.array([measured("cudagraph_memory_bytes", tp) if s.cudagraph_memory_bytes is not None else
                        cudagraph_bytes(tp=tp, enforce_eager=s.enforce_eager) for tp, _ in grid.parallel])  # fmt: skip
     blocking, reps = _blockings(m, s, grid, gpus)
@@ -117,15 +117,16 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     seqs_values = np.array(sp.max_num_seqs, dtype=np.int64)
     # --- per configuration ------------------------------------------------------------------------------------
     par, dt, kvi, bi, si, f = grid.par, grid.dtype, grid.kv, grid.budget, grid.seqs, blocking[grid.gpu]
-    requested = memory[grid.gpu] * utils[grid.util]
     a, nt, cg = act[par, si, bi], non_torch[par], graphs[par]
+    sglang = s.engine == "sglang"  # its fraction applies to what is free before loading; activations outside it
+    requested = (memory[grid.gpu] - nt) * utils[grid.util] if sglang else memory[grid.gpu] * utils[grid.util]
     stages_pp = np.array(pps)[par]
     blocks_k, avail_k = np.empty((depth, grid.size), dtype=np.int64), np.empty((depth, grid.size))
     for q in range(depth):
         if s.kv_cache_memory_bytes is not None:
             avail = np.full(grid.size, s.kv_cache_memory_bytes)
         else:
-            avail = requested - weights[par, dt, q] - a - nt
+            avail = requested - weights[par, dt, q] if sglang else requested - weights[par, dt, q] - a - nt
             if graphs_subtracted(s):
                 avail = avail - cg
         bb = block_bytes[par, kvi, f, q]

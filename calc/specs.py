@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator, model_validator
 
 from calc.units import GB, GFLOP, MB, PFLOP, TB, TFLOP, GiB, MiB
 
@@ -42,6 +42,9 @@ class GPUSpec(BaseModel):
     """Device memory as the runtime sees it (cudaMemGetInfo / torch total capacity), GiB."""
     memory_vendor_gb: PosFloat
     """Capacity on the datasheet (marketing GB; HBM 'GB' are about GiB-sized)."""
+    nvidia_smi_mib: PositiveInt | None = None
+    """The total nvidia-smi prints, MiB (reference/hardware.md): SGLang sizes its default --mem-fraction-static from it
+    (calc.engine_defaults.sglang_mem_fraction); absent, memory_gib · 1,024."""
     memory_bandwidth_gb_per_s: PosFloat
     """Peak device-memory bandwidth, decimal GB/s."""
     bf16_tflop_per_s: PosFloat | None = None
@@ -151,6 +154,11 @@ class GPUSpec(BaseModel):
     @property
     def memory_bytes(self) -> float:
         return self.memory_gib * GiB
+
+    @property
+    def smi_mib(self) -> float:
+        """Total memory as nvidia-smi prints it, MiB (nvidia_smi_mib; else memory_gib · 1,024)."""
+        return float(self.nvidia_smi_mib or self.memory_gib * 1024)
 
     @property
     def memory_bandwidth_bytes_per_s(self) -> float:

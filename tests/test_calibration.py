@@ -309,11 +309,13 @@ def test_a_shortened_replay_keeps_the_runs_load(runs, catalog):
 
 def test_a_runs_stated_gpu_memory_utilization_is_replayed(runs):
     """GPUStack started vLLM for GLM-4.6-FP8 on 8 × H100 with --gpu-memory-utilization 0.85 (its server_cmd): the
-    replay sizes the pool at 0.85, where the other runs keep vLLM's default 0.9."""
+    replay sizes the pool at 0.85, where the other vLLM runs keep vLLM's default 0.9 and the SGLang run, started
+    without --mem-fraction-static, SGLang 0.5.3's own: round((81,559 − (512 + 1.5 · 8,192 + 2 · 512 + 1,024 · 8 / 8)) /
+    81,559, 3) = round(66,711 / 81,559, 3) = 0.818 (calc.engine_defaults.sglang_mem_fraction)."""
     by_id = {r.id: r for r in runs}
     assert "--gpu-memory-utilization 0.85" in yaml.safe_dump(yaml.safe_load((DATA / "gpustack-glm46-h100.yaml").read_text()))
     assert by_id["gpustack-glm46-h100-vllm-gmu-sharegpt"].scenario.gpu_memory_utilization == 0.85
-    assert by_id["gpustack-glm46-h100-sglang-sharegpt"].scenario.gpu_memory_utilization == 0.9
+    assert by_id["gpustack-glm46-h100-sglang-sharegpt"].scenario.gpu_memory_utilization == round(66711 / 81559, 3) == 0.818
 
 
 def test_every_prompt_at_once_is_a_burst_on_every_gpu(runs):

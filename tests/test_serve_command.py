@@ -67,17 +67,6 @@ def test_a_config_json_without_a_hub_id_serves_the_checkpoint_variable(capsys):
     assert command("tests/data/hf_configs/bloom-7b1/config.json").startswith("vllm serve bigscience/bloom-7b1 ")
 
 
-def test_sglangs_pool_says_it_is_vllms_arithmetic(catalog):
-    """SGLang sizes its KV pool as --mem-fraction-static of the GPU less what loading left in use, the activation
-    peak and CUDA graphs out of the rest (model_runner.profile_max_num_token); the plan keeps vLLM's profile and
-    says by how much SGLang's pool would be larger; vLLM's plan says nothing of it."""
-    r = evaluate(scenario(model="llama-3.1-8b", gpu="h100-sxm", engine="sglang"), catalog)
-    note = next(n for n in r.notes if n.startswith("the KV pool is sized as vLLM profiles it"))
-    extra = (r.memory.activation_bytes + r.memory.cudagraph_bytes) / 2**30
-    assert f"({extra:,.2f} GiB here)" in note and "--mem-fraction-static 0.9" in note
-    assert not any("vLLM profiles it" in n for n in evaluate(scenario(model="llama-3.1-8b", gpu="h100-sxm"), catalog).notes)
-
-
 def test_every_shipped_model_serves_by_its_hub_id(catalog):
     """The serve command names a shipped model by its hf_id: three specs carried their config's _name_or_path ('./',
     'llama_nemotron_super', 'Phi-4-mini-instruct'), which `vllm serve` cannot download."""
