@@ -21,6 +21,8 @@ from pydantic import ValidationError
 from calc.errors import InputError, describe
 from calc.hf_families import adapt, img_processor_tower, vision_defaults
 from calc.model_spec import MAX_LAYERS, ModelSpec, VisionConfig
+from calc.params import NON_GATED_ACTS
+from calc.weights import SIZED_DTYPES, SIZED_METHODS
 
 WRAPPERS = ("text_config", "llm_config", "language_config")
 ALIASES = {  # family spelling → the name ModelSpec uses
@@ -63,13 +65,16 @@ KNOWN = (
     "persimmon", "llava", "qwen2_audio", "hunyuan", "hunyuan_v1_moe", "phi3_v", "mpt", "gpt2", "qwen", "internlm",
     "stablelm", "orion", "minicpm", "deepseek", "bailing_moe", "kimi_linear", "zamba2", "gemma3n_text",
     "qwen3_5_text", "qwen3_5_moe_text", "glm_moe_dsa", "step3_text", "step3p5", "glm4v_text", "glm4v_moe_text",
-    "laguna",
+    "laguna", "smollm3", "dots1", "glm4", "exaone", "bailing_moe_v2", "phimoe", "minimax_text_01", "apertus", "arcee",
 )  # fmt: skip
 TEXT_TYPES = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "llama4": "llama4_text",
               "qwen2_5_vl": "qwen2_5_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen3_vl": "qwen3_vl_text",
               "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text",
               "gemma4": "gemma4_text"}  # fmt: skip
 REQUIRED = ("num_hidden_layers", "hidden_size", "vocab_size")
+ENCODER_DECODERS = ("t5", "mt5", "umt5", "longt5", "bart", "mbart", "whisper", "pegasus", "marian", "m2m_100", "led",
+                    "blenderbot", "nllb-moe", "seamless_m4t", "switch_transformers")  # fmt: skip
+"""Families with an encoder and a cross-attending decoder, whose configs may not say is_encoder_decoder."""
 LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
                "max_target_positions", "max_sequence_length", "max_seq_length", "seq_len")
 """vLLM's _get_and_verify_max_len reads every one of these a config states and takes the smallest."""
@@ -156,7 +161,7 @@ def _quantization(q: Any) -> dict | None:
         bits = experts or rest
         if rest and experts and rest != experts:
             out["rest_bits"] = rest
-    if bits in (4, 8):
+    if bits in (2, 3, 4, 8) and not isinstance(bits, bool):
         out["bits"] = bits
     if method == "mxfp4":
         out["experts_only"] = True  # gpt-oss: modules_to_not_convert = attention, router, embeddings, lm_head
@@ -269,6 +274,14 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
     """Build a ModelSpec from a parsed config.json."""
     if not isinstance(config, dict):
         raise InputError("config.json", "expected a JSON object")
+    if config.get("is_encoder_decoder") is True or str(config.get("model_type")) in ENCODER_DECODERS:
+        raise InputError("is_encoder_decoder", "an encoder-decoder model (T5, BART, Whisper) keeps a cross-attention KV "
+                         "per request beside its decoder's, which this planner does not model: it plans decoder-only "
+                         "models")  # fmt: skip
+    if isinstance(config.get("thinker_config"), dict) and not all(k in config for k in REQUIRED):
+        raise InputError("thinker_config", "an omni model's language model is nested in thinker_config.text_config, "
+                         "beside its audio and vision towers: paste that text_config as a config.json of its own to "
+                         "plan the language model (the towers are then not counted)")  # fmt: skip
     cfg, vision, wrapper = _unwrap(config)
     vision = vision or img_processor_tower(config)
     if not isinstance(cfg.get("model_type") or "", str):  # a list or an object was named "['x']"
@@ -287,6 +300,10 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
     adapt(cfg, mt, assumptions, wrapper)
     if isinstance(config.get("audio_config"), dict):
         assumptions.append("audio_config (an audio encoder) is not counted: its weights and its profiling are missing")
+    towers = [k for k in ("embd_layer", "audio_processor", "vision_lora", "speech_lora") if isinstance(config.get(k), dict)]
+    if towers:  # Phi-4-multimodal: its image and audio encoders and LoRA adapters sit in these
+        assumptions.append(f"{', '.join(towers)} (image or audio encoders, LoRA adapters) are not counted: the "
+                           "weights and the profiling are the language model's alone")  # fmt: skip
     for old, new in ALIASES.items():
         if old in cfg and cfg.get(new) is None:
             cfg[new] = cfg.pop(old)
@@ -318,6 +335,11 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
                            f"torch_dtype here; dtype {closest} is the nearest this planner sizes")  # fmt: skip
     if cfg.get("quantization_config") is not None:
         cfg["quantization_config"] = _quantization(cfg["quantization_config"])
+        method = cfg["quantization_config"]["quant_method"]
+        if method.lower() not in SIZED_METHODS:
+            assumptions.append(f"quantization_config.quant_method '{method}' is not a format this planner sizes: the "
+                               "weights are planned at torch_dtype (an overestimate); set weights_memory_bytes to the "
+                               f"checkpoint's size, or a dtype it sizes ({', '.join(SIZED_DTYPES)})")  # fmt: skip
     if cfg.get("mamba_ssm_cache_dtype") not in (None, "float32", "float16", "bfloat16"):
         cfg.pop("mamba_ssm_cache_dtype")
     missing = [f for f in REQUIRED if cfg.get(f) is None]
@@ -331,7 +353,9 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
     if mt not in KNOWN:
         assumptions.append(
             f"model_type '{mt}' is not one this planner knows: read as a decoder whose layers are described by its "
-            "standard fields (attention as stated, gated SwiGLU MLPs, biases only where attention_bias declares them); "
+            "standard fields (attention as stated, "
+            + ("MLPs without a gate (its hidden_act)" if str(cfg.get("hidden_act")) in NON_GATED_ACTS else "gated SwiGLU MLPs")
+            + ", biases only where attention_bias declares them); "
             "check the parameter count against "
             "the model card"
         )

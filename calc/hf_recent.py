@@ -28,13 +28,23 @@ NOT_MODELLED = {
                      "and keys wider than values (head_dim 192, v_head_dim 128) (vLLM mimo_v2.py)",
     "kimi_k3": "Kimi-K3 routes its experts in a latent space (routed_expert_hidden_size) beside MLA and Kimi Delta "
                "Attention layers (vLLM models/kimi_k3)",
+    "longcat_flash": "LongCat-Flash runs two MLA attentions and two MLPs in each layer, beside experts of "
+                     "expert_ffn_hidden_size and zero-computation ones (zero_expert_num) (vLLM longcat_flash.py)",
+    "phi4flash": "Phi-4-mini-flash (SambaY) shares one full-attention layer's KV across its upper half (YOCO) beside "
+                 "sliding-window, Mamba and gated-memory layers (vLLM phi4flash.py)",
 }  # fmt: skip
 """vLLM serves these; their KV layout (or expert shapes) is one this planner does not model, so it refuses rather than
 plan a wrong number."""
 
 
+UNSERVED = {"bitnet": "BitNet b1.58 (ternary weights): vLLM has no model class for it (no BitNetForCausalLM)"}
+"""Families vLLM cannot serve at all: no server to plan."""
+
+
 def refuse_unmodelled(mt: str, wrapper: str | None) -> None:
     for t in (mt, wrapper):
+        if t in UNSERVED:
+            raise InputError("model_type", f"'{t}': {UNSERVED[t]}, so there is no server to plan")
         if t in NOT_MODELLED:
             raise InputError("model_type", f"'{t}': {NOT_MODELLED[t]}, which this planner does not model; it refuses "
                              "rather than plan it wrong")  # fmt: skip

@@ -41,8 +41,9 @@ class QuantizationConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     quant_method: str = Field(min_length=1, max_length=40)
-    bits: Literal[4, 8] | None = None
-    """Weight bits where the method has several (awq/gptq/bitsandbytes/compressed-tensors; default 4)."""
+    bits: Literal[2, 3, 4, 8] | None = None
+    """Weight bits where the method has several (awq/gptq/bitsandbytes/compressed-tensors; default 4; GPTQ also 2
+    and 3)."""
     experts_only: bool = False
     """True when only the MoE experts are quantized (gpt-oss: attention, router, embeddings stay bf16)."""
     group_size: Annotated[int, Field(ge=8, le=4096)] | None = None
@@ -101,6 +102,9 @@ class ModelSpec(BaseModel):
     max_position_embeddings: Annotated[int, Field(gt=0, le=2**31)]
     torch_dtype: Literal["bfloat16", "float16", "float32"] | None = None
     attention_bias: bool = False
+    hidden_act: str | None = Field(default=None, max_length=40)
+    """The MLP's activation: 'relu2' and 'xielu' (NON_GATED_ACTS) mean an up and a down projection, no gate
+    (Arcee AFM, Apertus, Nemotron), whatever the model_type."""
     # per-layer mixers and their families' pattern fields
     layer_types: tuple[Mixer, ...] | None = Field(default=None, max_length=MAX_LAYERS)
     mlp_layer_types: tuple[Ffn, ...] | None = Field(default=None, max_length=MAX_LAYERS)

@@ -18,6 +18,8 @@ from calc.params_shared import family_extras
 
 NON_GATED_MLP = ("opt", "starcoder2", "nemotron_h", "gpt2", "gpt_bigcode", "phi", "falcon", "gpt_neox", "nemotron",
                  "persimmon", "gptj", "bloom", "mpt", "phi-msft")  # fmt: skip
+NON_GATED_ACTS = ("relu2", "xielu")
+"""Activations whose families use no gate: up, activation, down (vLLM arcee.py's ReLU², apertus.py's XIELU)."""
 QKV_BIAS = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text")
 QK_NORM = ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3n_text", "qwen3_vl_text", "qwen3_vl_moe_text", "olmo2", "olmo3",
            "step3p5", "laguna")  # fmt: skip
@@ -143,6 +145,11 @@ def state_mixer_params(m) -> int:
     return 0
 
 
+def gated_mlp(m) -> bool:
+    """A gate projection beside up and down: not for the NON_GATED_MLP families nor the NON_GATED_ACTS activations."""
+    return m.model_type not in NON_GATED_MLP and (m.hidden_act or "") not in NON_GATED_ACTS
+
+
 def _mlp(m, width: int, *, gated: bool) -> int:
     n = (3 if gated else 2) * m.hidden_size * width
     if m.model_type in ("opt", "starcoder2"):
@@ -151,7 +158,7 @@ def _mlp(m, width: int, *, gated: bool) -> int:
 
 
 def _expert(m) -> int:
-    n = _mlp(m, m.expert_ffn_size, gated=m.model_type not in NON_GATED_MLP)
+    n = _mlp(m, m.expert_ffn_size, gated=gated_mlp(m))
     if m.moe_latent_size:  # latent MoE: the expert's matrices are latent × width, not hidden × width
         n = n // m.hidden_size * m.moe_latent_size
     if m.model_type == "gpt_oss":
@@ -169,7 +176,7 @@ def _moe_shared(m) -> int:
     if m.moe_latent_size:  # vLLM nemotron_h.py: fc1_latent_proj (hidden → latent) and fc2_latent_proj, every token
         n += 2 * H * m.moe_latent_size
     if m.shared_expert_size:
-        n += _mlp(m, m.shared_expert_size, gated=m.model_type not in NON_GATED_MLP)
+        n += _mlp(m, m.shared_expert_size, gated=gated_mlp(m))
         if m.shared_expert_intermediate_size is not None and m.model_type.startswith(("qwen2_moe", "qwen3_next")):
             n += H  # shared_expert_gate
     return n
@@ -184,7 +191,7 @@ def count_params(m) -> ParamCounts:
     attn = attention_params(m) if plan.attention() and not shared_blocks else 0
     swa_attn = _gqa(m, m.kv_heads, m.swa_num_attention_heads) if m.swa_num_attention_heads and attn else attn
     state = state_mixer_params(m) if plan.state() else 0
-    dense = _mlp(m, m.dense_ffn_size, gated=m.model_type not in NON_GATED_MLP) if m.dense_ffn_size else 0
+    dense = _mlp(m, m.dense_ffn_size, gated=gated_mlp(m)) if m.dense_ffn_size else 0
     dense = 0 if shared_blocks else dense
     shared = _moe_shared(m) if m.is_moe else 0
     expert = _expert(m) if m.is_moe else 0

@@ -27,6 +27,9 @@ MXFP4_BYTES = 0.5 + 1 / 32
 NVFP4_BYTES = 0.5 + 1 / 16  # 4 bits plus one fp8 scale per 16 weights
 FP8_METHODS = ("fp8", "fbgemm_fp8", "ptpc_fp8", "fp8_e4m3")
 INT_METHODS = ("awq", "gptq", "awq_marlin", "gptq_marlin", "bitsandbytes", "compressed-tensors", "gguf", "auto-round")
+SIZED_METHODS = (*FP8_METHODS, *INT_METHODS, "mxfp4", "nvfp4", "modelopt_fp4", "modelopt")
+"""quantization_config.quant_method values weight_format sizes; any other is planned at the checkpoint's dtype."""
+SIZED_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ def weight_format(m: ModelSpec, dtype: str) -> WeightFormat:
             return WeightFormat(b, b, "fp8", "fp8" if method == "fp8" else f"fp8 ({method})")
         if method in INT_METHODS:
             bits = q.bits or 4
-            b = int_bytes(q) if bits == 4 else 1.0
+            b = int_bytes(q) if bits < 8 else 1.0
             if q.experts_only:
                 return WeightFormat(2.0, b, native, f"int{bits} experts ({method}), {native} rest")
             return WeightFormat(b, b, native, f"int{bits} ({method})")
@@ -79,11 +82,12 @@ def weight_format(m: ModelSpec, dtype: str) -> WeightFormat:
 
 
 def int_bytes(q) -> float:
-    """Bytes per 4-bit integer weight: half a byte plus a 16-bit scale per group, and a 16-bit zero point unless
-    symmetric (group 128 with zero points, AWQ's and GPTQ's default: INT4_GROUP_BYTES)."""
-    if q.group_size is None and not q.symmetric:
+    """Bytes per 4-bit (GPTQ also 2- or 3-bit) integer weight: bits / 8 plus a 16-bit scale per group, and a 16-bit
+    zero point unless symmetric (group 128 with zero points, AWQ's and GPTQ's default: INT4_GROUP_BYTES at 4 bits)."""
+    bits = q.bits or 4
+    if bits == 4 and q.group_size is None and not q.symmetric:
         return INT4_GROUP_BYTES
-    return 0.5 + (2 if q.symmetric else 4) / (q.group_size or 128)
+    return bits / 8 + (2 if q.symmetric else 4) / (q.group_size or 128)
 
 
 def weights_bytes(p: ParamCounts, f: WeightFormat) -> float:
