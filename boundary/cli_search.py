@@ -69,7 +69,8 @@ def run_search(args, catalog) -> int:
     try:
         data = scenario_data(args)
         gpus = [x.strip() for x in str(data.get("search_gpus", "")).split(",") if x.strip()]
-        if "gpu" not in data and len(gpus) == 1:  # one GPU searched: the scenario's GPU (its price, its overrides)
+        if "gpu" not in data and len(gpus) == 1 and gpus[0] in catalog.gpus:  # one GPU searched: the scenario's
+            # GPU (its price, its overrides); 'all' or a typo is for the space's own check to name
             data["gpu"] = gpus[0]
         elif "gpu" not in data and "gpu_hour_price" in data:  # it would price the default GPU, unseen
             raise InputError("--gpu-hour-price", "prices one GPU, and several are searched: name it with --gpu "

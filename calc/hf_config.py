@@ -248,6 +248,12 @@ def _vision(v: dict | None) -> dict | None:
     return out
 
 
+def one_line(text: str) -> str:
+    """The text without newlines or other control characters (a name that reaches a shell script's comment, a
+    title), its runs of spaces joined."""
+    return " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+
+
 def _display_name(hf_id: str | None) -> str | None:
     """A readable name from _name_or_path: 'Qwen/Qwen2-VL-7B-Instruct' as it is, a local cache path's repo
     ('…/models--Qwen--Qwen2-VL-7B-Instruct/snapshots/…' → 'Qwen/Qwen2-VL-7B-Instruct'), else its last part."""
@@ -365,7 +371,8 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
                            "the vision tower vLLM loads is not counted in the weights")  # fmt: skip
     keep = set(ModelSpec.model_fields) - {"name", "hf_id", "source", "assumptions", "vision_config"}
     data = {k: v for k, v in cfg.items() if k in keep and v is not None}
-    hf_id = config.get("_name_or_path") if isinstance(config.get("_name_or_path"), str) else None
+    hf_id = one_line(config.get("_name_or_path")) if isinstance(config.get("_name_or_path"), str) else None
+    name = one_line(name) if name else None
     data |= {"name": (name or _display_name(hf_id) or mt)[:120], "hf_id": hf_id[:200] if hf_id else None, "source": source,
              "assumptions": tuple(a[:300] for a in assumptions),
              "vision_config": tower}  # fmt: skip

@@ -21,7 +21,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 if TYPE_CHECKING:
     from calc.layers import LayerPlan
@@ -30,6 +30,17 @@ MAX_LAYERS = 1024  # the deepest published decoders have ~130 layers (Llama-3.1-
 PosInt = Annotated[int, Field(gt=0, le=10**7)]
 NonNegInt = Annotated[int, Field(ge=0, le=10**7)]
 Layers = Annotated[int, Field(gt=0, le=MAX_LAYERS, strict=True)]  # a whole number, not true or "3"
+MAX_EXPERTS = 4096  # the most routed experts a published MoE has is 512 (Qwen3-Next); the routing tables are E wide
+Experts = Annotated[int, Field(gt=0, le=MAX_EXPERTS)]
+
+
+def _one_line(text: str) -> str:
+    if not text.isprintable():
+        raise ValueError("expected one line of text, without newlines or other control characters")
+    return text
+
+
+OneLine = Annotated[str, AfterValidator(_one_line)]  # a name reaches titles and a shell script's comment
 
 Mixer = Literal["full_attention", "sliding_attention", "chunked_attention", "mamba", "linear_attention", "conv",
                 "hybrid", "none"]  # fmt: skip
@@ -80,8 +91,8 @@ class ModelSpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     # ours
-    name: str = Field(min_length=1, max_length=120)
-    hf_id: str | None = Field(default=None, max_length=200)
+    name: OneLine = Field(min_length=1, max_length=120)
+    hf_id: OneLine | None = Field(default=None, max_length=200)
     source: str = Field(default="uploaded config.json", min_length=1, max_length=2000)
     assumptions: tuple[Annotated[str, Field(max_length=300)], ...] = Field(default=(), max_length=12)
     """What the config reader assumed where the config was silent (an unknown model_type, a missing field)."""
@@ -123,10 +134,10 @@ class ModelSpec(BaseModel):
     intermediate_size_per_layer: tuple[NonNegInt, ...] | None = Field(default=None, max_length=MAX_LAYERS)
     """NAS models: each layer's MLP width (0 = no MLP), from block_configs."""
     # MoE
-    num_local_experts: PosInt | None = None
-    num_experts: PosInt | None = None
-    n_routed_experts: PosInt | None = None
-    num_experts_per_tok: PosInt | None = None
+    num_local_experts: Experts | None = None
+    num_experts: Experts | None = None
+    n_routed_experts: Experts | None = None
+    num_experts_per_tok: Experts | None = None
     moe_intermediate_size: PosInt | None = None
     moe_latent_size: PosInt | None = None
     """Latent MoE (Nemotron 3 Super/Ultra): the routed experts work at this width, between a hidden → latent and a

@@ -30,11 +30,14 @@ def popularity(experts: int, top_k: float, skew: float) -> np.ndarray:
     filling from the top (an expert visited by every token cannot take more)."""
     w = np.arange(1, experts + 1, dtype=float) ** -skew
     k = min(float(top_k), float(experts))
-    for full in range(experts):  # the `full` most popular experts at q = 1, the rest scaled to the remainder
-        c = (k - full) / w[full:].sum()
-        if c * w[full] <= 1.0:
-            return np.concatenate([np.ones(full), c * w[full:]])
-    return np.ones(experts)
+    full = np.arange(experts)  # the `full` most popular experts at q = 1, the rest scaled to the remainder
+    tail = np.cumsum(w[::-1])[::-1]  # Σ w[full:], every `full` at once (one pass, not E)
+    c = (k - full) / tail
+    fits = np.flatnonzero(c * w <= 1.0)
+    if not fits.size:
+        return np.ones(experts)
+    f = int(fits[0])
+    return np.concatenate([np.ones(f), c[f] * w[f:]])
 
 
 def _log_miss(experts: int, top_k: float, skew: float) -> np.ndarray:
@@ -45,8 +48,13 @@ def _log_miss(experts: int, top_k: float, skew: float) -> np.ndarray:
 
 
 def _touched(g: np.ndarray, log_miss: np.ndarray) -> np.ndarray:
-    """Σ_i 1 − (1 − q_i)^g for each g > 0 (E terms each)."""
-    return log_miss.size - np.exp(np.multiply.outer(g, log_miss)).sum(axis=-1)
+    """Σ_i 1 − (1 − q_i)^g for each g > 0 (E terms each), a block of g at a time (at most a million terms held)."""
+    g = np.asarray(g, dtype=float)
+    flat = g.reshape(-1)
+    rows = max(1, 1_000_000 // max(1, log_miss.size))
+    out = np.concatenate([log_miss.size - np.exp(np.multiply.outer(flat[i:i + rows], log_miss)).sum(axis=-1)
+                          for i in range(0, flat.size, rows)]) if flat.size else flat  # fmt: skip
+    return out.reshape(g.shape)
 
 
 @lru_cache(maxsize=64)

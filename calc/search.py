@@ -26,6 +26,7 @@ import numpy as np
 from calc.accuracy import BANDED_RIDGE_FLOP_PER_BYTE, low_ridge
 from calc.catalog import Catalog
 from calc.cost import cost_per_million_output_tokens
+from calc.errors import InputError
 from calc.params import count_params
 from calc.pool import kv_link_bytes_per_s, transfer_s
 from calc.precision_support import dtype_refusal, unsupported
@@ -176,6 +177,8 @@ class SearchResult:
 
 def search(s: Scenario, catalog: Catalog) -> SearchResult:
     """Every configuration of the scenario's search space; InputError names the search field that is wrong."""
+    if s.gpu not in catalog.gpus:  # its price and overrides are the scenario's GPU's: a name that is none is a typo
+        raise InputError("gpu", f"unknown gpu '{s.gpu}'; shipped: {', '.join(sorted(catalog.gpus))}")
     model = override_model(s, base_model(s, catalog))
     s = default_context(s, model)
     dp_note: tuple[str, ...] = ()

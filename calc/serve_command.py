@@ -86,7 +86,8 @@ def serve_lines(s: Scenario, f: dict, name: str, seqs: int, *, disaggregated: bo
         roles = (("prefill", ["--kv-transfer-config", NIXL]), ("decode", ["--kv-transfer-config", NIXL]))
     line = " ".join(shlex.quote(str(x)) for x in base)
     if unknown:  # a runnable line: the checkpoint is a shell variable the comment above explains
-        line = f"# CHECKPOINT={{{unknown}: a Hub id or a local path}}\n" + line.replace(PLACEHOLDER, '"$CHECKPOINT"')
+        comment = " ".join(unknown.split())  # one line whatever the name holds: a newline would end the comment
+        line = f"# CHECKPOINT={{{comment}: a Hub id or a local path}}\n" + line.replace(PLACEHOLDER, '"$CHECKPOINT"')
     if note:
         line = note + "\n" + line
     if not disaggregated:
