@@ -192,6 +192,8 @@ def run_bench(args, catalog) -> int:
                                                  "engine": s.engine, "engine_version": s.engine_version,
                                                  "model": s.model, "gpu": s.gpu, **_layout(s),
                                                  "not_served": not_served}  # fmt: skip
+        if s.engine == "sglang":  # the same figures under the names sglang.bench_serving writes, for its scripts
+            out |= {theirs: out[ours] for ours, theirs in SGLANG_KEYS.items() if ours in out}
         print(json.dumps(json_safe(out), indent=2))
     else:
         print(_serve_text(d, r, res, conc, s.request_rate or math.inf, qs))
@@ -261,6 +263,14 @@ def _goodput(pairs: list[str] | None) -> dict[str, float] | None:
     return out
 
 
+SGLANG_KEYS = {"mean_e2el_ms": "mean_e2e_latency_ms", "median_e2el_ms": "median_e2e_latency_ms",
+               "std_e2el_ms": "std_e2e_latency_ms", "p90_e2el_ms": "p90_e2e_latency_ms",
+               "p95_e2el_ms": "p95_e2e_latency_ms", "p99_e2el_ms": "p99_e2e_latency_ms",
+               "total_token_throughput": "total_throughput"}  # fmt: skip
+"""vllm bench serve's key → sglang.bench_serving's (0.5.14 bench_serving.py: e2e latency and total throughput are
+named otherwise; TTFT, TPOT, ITL, the throughputs and the counts share their names). Added beside, not instead."""
+
+
 def _line(label: str, value: str) -> str:
     return f"{label:<40} {value}"
 
@@ -298,7 +308,8 @@ def _serve_text(d: dict, r, res, conc: int | None, rate: float, qs: tuple[float,
         lines += [_line(f"P{w} {short} (ms):", f"{d[f'p{w}_{name}_ms']:.2f}") for w in map(percentile_word, qs)]
     lines.append("=" * 50)
     if res.preemptions:
-        lines.append(f"note: {res.preemptions} preemptions (the KV pool ran out; vLLM recomputed those requests)")
+        who = "SGLang retracted those requests" if s.engine == "sglang" else "vLLM recomputed those requests"
+        lines.append(f"note: {res.preemptions} preemptions (the KV pool ran out; {who})")
     if res.stopped_early:
         lines.append(f"note: the simulation stopped at its work cap after {done} requests (tiny chunks or very long "
                      "prompts take a step each, thousands running make each step long); the figures are over those")  # fmt: skip

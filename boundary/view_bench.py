@@ -37,7 +37,9 @@ def benchmark_lines(r) -> list[str]:
                    "running make each step long): "
                    "figures over the requests completed by then")  # fmt: skip
     if b.preemptions:
-        out.append(f"{fmt.count(b.preemptions)} preemptions: the KV pool ran out and vLLM recomputed those requests")
+        out.append(f"{fmt.count(b.preemptions)} preemptions: the KV pool ran out and "
+                   + ("SGLang retracted those requests (recomputed when readmitted)" if s.engine == "sglang"
+                      else "vLLM recomputed those requests"))  # fmt: skip
     c, dp = s.rank_concurrency, s.data_parallel_size  # one rank's share against its own caps
     rank = f" on each of {dp} ranks" if dp > 1 else ""
     if c > s.max_num_seqs:
@@ -67,7 +69,7 @@ LOCKSTEP_RATIO = 1.3  # beyond the held-out TTFT error, the gap is the fixed len
 def benchmark_section(r) -> Section:
     s = r.scenario
     head = (f"Predicted `vllm bench serve --max-concurrency {s.concurrency} --num-prompts {r.benchmark_prompts}` "
-            "(scheduler simulation)")  # fmt: skip
+            + ("against an SGLang server " if s.engine == "sglang" else "") + "(scheduler simulation)")  # fmt: skip
     lines = [*benchmark_lines(r), benchmark_band_line(r)]
     return Section(head, [], benchmark_table(r).text().splitlines() + ["", *("  " + x for x in lines)])
 

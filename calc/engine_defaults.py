@@ -32,7 +32,7 @@ def default_budget(engine: str, memory_gib: float, gpu_id: str, llm_class: bool 
     return (16384 if big else 8192) if llm_class else (8192 if big else 2048), 1024 if big else 256
 
 
-def server_defaults(s: Scenario, g: GPUSpec) -> dict | None:
+def server_defaults(s: Scenario, g: GPUSpec, moe: bool = True) -> dict | None:
     """The batch limits the engine's server starts with on this GPU where they differ from the plan's and the plan
     keeps the planner's defaults: vLLM's max_num_batched_tokens and max_num_seqs (neither set), SGLang's
     --chunked-prefill-size as max_num_batched_tokens (its running-request cap follows its pool); else None."""
@@ -40,7 +40,8 @@ def server_defaults(s: Scenario, g: GPUSpec) -> dict | None:
     budget_default, seqs_default = fields["max_num_batched_tokens"].default, fields["max_num_seqs"].default
     budget, seqs = default_budget(s.engine, g.memory_gib, s.gpu, version=s.engine_version)
     if s.engine == "sglang":
-        budget //= s.data_parallel_size  # DP attention divides --chunked-prefill-size over the ranks
+        if moe:  # DP attention divides --chunked-prefill-size over the ranks (plain replicas keep their own)
+            budget //= s.data_parallel_size
         same = s.max_num_batched_tokens != budget_default or budget == budget_default
         return None if same else {"max_num_batched_tokens": budget}
     if (s.max_num_batched_tokens, s.max_num_seqs) != (budget_default, seqs_default):
@@ -54,14 +55,14 @@ def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
     """Where the planner's defaults (DESIGN: 256 running requests, a 2,048-token step) are not what the engine's
     server starts with on this GPU: say so, with the KV cache vLLM's own defaults leave (a larger step, a larger
     activation peak, fewer blocks). None when they agree or are set."""
-    theirs_fields = server_defaults(s, g)
+    theirs_fields = server_defaults(s, g, bool(m.routed_experts))
     if theirs_fields is None:
         return None
     budget = theirs_fields["max_num_batched_tokens"]
     if s.engine == "sglang":
         chunk = (f"a {budget:,}-token prefill chunk on each of its {s.data_parallel_size} DP-attention ranks (its "
                  f"--chunked-prefill-size default, {budget * s.data_parallel_size:,}, divided over them)"
-                 if s.data_parallel_size > 1 else f"--chunked-prefill-size {budget:,}")  # fmt: skip
+                 if s.data_parallel_size > 1 and m.routed_experts else f"--chunked-prefill-size {budget:,}")  # fmt: skip
         return (f"SGLang on this GPU ({g.name}, {g.memory_gib:g} GiB) starts with {chunk} "
                 f"when it is not given; this plan chunks prompts at {s.max_num_batched_tokens:,} tokens "
                 f"(max_num_batched_tokens), as a server started with --chunked-prefill-size {s.max_num_batched_tokens}. "
@@ -76,6 +77,10 @@ def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
             f"and max_num_seqs {seqs:,} when neither is given; this plan uses the planner's "
             f"{s.max_num_batched_tokens:,} and {s.max_num_seqs:,}, as a server started with those flags. Set both "
             f"to plan a server started without them{kv}")
+
+
+FRACTION_RULES_READ = (0, 5, 15)
+"""The newest release whose server_args.py sglang_mem_fraction follows (later ones are given its rules)."""
 
 
 def _tp_table(parallel: int) -> float:
@@ -157,7 +162,10 @@ def sglang_fraction_note(s: Scenario, m: ModelSpec, g: GPUSpec) -> str | None:
                               mla=m.is_mla, multimodal=m.vision_config is not None, rocm=g.vendor == "amd")  # fmt: skip
     if abs(own - s.gpu_memory_utilization) < 5e-4:
         return None
-    return (f"SGLang started without --mem-fraction-static takes {own:g} here (its server_args at this release, from "
+    release = version_tuple(s.engine_version)
+    rules = "its server_args at this release" if release is not None and release[:3] <= FRACTION_RULES_READ else \
+        "its server_args as of 0.5.15, the newest read"  # fmt: skip
+    return (f"SGLang started without --mem-fraction-static takes {own:g} here ({rules}, from "
             f"the GPU's {g.smi_mib:,.0f} MiB, the chunk and the CUDA-graph sizes); this plan uses "
             f"{s.gpu_memory_utilization:g}, which its serve command passes. Set gpu_memory_utilization to {own:g} to "
             "plan a server started without it")  # fmt: skip

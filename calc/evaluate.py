@@ -18,6 +18,7 @@ from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)
 from calc.resolve import beyond_fitted, default_context, engine_of, resolve
 from calc.scenario import Scenario
+from calc.search_space import SGLANG_NO_TPU
 from calc.specs import GPUSpec, ModelSpec
 from calc.units import GiB
 from calc.workload import fit_workload
@@ -26,6 +27,8 @@ from calc.workload import fit_workload
 def resolve_checked(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
     """resolve(), then vLLM's parallelism rules; InputError names the field that breaks them."""
     model, gpu = resolve(s, catalog)
+    if s.engine == "sglang" and gpu.vendor == "google":
+        raise InputError("engine", f"{SGLANG_NO_TPU}: plan {gpu.name} with the vllm engine")
     problem = tp_check(s, model)
     if problem and "tensor" in problem:
         raise InputError("tensor_parallel_size", f"{problem}; this model accepts {accepted_tp_sizes(s, model)}")
@@ -112,8 +115,10 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
         if model.routed_experts:
             notes.append(DP_REPLAY)
         notes.append(f"prefix reuse with {s.data_parallel_size} data-parallel ranks: each rank caches its own prefixes "
-                     "(a shared system prompt is stored once a rank), and vLLM's DP coordinator sends a request to the "
-                     "least-loaded rank, not to the one holding its history: a conversation's later turn or a "
+                     "(a shared system prompt is stored once a rank), and "
+                     + ("SGLang's DP controller sends requests to the ranks in turn (round-robin)" if s.engine == "sglang"
+                        else "vLLM's DP coordinator sends a request to the least-loaded rank")
+                     + ", not to the one holding its history: a conversation's later turn or a "
                      f"document's next query finds its prefix about 1 in {s.data_parallel_size} times unless a "
                      "prefix-aware router sends it back (the reuse figures assume it does)")  # fmt: skip
     if s.mamba_ssm_cache_dtype != "auto" and not mem.state_bytes_per_request:

@@ -331,9 +331,11 @@ LABELS = {
     "ttft_s": "estimate: queue + prefill + chunked-prefill steps + front-end",
     "tpot_s": "estimate: decode step + prefill work of arriving requests",
     "e2e_s": "estimate: TTFT + (output_len − 1) · TPOT",
-    "kv_cache_memory_bytes": "vLLM arithmetic on estimated overheads (exact with --kv-cache-memory-bytes)",
-    "num_gpu_blocks": "exact vLLM arithmetic given kv_cache_memory_bytes",
-    "kv_cache_tokens": "one data-parallel rank's pool, as its vLLM log line prints it (the whole server's with one rank)",
+    "kv_cache_memory_bytes": "the engine's pool arithmetic (vLLM's profile; under SGLang its fraction of the memory free "
+                             "before loading, less the weights) on estimated overheads (exact with "
+                             "--kv-cache-memory-bytes)",
+    "num_gpu_blocks": "exact block arithmetic given kv_cache_memory_bytes (blocks of block_size tokens)",
+    "kv_cache_tokens": "one data-parallel rank's pool, as vLLM's log line prints it (the whole server's with one rank)",
     "kv_cache_tokens_all_ranks": "data_parallel_size × kv_cache_tokens: every rank's pool together",
     "serve_command": "the server this plan describes, its scenario as given (calc.serve_command; a search row's "
                      "caps max_num_seqs at what the pool holds)",

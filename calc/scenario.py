@@ -58,7 +58,8 @@ class Scenario(BaseModel):
     """auto = the weights' 16-bit type; fp8 = 1 byte per element."""
     # --- the engine ------------------------------------------------------------------------------------------
     gpu_memory_utilization: Annotated[float, Field(ge=0.01, le=1.0)] = 0.9
-    """Share of each GPU's memory vLLM may use: weights, activations, CUDA graphs and the KV pool."""
+    """Share of each GPU's memory vLLM may use: weights, activations, CUDA graphs and the KV pool. Under SGLang its
+    --mem-fraction-static: the share of the memory free before loading that holds the weights and the KV pool."""
     block_size: Literal[8, 16, 32, 64, 128, 256] = 16
     """Tokens per KV-cache block (vLLM --block-size); FlashMLA and hybrid models may raise it."""
     max_model_len: Tokens = 8192

@@ -39,12 +39,17 @@ class Space:
     max_num_batched_tokens: tuple[int, ...]
     gpu_memory_utilizations: tuple[float, ...]
     disaggregated: bool
+    left_out: tuple[str, ...] = ()
+    """GPUs of the list the engine cannot run on, each with why (SGLang on TPUs)."""
 
 
 def _values(s: Scenario, field: str, kind, default) -> tuple:
     """The list in `field` (validated by the Scenario), as typed values without repeats; `default` when empty."""
     items = split_list(getattr(s, field))
     return tuple(dict.fromkeys(kind(x) for x in items)) if items else (default,)
+
+
+SGLANG_NO_TPU = "SGLang has no TPU backend (TPUs are served by sgl-jax, a separate project)"
 
 
 def space_of(s: Scenario, gpu_ids) -> Space:
@@ -57,7 +62,13 @@ def space_of(s: Scenario, gpu_ids) -> Space:
         if unknown:
             raise InputError("search_gpus", f"unknown gpu '{unknown[0]}'; shipped: {', '.join(sorted(gpu_ids))}")
         gpus = tuple(dict.fromkeys(wanted))
-    return Space(gpus=gpus, tensor_parallel_sizes=_values(s, "search_tensor_parallel_size", int, 1),
+    left_out = ()
+    if s.engine == "sglang":  # its package has no TPU backend (sgl-jax is another project, with another CLI)
+        tpus = [g for g in gpus if gpu_ids[g].vendor == "google"]
+        if tpus and len(tpus) == len(gpus):
+            raise InputError("search_gpus", f"{', '.join(tpus)}: {SGLANG_NO_TPU}; search them with the vllm engine")
+        gpus, left_out = tuple(g for g in gpus if g not in tpus), tuple(f"{g}: {SGLANG_NO_TPU}" for g in tpus)
+    return Space(gpus=gpus, left_out=left_out, tensor_parallel_sizes=_values(s, "search_tensor_parallel_size", int, 1),
                  pipeline_parallel_sizes=_values(s, "search_pipeline_parallel_size", int, 1),
                  dtypes=_values(s, "search_dtype", str, "auto"),
                  kv_cache_dtypes=_values(s, "search_kv_cache_dtype", str, "auto"),
@@ -98,7 +109,7 @@ FOUR_BIT_BYTES = 0.7
 def grid(space: Space, s: Scenario, m, node_gpus: tuple[int | None, ...] = ()) -> Grid:
     """`node_gpus`: each searched GPU's GPUSpec.node_gpus (aligned with space.gpus); a (TP, PP) group larger than its
     node is left out for that GPU and named in `refused`."""
-    parallel, refused = [], []
+    parallel, refused = [], list(space.left_out)
     for tp in space.tensor_parallel_sizes:
         for pp in space.pipeline_parallel_sizes:
             problem = tp_check(s.model_copy(update={"tensor_parallel_size": tp, "pipeline_parallel_size": pp}), m)

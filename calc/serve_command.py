@@ -8,6 +8,7 @@ import json
 import re
 import shlex
 
+from calc.engine_spec import version_tuple
 from calc.scenario import Scenario
 
 # weight precision → the flags that serve it (vLLM and SGLang spell them alike); int8/int4 need a checkpoint
@@ -53,26 +54,34 @@ def checkpoint_of(hf_id: str | None, name: str) -> tuple[str, str | None]:
 
 
 def serve_lines(s: Scenario, f: dict, name: str, seqs: int, *, disaggregated: bool, counts: dict | None = None,
-                note: str = "", hf_id: str | None = "") -> list[tuple[str, str]]:
+                note: str = "", hf_id: str | None = "", moe: bool = True) -> list[tuple[str, str]]:
     """(role, command) lines for the fields `f` (tensor_parallel_size, pipeline_parallel_size, dtype, kv_cache_dtype,
     max_num_batched_tokens, gpu_memory_utilization) of scenario `s`, the checkpoint `name`, `seqs` sequences at most;
     `counts` (prefill, decode instances) label a disaggregated pair; `note` is a comment line above. `hf_id`: the
-    model's Hub id (None: it has none, so the checkpoint is $CHECKPOINT; "": `name` is the id)."""
+    model's Hub id (None: it has none, so the checkpoint is $CHECKPOINT; "": `name` is the id). `moe`: the model has
+    routed experts (SGLang's data parallelism is then DP attention; a dense model's ranks are plain replicas)."""
     name, unknown = (name, None) if hf_id == "" else checkpoint_of(hf_id, name)
     if f["dtype"] in CHECKPOINT:
         unknown = CHECKPOINT[f["dtype"]].format(name)
     model = PLACEHOLDER if unknown else name
     dp = s.data_parallel_size
     if s.engine == "sglang":  # with DP attention SGLang's --tp-size counts every GPU and its caps are the server's,
-        # divided over the --dp-size ranks (server_args.py _handle_data_parallelism; boundary.bench_data reads them so)
+        # divided over the --dp-size ranks (server_args.py _handle_data_parallelism; boundary.bench_data reads them so);
+        # a dense model's ranks are plain replicas (--dp-size alone: its --tp-size and caps are each replica's; Llama,
+        # Qwen2 and Gemma implement no DP attention)
         kv = ["--kv-cache-dtype", "fp8_e4m3"] if f["kv_cache_dtype"] == "fp8" else []
-        gpus = f["tensor_parallel_size"] * dp
+        attention_dp = dp if moe else 1
+        gpus = f["tensor_parallel_size"] * attention_dp
+        pp = f["pipeline_parallel_size"]
         base = ["python", "-m", "sglang.launch_server", "--model-path", model, "--tp-size", gpus,
-                "--pp-size", f["pipeline_parallel_size"], "--context-length", s.max_model_len, "--max-running-requests",
-                seqs * dp, "--chunked-prefill-size", f["max_num_batched_tokens"] * dp, "--mem-fraction-static",
+                *(["--pp-size", pp] if pp > 1 else []),  # no --pp-size before 0.4.7: left out at 1
+                "--context-length", s.max_model_len, "--max-running-requests", seqs * attention_dp,
+                "--chunked-prefill-size", f["max_num_batched_tokens"] * attention_dp, "--mem-fraction-static",
                 f"{f['gpu_memory_utilization']:g}", *kv, *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
-        base += ["--dp-size", dp, "--enable-dp-attention"] if dp > 1 else []
-        base += (["--ep-size", gpus] if s.enable_expert_parallel else [])
+        base += (["--dp-size", dp, "--enable-dp-attention"] if moe else ["--dp-size", dp]) if dp > 1 else []
+        release = version_tuple(s.engine_version)
+        old_ep = release is not None and release[:2] < (0, 5)  # 0.4: --ep-size alone leaves the experts TP-sliced
+        base += (["--ep-size", gpus, *(["--enable-ep-moe"] if old_ep else [])] if s.enable_expert_parallel else [])
         base += (["--disable-cuda-graph"] if s.enforce_eager else []) + (
             ["--page-size", s.block_size] if s.block_size != Scenario.model_fields["block_size"].default else [])
         roles = (("prefill", ["--disaggregation-mode", "prefill"]), ("decode", ["--disaggregation-mode", "decode"]))
@@ -106,7 +115,7 @@ def plan_serve_commands(r) -> list[tuple[str, str]]:
     counts = {"prefill": fl.prefill_instances, "decode": fl.decode_instances} \
         if fl is not None and fl.prefill_instances and fl.decode_instances else None  # fmt: skip
     return serve_lines(s, f, r.model.name, s.max_num_seqs, disaggregated=s.disaggregated, counts=counts,
-                       hf_id=r.model.hf_id)  # fmt: skip
+                       hf_id=r.model.hf_id, moe=bool(r.model.routed_experts))  # fmt: skip
 
 
 def joined(lines: list[tuple[str, str]]) -> str:

@@ -106,7 +106,8 @@ def fit_workload(s: Scenario, m: ModelSpec, mem: PoolResult) -> WorkloadFit:
     if L > s.max_model_len:
         reasons.append(f"a request of {L:,} tokens exceeds max_model_len {s.max_model_len:,}")
     if C * per_req > blocks:
-        reasons.append(f"{C:,} requests need {C * per_req:,} blocks{each}, the pool has {blocks:,}: vLLM preempts")
+        evicts = "SGLang retracts some" if s.engine == "sglang" else "vLLM preempts"
+        reasons.append(f"{C:,} requests need {C * per_req:,} blocks{each}, the pool has {blocks:,}: {evicts}")
     if C > s.max_num_seqs:
         reasons.append(f"concurrency {C:,}{each} exceeds max_num_seqs {s.max_num_seqs:,}: the rest wait in the queue")
     per_seq_blocks = blocks // C
