@@ -32,18 +32,30 @@ def default_budget(engine: str, memory_gib: float, gpu_id: str, llm_class: bool 
     return (16384 if big else 8192) if llm_class else (8192 if big else 2048), 1024 if big else 256
 
 
-def server_defaults(s: Scenario, g: GPUSpec, moe: bool = True) -> dict | None:
+def sglang_running_cap(pool_tokens: int, context_len: int) -> int:
+    """The --max-running-requests SGLang takes when it is not given: min(pool / 2, the request-slot pool), the slots
+    clamp(pool / context_len × 512, 2,048, 4,096) (model_runner's max_num_reqs, tp_worker; 0.4.6–0.5.23 alike)."""
+    slots = min(max(int(pool_tokens / max(context_len, 1) * 512), 2048), 4096)
+    return max(1, min(pool_tokens // 2, slots))
+
+
+def server_defaults(s: Scenario, g: GPUSpec, moe: bool = True, pool_tokens: int | None = None) -> dict | None:
     """The batch limits the engine's server starts with on this GPU where they differ from the plan's and the plan
     keeps the planner's defaults: vLLM's max_num_batched_tokens and max_num_seqs (neither set), SGLang's
-    --chunked-prefill-size as max_num_batched_tokens (its running-request cap follows its pool); else None."""
+    --chunked-prefill-size as max_num_batched_tokens and, given this plan's pool (`pool_tokens`), the running-request
+    cap it sizes from it (sglang_running_cap) as max_num_seqs; else None."""
     fields = Scenario.model_fields
     budget_default, seqs_default = fields["max_num_batched_tokens"].default, fields["max_num_seqs"].default
     budget, seqs = default_budget(s.engine, g.memory_gib, s.gpu, version=s.engine_version)
     if s.engine == "sglang":
         if moe:  # DP attention divides --chunked-prefill-size over the ranks (plain replicas keep their own)
             budget //= s.data_parallel_size
-        same = s.max_num_batched_tokens != budget_default or budget == budget_default
-        return None if same else {"max_num_batched_tokens": budget}
+        own = {} if s.max_num_batched_tokens != budget_default or budget == budget_default else \
+            {"max_num_batched_tokens": budget}  # fmt: skip
+        if pool_tokens and s.max_num_seqs == seqs_default:
+            cap = sglang_running_cap(pool_tokens, s.max_model_len)
+            own |= {"max_num_seqs": cap} if cap != s.max_num_seqs else {}
+        return own or None
     if (s.max_num_batched_tokens, s.max_num_seqs) != (budget_default, seqs_default):
         return None
     if (budget, seqs) == (s.max_num_batched_tokens, s.max_num_seqs):
@@ -55,19 +67,27 @@ def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
     """Where the planner's defaults (DESIGN: 256 running requests, a 2,048-token step) are not what the engine's
     server starts with on this GPU: say so, with the KV cache vLLM's own defaults leave (a larger step, a larger
     activation peak, fewer blocks). None when they agree or are set."""
-    theirs_fields = server_defaults(s, g, bool(m.routed_experts))
+    theirs_fields = server_defaults(s, g, bool(m.routed_experts), mem.pool_token_capacity)
     if theirs_fields is None:
         return None
-    budget = theirs_fields["max_num_batched_tokens"]
+    budget = theirs_fields.get("max_num_batched_tokens", s.max_num_batched_tokens)
     if s.engine == "sglang":
         chunk = (f"a {budget:,}-token prefill chunk on each of its {s.data_parallel_size} DP-attention ranks (its "
                  f"--chunked-prefill-size default, {budget * s.data_parallel_size:,}, divided over them)"
                  if s.data_parallel_size > 1 and m.routed_experts else f"--chunked-prefill-size {budget:,}")  # fmt: skip
-        return (f"SGLang on this GPU ({g.name}, {g.memory_gib:g} GiB) starts with {chunk} "
-                f"when it is not given; this plan chunks prompts at {s.max_num_batched_tokens:,} tokens "
-                f"(max_num_batched_tokens), as a server started with --chunked-prefill-size {s.max_num_batched_tokens}. "
-                "Set max_num_batched_tokens to its default to plan a server started without it (SGLang sizes its "
-                "running-request cap from its pool)")  # fmt: skip
+        parts = []
+        if "max_num_batched_tokens" in theirs_fields:
+            parts.append(f"{chunk} when it is not given; this plan chunks prompts at {s.max_num_batched_tokens:,} "
+                         f"tokens (max_num_batched_tokens), as a server started with --chunked-prefill-size "
+                         f"{s.max_num_batched_tokens}")  # fmt: skip
+        if "max_num_seqs" in theirs_fields:
+            cap = theirs_fields["max_num_seqs"]
+            parts.append(f"--max-running-requests {cap:,} when it is not given (from this pool of "
+                         f"{mem.pool_token_capacity:,} tokens: min(pool / 2, clamp(pool / {s.max_model_len:,} × 512, "
+                         f"2,048, 4,096))); this plan runs {s.max_num_seqs:,} at most (max_num_seqs), as a server "
+                         f"started with --max-running-requests {s.max_num_seqs}")  # fmt: skip
+        return (f"SGLang on this GPU ({g.name}, {g.memory_gib:g} GiB) starts with " + "; and with ".join(parts)
+                + ". Set them to its defaults to plan a server started without them")  # fmt: skip
     seqs = theirs_fields["max_num_seqs"]
     ours = mem  # this plan's pool (calc.pool.size_pool)
     theirs = size_pool(s.model_copy(update=theirs_fields), m, g)

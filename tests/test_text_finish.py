@@ -379,6 +379,10 @@ def test_sglangs_own_chunk_size_on_a_large_gpu_is_named(catalog):
     h100 = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm", engine="sglang"), catalog)
     (note,) = [n for n in h100.notes if n.startswith("SGLang on this GPU")]
     assert "--chunked-prefill-size 8,192" in note and "at 2,048 tokens (max_num_batched_tokens), as a server started with --chunked-prefill-size 2048" in note
-    for quiet in (dict(gpu="rtx-4090"), dict(gpu="h100-sxm", max_num_batched_tokens=4096)):
+    # and its running-request cap from this pool (456,144 tokens): min(456,144 // 2, clamp(⌊456,144 / 8,192 · 512⌋ =
+    # 28,509, 2,048, 4,096)) = 4,096 (model_runner max_num_reqs, tp_worker)
+    assert h100.memory.pool_token_capacity == 456_144 and min(456_144 // 2, min(max(456_144 * 512 // 8192, 2048), 4096)) == 4096
+    assert "--max-running-requests 4,096 when it is not given" in note
+    for quiet in (dict(gpu="rtx-4090", max_num_seqs=128), dict(gpu="h100-sxm", max_num_batched_tokens=4096, max_num_seqs=128)):
         r = evaluate(Scenario(model="llama-3.1-8b", engine="sglang", **quiet), catalog)
         assert not any(n.startswith("SGLang on this GPU") for n in r.notes), quiet
