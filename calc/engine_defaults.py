@@ -27,8 +27,7 @@ def default_budget(engine: str, memory_gib: float, gpu_id: str, llm_class: bool 
     a100_small = release is None or release[:2] >= A100_EXCLUDED_SINCE
     big = memory_gib >= 70 and not (a100_small and gpu_id.startswith("a100"))
     if engine == "sglang":
-        chunk = 2048 if memory_gib < 35 else 4096 if memory_gib < 60 else 8192 if memory_gib < 160 else 16384
-        return chunk, 1024
+        return sglang_chunk(version, memory_gib * 1024), 1024
     return (16384 if big else 8192) if llm_class else (8192 if big else 2048), 1024 if big else 256
 
 
@@ -37,6 +36,19 @@ def sglang_running_cap(pool_tokens: int, context_len: int) -> int:
     clamp(pool / context_len × 512, 2,048, 4,096) (model_runner's max_num_reqs, tp_worker; 0.4.6–0.5.23 alike)."""
     slots = min(max(int(pool_tokens / max(context_len, 1) * 512), 2048), 4096)
     return max(1, min(pool_tokens // 2, slots))
+
+
+def sglang_chunk(version: str, gpu_mib: float) -> int:
+    """The --chunked-prefill-size SGLang takes when it is not given, by release and the GPU's MiB (server_args.py):
+    0.4.2–0.4.7 2,048 under 25,000 MiB, else 8,192 (0.4.7: 16,384 above 180,000); 0.4.8–0.5.2 2,048 under 35 GiB,
+    8,192 under 160, else 16,384; 0.5.3 on 2,048 under 35 GiB, 4,096 under 60, 8,192 under 160, else 16,384."""
+    release = version_tuple(version) or (0, 5, 15)
+    g = gpu_mib
+    if release < (0, 4, 8):
+        return 16384 if release >= (0, 4, 7) and g > 180_000 else 2048 if g < 25_000 else 8192
+    if release < (0, 5, 3):
+        return 2048 if g < 35 * 1024 else 8192 if g < 160 * 1024 else 16384
+    return 2048 if g < 35 * 1024 else 4096 if g < 60 * 1024 else 8192 if g < 160 * 1024 else 16384
 
 
 def server_defaults(s: Scenario, g: GPUSpec, moe: bool = True, pool_tokens: int | None = None) -> dict | None:
