@@ -69,3 +69,15 @@ def test_sglang_retracts_where_vllm_preempts(catalog):
                           concurrency=32, input_len=4000, output_len=500), catalog)  # fmt: skip
     assert any(x.endswith("SGLang retracts some") for x in r.fit.reasons)
     assert not any("vLLM preempts" in x for x in r.fit.reasons)
+
+
+def test_sglangs_default_chunk_by_release(catalog):
+    """server_args.py: 0.4.6 takes 8,192 on anything of 25,000 MiB or more (an L40S's 46,068 too), 0.4.7 16,384 above
+    180,000 MiB (a B200's 183,359), 0.4.8–0.5.2 have no 4,096 class, 0.5.3 on 4,096 under 60 GiB."""
+    from calc.engine_defaults import sglang_chunk
+
+    assert [sglang_chunk(v, 46068) for v in ("0.4.6", "0.4.9", "0.5.14")] == [8192, 8192, 4096]
+    assert [sglang_chunk(v, 183359) for v in ("0.4.6", "0.4.7", "0.5.2", "0.5.14")] == [8192, 16384, 16384, 16384]
+    assert [sglang_chunk(v, 24564) for v in ("0.4.6", "0.5.14")] == [2048, 2048]
+    old = evaluate(scenario(engine="sglang", engine_version="0.4.6", model="llama-3.1-8b", gpu="l40s"), catalog)
+    assert any("starts with --chunked-prefill-size 8,192" in n for n in old.notes)
