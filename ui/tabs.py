@@ -77,8 +77,9 @@ def latency_tab(r) -> None:
         st.caption(sec.title)
         table(sec.table())
     with b:
-        st.markdown(f"**Predicted `vllm bench serve`** at C = {s.concurrency:,}, {r.benchmark_prompts:,} prompts of "
-                    f"{s.input_len:,} + {s.output_len:,} tokens (scheduler simulation)")  # fmt: skip
+        server = " against an SGLang server" if s.engine == "sglang" else ""
+        st.markdown(f"**Predicted `vllm bench serve`**{server} at C = {s.concurrency:,}, {r.benchmark_prompts:,} "
+                    f"prompts of {s.input_len:,} + {s.output_len:,} tokens (scheduler simulation)")  # fmt: skip
         table(view_bench.benchmark_table(r))
         for line in view_bench.benchmark_lines(r):
             st.caption(line)
