@@ -163,6 +163,8 @@ def load_runs(catalog, data_dir: Path = DATA) -> tuple[list[BenchRun], list[tupl
             batch = r.get("batch_size")
             conc = r.get("max_concurrency") or batch or r.get("num_prompts") or 1
             data["concurrency"] = min(int(conc), 1_000_000)
+            if r["engine"] == "sglang":  # a hybrid model's Mamba pool caps what it runs (calc.sglang_hybrid)
+                data["max_num_seqs"] = _sglang_running_cap(data, catalog)
             group = f"{path.stem}|{r['model']}|{gpu}"
             rate = r.get("request_rate")
             runs.append(BenchRun(
@@ -295,3 +297,19 @@ def write_split(runs: list[BenchRun], data_dir: Path = DATA) -> None:
     path = data_dir / "split.yaml"
     head = "# calibration | held-out, per (source file | checkpoint | GPU) group; fixed once, appended for new groups\n"
     path.write_text(head + yaml.safe_dump(dict(sorted(parts.items())), sort_keys=False, allow_unicode=True))
+
+
+def _sglang_running_cap(data: dict, catalog) -> int:
+    """max_num_seqs, capped where SGLang's Mamba pool holds fewer running requests (M // ratio): Massed Compute's
+    Nemotron-3-Nano-30B on an H100 asked for 256 and ran 16 (history (27))."""
+    from calc.pool import size_pool
+    from calc.resolve import resolve
+    from calc.sglang_hybrid import mamba_pools
+
+    s = Scenario.model_validate(data)
+    m, g = resolve(s, catalog)
+    if not m.plan.state():
+        return data["max_num_seqs"]
+    pools = mamba_pools(s, m, size_pool(s, m, g))
+    return max(1, min(data["max_num_seqs"], pools.running_cap)) if pools else data["max_num_seqs"]
+

@@ -19,6 +19,7 @@ from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundar
 from calc.resolve import beyond_fitted, default_context, engine_of, resolve
 from calc.scenario import Scenario
 from calc.search_space import SGLANG_NO_TPU
+from calc.sglang_hybrid import mamba_pools
 from calc.specs import GPUSpec, ModelSpec
 from calc.units import GiB
 from calc.workload import fit_workload
@@ -213,6 +214,18 @@ def sglang_pool_note(s: Scenario, mem) -> str:
             "smaller --chunked-prefill-size (max_num_batched_tokens)")  # fmt: skip
 
 
+def mamba_note(s: Scenario, p) -> str:
+    """What SGLang's split of a hybrid model's pool leaves (calc.sglang_hybrid): its state slots, the running requests
+    they allow, its attention KV in tokens; where the plan runs more, how to plan what SGLang runs."""
+    text = (f"SGLang splits this hybrid model's pool: {p.slots:,} requests' state ({p.state_bytes / 2**20:,.1f} MiB each, "
+            f"SSM in fp32; mamba_full_memory_ratio 0.9) and {p.kv_tokens:,} tokens of attention KV; it then runs at most "
+            f"{p.slots:,} // {p.ratio} = {p.running_cap:,} requests at once, whatever --max-running-requests asks")  # fmt: skip
+    if min(s.max_num_seqs, s.rank_concurrency) > p.running_cap:
+        text += (f". This plan runs up to {min(s.max_num_seqs, s.rank_concurrency):,}: set max_num_seqs to "
+                 f"{p.running_cap:,} to plan what SGLang runs (or raise --max-mamba-cache-size)")  # fmt: skip
+    return text
+
+
 def newer_release_note(s: Scenario, catalog: Catalog, engine) -> str | None:
     """An engine_version past the newest release in the published runs: planned with the latest release's costs
     (SGLang '0.11.0', vLLM's numbering, reads as newer than any SGLang measured)."""
@@ -352,6 +365,8 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
         notes = (*notes, sglang_pool_note(s, mem))
     if fraction := sglang_fraction_note(s, model, gpu):
         notes = (*notes, fraction)
+    if pools := mamba_pools(s, model, mem):
+        notes = (*notes, mamba_note(s, pools))
     if newer := newer_release_note(s, catalog, engine):
         notes = (*notes, newer)
     if fit.max_concurrency_at_length >= 1:  # speed notes only where a speed figure is shown (the plan serves)

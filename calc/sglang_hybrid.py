@@ -1,0 +1,70 @@
+"""SGLang's pools for a hybrid model (Mamba, gated-DeltaNet or KDA layers beside attention): the memory its fraction
+leaves is split between the layers' per-request state and the attention KV, and the state slots cap the running
+requests (model_runner_kv_cache_mixin / pool_configurator of the 0.5.4–0.5.15 wheels; history (27)):
+
+    rest  = mem_fraction_static · (memory free before loading) − weights          (calc.pool, SGLang's profile)
+    M     = ⌊rest · r / (1 + r) / state per request⌋   request slots, r = mamba_full_memory_ratio = 0.9
+    T     = ⌊(rest − M · state per request) / KV bytes a token of the attention layers⌋   (max_total_num_tokens)
+    cap   = min(--max-running-requests, M // ratio)    ratio 5 in 0.5.7–0.5.9 and from 0.5.14 (extra_buffer), else 3
+
+The state per request is SGLang's: conv in bf16, the SSM state in fp32 unless the checkpoint names its dtype.
+Massed Compute's Nemotron-3-Nano-30B servers logged M = 81 and 248, 16 and 49 running (internal_states).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from calc.engine_spec import version_tuple
+from calc.state import state_shape
+from calc.units import DTYPE_BYTES
+
+MAMBA_FULL_MEMORY_RATIO = 0.9
+
+
+@dataclass(frozen=True)
+class MambaPools:
+    slots: int
+    """M: requests whose state the Mamba pool holds (max_mamba_cache_size)."""
+    running_cap: int
+    """M // ratio: the most requests SGLang runs at once, whatever --max-running-requests asks."""
+    kv_tokens: int
+    """T: the attention KV pool in tokens (max_total_num_tokens)."""
+    state_bytes: float
+    """One request's state on one GPU, SGLang's dtypes."""
+    ratio: int
+
+
+def mamba_ratio(version: str) -> int:
+    """Slots a running request takes (MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO 3, + 2 for the extra buffer the
+    overlap schedule keeps: the default in 0.5.7–0.5.9 and again from 0.5.14)."""
+    release = version_tuple(version) or (0, 5, 15)
+    return 5 if (0, 5, 7) <= release[:3] < (0, 5, 10) or release[:3] >= (0, 5, 14) else 3
+
+
+def sglang_state_bytes(m, *, tp: int) -> float:
+    """One request's state on one GPU as SGLang stores it: each state layer's conv state in bf16, its SSM state in
+    fp32 unless the checkpoint names a dtype (mamba_ssm_dtype)."""
+    shape = state_shape(m, tp=tp, model_bytes=DTYPE_BYTES["bf16"])
+    if shape is None:
+        return 0.0
+    named = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}.get(m.mamba_ssm_cache_dtype or "float32", "fp32")
+    ssm = DTYPE_BYTES[named]
+    per_layer = shape.conv_elements * DTYPE_BYTES["bf16"] + shape.ssm_elements * ssm
+    return per_layer * m.plan.state()
+
+
+def mamba_pools(s, m, mem) -> MambaPools | None:
+    """SGLang's split of a hybrid model's pool (`mem`: calc.pool's PoolResult under SGLang); None for other models or
+    engines, or where nothing is left."""
+    if s.engine != "sglang" or not mem.state_bytes_per_request or mem.kv_cache_memory_bytes <= 0:
+        return None
+    state = sglang_state_bytes(m, tp=s.tensor_parallel_size)
+    if state <= 0:
+        return None
+    rest = mem.kv_cache_memory_bytes
+    slots = int(rest * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO) // state)
+    ratio = mamba_ratio(s.engine_version)
+    kv = mem.kv_bytes_per_token_per_gpu
+    tokens = int((rest - slots * state) // kv) if kv else 0
+    return MambaPools(slots, slots // ratio, tokens, state, ratio)

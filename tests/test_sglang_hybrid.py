@@ -1,0 +1,76 @@
+"""SGLang's pools for a hybrid model (calc.sglang_hybrid), against what Massed Compute's Nemotron-3-Nano-30B servers
+logged (internal_states of their raw JSONs: max_mamba_cache_size 81 and 248, 16 and 49 running, max_total_num_tokens
+727,598 and 2,218,112; tests/data/benchmarks/massed-compute-nemotron3-nano-30b-*.yaml). History (27)."""
+
+from pathlib import Path
+
+import pytest
+
+from boundary.bench_data import load_runs
+from calc.evaluate import evaluate
+from calc.hf_config import model_from_hf_config
+from calc.scenario import Scenario
+from calc.sglang_hybrid import mamba_pools, mamba_ratio, sglang_state_bytes
+
+CONFIG = Path(__file__).parent / "data" / "hf_configs" / "nemotron-3-nano-30b-a3b" / "config.json"
+
+
+def _nano():
+    import json
+
+    return model_from_hf_config(json.loads(CONFIG.read_text()), name="nemotron-3-nano")
+
+
+def test_one_requests_state_as_sglang_stores_it():
+    """23 Mamba-2 layers, each a conv state of (conv_kernel − 1) · (intermediate + 2 · groups · state) = 3 · (4,096 +
+    2 · 8 · 128) = 18,432 bf16 values and an SSM state of 64 heads · 64 · 128 = 524,288 fp32 values: 23 · (36,864 +
+    2,097,152) = 49,082,368 B (46.8 MiB)."""
+    m = _nano()
+    assert m.plan.state() == 23
+    assert 3 * (4096 + 2 * 8 * 128) == 18_432 and 64 * 64 * 128 == 524_288
+    assert sglang_state_bytes(m, tp=1) == 23 * (18_432 * 2 + 524_288 * 4) == 49_082_368
+
+
+def test_the_two_logged_servers():
+    """H100 PCIe at --mem-fraction-static 0.85, SGLang 0.5.14: M = 81 slots, 81 // 5 = 16 running (logged 81, 16),
+    KV within 1 % of 727,598 tokens; RTX PRO 6000 at 0.88, 0.5.15: M within 1 % of 248, KV of 2,218,112."""
+    for gpu, f, version, slots, running, tokens in (("h100-pcie", 0.85, "0.5.14", 81, 16, 727_598),
+                                                    ("rtx-pro-6000-blackwell", 0.88, "0.5.15", 248, 49, 2_218_112)):  # fmt: skip
+        s = Scenario(model="custom", custom_model=_encode(), gpu=gpu, engine="sglang", engine_version=version,
+                     gpu_memory_utilization=f, max_model_len=4096)  # fmt: skip
+        r = evaluate(s, _catalog())
+        p = mamba_pools(s, r.model, r.memory)
+        assert p.slots == pytest.approx(slots, rel=0.01) and p.running_cap == pytest.approx(running, rel=0.025)
+        assert p.kv_tokens == pytest.approx(tokens, rel=0.01)
+    assert (p.slots, p.running_cap) == (250, 50)  # the RTX's: 248 and 49 logged
+
+
+def test_the_ratio_by_release_and_the_replay_caps_what_runs(catalog):
+    """ratio 3 (0.5.4, 0.5.10–0.5.13), 5 with the extra buffer (0.5.7–0.5.9, 0.5.14 on); the H100 server's 32 clients
+    are replayed with 16 running, where it had asked for 256 (and the replay's default 1,024)."""
+    assert [mamba_ratio(v) for v in ("0.5.4", "0.5.7", "0.5.9", "0.5.10", "0.5.13", "0.5.14", "latest")] == [3, 5, 5, 3,
+                                                                                                          3, 5, 5]  # fmt: skip
+    runs = {r.id: r for r in load_runs(catalog)[0]}
+    assert runs["massed-nemotron3-nano-30b-h100-sglang-c32"].scenario.max_num_seqs == 16
+    assert runs["massed-nemotron3-nano-30b-h100-vllm-c32"].scenario.max_num_seqs > 16  # vLLM has no such cap
+    r = evaluate(runs["massed-nemotron3-nano-30b-h100-sglang-c32"].scenario.model_copy(update={"max_num_seqs": 256}),
+                 catalog)  # fmt: skip
+    assert any("81 // 5 = 16 requests at once" in n and "set max_num_seqs to 16" in n for n in r.notes)
+
+
+_cat = None
+
+
+def _catalog():
+    global _cat
+    if _cat is None:
+        from calc.loader import load_catalog
+
+        _cat = load_catalog()
+    return _cat
+
+
+def _encode():
+    from calc.custom import encode_custom_model
+
+    return encode_custom_model(_nano())
