@@ -107,6 +107,15 @@ def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **
     return spec(traces, lay)
 
 
+PART_COLORS = {"weights": "#1f77b4", "activation": "#ff7f0e", "non-torch": "#7f7f7f", "in use before": "#7f7f7f",
+               "CUDA graphs": "#9467bd", "KV cache pool": "#2ca02c", "headroom": "#d9d9d9"}  # fmt: skip
+"""One colour a part, whatever the engine's profile lists (SGLang's has other parts in another order)."""
+
+
+def _part_color(name: str) -> str:
+    return next((c for key, c in PART_COLORS.items() if name.startswith(key)), "#17becf")
+
+
 def memory_breakdown(r) -> Chart:
     """Two bars in GiB per GPU: where the GPU's memory goes (vLLM's profile), and what the workload takes of the KV
     pool (attention KV, and the per-request state of hybrid models). Lines at the usable and the total memory, so a
@@ -119,16 +128,20 @@ def memory_breakdown(r) -> Chart:
                  ("KV cache pool (set by kv_cache_memory_bytes)", kv)]
     elif s.engine == "sglang":  # its fraction of what is free before loading; activations and graphs in the rest
         rest = m.total_memory_bytes - m.non_torch_bytes - m.requested_memory_bytes
-        outside = min(m.activation_bytes + m.cudagraph_bytes, rest)
+        need = m.activation_bytes + m.cudagraph_bytes
+        outside = min(need, rest)
+        label = "activation peak + CUDA graphs (outside the fraction)" + (
+            f", {fmt.gib(need - rest)} short of the {fmt.gib(need)} they need" if need > rest else "")
         parts = [("in use before loading", m.non_torch_bytes), ("weights", m.weights_bytes_per_gpu), ("KV cache pool", kv),
-                 ("activation peak + CUDA graphs (outside the fraction)", outside)]  # fmt: skip
+                 (label, outside)]  # fmt: skip
     else:
         parts = [("weights", m.weights_bytes_per_gpu), ("activation peak", m.activation_bytes), ("non-torch", m.non_torch_bytes),
                  ("CUDA graphs", m.cudagraph_bytes if m.cudagraph_subtracted else 0.0), ("KV cache pool", kv)]  # fmt: skip
     if sf.rest_of_usable_bytes >= 0 and m.kv_cache_memory_bytes >= 0:  # the parts fill the usable memory exactly
         free = m.headroom_bytes - (m.non_torch_bytes + outside if s.engine == "sglang" and not m.kv_cache_memory_from_flag else 0.0)
         parts.append(("headroom (1 − gpu_memory_utilization)", free if free > 2**20 else 0.0))  # not a rounding's MiB
-    bars = [dict(type="bar", y=[per_gpu], x=[b / GiB], name=f"{n}: {fmt.gib(b)}", orientation="h") for n, b in parts if b > 0]
+    bars = [dict(type="bar", y=[per_gpu], x=[b / GiB], name=f"{n}: {fmt.gib(b)}", orientation="h",
+                 marker=dict(color=_part_color(n))) for n, b in parts if b > 0]  # fmt: skip
     use = [("KV of the requests", sf.kv_used_bytes), ("state of the requests (Mamba / linear attention)", sf.state_used_bytes),
            ("free in the pool", sf.pool_free_bytes)]  # fmt: skip
     bars += [dict(type="bar", y=[load], x=[b / GiB], name=f"{n}: {fmt.gib(b)}", orientation="h",
@@ -193,7 +206,8 @@ def concurrency_vs_context(r, pts) -> Chart:
     xs, ys = [p.max_model_len for p in pts], [p.max_concurrency for p in pts]
     here = max(r.memory.max_concurrency, 1e-3)
     return _fig(
-        "Maximum concurrency vs max_model_len (vLLM's startup line)",
+        "Maximum concurrency vs max_model_len" + (" (vLLM's startup line)" if s.engine == "vllm" else
+                                                   " (requests of max_model_len the pool holds)"),
         "max_model_len (tokens)",
         "max concurrency (requests)",
         [_line(xs, ys, "this pool"), _here(s.max_model_len, here)],

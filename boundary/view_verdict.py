@@ -4,6 +4,7 @@ cannot start, and why no latency figure is shown (split from boundary.view, whic
 from __future__ import annotations
 
 from boundary import fmt
+from calc.evaluate import sglang_rest_short_bytes
 
 
 def each_rank(s) -> str:
@@ -22,8 +23,11 @@ def verdict(r) -> str:
     head = f"{s.concurrency:,} × {fmt.tokens(f.request_tokens)}"
     if f.fits:
         each = each_rank(s)
+        oom = sglang_rest_short_bytes(s, m)
         return (f"{head}: fits ({fmt.count(f.blocks_needed)} of {fmt.count(m.num_gpu_blocks)} blocks{each}, "
-                f"{fmt.pct(f.pool_fraction, 0)} of the pool)")  # fmt: skip
+                f"{fmt.pct(f.pool_fraction, 0)} of the pool)"
+                + (f", but SGLang runs out of memory at its first large step: its activations and CUDA graphs need "
+                   f"{fmt.gib(oom)} more than --mem-fraction-static {s.gpu_memory_utilization:g} leaves" if oom else ""))  # fmt: skip
     if not r.shortfall.engine_starts:
         return f"{head}: cannot run — {_start_problem(r)}"
     return f"{head}: does not fit — {f.reasons[0]}"
@@ -39,7 +43,8 @@ def _start_problem(r) -> str:
     if m.num_gpu_blocks == 0:
         return "no memory is left for the KV cache"
     return (f"the KV cache holds {fmt.count(m.num_gpu_blocks)} blocks, one request of max_model_len "
-            f"{fmt.count(s.max_model_len)} tokens needs {fmt.count(m.blocks_per_max_len_request)}: vLLM refuses to start")  # fmt: skip
+            f"{fmt.count(s.max_model_len)} tokens needs {fmt.count(m.blocks_per_max_len_request)}: "
+            f"{'SGLang' if s.engine == 'sglang' else 'vLLM'} refuses to start")  # fmt: skip
 
 
 def missing_lines(r) -> list[str]:

@@ -195,6 +195,15 @@ NOTE_EXTRA_BYTES = 0.25 * GiB
 """The torch sort's extra memory is named from a quarter GiB a GPU (below it, a few blocks)."""
 
 
+def sglang_rest_short_bytes(s: Scenario, mem) -> float:
+    """Under SGLang, what its activation peak and CUDA graphs need beyond the rest of the GPU its fraction leaves
+    (> 0: it runs out of memory at its first large step); 0 otherwise."""
+    if s.engine != "sglang" or mem.kv_cache_memory_from_flag:
+        return 0.0
+    rest = mem.total_memory_bytes - mem.non_torch_bytes - mem.requested_memory_bytes
+    return max(0.0, mem.activation_bytes + mem.cudagraph_bytes - rest)
+
+
 def sglang_pool_note(s: Scenario, mem) -> str:
     """SGLang's pool is --mem-fraction-static of what is free before loading, less the weights
     (model_runner.profile_max_num_token; calc.pool): its activations and CUDA graphs come out of the rest, which must

@@ -81,3 +81,19 @@ def test_sglangs_default_chunk_by_release(catalog):
     assert [sglang_chunk(v, 24564) for v in ("0.4.6", "0.5.14")] == [2048, 2048]
     old = evaluate(scenario(engine="sglang", engine_version="0.4.6", model="llama-3.1-8b", gpu="l40s"), catalog)
     assert any("starts with --chunked-prefill-size 8,192" in n for n in old.notes)
+
+
+def test_a_plan_sglang_would_not_survive_says_so_in_its_verdict(catalog):
+    """Llama-3.1-70B on two H100 at --mem-fraction-static 0.99 fits its pool, but the rest of each GPU, (79.19 − 0.90)
+    · 0.01 = 0.78 GiB, cannot hold the activation peak and CUDA graphs: the verdict says SGLang runs out of memory."""
+    from boundary.view_verdict import verdict
+    from calc.evaluate import sglang_rest_short_bytes
+
+    r = evaluate(scenario(engine="sglang", model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=2,
+                          gpu_memory_utilization=0.99, max_num_batched_tokens=8192), catalog)  # fmt: skip
+    short = sglang_rest_short_bytes(r.scenario, r.memory)
+    m = r.memory
+    assert short == pytest.approx(m.activation_bytes + m.cudagraph_bytes - (79.19 - 0.90) * 0.01 * 2**30, rel=1e-3)
+    assert r.fit.fits and "but SGLang runs out of memory at its first large step" in verdict(r)
+    assert "runs out of memory" not in verdict(evaluate(scenario(engine="sglang", model="llama-3.1-70b",
+                                                                 gpu="h100-sxm", tensor_parallel_size=2), catalog))  # fmt: skip

@@ -8,6 +8,7 @@ import streamlit as st
 from boundary import fmt, view, view_fleet
 from boundary.urlstate import cli_command, plain, query_string
 from calc.engine_defaults import server_defaults
+from calc.evaluate import sglang_rest_short_bytes
 from calc.serve_command import joined, plan_serve_commands
 from ui.widgets import lazy_expander
 
@@ -29,7 +30,10 @@ def headline_top(r) -> None:
     """The verdict and the headline numbers: all a reader needs from a link, so it is drawn first."""
     st.markdown(f"#### {plain(view.title(r), 400)}")
     ok = r.fit.fits
-    (st.success if ok else st.error)(view.verdict(r), icon=":material/check_circle:" if ok else ":material/block:")
+    if ok and sglang_rest_short_bytes(r.scenario, r.memory):  # it fits the pool, and the server would not last
+        st.warning(view.verdict(r), icon=":material/warning:")
+    else:
+        (st.success if ok else st.error)(view.verdict(r), icon=":material/check_circle:" if ok else ":material/block:")
     _metrics(view.memory_metrics(r))
     if view.state_line(r):
         st.caption(view.state_line(r))
