@@ -206,8 +206,7 @@ def concurrency_vs_context(r, pts) -> Chart:
     xs, ys = [p.max_model_len for p in pts], [p.max_concurrency for p in pts]
     here = max(r.memory.max_concurrency, 1e-3)
     return _fig(
-        "Maximum concurrency vs max_model_len" + (" (vLLM's startup line)" if s.engine == "vllm" else
-                                                   " (requests of max_model_len the pool holds)"),
+        "Maximum concurrency vs max_model_len" + (" (vLLM's startup line)" if s.engine == "vllm" else ""),
         "max_model_len (tokens)",
         "max concurrency (requests)",
         [_line(xs, ys, "this pool"), _here(s.max_model_len, here)],
