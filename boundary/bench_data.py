@@ -18,11 +18,12 @@ from pathlib import Path
 import yaml
 
 from calc.custom import encode_custom_model
-from calc.engine_defaults import default_budget, sglang_mem_fraction
+from calc.engine_defaults import default_budget
 from calc.engine_spec import version_tuple
 from calc.evaluate import evaluate
 from calc.hf_config import model_from_hf_config
 from calc.scenario import Scenario
+from calc.sglang_defaults import sglang_mem_fraction
 
 ROOT = Path(__file__).resolve().parent.parent
 MEM_FRACTION = re.compile(r"--mem-fraction-static[ =]+([0-9.]+)")

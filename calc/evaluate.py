@@ -6,7 +6,7 @@ import math
 
 from calc.accuracy import BANDED_RIDGE_FLOP_PER_BYTE, low_ridge
 from calc.catalog import Catalog
-from calc.engine_defaults import defaults_note, sglang_fraction_note
+from calc.engine_defaults import defaults_note
 from calc.engine_spec import version_tuple
 from calc.errors import InputError
 from calc.expert_parallel import expert_ranks
@@ -19,6 +19,7 @@ from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundar
 from calc.resolve import beyond_fitted, default_context, engine_of, resolve
 from calc.scenario import Scenario
 from calc.search_space import SGLANG_NO_TPU
+from calc.sglang_defaults import sglang_fraction_note
 from calc.sglang_hybrid import mamba_pools
 from calc.specs import GPUSpec, ModelSpec
 from calc.units import GiB

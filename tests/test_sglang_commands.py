@@ -74,7 +74,7 @@ def test_sglang_retracts_where_vllm_preempts(catalog):
 def test_sglangs_default_chunk_by_release(catalog):
     """server_args.py: 0.4.6 takes 8,192 on anything of 25,000 MiB or more (an L40S's 46,068 too), 0.4.7 16,384 above
     180,000 MiB (a B200's 183,359), 0.4.8–0.5.2 have no 4,096 class, 0.5.3 on 4,096 under 60 GiB."""
-    from calc.engine_defaults import sglang_chunk
+    from calc.sglang_defaults import sglang_chunk
 
     assert [sglang_chunk(v, 46068) for v in ("0.4.6", "0.4.9", "0.5.14")] == [8192, 8192, 4096]
     assert [sglang_chunk(v, 183359) for v in ("0.4.6", "0.4.7", "0.5.2", "0.5.14")] == [8192, 16384, 16384, 16384]

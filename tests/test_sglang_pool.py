@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from calc.engine_defaults import sglang_mem_fraction
 from calc.evaluate import evaluate
 from calc.scenario import Scenario
+from calc.sglang_defaults import sglang_mem_fraction
 
 GiB = 2**30
 DATA = Path(__file__).parent / "data" / "benchmarks"
