@@ -108,7 +108,7 @@ def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **
 
 
 PART_COLORS = {"weights": "#1f77b4", "activation": "#ff7f0e", "non-torch": "#7f7f7f", "in use before": "#7f7f7f",
-               "CUDA graphs": "#9467bd", "KV cache pool": "#2ca02c", "headroom": "#d9d9d9"}  # fmt: skip
+               "CUDA graphs": "#9467bd", "KV cache pool": "#2ca02c", "headroom": "#d9d9d9", "free": "#d9d9d9"}  # fmt: skip
 """One colour a part, whatever the engine's profile lists (SGLang's has other parts in another order)."""
 
 
@@ -139,7 +139,9 @@ def memory_breakdown(r) -> Chart:
                  ("CUDA graphs", m.cudagraph_bytes if m.cudagraph_subtracted else 0.0), ("KV cache pool", kv)]  # fmt: skip
     if sf.rest_of_usable_bytes >= 0 and m.kv_cache_memory_bytes >= 0:  # the parts fill the usable memory exactly
         free = m.headroom_bytes - (m.non_torch_bytes + outside if s.engine == "sglang" and not m.kv_cache_memory_from_flag else 0.0)
-        parts.append(("headroom (1 − gpu_memory_utilization)", free if free > 2**20 else 0.0))  # not a rounding's MiB
+        label = "free (the rest, less activations and graphs)" if s.engine == "sglang" and not m.kv_cache_memory_from_flag \
+            else "headroom (1 − gpu_memory_utilization)"  # fmt: skip
+        parts.append((label, free if free > 2**20 else 0.0))  # not a rounding's MiB
     bars = [dict(type="bar", y=[per_gpu], x=[b / GiB], name=f"{n}: {fmt.gib(b)}", orientation="h",
                  marker=dict(color=_part_color(n))) for n, b in parts if b > 0]  # fmt: skip
     use = [("KV of the requests", sf.kv_used_bytes), ("state of the requests (Mamba / linear attention)", sf.state_used_bytes),

@@ -114,6 +114,7 @@ def sglang_fraction_note(s: Scenario, m: ModelSpec, g: GPUSpec) -> str | None:
     rules = "its server_args at this release" if release is not None and release[:3] <= FRACTION_RULES_READ else \
         "its server_args as of 0.5.15, the newest read"  # fmt: skip
     return (f"SGLang started without --mem-fraction-static takes {own:g} here ({rules}, from "
-            f"the GPU's {g.smi_mib:,.0f} MiB, the chunk and the CUDA-graph sizes); this plan uses "
+            f"the GPU's {g.smi_mib:,.0f} MiB as nvidia-smi counts them ({g.memory_gib:g} GiB as torch does), the "
+            f"chunk and the CUDA-graph sizes); this plan uses "
             f"{s.gpu_memory_utilization:g}, which its serve command passes. Set gpu_memory_utilization to {own:g} to "
             "plan a server started without it")  # fmt: skip
