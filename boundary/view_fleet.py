@@ -110,16 +110,27 @@ def _estimated(r, gid: str) -> str:
 
 
 def gpu_options_table(r) -> Table:
-    rows = [[r.other_gpus[o.gpu].name, str(o.tensor_parallel_size), fmt.rate(o.capacity_rps, "req/s"),
+    s = r.scenario
+    mine = f" (this plan's GPU; the plan: {_layout(s)})" if (s.data_parallel_size > 1 or s.pipeline_parallel_size > 1) \
+        else " (this plan's GPU)"  # fmt: skip
+    rows = [[r.other_gpus[o.gpu].name + (mine if o.gpu == s.gpu else ""), str(o.tensor_parallel_size), fmt.rate(o.capacity_rps, "req/s"),
              fmt.count(o.replicas) if o.replicas is not None else fmt.missing("set a request rate"),
              fmt.count(o.gpus) if o.gpus is not None else fmt.missing("set a request rate"),
              fmt.money(o.cost_per_million_output_tokens, o.currency)
              + (_estimated(r, o.gpu) if o.cost_per_million_output_tokens is not None else "")] for o in r.gpu_options]  # fmt: skip
+    each = "each GPU at tensor parallelism alone (no pipeline or data-parallel ranks)"
     if r.scenario.request_rate:
-        return Table(["GPU", "TP", "capacity per replica", "replicas", "GPUs", "cost / M output tokens"], rows)
+        return Table(["GPU", "TP", "capacity per replica", "replicas", "GPUs", "cost / M output tokens"], rows,
+                     note=each)  # fmt: skip
     return Table(["GPU", "TP", "capacity per replica", "replicas", "GPUs", "cost / M output tokens at capacity"], rows,
-                 note="each GPU at its capacity within the SLOs; the headline's cost is this scenario's own, at its "
+                 note=f"{each}, at its capacity within the SLOs; the headline's cost is this scenario's own, at its "
                       f"{r.scenario.concurrency:,} in flight (set a request rate to price both alike)")  # fmt: skip
+
+
+def _layout(s) -> str:
+    """'TP 1 × DP 8', 'TP 4 × PP 2': the plan's own parallel layout, beside a table that tries TP alone."""
+    return " × ".join(f"{k} {v}" for k, v in (("TP", s.tensor_parallel_size), ("PP", s.pipeline_parallel_size),
+                                              ("DP", s.data_parallel_size)) if k == "TP" or v > 1)  # fmt: skip
 
 
 def beyond_lines(r) -> list[str]:

@@ -130,7 +130,8 @@ def test_a_derived_price_is_named_an_estimate_until_the_user_prices_it(catalog):
 
     rows = {row[0]: row[-1] for row in gpu_options_table(evaluate(scenario(model="llama-3.1-8b", gpu="h100-sxm",
                                                                             request_rate=5), catalog)).rows}  # fmt: skip
-    assert rows["NVIDIA H800 SXM 80GB"].endswith("USD (estimate)") and rows["NVIDIA H100 SXM 80GB"].endswith("USD")
+    assert rows["NVIDIA H800 SXM 80GB"].endswith("USD (estimate)")
+    assert rows["NVIDIA H100 SXM 80GB (this plan's GPU)"].endswith("USD")  # the plan's own GPU's row is marked
 
 
 def test_a_search_whose_cheapest_is_compute_starved_says_so(catalog):
