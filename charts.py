@@ -108,7 +108,8 @@ def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **
 
 
 PART_COLORS = {"weights": "#1f77b4", "activation": "#ff7f0e", "non-torch": "#7f7f7f", "in use before": "#7f7f7f",
-               "CUDA graphs": "#9467bd", "KV cache pool": "#2ca02c", "headroom": "#d9d9d9", "free": "#d9d9d9"}  # fmt: skip
+               "CUDA graphs": "#9467bd", "KV cache pool": "#2ca02c", "headroom": "#d9d9d9", "free": "#d9d9d9",
+               "Mamba state pool": "#bcbd22"}  # fmt: skip
 """One colour a part, whatever the engine's profile lists (SGLang's has other parts in another order)."""
 
 
@@ -132,7 +133,8 @@ def memory_breakdown(r) -> Chart:
         outside = min(need, rest)
         label = "activation peak + CUDA graphs (outside the fraction)" + (
             f", {fmt.gib(need - rest)} short of the {fmt.gib(need)} they need" if need > rest else "")
-        parts = [("in use before loading", m.non_torch_bytes), ("weights", m.weights_bytes_per_gpu), ("KV cache pool", kv),
+        parts = [("in use before loading", m.non_torch_bytes), ("weights", m.weights_bytes_per_gpu),
+                 (f"Mamba state pool ({m.state_slots:,} requests)", m.state_pool_bytes), ("KV cache pool", kv),
                  (label, outside)]  # fmt: skip
     else:
         parts = [("weights", m.weights_bytes_per_gpu), ("activation peak", m.activation_bytes), ("non-torch", m.non_torch_bytes),

@@ -37,6 +37,8 @@ def _sglang_memory(r) -> Section:
         ("− in use before loading (CUDA context, NCCL)" + est, fmt.gib(m.non_torch_bytes)),
         (f"× --mem-fraction-static {s.gpu_memory_utilization:g}", fmt.gib(m.requested_memory_bytes)),
         ("− weights", fmt.gib(m.weights_bytes_per_gpu)),
+        *([(f"− Mamba state pool ({fmt.count(m.state_slots)} requests, mamba_full_memory_ratio 0.9)",
+            fmt.gib(m.state_pool_bytes))] if m.state_slots else []),
         ("= KV pool", kv_available(r) + ("  (from kv_cache_memory_bytes)" if m.kv_cache_memory_from_flag else "")),
         ("the rest of the GPU: activation peak + CUDA graphs (estimates)",
          f"{fmt.gib(m.activation_bytes + m.cudagraph_bytes)} of {fmt.gib(before - m.requested_memory_bytes)}"),

@@ -147,7 +147,9 @@ def forced_block_size(m, *, requested: int, arch: str) -> tuple[int, str]:
 
 def stage_layout(m, layers: range, *, tp: int = 1, kv_bytes_per_element: float = 2.0, model_bytes: float = 2.0,
                  block_size: int = 16, arch: str = "ampere", hybrid_manager: bool = True,
-                 ssm_dtype: str = "auto") -> StageLayout:  # fmt: skip
+                 ssm_dtype: str = "auto", separate_state: bool = False) -> StageLayout:  # fmt: skip
+    """`separate_state`: the state layers keep their own pool (SGLang's MambaPool beside its token pool, calc.sglang_hybrid),
+    so a model with attention layers too gets blocks of its attention layers alone."""
     plan = m.plan
     block, note = forced_block_size(m, requested=block_size, arch=arch)
     attn_1tok = attention_bytes_per_token_per_layer(m, kv_bytes_per_element=kv_bytes_per_element, tp=tp)
@@ -158,6 +160,8 @@ def stage_layout(m, layers: range, *, tp: int = 1, kv_bytes_per_element: float =
     if not hybrid_manager:  # --disable-hybrid-kv-cache-manager: windows and chunks are charged in full
         counts["full"] += counts.pop("sliding") + counts.pop("chunked")
     counts = {k: n for k, n in counts.items() if n}
+    if separate_state and len(counts) > 1:
+        counts.pop("state", None)
     shape = state_shape(m, tp=tp, model_bytes=model_bytes, ssm_override=ssm_dtype) if "state" in counts else None
     state_page = shape.bytes if shape else 0.0
     windows = {"sliding": m.sliding_window, "chunked": m.attention_chunk_size}

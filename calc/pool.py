@@ -36,6 +36,7 @@ from calc.overheads import (
 from calc.params import ParamCounts
 from calc.precision_support import dtype_refusal, served_format
 from calc.scenario import Scenario
+from calc.sglang_hybrid import sglang_state_bytes, state_split
 from calc.specs import GPUSpec, ModelSpec
 from calc.units import DTYPE_BYTES, GB
 from calc.weights import WeightFormat, weight_format, weights_bytes, weights_bytes_per_stage
@@ -85,6 +86,10 @@ class PoolResult:
     layout: StageLayout = field(repr=False)
     """The layer grouping of the stage with the fewest blocks (the one the scheduler is bound by)."""
     max_num_batched_tokens: int = 0
+    state_slots: int = 0
+    """SGLang, a hybrid model: requests whose state its Mamba pool holds beside the KV pool (calc.sglang_hybrid)."""
+    state_pool_bytes: float = 0.0
+    """SGLang, a hybrid model: that pool per GPU (the stage with the fewest KV blocks), outside kv_cache_memory_bytes."""
     formulas: dict = field(default_factory=dict, repr=False, compare=False)
     """Headline numbers as calc.expr formulas: the text shown beside each number."""
     encoder_profile: EncoderProfile | None = None
@@ -166,7 +171,8 @@ def stage_layouts(s: Scenario, m: ModelSpec, g: GPUSpec) -> list[StageLayout]:
     """Each pipeline stage's block layout on one of its GPUs (its own layers, vLLM's get_pp_indices)."""
     return [stage_layout(m, layers, tp=s.tensor_parallel_size, kv_bytes_per_element=kv_bytes_per_element(s),
                          model_bytes=DTYPE_BYTES["bf16"], block_size=s.block_size, arch=g.arch,
-                         hybrid_manager=not s.disable_hybrid_kv_cache_manager, ssm_dtype=s.mamba_ssm_cache_dtype)
+                         hybrid_manager=not s.disable_hybrid_kv_cache_manager, ssm_dtype=s.mamba_ssm_cache_dtype,
+                         separate_state=s.engine == "sglang")
             for layers in pp_layer_ranges(m.num_hidden_layers, s.pipeline_parallel_size)]  # fmt: skip
 
 
@@ -239,7 +245,8 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
 
     # Per stage: available memory and blocks; the scheduler uses the minimum (vllm_kv.md §4.3).
     stages = []
-    for layout, w in zip(stage_layouts(s, m, g), stage_weights, strict=True):
+    ranges = pp_layer_ranges(m.num_hidden_layers, pp)
+    for layout, w, layers in zip(stage_layouts(s, m, g), stage_weights, ranges, strict=True):
         if s.kv_cache_memory_bytes is not None:
             avail = E(s.kv_cache_memory_bytes, "kv_cache_memory_bytes", unit="GiB")
         else:
@@ -248,8 +255,15 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
                 avail = avail - E(act, "activation peak", unit="GiB") - E(non_torch, "non-torch", unit="GiB")
             if subtract_graphs:
                 avail = avail - E(graphs, "CUDA graphs", unit="GiB")
-        stages.append((blocks_from_bytes(avail.value, layout.block_bytes), avail, w, layout))
-    blocks, avail, w, layout = min(stages, key=lambda t: t[0])
+        slots = 0
+        if sglang and layout.attention_bytes_per_token and s.kv_cache_memory_bytes is None:
+            state = sglang_state_bytes(m, tp=tp, layers=layers)  # its own pool, carved first (calc.sglang_hybrid)
+            slots, _ = state_split(avail.value, state)
+            if slots:
+                avail = avail - E(slots, "state slots") * E(state, "state a request", unit="GiB")
+        stages.append((blocks_from_bytes(avail.value, layout.block_bytes), avail, w, layout, slots,
+                       slots * state if slots else 0.0))  # fmt: skip
+    blocks, avail, w, layout, slots, state_pool = min(stages, key=lambda t: t[0])
     mnbt = s.max_num_batched_tokens
 
     def need(tokens: int) -> int:
@@ -295,6 +309,8 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
         pool_token_capacity=blocks * layout.block_size,
         estimated_max_model_len=largest_true(lambda n: need(n) <= blocks, 1, max(s.max_model_len, 1) * 64),
         stage_blocks=tuple(t[0] for t in stages),
+        state_slots=slots,
+        state_pool_bytes=state_pool,
         layout=layout,
         max_num_batched_tokens=mnbt,
         encoder_profile=encoder_profile(m, max_num_batched_tokens=mnbt, max_model_len=s.max_model_len),

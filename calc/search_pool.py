@@ -25,6 +25,7 @@ from calc.pool import kv_bytes_per_element, measured_at, stage_layouts
 from calc.precision_support import dtype_refusal
 from calc.scenario import Scenario
 from calc.search_space import Grid
+from calc.sglang_hybrid import MAMBA_FULL_MEMORY_RATIO, sglang_state_bytes
 from calc.weights import weight_format, weights_bytes_per_stage
 from calc.workload import budget_refused
 
@@ -100,6 +101,12 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     per_max_len = np.zeros((*shape, len(sp.max_num_batched_tokens)), dtype=np.int64)
     per_request = np.ones_like(per_max_len)
     kv_gpu = np.zeros(shape[:2])
+    sglang_state = np.zeros((len(grid.parallel), depth))  # SGLang's own state pool a request, per stage (hybrids)
+    if s.engine == "sglang" and m.plan.state() and s.kv_cache_memory_bytes is None:
+        for j, (tp, pp) in enumerate(grid.parallel):
+            for q, layers in enumerate(pp_layer_ranges(m.num_hidden_layers, pp)):
+                if m.plan.cached_attention(layers):
+                    sglang_state[j, q] = sglang_state_bytes(m, tp=tp, layers=layers)
     for j, (tp, pp) in enumerate(grid.parallel):
         busiest = max(pp_layer_ranges(m.num_hidden_layers, pp), key=lambda r: m.plan.cached_attention(r) + m.plan.state(r))
         for k, kv in enumerate(sp.kv_cache_dtypes):
@@ -127,6 +134,12 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
             avail = np.full(grid.size, s.kv_cache_memory_bytes)
         else:
             avail = requested - weights[par, dt, q] if sglang else requested - weights[par, dt, q] - a - nt
+            st = sglang_state[par, q]
+            if st.any():  # the state slots SGLang carves first (calc.sglang_hybrid.state_split), elementwise
+                ok = (st > 0) & (avail > 0)
+                slots = np.floor(np.divide(avail * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO), st,
+                                           out=np.zeros_like(avail), where=ok))  # fmt: skip
+                avail = avail - np.where(ok, slots * st, 0.0)
             if graphs_subtracted(s):
                 avail = avail - cg
         bb = block_bytes[par, kvi, f, q]

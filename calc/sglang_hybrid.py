@@ -42,7 +42,7 @@ def mamba_ratio(version: str) -> int:
     return 5 if (0, 5, 7) <= release[:3] < (0, 5, 10) or release[:3] >= (0, 5, 14) else 3
 
 
-def sglang_state_bytes(m, *, tp: int) -> float:
+def sglang_state_bytes(m, *, tp: int, layers: range | None = None) -> float:
     """One request's state on one GPU as SGLang stores it: each state layer's conv state in bf16, its SSM state in
     fp32 unless the checkpoint names a dtype (mamba_ssm_dtype)."""
     shape = state_shape(m, tp=tp, model_bytes=DTYPE_BYTES["bf16"])
@@ -51,20 +51,24 @@ def sglang_state_bytes(m, *, tp: int) -> float:
     named = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}.get(m.mamba_ssm_cache_dtype or "float32", "fp32")
     ssm = DTYPE_BYTES[named]
     per_layer = shape.conv_elements * DTYPE_BYTES["bf16"] + shape.ssm_elements * ssm
-    return per_layer * m.plan.state()
+    return per_layer * m.plan.state(layers)
+
+
+def state_split(rest_bytes: float, state_bytes: float) -> tuple[int, float]:
+    """(M, KV bytes): the request slots of state SGLang carves from what its fraction leaves, ⌊rest · r / (1 + r) /
+    state⌋, and what remains for the attention KV, rest − M · state."""
+    if state_bytes <= 0 or rest_bytes <= 0:
+        return 0, rest_bytes
+    slots = int(rest_bytes * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO) // state_bytes)
+    return slots, rest_bytes - slots * state_bytes
 
 
 def mamba_pools(s, m, mem) -> MambaPools | None:
-    """SGLang's split of a hybrid model's pool (`mem`: calc.pool's PoolResult under SGLang); None for other models or
-    engines, or where nothing is left."""
-    if s.engine != "sglang" or not mem.state_bytes_per_request or mem.kv_cache_memory_bytes <= 0:
+    """SGLang's split of a hybrid model's pool as calc.pool sized it (`mem`: its PoolResult, whose KV pool is already
+    what the state slots leave); None for other models or engines, or where nothing is left."""
+    if s.engine != "sglang" or not mem.state_slots:
         return None
-    state = sglang_state_bytes(m, tp=s.tensor_parallel_size)
-    if state <= 0:
-        return None
-    rest = mem.kv_cache_memory_bytes
-    slots = int(rest * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO) // state)
     ratio = mamba_ratio(s.engine_version)
     kv = mem.kv_bytes_per_token_per_gpu
-    tokens = int((rest - slots * state) // kv) if kv else 0
-    return MambaPools(slots, slots // ratio, tokens, state, ratio)
+    tokens = int(mem.kv_cache_memory_bytes // kv) if kv else 0
+    return MambaPools(mem.state_slots, mem.state_slots // ratio, tokens, mem.state_pool_bytes / mem.state_slots, ratio)

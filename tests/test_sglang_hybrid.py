@@ -42,6 +42,8 @@ def test_the_two_logged_servers():
         p = mamba_pools(s, r.model, r.memory)
         assert p.slots == pytest.approx(slots, rel=0.01) and p.running_cap == pytest.approx(running, rel=0.025)
         assert p.kv_tokens == pytest.approx(tokens, rel=0.01)
+        # and the plan's own pool is that KV, in blocks of the attention layers alone (history (28))
+        assert r.memory.pool_token_capacity == pytest.approx(tokens, rel=0.01) and r.memory.state_slots == p.slots
     assert (p.slots, p.running_cap) == (250, 50)  # the RTX's: 248 and 49 logged
 
 
