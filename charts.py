@@ -148,8 +148,10 @@ def memory_breakdown(r) -> Chart:
                  marker=dict(color=_part_color(n))) for n, b in parts if b > 0]  # fmt: skip
     use = [("KV of the requests", sf.kv_used_bytes), ("state of the requests (Mamba / linear attention)", sf.state_used_bytes),
            ("free in the pool", sf.pool_free_bytes)]  # fmt: skip
+    use_colors = {"KV": "#17becf", "state": "#bcbd22", "free": "#2ca02c"}  # the pool's parts: the KV pool's green, hatched
     bars += [dict(type="bar", y=[load], x=[b / GiB], name=f"{n}: {fmt.gib(b)}", orientation="h",
-                  **(dict(marker=dict(pattern=dict(shape="/"))) if n.startswith("free") else {})) for n, b in use if b > 0]  # fmt: skip
+                  marker=dict(color=use_colors[n.split()[0]], **(dict(pattern=dict(shape="/")) if n.startswith("free") else {})))
+             for n, b in use if b > 0]  # fmt: skip
     bars.append(dict(type="scatter", y=[load], x=[sf.pool_used_bytes / GiB], mode="markers", marker=CURRENT,
                      name=f"this scenario: {fmt.gib(sf.pool_used_bytes)} of the pool"))  # fmt: skip
     usable_end = sf.usable_bytes + (m.non_torch_bytes if s.engine == "sglang" else 0.0)  # SGLang's starts past what was in use
