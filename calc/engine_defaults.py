@@ -13,6 +13,7 @@ from calc.engine_spec import version_tuple
 from calc.pool import size_pool
 from calc.scenario import Scenario
 from calc.sglang_defaults import sglang_chunk, sglang_running_cap
+from calc.sglang_hybrid import mamba_ratio
 from calc.specs import GPUSpec, ModelSpec
 
 A100_EXCLUDED_SINCE = (0, 9)
@@ -32,7 +33,8 @@ def default_budget(engine: str, memory_gib: float, gpu_id: str, llm_class: bool 
     return (16384 if big else 8192) if llm_class else (8192 if big else 2048), 1024 if big else 256
 
 
-def server_defaults(s: Scenario, g: GPUSpec, moe: bool = True, pool_tokens: int | None = None) -> dict | None:
+def server_defaults(s: Scenario, g: GPUSpec, moe: bool = True, pool_tokens: int | None = None,
+                    state_slots: int = 0) -> dict | None:  # fmt: skip
     """The batch limits the engine's server starts with on this GPU where they differ from the plan's and the plan
     keeps the planner's defaults: vLLM's max_num_batched_tokens and max_num_seqs (neither set), SGLang's
     --chunked-prefill-size as max_num_batched_tokens and, given this plan's pool (`pool_tokens`), the running-request
@@ -47,6 +49,8 @@ def server_defaults(s: Scenario, g: GPUSpec, moe: bool = True, pool_tokens: int 
             {"max_num_batched_tokens": budget}  # fmt: skip
         if pool_tokens and s.max_num_seqs == seqs_default:
             cap = sglang_running_cap(pool_tokens, s.max_model_len)
+            if state_slots:  # a hybrid's state slots cap it too (calc.sglang_hybrid)
+                cap = max(1, min(cap, state_slots // mamba_ratio(s.engine_version)))
             own |= {"max_num_seqs": cap} if cap != s.max_num_seqs else {}
         return own or None
     if (s.max_num_batched_tokens, s.max_num_seqs) != (budget_default, seqs_default):
@@ -60,7 +64,7 @@ def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
     """Where the planner's defaults (DESIGN: 256 running requests, a 2,048-token step) are not what the engine's
     server starts with on this GPU: say so, with the KV cache vLLM's own defaults leave (a larger step, a larger
     activation peak, fewer blocks). None when they agree or are set."""
-    theirs_fields = server_defaults(s, g, bool(m.routed_experts), mem.pool_token_capacity)
+    theirs_fields = server_defaults(s, g, bool(m.routed_experts), mem.pool_token_capacity, mem.state_slots)
     if theirs_fields is None:
         return None
     budget = theirs_fields.get("max_num_batched_tokens", s.max_num_batched_tokens)
@@ -75,9 +79,11 @@ def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
                          f"{s.max_num_batched_tokens}")  # fmt: skip
         if "max_num_seqs" in theirs_fields:
             cap = theirs_fields["max_num_seqs"]
+            slots = (f", and at most its {mem.state_slots:,} state slots // {mamba_ratio(s.engine_version)}"
+                     if mem.state_slots else "")
             parts.append(f"--max-running-requests {cap:,} when it is not given (from this pool of "
                          f"{mem.pool_token_capacity:,} tokens: min(pool / 2, clamp(pool / {s.max_model_len:,} × 512, "
-                         f"2,048, 4,096))); this plan runs {s.max_num_seqs:,} at most (max_num_seqs), as a server "
+                         f"2,048, 4,096)){slots}); this plan runs {s.max_num_seqs:,} at most (max_num_seqs), as a server "
                          f"started with --max-running-requests {s.max_num_seqs}")  # fmt: skip
         return (f"SGLang on this GPU ({g.name}, {g.memory_gib:g} GiB) starts with " + "; and with ".join(parts)
                 + ". Set them to its defaults to plan a server started without them")  # fmt: skip

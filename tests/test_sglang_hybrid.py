@@ -76,3 +76,17 @@ def _encode():
     from calc.custom import encode_custom_model
 
     return encode_custom_model(_nano())
+
+
+def test_the_batch_limits_note_caps_a_hybrid_at_its_state_slots(catalog):
+    """SGLang's running-request default (min(pool / 2, clamp(…, 2,048, 4,096))) is capped again by a hybrid's state
+    slots // 5 (0.5.14 on): Qwen3-Next on two H200s, the note and the 'own batch limits' both say slots // 5."""
+    from calc.engine_defaults import server_defaults
+
+    r = evaluate(Scenario(model="qwen3-next-80b-a3b", gpu="h200", engine="sglang", tensor_parallel_size=2), catalog)
+    slots = r.memory.state_slots
+    assert slots > 0
+    own = server_defaults(r.scenario, r.gpu, True, r.memory.pool_token_capacity, slots)
+    assert own["max_num_seqs"] == slots // 5
+    assert any(f"--max-running-requests {slots // 5:,} when it is not given" in n and f"its {slots:,} state slots // 5" in n
+               for n in r.notes)  # fmt: skip
