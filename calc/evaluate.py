@@ -18,8 +18,7 @@ from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)
 from calc.resolve import beyond_fitted, default_context, engine_of, resolve
 from calc.scenario import Scenario
-from calc.search_space import SGLANG_NO_TPU
-from calc.sglang_defaults import sglang_fraction_note
+from calc.sglang_defaults import SGLANG_NO_TPU, sglang_fraction_note, sglang_runs_on
 from calc.sglang_hybrid import mamba_pools
 from calc.specs import GPUSpec, ModelSpec
 from calc.units import GiB
@@ -29,7 +28,7 @@ from calc.workload import fit_workload
 def resolve_checked(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
     """resolve(), then vLLM's parallelism rules; InputError names the field that breaks them."""
     model, gpu = resolve(s, catalog)
-    if s.engine == "sglang" and gpu.vendor == "google":
+    if s.engine == "sglang" and not sglang_runs_on(gpu):
         raise InputError("engine", f"{SGLANG_NO_TPU}: plan {gpu.name} with the vllm engine")
     problem = tp_check(s, model)
     if problem and "tensor" in problem:

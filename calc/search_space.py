@@ -15,6 +15,7 @@ import numpy as np
 from calc.errors import InputError
 from calc.pool import accepted_tp_sizes, tp_check
 from calc.scenario import Scenario, split_list
+from calc.sglang_defaults import SGLANG_NO_TPU, sglang_runs_on
 from calc.weights import weight_format
 
 MAX_CONFIGS = 50_000
@@ -49,9 +50,6 @@ def _values(s: Scenario, field: str, kind, default) -> tuple:
     return tuple(dict.fromkeys(kind(x) for x in items)) if items else (default,)
 
 
-SGLANG_NO_TPU = "SGLang has no TPU backend (TPUs are served by sgl-jax, a separate project)"
-
-
 def space_of(s: Scenario, gpu_ids) -> Space:
     """The Scenario's search lists as a Space; InputError (naming search_gpus) for a GPU that is not shipped."""
     wanted = split_list(s.search_gpus)
@@ -64,7 +62,7 @@ def space_of(s: Scenario, gpu_ids) -> Space:
         gpus = tuple(dict.fromkeys(wanted))
     left_out = ()
     if s.engine == "sglang":  # its package has no TPU backend (sgl-jax is another project, with another CLI)
-        tpus = [g for g in gpus if gpu_ids[g].vendor == "google"]
+        tpus = [g for g in gpus if not sglang_runs_on(gpu_ids[g])]
         if tpus and len(tpus) == len(gpus):
             raise InputError("search_gpus", f"{', '.join(tpus)}: {SGLANG_NO_TPU}; search them with the vllm engine")
         gpus, left_out = tuple(g for g in gpus if g not in tpus), tuple(f"{g}: {SGLANG_NO_TPU}" for g in tpus)

@@ -8,6 +8,13 @@ from calc.engine_spec import version_tuple
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 
+SGLANG_NO_TPU = "SGLang has no TPU backend (TPUs are served by sgl-jax, a separate project)"
+
+
+def sglang_runs_on(g: GPUSpec) -> bool:
+    """SGLang's devices are CUDA, ROCm and a few others (server_args.py `device`), not TPUs."""
+    return g.vendor != "google"
+
 
 def sglang_running_cap(pool_tokens: int, context_len: int) -> int:
     """The --max-running-requests SGLang takes when it is not given: min(pool / 2, the request-slot pool), the slots
