@@ -229,9 +229,9 @@ def mamba_note(s: Scenario, p) -> str:
     text = (f"SGLang splits this hybrid model's pool: {p.slots:,} requests' state ({p.state_bytes / 2**20:,.1f} MiB each, "
             f"SSM in fp32; mamba_full_memory_ratio 0.9) and {p.kv_tokens:,} tokens of attention KV; it then runs at most "
             f"{p.slots:,} // {p.ratio} = {p.running_cap:,} requests at once, whatever --max-running-requests asks")  # fmt: skip
-    if min(s.max_num_seqs, s.rank_concurrency) > p.running_cap:
-        text += (f". This plan runs up to {min(s.max_num_seqs, s.rank_concurrency):,}: set max_num_seqs to "
-                 f"{p.running_cap:,} to plan what SGLang runs (or raise --max-mamba-cache-size)")  # fmt: skip
+    if s.max_num_seqs > p.running_cap:
+        text += (f"; so this plan runs {p.running_cap:,} at once where max_num_seqs asks {s.max_num_seqs:,} (a larger "
+                 "--mem-fraction-static gives more slots; SGLang's --max-mamba-cache-size, not modelled here, sets them)")  # fmt: skip
     return text
 
 
@@ -361,6 +361,9 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     given = s.max_model_len
     s = default_context(s, model)
     mem = size_pool(s, model, gpu)
+    asked = s
+    if (pools := mamba_pools(s, model, mem)) and s.max_num_seqs > pools.running_cap:
+        s = s.model_copy(update={"max_num_seqs": pools.running_cap})  # what SGLang runs, whatever it is asked
     fit = fit_workload(s, model, mem)
     engine = engine_of(s, catalog)
     lat = latency(s, model, gpu, mem, engine)
@@ -374,8 +377,8 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
         notes = (*notes, sglang_pool_note(s, mem))
     if fraction := sglang_fraction_note(s, model, gpu):
         notes = (*notes, fraction)
-    if pools := mamba_pools(s, model, mem):
-        notes = (*notes, mamba_note(s, pools))
+    if pools:
+        notes = (*notes, mamba_note(asked, pools))
     if newer := newer_release_note(s, catalog, engine):
         notes = (*notes, newer)
     if fit.max_concurrency_at_length >= 1:  # speed notes only where a speed figure is shown (the plan serves)

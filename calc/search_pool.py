@@ -25,7 +25,7 @@ from calc.pool import kv_bytes_per_element, measured_at, stage_layouts
 from calc.precision_support import dtype_refusal
 from calc.scenario import Scenario
 from calc.search_space import Grid
-from calc.sglang_hybrid import MAMBA_FULL_MEMORY_RATIO, sglang_state_bytes
+from calc.sglang_hybrid import MAMBA_FULL_MEMORY_RATIO, mamba_ratio, sglang_state_bytes
 from calc.weights import weight_format, weights_bytes_per_stage
 from calc.workload import budget_refused
 
@@ -129,6 +129,7 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     requested = (memory[grid.gpu] - nt) * utils[grid.util] if sglang else memory[grid.gpu] * utils[grid.util]
     stages_pp = np.array(pps)[par]
     blocks_k, avail_k = np.empty((depth, grid.size), dtype=np.int64), np.empty((depth, grid.size))
+    running_cap = np.full(grid.size, np.iinfo(np.int64).max)  # SGLang's M // ratio, the fewest over the stages
     for q in range(depth):
         if s.kv_cache_memory_bytes is not None:
             avail = np.full(grid.size, s.kv_cache_memory_bytes)
@@ -140,6 +141,8 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
                 slots = np.floor(np.divide(avail * MAMBA_FULL_MEMORY_RATIO / (1 + MAMBA_FULL_MEMORY_RATIO), st,
                                            out=np.zeros_like(avail), where=ok))  # fmt: skip
                 avail = avail - np.where(ok, slots * st, 0.0)
+                cap = np.where(st > 0, slots // mamba_ratio(s.engine_version), running_cap).astype(np.int64)
+                running_cap = np.where(q < stages_pp, np.minimum(running_cap, cap), running_cap)
             if graphs_subtracted(s):
                 avail = avail - cg
         bb = block_bytes[par, kvi, f, q]
@@ -154,6 +157,7 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     conc = np.divide(blocks, per_max, out=np.zeros(grid.size), where=per_max > 0)
     per = per_request[par, kvi, f, low, bi]
     held = np.minimum(np.floor_divide(blocks, per, out=np.zeros_like(blocks), where=per > 0), seqs_values[si])
+    held = np.minimum(held, running_cap)  # a hybrid under SGLang runs no more than its state slots allow
     if s.request_len > s.max_model_len or s.max_model_len > m.max_position_embeddings:  # rejected, or no start
         held[:] = 0
     held[conc < 1] = 0

@@ -266,3 +266,22 @@ def test_fp8_experts_kernel_time_on_cdna3_reaches_the_search_too(catalog):
         carried = {(sc.gpu, sc.dtype) for sc, rep in served_as_evaluated(search(s, catalog), catalog)
                    if rep.latency.step.fp8_moe_s}  # fmt: skip
         assert carried == {("mi300x", "fp8")}
+
+
+def test_an_sglang_hybrid_runs_its_state_slots_in_the_search_as_in_the_plan(catalog):
+    """Nemotron-H-8B under SGLang 0.5.14 at a small --mem-fraction-static: its state slots // 5 bind below every
+    max_num_seqs tried above them, and each configuration, opened as its Scenario, shows what the search showed."""
+    s = Scenario(model="nemotron-h-8b", gpu="l40s", engine="sglang", engine_version="0.5.14", request_rate=2.0,
+                 search_gpus="l4,l40s,h100-sxm", search_tensor_parallel_size="1,2", search_max_num_seqs="16,64,256",
+                 search_gpu_memory_utilization="0.5,0.9", search_dtype="bf16", search_kv_cache_dtype="auto")  # fmt: skip
+    r = search(s, catalog)
+    capped = 0
+    for i in range(r.configs_evaluated):
+        d, rep = row(r, i), evaluate(scenario_of(r, i), catalog)
+        cap = rep.memory.state_slots // 5
+        if not cap:  # no room for the weights, or for one running request
+            continue
+        assert d["max_concurrency_at_length"] == rep.fit.max_concurrency_at_length <= max(cap, 1)
+        assert close(d["ttft_s"], rep.latency.ttft_s) and close(d["tpot_s"], rep.latency.tpot_s)
+        capped += d["max_num_seqs"] > cap
+    assert capped >= 4

@@ -57,7 +57,13 @@ def test_the_ratio_by_release_and_the_replay_caps_what_runs(catalog):
     assert runs["massed-nemotron3-nano-30b-h100-vllm-c32"].scenario.max_num_seqs > 16  # vLLM has no such cap
     r = evaluate(runs["massed-nemotron3-nano-30b-h100-sglang-c32"].scenario.model_copy(update={"max_num_seqs": 256}),
                  catalog)  # fmt: skip
-    assert any("81 // 5 = 16 requests at once" in n and "set max_num_seqs to 16" in n for n in r.notes)
+    # and the plan itself runs what SGLang runs: 16 at once, its serve command asking for no more
+    assert any("81 // 5 = 16 requests at once" in n and "this plan runs 16 at once where max_num_seqs asks 256" in n
+               for n in r.notes)  # fmt: skip
+    assert r.scenario.max_num_seqs == 16 and r.fit.max_concurrency_at_length <= 16
+    from calc.serve_command import joined, plan_serve_commands
+
+    assert "--max-running-requests 16 " in joined(plan_serve_commands(r))
 
 
 _cat = None
@@ -78,15 +84,19 @@ def _encode():
     return encode_custom_model(_nano())
 
 
-def test_the_batch_limits_note_caps_a_hybrid_at_its_state_slots(catalog):
+def test_the_plan_runs_a_hybrid_at_its_state_slots(catalog):
     """SGLang's running-request default (min(pool / 2, clamp(…, 2,048, 4,096))) is capped again by a hybrid's state
-    slots // 5 (0.5.14 on): Qwen3-Next on two H200s, the note and the 'own batch limits' both say slots // 5."""
+    slots // 5 (0.5.14 on), and so is any --max-running-requests: Qwen3-Next on two H200s, the server's own batch
+    limits, the note and the plan all run slots // 5."""
     from calc.engine_defaults import server_defaults
 
-    r = evaluate(Scenario(model="qwen3-next-80b-a3b", gpu="h200", engine="sglang", tensor_parallel_size=2), catalog)
+    s = Scenario(model="qwen3-next-80b-a3b", gpu="h200", engine="sglang", tensor_parallel_size=2)
+    r = evaluate(s, catalog)
     slots = r.memory.state_slots
-    assert slots > 0
-    own = server_defaults(r.scenario, r.gpu, True, r.memory.pool_token_capacity, slots)
+    assert 5 * 256 > slots > 0  # so the cap binds below the planner's 256
+    own = server_defaults(s, r.gpu, True, r.memory.pool_token_capacity, slots)
     assert own["max_num_seqs"] == slots // 5
-    assert any(f"--max-running-requests {slots // 5:,} when it is not given" in n and f"its {slots:,} state slots // 5" in n
-               for n in r.notes)  # fmt: skip
+    assert r.scenario.max_num_seqs == slots // 5  # the plan runs it
+    assert any(f"{slots:,} // 5 = {slots // 5:,} requests at once" in n for n in r.notes)
+    # a plan asking for fewer than the cap keeps its own
+    assert evaluate(s.model_copy(update={"max_num_seqs": 64}), catalog).scenario.max_num_seqs == 64
