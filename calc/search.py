@@ -48,7 +48,9 @@ WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: o
        "vLLM refuses to start: kv_cache_memory_bytes and the weights exceed the GPU's memory",
        "vLLM has no kernel for these weights on this GPU (its quantization support table)",
        "vLLM refuses to start: max_num_batched_tokens is below max_num_seqs",
-       "vLLM refuses to start: bf16 needs a GPU of compute capability 8.0 or more (serve fp16, or auto)")  # fmt: skip
+       "vLLM refuses to start: bf16 needs a GPU of compute capability 8.0 or more (serve fp16, or auto)",
+       "SGLang runs out of memory at its first large step: its activation peak and CUDA graphs exceed the rest of the "
+       "GPU that --mem-fraction-static leaves")  # fmt: skip
 CANNOT_SERVE = (1, 2, 3, 7, 8, 9, 10, 11)
 """The WHY entries of a configuration vLLM would not serve at all (a row's `fits` is false), whatever the SLOs."""
 
@@ -114,13 +116,17 @@ class SearchResult:
         return float(Slo(self.scenario).conformance(self.ttft_s[i: i + 1], self.tpot_s[i: i + 1])[0])
 
     def why_not(self, i: int) -> str:
-        return WHY[self.why[i]]
+        return self._reason(int(self.why[i]))
+
+    def _reason(self, k: int) -> str:
+        """WHY[k], naming the engine searched where the refusal is the engine's own and both engines refuse alike."""
+        return WHY[k].replace("vLLM", "SGLang") if k in (7, 11) and self.scenario.engine == "sglang" else WHY[k]
 
     def why_counts(self) -> dict[str, int]:
         """How many configurations each reason rules out, the commonest first (empty when none is ruled out)."""
         counts = np.bincount(self.why, minlength=len(WHY))
         order = sorted(range(1, len(WHY)), key=lambda k: -counts[k])
-        return {WHY[k]: int(counts[k]) for k in order if counts[k]}
+        return {self._reason(k): int(counts[k]) for k in order if counts[k]}
 
     @property
     def configs_evaluated(self) -> int:
@@ -258,6 +264,7 @@ def _extrapolation_note(s: Scenario, catalog: Catalog, in_flight: float) -> tupl
 
 def _why(s: Scenario, pool: PoolArrays, positions: int) -> np.ndarray:
     why = np.zeros(len(pool.num_gpu_blocks), dtype=np.int8)
+    why[pool.sglang_short] = 12  # the pool fits; the server would not last
     if s.request_len > s.max_model_len:
         why[:] = 3
     why[pool.max_concurrency < 1] = 2

@@ -50,6 +50,9 @@ class PoolArrays:
     pool_beyond_gpu: np.ndarray
     """kv_cache_memory_bytes and the weights exceed the GPU's memory: vLLM cannot allocate that pool, and refuses to
     start (calc.workload.fit_workload's refusal)."""
+    sglang_short: np.ndarray
+    """Under SGLang, the activation peak and CUDA graphs exceed the rest of the GPU its fraction leaves: it runs out of
+    memory at its first large step (calc.evaluate.sglang_rest_short_bytes > 0)."""
 
 
 def _blockings(m, s: Scenario, grid: Grid, gpus) -> tuple[np.ndarray, list]:
@@ -127,6 +130,8 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     a, nt, cg = act[par, si, bi], non_torch[par], graphs[par]
     sglang = s.engine == "sglang"  # its fraction applies to what is free before loading; activations outside it
     requested = (memory[grid.gpu] - nt) * utils[grid.util] if sglang else memory[grid.gpu] * utils[grid.util]
+    short = (memory[grid.gpu] - nt - requested < a + cg) if sglang and s.kv_cache_memory_bytes is None else \
+        np.zeros(grid.size, dtype=bool)  # fmt: skip
     stages_pp = np.array(pps)[par]
     blocks_k, avail_k = np.empty((depth, grid.size), dtype=np.int64), np.empty((depth, grid.size))
     running_cap = np.full(grid.size, np.iinfo(np.int64).max)  # SGLang's M // ratio, the fewest over the stages
@@ -171,4 +176,4 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     return PoolArrays(num_gpu_blocks=blocks, max_concurrency=conc, max_concurrency_at_length=held,
                       kv_cache_memory_bytes=avail_k[low, cols], weights_bytes_per_gpu=weights[par, dt, low],
                       kv_bytes_per_token_per_gpu=kv_gpu[par, kvi], state_bytes_per_request=state[par, kvi, f, low],
-                      block_size=block_size[par, kvi, f, low], pool_beyond_gpu=beyond)  # fmt: skip
+                      block_size=block_size[par, kvi, f, low], pool_beyond_gpu=beyond, sglang_short=short)  # fmt: skip

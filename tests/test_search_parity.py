@@ -285,3 +285,23 @@ def test_an_sglang_hybrid_runs_its_state_slots_in_the_search_as_in_the_plan(cata
         assert close(d["ttft_s"], rep.latency.ttft_s) and close(d["tpot_s"], rep.latency.tpot_s)
         capped += d["max_num_seqs"] > cap
     assert capped >= 4
+
+
+def test_a_fraction_sglang_would_run_out_of_memory_at_is_ruled_out_as_the_plan_warns(catalog):
+    """Under SGLang the activation peak and CUDA graphs live outside --mem-fraction-static: a fraction that leaves
+    them no room is ruled out of the search (the plan's warning, calc.evaluate.sglang_rest_short_bytes), and only
+    those."""
+    from calc.evaluate import sglang_rest_short_bytes
+
+    s = Scenario(model="llama-3.1-8b", gpu="l4", engine="sglang", request_rate=1.0, search_gpus="l4,h100-sxm",
+                 search_tensor_parallel_size="1,2", search_gpu_memory_utilization="0.8,0.95,0.98",
+                 search_max_num_batched_tokens="2048,16384", search_max_num_seqs="256", search_dtype="bf16",
+                 search_kv_cache_dtype="auto")  # fmt: skip
+    r = search(s, catalog)
+    short = [i for i in range(r.configs_evaluated) if r.why[i] == 12]
+    for i in range(r.configs_evaluated):
+        rep = evaluate(scenario_of(r, i), catalog)
+        if r.why[i] in (0, 4, 12):
+            assert (r.why[i] == 12) == (sglang_rest_short_bytes(rep.scenario, rep.memory) > 0), i
+    assert len(short) >= 4 and r.cheapest not in short and row(r, short[0])["fits"]
+    assert "SGLang runs out of memory" in row(r, short[0])["why_not"]
