@@ -76,9 +76,13 @@ def render_text(out: dict) -> str:
 
 
 def served_note(c: dict) -> str:
-    """' (served as 41: what the KV pool holds)' where vLLM's max_num_seqs is capped (calc.search_rows.CAPPED_SEQS)."""
+    """' (served as 41: what the KV pool holds)' where vLLM's max_num_seqs is capped (calc.search_rows.CAPPED_SEQS);
+    under SGLang, a hybrid's state slots (calc.search_rows.SGLANG_CAPPED)."""
     served = c.get("served_max_num_seqs")
-    return f" (served as {served:,}: what the KV pool holds)" if served is not None and served < c["max_num_seqs"] else ""
+    if served is None or served >= c["max_num_seqs"]:
+        return ""
+    why = "what its Mamba state slots let SGLang run" if c.get("engine") == "sglang" else "what the KV pool holds"
+    return f" (served as {served:,}: {why})"
 
 
 def render_csv(rows: list[dict]) -> str:

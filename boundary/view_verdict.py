@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from boundary import fmt
 from calc.evaluate import sglang_rest_short_bytes
+from calc.sglang_hybrid import running_limit
 
 
 def each_rank(s) -> str:
@@ -79,7 +80,7 @@ def missing_lines(r) -> list[str]:
                    f"{fmt.count(sf.workload_missing_blocks)} blocks ({fmt.gib(sf.workload_missing_bytes)} per GPU) short"
                    + beyond(sf.workload_missing_bytes) + (": vLLM preempts" if sf.engine_starts else ""))  # fmt: skip
     if s.rank_concurrency > s.max_num_seqs:
-        out.append(f"max_num_seqs {s.max_num_seqs:,} < concurrency {s.rank_concurrency:,}{rank}: "
+        out.append(f"{running_limit(s, m)} < concurrency {s.rank_concurrency:,}{rank}: "
                    f"{s.rank_concurrency - s.max_num_seqs:,} requests{rank} wait in the queue")  # fmt: skip
     return out
 

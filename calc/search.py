@@ -165,12 +165,15 @@ class SearchResult:
     def served_seqs(self, i: int) -> int:
         """The max_num_seqs configuration i is served with: under vLLM at most what the KV pool holds at the full
         length, since vLLM admits a request when its prompt fits and above that a burst preempts
-        (calc.replicas.Capacity.overcommitted); the capacity, found at the slots the pool holds, is the same."""
+        (calc.replicas.Capacity.overcommitted); the capacity, found at the slots the pool holds, is the same. Under
+        SGLang at most a hybrid's state slots // ratio (calc.sglang_hybrid), which it runs whatever it is asked."""
         g, b = self.grid, self.base(i)
         seqs = int(g.space.max_num_seqs[g.seqs[b]])
         held = int(self.pool.max_concurrency_at_length[b])
-        if self.scenario.engine == "sglang" or held < 1:  # a configuration that cannot start: shown as tried
+        if held < 1:  # a configuration that cannot start: shown as tried
             return seqs
+        if self.scenario.engine == "sglang":  # a hybrid's state slots cap it, as the plan runs it
+            return min(seqs, int(self.pool.running_cap[b]))
         return min(seqs, held)
 
     def served_key(self, i: int) -> tuple:

@@ -50,6 +50,9 @@ class PoolArrays:
     pool_beyond_gpu: np.ndarray
     """kv_cache_memory_bytes and the weights exceed the GPU's memory: vLLM cannot allocate that pool, and refuses to
     start (calc.workload.fit_workload's refusal)."""
+    running_cap: np.ndarray
+    """Under SGLang, a hybrid's state slots // ratio: the most requests it runs, whatever max_num_seqs asks (the
+    int64 maximum where nothing caps them)."""
     sglang_short: np.ndarray
     """Under SGLang, the activation peak and CUDA graphs exceed the rest of the GPU its fraction leaves: it runs out of
     memory at its first large step (calc.evaluate.sglang_rest_short_bytes > 0)."""
@@ -176,4 +179,5 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     return PoolArrays(num_gpu_blocks=blocks, max_concurrency=conc, max_concurrency_at_length=held,
                       kv_cache_memory_bytes=avail_k[low, cols], weights_bytes_per_gpu=weights[par, dt, low],
                       kv_bytes_per_token_per_gpu=kv_gpu[par, kvi], state_bytes_per_request=state[par, kvi, f, low],
-                      block_size=block_size[par, kvi, f, low], pool_beyond_gpu=beyond, sglang_short=short)  # fmt: skip
+                      block_size=block_size[par, kvi, f, low], pool_beyond_gpu=beyond, running_cap=running_cap,
+                      sglang_short=short)  # fmt: skip

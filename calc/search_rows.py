@@ -78,6 +78,8 @@ def row(r, i: int) -> dict:
 
 CAPPED_SEQS = ("# --max-num-seqs {seqs:,}, not {asked:,}: the KV pool holds {seqs:,} requests of {tokens:,} tokens "
                "(same capacity; above it vLLM admits on the prompt alone and bursts preempt)")
+SGLANG_CAPPED = ("# --max-running-requests {seqs:,}, not {asked:,}: this hybrid model's Mamba state slots // ratio, "
+                 "which SGLang runs at most whatever it is asked (calc.sglang_hybrid)")
 """vLLM admits a request when its prompt fits, so with max_num_seqs above what the pool holds at full length a burst
 preempts and recomputes instead of waiting, which the capacity assumes (calc.replicas.Capacity.overcommitted): the
 command caps it, and the capacity, found at the slots the pool holds, is the same."""
@@ -88,8 +90,10 @@ def serve_commands(r, i: int) -> list[tuple[str, str]]:
     f, s = fields_of(r, i), r.scenario
     seqs = r.served_seqs(i)
     serves = r.pool.max_concurrency_at_length[r.base(i)] >= 1  # a configuration that cannot run has no cap to explain
-    note = CAPPED_SEQS.format(seqs=seqs, asked=f["max_num_seqs"], tokens=s.input_len + s.output_len) \
-        if s.engine != "sglang" and seqs < f["max_num_seqs"] and serves else ""  # fmt: skip
+    note = ""
+    if seqs < f["max_num_seqs"] and serves:
+        note = CAPPED_SEQS.format(seqs=seqs, asked=f["max_num_seqs"], tokens=s.input_len + s.output_len) \
+            if s.engine != "sglang" else SGLANG_CAPPED.format(seqs=seqs, asked=f["max_num_seqs"])  # fmt: skip
     counts = {"prefill": r.prefill_instances[i], "decode": r.decode_instances[i]} if r.gpus[i] else None
     return serve_lines(s, f, r.model_name, seqs, disaggregated=bool(r.disaggregated[i]), counts=counts, note=note,
                        hf_id=r.hf_id)  # fmt: skip

@@ -72,3 +72,12 @@ def mamba_pools(s, m, mem) -> MambaPools | None:
     kv = mem.kv_bytes_per_token_per_gpu
     tokens = int(mem.kv_cache_memory_bytes // kv) if kv else 0
     return MambaPools(mem.state_slots, mem.state_slots // ratio, tokens, mem.state_pool_bytes / mem.state_slots, ratio)
+
+
+def running_limit(s, mem) -> str:
+    """The running-request limit a plan runs, named: 'max_num_seqs N', or under SGLang, where a hybrid's state slots
+    cap it (calc.evaluate plans what SGLang runs), 'SGLang's running-request cap N (M state slots // ratio)'."""
+    if s.engine == "sglang" and mem.state_slots and s.max_num_seqs == mem.state_slots // mamba_ratio(s.engine_version):
+        return (f"SGLang's running-request cap {s.max_num_seqs:,} (its {mem.state_slots:,} state slots // "
+                f"{mamba_ratio(s.engine_version)}, whatever max_num_seqs asks)")  # fmt: skip
+    return f"max_num_seqs {s.max_num_seqs:,}"

@@ -14,6 +14,7 @@ from calc.expr import E
 from calc.numeric import largest_true
 from calc.pool import PoolResult
 from calc.scenario import Scenario
+from calc.sglang_hybrid import running_limit
 from calc.specs import ModelSpec
 from calc.units import GiB
 
@@ -109,7 +110,7 @@ def fit_workload(s: Scenario, m: ModelSpec, mem: PoolResult) -> WorkloadFit:
         evicts = "SGLang retracts some" if s.engine == "sglang" else "vLLM preempts"
         reasons.append(f"{C:,} requests need {C * per_req:,} blocks{each}, the pool has {blocks:,}: {evicts}")
     if C > s.max_num_seqs:
-        reasons.append(f"concurrency {C:,}{each} exceeds max_num_seqs {s.max_num_seqs:,}: the rest wait in the queue")
+        reasons.append(f"concurrency {C:,}{each} exceeds {running_limit(s, mem)}: the rest wait in the queue")
     per_seq_blocks = blocks // C
     longest = max(0, largest_true(lambda n: need(n) <= per_seq_blocks, 1, s.max_model_len))
     return WorkloadFit(
