@@ -45,8 +45,13 @@ class _Typed(argparse.Action):
     names the one typed."""
 
     def __call__(self, parser, namespace, values, option_string=None):
+        plain = "--" + self.dest.replace("_", "-")
+        before = getattr(namespace, "typed", {}).get(plain)
+        if before not in (None, option_string) and getattr(namespace, self.dest) != values:  # the last would win
+            raise argparse.ArgumentError(self, f"sets the same prompt or output length as {before}, given too with "
+                                               f"another value ({getattr(namespace, self.dest)}): give one of them")  # fmt: skip
         setattr(namespace, self.dest, values)
-        namespace.typed = getattr(namespace, "typed", {}) | {"--" + self.dest.replace("_", "-"): option_string}
+        namespace.typed = getattr(namespace, "typed", {}) | {plain: option_string}
 
 
 def add_bench_parser(sub) -> None:
@@ -85,8 +90,9 @@ def add_bench_parser(sub) -> None:
     g.add_argument("--request-rate", dest="request_rate", default=None, metavar="R",
                    help="Poisson arrivals at R requests/s (without it, and without --max-concurrency, every prompt "
                         "at once)")  # fmt: skip
-    add_scenario_flags(b, skip=("input_len", "output_len", "request_rate",
+    add_scenario_flags(b, skip=("input_len", "output_len", "request_rate", "concurrency",
                                 *(name for name in Scenario.model_fields if name.startswith("search_"))))
+    b.add_argument("--concurrency", dest="concurrency", default=None, help=argparse.SUPPRESS)  # plan's: refused, named
     b.add_argument("--input-len", dest="input_len", default=None, action=_Typed, help=argparse.SUPPRESS)
     b.add_argument("--output-len", dest="output_len", default=None, action=_Typed, help=argparse.SUPPRESS)
 

@@ -147,7 +147,7 @@ def beyond_lines(r) -> list[str]:
         f"conversation of {s.turns:,} turns × {fmt.tokens(s.tokens_per_turn)}: {fmt.count(pre.conversation_tokens_without_reuse)} "
         f"prefill tokens without reuse, {fmt.count(pre.conversation_tokens_with_reuse)} with ({fmt.ratio(pre.prefix_reuse_saving)} "
         f"fewer); last turn TTFT {fmt.ms(pre.last_turn_ttft_without_reuse_s)} → {fmt.ms(pre.last_turn_ttft_with_reuse_s)}",
-        (f"shared system prompt of {fmt.tokens(s.shared_prefix_len)}: {fmt.plural(pre.max_concurrency_with_sharing, 'request')} "
+        (f"shared system prompt of {fmt.tokens(s.shared_len)}: {fmt.plural(pre.max_concurrency_with_sharing, 'request')} "
          f"fit ({fmt.count(pre.max_concurrency_without_sharing)} without sharing), {fmt.count(pre.blocks_saved)} blocks saved at "
          f"C={s.concurrency:,}, TTFT {fmt.ms(pre.ttft_saved_per_request_s)} shorter per request" if s.shared_prefix_len else
          "shared system prompt: none (set shared_prefix_len to see the blocks and prefill a shared prompt saves)"),

@@ -82,7 +82,7 @@ def workload_section(r) -> Section:
                 f"(no room for a prompt beside the {s.output_len:,}-token output)"))]  # as the headline says  # fmt: skip
     if s.shared_prefix_len:
         p = r.prefix
-        rows.append((f"with the shared {fmt.count(s.shared_prefix_len)}-token prompt",
+        rows.append((f"with the shared {fmt.count(s.shared_len)}-token prompt",
                      f"{fmt.plural(p.max_concurrency_with_sharing, 'request')} fit (without sharing "
                      f"{fmt.count(p.max_concurrency_without_sharing)}); {fmt.count(p.blocks_saved)} blocks saved"))  # fmt: skip
     return Section("Workload", rows)

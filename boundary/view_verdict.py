@@ -68,10 +68,10 @@ def missing_lines(r) -> list[str]:
                    f"{fmt.count(m.blocks_per_max_len_request)} blocks; the pool has {fmt.count(m.num_gpu_blocks)} — "
                    f"{fmt.gib(sf.start_missing_bytes)} per GPU short{beyond(sf.start_missing_bytes)}")  # fmt: skip
     if s.request_len > s.max_model_len:
-        ctx = r.model.max_position_embeddings
+        ctx = r.model.max_len_limit
         out.append(f"request length: {fmt.tokens(s.request_len)} exceeds max_model_len {fmt.count(s.max_model_len)} "
                    f"by {fmt.tokens(s.request_len - s.max_model_len)}: vLLM rejects it" + (
-                       f"; it also exceeds the model's own context ({fmt.tokens(ctx)}, max_position_embeddings), so no "
+                       f"; it also exceeds the model's own context ({r.model.max_len_text}), so no "
                        "max_model_len admits it: shorten input_len + output_len" if s.request_len > ctx else ""))  # fmt: skip
     rank = each_rank(s)
     if sf.workload_missing_blocks:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from calc.pool import measured_at, size_pool, tp_check
 from calc.precision_support import dtype_refusal
 from calc.resolve import other_gpu_fields
-from calc.scenario import Scenario
+from calc.scenario import Scenario, field_bounds
 from calc.specs import GPUSpec, ModelSpec
 from calc.workload import budget_refused, fit_workload
 
@@ -43,11 +43,11 @@ def suggest(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> 
     than that TP; the smallest shipped GPU with more memory that fits; fewer concurrent requests; a shorter
     max_model_len. Only changes that fit are returned."""
     out: list[Suggestion | None] = []
-    if s.request_len > m.max_position_embeddings:
+    if s.request_len > m.max_len_limit:
         return ()  # no max_model_len the model accepts admits the request (the verdict says so)
-    if s.max_model_len > m.max_position_embeddings:  # vLLM refuses to start: every option needs the model's limit
-        s = s.model_copy(update={"max_model_len": m.max_position_embeddings})
-        out.append(_try(s, m, g, f"max_model_len={m.max_position_embeddings} (the model's max_position_embeddings)"))
+    if s.max_model_len > m.max_len_limit:  # vLLM refuses to start: every option needs the model's limit
+        s = s.model_copy(update={"max_model_len": m.max_len_limit})
+        out.append(_try(s, m, g, f"max_model_len={m.max_len_limit} (the model's maximum)"))
     if s.request_len > s.max_model_len:  # every option also needs a max_model_len that admits the request
         s = s.model_copy(update={"max_model_len": s.request_len})
         out.append(_try(s, m, g, f"max_model_len={s.request_len}"))
@@ -152,6 +152,10 @@ def _options(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec], ou
             out.append(sug)
             break
     base = fit_workload(s, m, size_pool(s, m, g))
+    c = s.rank_concurrency
+    if s.max_num_seqs < c <= field_bounds("max_num_seqs")[1] and s.engine == "vllm":  # the queue, not the pool
+        budget = {"max_num_batched_tokens": c} if c > s.max_num_batched_tokens else {}  # vLLM's rule: budget ≥ seqs
+        out.append(_try(s, m, g, f"max_num_seqs={c}", max_num_seqs=c, **budget))
     if 0 < base.max_concurrency_at_length < s.concurrency and s.request_len <= s.max_model_len:
         out.append(_try(s, m, g, f"concurrency={base.max_concurrency_at_length}",
                         concurrency=base.max_concurrency_at_length))  # fmt: skip

@@ -95,5 +95,5 @@ def concurrency_vs_context(m: ModelSpec, mem: PoolResult) -> list[ContextPoint]:
     """vLLM's 'Maximum concurrency for L tokens per request' as L varies (same pool)."""
     need = mem.blocks_per_request
     return [
-        ContextPoint(L, mem.num_gpu_blocks / need(L)) for L in geometric(256, max(512, m.max_position_embeddings), 24)
+        ContextPoint(L, mem.num_gpu_blocks / need(L)) for L in geometric(256, max(512, m.max_len_limit), 24)
     ]

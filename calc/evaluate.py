@@ -122,6 +122,9 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
                      + ", not to the one holding its history: a conversation's later turn or a "
                      f"document's next query finds its prefix about 1 in {s.data_parallel_size} times unless a "
                      "prefix-aware router sends it back (the reuse figures assume it does)")  # fmt: skip
+    if s.shared_prefix_len > s.input_len:
+        notes.append(f"shared_prefix_len {s.shared_prefix_len:,} is longer than the prompt (input_len {s.input_len:,}): "
+                     f"the shared system prompt is planned as the whole prompt, {s.input_len:,} tokens")  # fmt: skip
     if s.mamba_ssm_cache_dtype != "auto" and not mem.state_bytes_per_request:
         notes.append("mamba_ssm_cache_dtype changes nothing here: this model has no Mamba / linear-attention layers")
     if s.currency != "USD" and s.gpu_hour_price is None:

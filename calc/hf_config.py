@@ -131,6 +131,9 @@ def _quantization(q: Any) -> dict | None:
     method = str(q.get("quant_method") or q.get("quant_algo") or "unknown")[:40]
     out: dict[str, Any] = {"quant_method": method}
     bits = q.get("bits", q.get("w_bit"))
+    if bits is not None and (isinstance(bits, bool) or not isinstance(bits, (int, float)) or not 0 < bits <= 64):
+        raise InputError("quantization_config.bits", f"expected a positive number of bits a weight, such as 4 or 8 "
+                                                     f"(got {str(bits)[:20]!r})")  # fmt: skip
     if method == "bitsandbytes":
         bits = 4 if q.get("load_in_4bit") else 8
     if method == "compressed-tensors":  # config_groups → weights.num_bits
@@ -165,6 +168,27 @@ def _quantization(q: Any) -> dict | None:
         out["bits"] = bits
     if method == "mxfp4":
         out["experts_only"] = True  # gpt-oss: modules_to_not_convert = attention, router, embeddings, lm_head
+    return out
+
+
+def _rope(raw: Any) -> dict | None:
+    """rope_scaling (or transformers v5's rope_parameters, per layer type or not) → ModelSpec.rope_scaling: its type
+    ('type' read as rope_type, as vLLM's patch_rope_scaling does), factor and original_max_position_embeddings."""
+    if not isinstance(raw, dict):
+        return None
+    if not any(k in raw for k in ("rope_type", "type", "factor")):  # {"full_attention": {...}, "sliding_attention": …}
+        raw = raw.get("full_attention") if isinstance(raw.get("full_attention"), dict) else \
+            next((v for v in raw.values() if isinstance(v, dict)), {})  # fmt: skip
+    kind = raw.get("rope_type", raw.get("type", "default"))
+    kind = {"su": "longrope", "mrope": "default"}.get(kind, kind) if isinstance(kind, str) else "default"
+    out: dict[str, Any] = {"rope_type": kind[:40]}
+    factor, original = raw.get("factor"), raw.get("original_max_position_embeddings")
+    if factor is not None:
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor <= 10_000:
+            raise InputError("rope_scaling.factor", f"expected a positive number, such as 2.0 or 4.0 (got {str(factor)[:20]!r})")
+        out["factor"] = float(factor)
+    if isinstance(original, int) and not isinstance(original, bool) and 0 < original <= 2**31:
+        out["original_max_position_embeddings"] = original
     return out
 
 
@@ -369,6 +393,7 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
     if vision and tower is None:
         assumptions.append("vision_config does not give the tower's hidden_size, intermediate_size and layer count: "
                            "the vision tower vLLM loads is not counted in the weights")  # fmt: skip
+    cfg["rope_scaling"] = _rope(cfg.get("rope_scaling") or cfg.get("rope_parameters"))
     keep = set(ModelSpec.model_fields) - {"name", "hf_id", "source", "assumptions", "vision_config"}
     data = {k: v for k, v in cfg.items() if k in keep and v is not None}
     hf_id = one_line(config.get("_name_or_path")) if isinstance(config.get("_name_or_path"), str) else None

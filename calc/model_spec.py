@@ -66,6 +66,20 @@ class QuantizationConfig(BaseModel):
     NVFP4 experts, FP8 attention)."""
 
 
+class RopeScaling(BaseModel):
+    """The `rope_scaling` block (transformers v5: `rope_parameters`), as far as it sets how long vLLM lets a request be
+    (ModelSpec.max_len_limit)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    rope_type: str = Field(default="default", max_length=40)
+    factor: Annotated[float, Field(gt=0, le=10_000)] | None = None
+    original_max_position_embeddings: Annotated[int, Field(gt=0, le=2**31)] | None = None
+
+
+LONG_ROPE = ("su", "longrope", "llama3")
+"""Rope types whose factor vLLM does not apply to the maximum length (their max_position_embeddings already holds it)."""
+
+
 class VisionConfig(BaseModel):
     """The vision tower of a multimodal checkpoint (`vision_config`), enough to count its weights."""
 
@@ -111,6 +125,7 @@ class ModelSpec(BaseModel):
     vocab_size: PosInt
     tie_word_embeddings: bool = False
     max_position_embeddings: Annotated[int, Field(gt=0, le=2**31)]
+    rope_scaling: RopeScaling | None = None
     torch_dtype: Literal["bfloat16", "float16", "float32"] | None = None
     attention_bias: bool = False
     hidden_act: str | None = Field(default=None, max_length=40)
@@ -236,6 +251,30 @@ class ModelSpec(BaseModel):
         from calc.params import count_params
 
         return count_params(self)
+
+    @property
+    def max_len_limit(self) -> int:
+        """The longest max_model_len vLLM starts with (its _get_and_verify_max_len): max_position_embeddings, times the
+        rope scaling factor where the rope type stretches it (not su / longrope / llama3), from
+        original_max_position_embeddings for yarn. InternLM2.5-7B: 32,768 × 2.0 (dynamic) = 65,536."""
+        r = self.rope_scaling
+        if r is None or r.rope_type in LONG_ROPE or not r.factor:
+            return self.max_position_embeddings
+        base = r.original_max_position_embeddings if r.rope_type == "yarn" and r.original_max_position_embeddings \
+            else self.max_position_embeddings  # fmt: skip
+        return min(int(base * r.factor), 2**31)
+
+    @property
+    def max_len_text(self) -> str:
+        """max_len_limit with where it comes from: 'max_position_embeddings 131,072', or '65,536 (max_position_embeddings
+        32,768 × its dynamic rope_scaling factor 2)'."""
+        r, limit = self.rope_scaling, self.max_len_limit
+        if limit == self.max_position_embeddings:
+            return f"max_position_embeddings {limit:,}"
+        base = "original_max_position_embeddings" if r.rope_type == "yarn" and r.original_max_position_embeddings \
+            else "max_position_embeddings"  # fmt: skip
+        base_len = r.original_max_position_embeddings if base.startswith("original") else self.max_position_embeddings
+        return f"{limit:,} ({base} {base_len:,} × its {r.rope_type} rope_scaling factor {r.factor:g})"
 
     @property
     def kv_heads(self) -> int:

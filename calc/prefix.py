@@ -56,7 +56,7 @@ def prefix(s: Scenario, mem: PoolResult, lat: LatencyResult) -> PrefixResult:
     ctx_last = n * t
     need = mem.blocks_per_request
     bs = mem.block_size
-    shared_blocks = min(s.shared_prefix_len, s.input_len) // bs
+    shared_blocks = s.shared_len // bs
     shared_tokens = shared_blocks * bs
     per_req = need(s.request_len)
     per_req_rest = need(max(1, s.request_len - shared_tokens))

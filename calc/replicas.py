@@ -305,7 +305,8 @@ def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSp
     Llama-3.1-70B on one B200 holds two requests and needs 114 GPUs for 10 req/s, on two 8), served aggregated with
     one attention rank (calc.search tries disaggregated serving too; neither tries data parallelism): capacity, GPUs
     needed for request_rate (or one replica's capacity when unset) and cost per million output tokens. The scenario's
-    own GPU is `g_own` (its overrides applied); the others are priced and sized from their own specs."""
+    own GPU is `g_own` (its overrides applied); the others are priced and sized from their own specs. A TP larger
+    than one node of the GPU holds (node_gpus) is not tried, as in the search."""
     from calc.pool import size_pool, tp_check
     from calc.resolve import for_other_gpu
 
@@ -315,6 +316,8 @@ def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSp
             g = g_own
         best = None
         for tp in (1, 2, 4, 8):
+            if not g.node_holds(tp):  # a group across nodes is not modelled (GH200 rented one to a node)
+                break
             t = for_other_gpu(s, gid).model_copy(update={"tensor_parallel_size": tp, "pipeline_parallel_size": 1,
                                                          "data_parallel_size": 1, "disaggregated": False})  # fmt: skip
             if tp_check(t, m):

@@ -128,6 +128,11 @@ class Report:
         return tails(fanout=s.fanout, chain_calls=s.chain_calls, e2e_s=lat.e2e_s, sigma=s.latency_sigma,
                      itl_s=lat.itl_s, spike_s=lat.chunk_step_s if others else lat.itl_s, tpot_s=lat.tpot_s)  # fmt: skip
 
+    def _price_estimated(self, gid: str) -> bool:
+        """The GPU's price is its spec's own estimate (its `derived` list), not a published rate nor the user's."""
+        own = gid == self.scenario.gpu and self.scenario.gpu_hour_price is not None
+        return not own and "price_per_gpu_hour" in self.other_gpus[gid].derived
+
     @cached_property
     def gpu_options(self) -> tuple[Option, ...]:
         return tuple(gpu_options(self.scenario, self.model, self.gpu, self.other_gpus, self.engine))
@@ -290,7 +295,7 @@ class Report:
         flat["tails"] = asdict(self.tails)
         flat["curves"] = {name: tuple(asdict(p) for p in getattr(self.curves, name)) for name in Curves.NAMES}
         flat["simulation"] = [asdict(x) for x in self.simulation]
-        flat["gpu_options"] = [asdict(x) for x in self.gpu_options]
+        flat["gpu_options"] = [asdict(x) | {"price_is_estimate": self._price_estimated(x.gpu)} for x in self.gpu_options]
         flat["suggestions"] = [asdict(x) for x in self.suggestions]
         flat["formulas"] = self.formulas
         b = self.benchmark

@@ -97,8 +97,8 @@ def default_context(s: Scenario, model: ModelSpec) -> Scenario:
     """max_model_len at its default (8,192) stands for 'not set': vLLM without --max-model-len serves the model's own
     maximum, so where that is smaller (Llama-2's 4,096) the plan takes it rather than refuse to start."""
     default = Scenario.model_fields["max_model_len"].default
-    if s.max_model_len == default and model.max_position_embeddings < default:
-        return s.model_copy(update={"max_model_len": model.max_position_embeddings})
+    if s.max_model_len == default and model.max_len_limit < default:
+        return s.model_copy(update={"max_model_len": model.max_len_limit})
     return s
 
 

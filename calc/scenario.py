@@ -278,6 +278,11 @@ class Scenario(BaseModel):
     def request_len(self) -> int:
         return self.input_len + self.output_len
 
+    @property
+    def shared_len(self) -> int:
+        """The shared system prompt as planned: shared_prefix_len, no longer than the prompt it opens."""
+        return min(self.shared_prefix_len, self.input_len)
+
     def changed(self) -> dict:
         """Fields that differ from the defaults, in declaration order (what a shared link carries)."""
         return self.model_dump(exclude_defaults=True)

@@ -44,7 +44,7 @@ from calc.workload import budget_refused
 WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: one max_model_len request does not fit",
        "a request is longer than max_model_len", "not even one request at a time meets the SLOs at the quota",
        "uses more GPUs than the limit (max GPUs)", "costs more per hour than the budget per hour",
-       "vLLM refuses to start: max_model_len exceeds the model's max_position_embeddings",
+       "vLLM refuses to start: max_model_len exceeds the model's maximum (max_position_embeddings, rope scaling)",
        "vLLM refuses to start: kv_cache_memory_bytes and the weights exceed the GPU's memory",
        "vLLM has no kernel for these weights on this GPU (its quantization support table)",
        "vLLM refuses to start: max_num_batched_tokens is below max_num_seqs",
@@ -217,7 +217,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     per_hour = price * gpus_used
     rate = cat["rate"]
     per_m = np.where(gpus_used > 0, cost_per_million_output_tokens(per_hour, rate, s.output_len), np.nan)
-    why = _why(s, pool, model.max_position_embeddings)
+    why = _why(s, pool, model.max_len_limit)
     kernel = np.array([[bool(unsupported(d, gpus[gid].arch)) for d in g.dtypes] for gid in sp.gpus])
     why = np.where((why == 0) & kernel[g.gpu, g.dtype], 9, why)
     no_start = np.array([[bool(dtype_refusal(d, gpus[gid].arch)) for d in g.dtypes] for gid in sp.gpus])

@@ -166,7 +166,7 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     per = per_request[par, kvi, f, low, bi]
     held = np.minimum(np.floor_divide(blocks, per, out=np.zeros_like(blocks), where=per > 0), seqs_values[si])
     held = np.minimum(held, running_cap)  # a hybrid under SGLang runs no more than its state slots allow
-    if s.request_len > s.max_model_len or s.max_model_len > m.max_position_embeddings:  # rejected, or no start
+    if s.request_len > s.max_model_len or s.max_model_len > m.max_len_limit:  # rejected, or no start
         held[:] = 0
     held[conc < 1] = 0
     held[budget_refused(s.engine, np.array(sp.max_num_batched_tokens, dtype=np.int64)[bi], seqs_values[si])] = 0

@@ -24,9 +24,11 @@ class WorkloadFit:
     request_tokens: int
     blocks_per_request: int
     blocks_needed: int
-    """Of one pool: a data-parallel rank's share of the requests (all of them with one rank)."""
+    """Of one pool: a data-parallel rank's share of the requests (all of them with one rank) that run at once, at
+    most max_num_seqs (the rest wait in the queue and hold no blocks)."""
     tokens_needed: int
-    """concurrency · request length: the seed's '16 × (L + 256)' (a rank's share, as blocks_needed)."""
+    """requests running at once (concurrency, at most max_num_seqs) · request length: the seed's '16 × (L + 256)' (a
+    rank's share, as blocks_needed)."""
     pool_fraction: float
     """blocks_needed / num_gpu_blocks (vLLM's gpu_cache_usage at steady state); inf when the pool is empty."""
     fits: bool
@@ -35,8 +37,8 @@ class WorkloadFit:
     """Most requests of this length the server holds at once, capped by max_num_seqs a rank (0 when vLLM refuses to
     start); with data-parallel ranks, all of them together."""
     longest_request_at_concurrency: int
-    """Longest request (prompt + output) each of `concurrency` requests can have, capped by max_model_len (a rank's
-    share of them against its pool, with data-parallel ranks)."""
+    """Longest request (prompt + output) each of the requests running at once (concurrency, at most max_num_seqs)
+    can have, capped by max_model_len (a rank's share of them against its pool, with data-parallel ranks)."""
     longest_prompt_at_concurrency: int
     """The same minus output_len (the seed's 'prompts of at most 816' for the MHA variant)."""
     formula: E = field(repr=False, compare=False)
@@ -59,9 +61,9 @@ def start_refusal(s: Scenario, m: ModelSpec, mem: PoolResult) -> str:
     without bf16."""
     if mem.dtype_refusal:
         return mem.dtype_refusal
-    if s.max_model_len > m.max_position_embeddings:
-        return (f"vLLM refuses to start: max_model_len {s.max_model_len:,} exceeds the model's max_position_embeddings "
-                f"{m.max_position_embeddings:,} (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 overrides it, at the model's risk)")  # fmt: skip
+    if s.max_model_len > m.max_len_limit:
+        return (f"vLLM refuses to start: max_model_len {s.max_model_len:,} exceeds the model's maximum, "
+                f"{m.max_len_text} (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 overrides it, at the model's risk)")  # fmt: skip
     if budget_refused(s.engine, s.max_num_batched_tokens, s.max_num_seqs):
         return (f"vLLM refuses to start: max_num_batched_tokens ({s.max_num_batched_tokens:,}) must be at least "
                 f"max_num_seqs ({s.max_num_seqs:,}) (vLLM's SchedulerConfig: every running request may need a token "
@@ -106,24 +108,26 @@ def fit_workload(s: Scenario, m: ModelSpec, mem: PoolResult) -> WorkloadFit:
         )
     if L > s.max_model_len:
         reasons.append(f"a request of {L:,} tokens exceeds max_model_len {s.max_model_len:,}")
-    if C * per_req > blocks:
+    R = min(C, s.max_num_seqs)  # running at once; the rest wait in the queue and hold no blocks
+    if R * per_req > blocks:
         evicts = "SGLang retracts some" if s.engine == "sglang" else "vLLM preempts"
-        reasons.append(f"{C:,} requests need {C * per_req:,} blocks{each}, the pool has {blocks:,}: {evicts}")
+        reasons.append(f"{R:,} running requests need {R * per_req:,} blocks{each}, the pool has {blocks:,}: {evicts}")
     if C > s.max_num_seqs:
         reasons.append(f"concurrency {C:,}{each} exceeds {running_limit(s, mem)}: the rest wait in the queue")
-    per_seq_blocks = blocks // C
+    per_seq_blocks = blocks // R
     longest = max(0, largest_true(lambda n: need(n) <= per_seq_blocks, 1, s.max_model_len))
+    running = "concurrency" if R == C else "running requests (max_num_seqs)"
     return WorkloadFit(
         request_tokens=L,
         blocks_per_request=per_req,
-        blocks_needed=C * per_req,
-        tokens_needed=C * L,
-        pool_fraction=(C * per_req / blocks) if blocks else float("inf"),
+        blocks_needed=R * per_req,
+        tokens_needed=R * L,
+        pool_fraction=(R * per_req / blocks) if blocks else float("inf"),
         fits=not reasons,
         reasons=tuple(reasons),
         max_concurrency_at_length=dp * max_requests_at_length(s, mem, m),
         longest_request_at_concurrency=longest,
         longest_prompt_at_concurrency=max(0, longest - s.output_len),
-        formula=E(C, "concurrency" if dp == 1 else "requests a rank") * E(per_req, f"blocks per {L:,}-token request"),
+        formula=E(R, running if dp == 1 else "requests a rank") * E(per_req, f"blocks per {L:,}-token request"),
         refused=refused,
     )

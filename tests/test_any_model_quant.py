@@ -54,3 +54,13 @@ def test_a_modelopt_mixed_precision_checkpoint_keeps_its_experts_at_four_bits(ca
     # 0.08 GB, linear attention and attention in fp8 1.20 GB, embedding + head 2.03 GB and vision 0.89 GB at 2 bytes:
     # 22.3 GB = 20.8 GiB
     assert weights_bytes(count_params(m), f) / GiB == pytest.approx(20.8, rel=0.02)
+
+
+def test_a_negative_or_zero_bit_width_is_refused_by_name():
+    from calc.hf_config import model_from_hf_config
+
+    base = json.loads((CONFIGS / "internlm2_5-7b" / "config.json").read_text())
+    for bits in (-4, 0, "four", True):
+        with pytest.raises(InputError) as e:
+            model_from_hf_config(base | {"quantization_config": {"quant_method": "gptq", "bits": bits}})
+        assert e.value.field == "quantization_config.bits"

@@ -125,13 +125,16 @@ def test_a_search_at_its_size_cap_is_within_the_bound(catalog):
     from calc.search import search
     from calc.search_space import MAX_CONFIGS
 
-    unit = len(catalog.gpus) * 12 * 4 * 2 * 2  # one more max_num_seqs value adds this many
+    unit = len(catalog.gpus) * 12 * 4 * 2 * 2  # one more max_num_seqs value adds this many to the cap's count
     k = MAX_CONFIGS // unit
     s = Scenario(model="llama-3.2-1b", search_gpus="all", search_pipeline_parallel_size="1,2,3",
                  search_dtype="auto,fp8,int8,int4", search_max_num_seqs=",".join(str(i) for i in range(1, k + 1)),
                  latency_sigma=0.0, conformance_quota=0.9999999, request_rate=20.0)  # fmt: skip
     r = bounded(lambda: search(s, catalog))
-    assert MAX_CONFIGS - unit < r.configs_evaluated <= MAX_CONFIGS  # the largest space under the cap
+    assert MAX_CONFIGS - unit < k * unit <= MAX_CONFIGS  # the largest space under the cap
+    pairs = sum(tp * pp <= (g.node_gpus or tp * pp) for g in catalog.gpus.values() for tp in (1, 2, 4, 8)
+                for pp in (1, 2, 3))  # fmt: skip
+    assert r.configs_evaluated == k * pairs * 4 * 2 * 2  # less the (TP, PP) pairs beyond a node (node_gpus)
 
 
 def test_a_search_over_its_size_cap_is_refused_before_any_work(catalog):

@@ -172,8 +172,9 @@ def test_a_max_model_len_beyond_the_models_positions_is_a_plan_that_cannot_run(c
     where = ("--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--max-model-len", "300000", "--input-len", "25000",
              "--output-len", "100", "--request-rate", "1")  # fmt: skip
     out = plan_text(capsys, *where)
-    assert "cannot run — vLLM refuses to start: max_model_len 300,000 exceeds the model's max_position_embeddings" in out
-    assert "max_model_len=131072 (the model's max_position_embeddings)" in out  # the first of the smallest changes
+    assert ("cannot run — vLLM refuses to start: max_model_len 300,000 exceeds the model's maximum, "
+            "max_position_embeddings 131,072") in out  # fmt: skip
+    assert "max_model_len=131072 (the model's maximum)" in out  # the first of the smallest changes
     for absent in ("TTFT", "TPOT", "per million output tokens", "Predicted `vllm bench serve"):
         assert absent not in out, absent
     assert main(["plan", *where, "--json"], catalog=catalog) == 0
@@ -187,7 +188,7 @@ def test_a_max_model_len_beyond_the_models_positions_is_a_plan_that_cannot_run(c
     assert main(["search", *where[:2], "--gpus", "h100-sxm", *where[4:], "--json"], catalog=catalog) == 0
     s = json.loads(capsys.readouterr().out)
     assert s["cheapest"] is None and s["configs_meeting_slo"] == 0
-    assert s["why_not_counts"] == {"vLLM refuses to start: max_model_len exceeds the model's max_position_embeddings":
+    assert s["why_not_counts"] == {"vLLM refuses to start: max_model_len exceeds the model's maximum (max_position_embeddings, rope scaling)":
                                    s["configs_evaluated"]}  # fmt: skip
 
 

@@ -65,7 +65,7 @@ def headline_rest(r, link_base: str) -> None:
         st.caption(f"No replica count: {plain(r.fleet.capacity.reason, 400)}")
     if s.shared_prefix_len:
         p = r.prefix
-        st.caption(f"With the shared {s.shared_prefix_len:,}-token system prompt stored once: "
+        st.caption(f"With the shared {s.shared_len:,}-token system prompt stored once: "
                    f"{p.max_concurrency_with_sharing:,} requests of this length fit ({p.max_concurrency_without_sharing:,} "
                    f"without sharing); {p.blocks_saved:,} blocks saved at C = {s.rank_concurrency:,}"
                    + (" (each data-parallel rank's pool)." if s.data_parallel_size > 1 else "."))  # fmt: skip

@@ -345,7 +345,7 @@ def sidebar_rest(model_spec, gpu_spec) -> None:
 def _context_caption(model_spec) -> None:
     """The box shows 8,192 where a shorter model is planned at its own maximum (calc.resolve.default_context)."""
     default = F["max_model_len"].default
-    own = model_spec.max_position_embeddings if model_spec else None
+    own = model_spec.max_len_limit if model_spec else None
     if st.session_state.get("max_model_len") == default and own is not None and own < default:
         st.caption(f"Planned at {own:,}: the model's own maximum, what vLLM serves without --max-model-len.")
 
