@@ -132,17 +132,27 @@ def seconds(t: float) -> str:
         return f"{sig(t * 1e6)} µs"
     if a < 1:
         return f"{sig(t * 1e3)} ms"
-    return f"{sig(t)} s"
+    if a < LONG_S:
+        return f"{sig(t)} s"
+    if a < 48 * 3600:
+        return f"{sig(t / 3600)} h"
+    return f"{sig(t / 86400)} days"
+
+
+LONG_S = 10_000.0
+"""From 10,000 s on, hours (and from 48 h, days): '313,174 ms' and '5,110,866,982 ms' read as '313 s' and '59.2 days'."""
 
 
 def ms(t: float, digits: int = 3) -> str:
-    """Always milliseconds (tables of latencies): 0.0144 → '14.4 ms'."""
-    return f"{sig(t * 1e3, digits)} ms" if _finite(t) else missing("not finite")
+    """Milliseconds (tables of latencies): 0.0144 → '14.4 ms'; from 100 s on, the unit that suits it (seconds)."""
+    if not _finite(t):
+        return missing("not finite")
+    return f"{sig(t * 1e3, digits)} ms" if abs(t) < 100 else seconds(t)
 
 
 def ms_value(t_ms: float, digits: int = 3) -> str:
-    """A value already in ms (vllm bench serve's keys)."""
-    return f"{sig(t_ms, digits)} ms" if _finite(t_ms) else missing("not finite")
+    """A value already in ms (vllm bench serve's keys), as ms() gives it."""
+    return ms(t_ms / 1e3, digits) if _finite(t_ms) else missing("not finite")
 
 
 def rate(x: float, unit: str, digits: int = 3) -> str:

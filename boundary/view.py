@@ -113,13 +113,14 @@ def memory_metrics(r) -> list[Metric]:
                "vLLM's 'Maximum concurrency for max_model_len tokens per request'" + rank),
         Metric("Fit at this length", fmt.count(f.max_concurrency_at_length),
                "most requests of input_len + output_len held at once (capped by max_num_seqs)"),
-        Metric(f"Longest @ C={s.rank_concurrency:,}" + ("/rank" if s.data_parallel_size > 1 else ""),
+        Metric((f"Longest @ {s.max_num_seqs:,} running" if s.rank_concurrency > s.max_num_seqs else
+                f"Longest @ C={s.rank_concurrency:,}") + ("/rank" if s.data_parallel_size > 1 else ""),
                f"{fmt.count(f.longest_request_at_concurrency)} tok"
                if short.engine_starts else "none",
-               "longest prompt + output each of the concurrent requests can have" + ("" if short.engine_starts else
+               "longest prompt + output each of the requests running at once can have (concurrency, at most max_num_seqs)" + ("" if short.engine_starts else
                " — none: the engine does not start")),
         Metric("Pool used", fmt.pct(f.pool_fraction, 0) if m.num_gpu_blocks and short.engine_starts else "none",
-               "blocks the concurrent requests take / blocks in the pool" + ("" if m.num_gpu_blocks else
+               "blocks the requests running at once take / blocks in the pool" + ("" if m.num_gpu_blocks else
                " — there is no KV cache"), f"{fmt.count(short.workload_missing_blocks)} blocks short"
                if short.workload_missing_blocks and m.num_gpu_blocks else ""),
     ]  # fmt: skip
@@ -171,7 +172,7 @@ def latency_metrics(r) -> list[Metric]:
     if fl.replicas is not None:
         split = (f" ({fl.prefill_instances:,} prefill + {fl.decode_instances:,} decode instances)"
                  if s.disaggregated and fl.prefill_instances is not None else "")  # fmt: skip
-        out.append(Metric("Replicas / GPUs", f"{fl.replicas:,} / {fl.gpus:,}", capacity_text(r) + split))
+        out.append(Metric("Replicas / GPUs", f"{fmt.compact(fl.replicas)} / {fmt.compact(fl.gpus)}", capacity_text(r) + split))
     elif s.request_rate:
         out.append(Metric("Replicas / GPUs", fmt.missing("SLOs not met"), fl.capacity.reason or "no replica count"))
     else:

@@ -4,9 +4,10 @@
     weights over        = weights per GPU − usable                            (> 0: the weights alone do not fit)
     start missing       = blocks of one max_model_len request · block bytes − available KV memory
                           (> 0: vLLM refuses to start: "… is larger than the available KV cache memory")
-    workload missing    = concurrency · blocks per request · block bytes − available KV memory
+    workload missing    = running · blocks per request · block bytes − available KV memory   (running: concurrency,
+                          at most max_num_seqs; the rest wait in the queue)
                           (> 0: the requests do not fit at once; vLLM preempts)
-    pool used           = concurrency · blocks per request · block bytes, of which state = concurrency · state bytes
+    pool used           = running · blocks per request · block bytes, of which state = running · state bytes
 """
 
 from __future__ import annotations
@@ -33,10 +34,10 @@ class Shortfall:
     serves: bool
     """The engine starts and at least one request of input_len + output_len tokens is admitted."""
     workload_missing_bytes: float
-    """KV memory per GPU missing for `concurrency` requests at once (0 when they fit)."""
+    """KV memory per GPU missing for the requests running at once (0 when they fit)."""
     workload_missing_blocks: int
     pool_used_bytes: float
-    """What `concurrency` requests of this length take of the pool on each GPU (may exceed it)."""
+    """What the requests running at once (concurrency, at most max_num_seqs) take of the pool on each GPU."""
     state_used_bytes: float
     """The Mamba / linear-attention state among them (hybrid models; 0 otherwise)."""
     kv_used_bytes: float
@@ -65,7 +66,7 @@ def shortfall(s: Scenario, mem: PoolResult, fit: WorkloadFit) -> Shortfall:
         workload_missing_bytes=max(0.0, fit.blocks_needed * block - avail) if load_blocks else 0.0,
         workload_missing_blocks=load_blocks,
         pool_used_bytes=fit.blocks_needed * block,
-        state_used_bytes=s.rank_concurrency * mem.state_bytes_per_request,
+        state_used_bytes=min(s.rank_concurrency, s.max_num_seqs) * mem.state_bytes_per_request,  # those running
         kv_used_bytes=fit.blocks_needed * block - s.rank_concurrency * mem.state_bytes_per_request,
         pool_free_bytes=max(0.0, avail - fit.blocks_needed * block),
         rest_of_usable_bytes=mem.requested_memory_bytes - avail,

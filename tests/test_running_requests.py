@@ -61,3 +61,12 @@ def test_a_node_bounds_the_groups_tried(catalog, capsys):
     assert all(o.tensor_parallel_size == 1 for o in r.gpu_options if o.gpu == "gh200")
     d = r.to_dict()["gpu_options"]
     assert all(x["price_is_estimate"] == ("price_per_gpu_hour" in catalog.gpus[x["gpu"]].derived) for x in d)
+
+
+def test_long_times_read_in_the_unit_that_suits_them():
+    from boundary import fmt
+
+    assert fmt.ms(0.0144) == "14.4 ms" and fmt.ms(99.9) == "99,900 ms"
+    assert fmt.ms(313.174) == "313 s"  # 313,174 ms
+    assert fmt.ms(11 * 3600) == "11.0 h" and fmt.ms(5_110_867) == f"{5_110_867 / 86400:.1f} days"
+    assert fmt.ms_value(313_174) == "313 s"

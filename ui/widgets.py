@@ -11,6 +11,7 @@ from typing import get_args
 
 import streamlit as st
 
+from boundary import fmt
 from calc.scenario import SEARCH_LISTS, Scenario, field_bounds
 from ui import held, state_view
 
@@ -199,7 +200,7 @@ def _slider_label(v, unset: str) -> str:
         return unset
     if isinstance(v, int) and v >= 1024 and v % 1024 == 0:
         return f"{v // 1024}k"
-    return f"{v:,g}"
+    return f"{v:,}" if isinstance(v, int) else fmt.sig(v, 4)  # 1,000,000, not 1e+06
 
 
 def _follow(name: str) -> None:
