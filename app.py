@@ -146,6 +146,10 @@ def main() -> None:
     if pin_error:
         st.warning(plain(pin_error, MAX_MESSAGE_SHOWN), icon=":material/warning:")
     headline_rest(report, link_base)
+    labels = [*tabs.TABS, search_tab.LABEL]
+    if "tab" in st.query_params and st.query_params["tab"] not in labels:  # Streamlit opens the first one silently
+        st.warning(f"tab: no tab is called '{plain(st.query_params['tab'], 40)}'; the tabs are {', '.join(labels)}",
+                   icon=":material/warning:")  # fmt: skip
     t = st.tabs([*tabs.TABS, search_tab.LABEL], key="tab", on_change="rerun", bind="query-params")  # a link opens its tab
     draw = (lambda: tabs.memory_tab(report), lambda: tabs.latency_tab(report), lambda: tabs.beyond_tab(report),
             lambda: tabs.slo_tab(report, link_base), lambda: tabs.compare_tab(report, cat, pinned, link_base),

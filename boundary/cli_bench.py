@@ -135,6 +135,10 @@ def run_bench(args, catalog) -> int:
     metrics, qs = _percentile_metrics(args.percentile_metrics), _metric_percentiles(args.metric_percentiles)
     slos, burst = _goodput(args.goodput), _number("--burstiness", args.burstiness, float, 0.001, 1000)
     seed = _number("--seed", args.seed, int, 0, 2**31)
+    if str(data.get("disaggregated", "")).lower() in ("true", "1", "yes"):
+        raise InputError("--disaggregated", "the benchmark simulation serves one aggregated engine (disaggregated "
+                                            "prefill and decode are not simulated): drop the flag; `calc plan` and "
+                                            "`calc search` size disaggregated serving")  # fmt: skip
     if "concurrency" in data:  # plan's flag; the benchmark tool's clients are --max-concurrency's
         raise InputError("--concurrency", "bench sends requests as vllm bench serve does: use --max-concurrency C "
                                           "(C clients in a closed loop), --request-rate R (arrivals), or --batch-size B")  # fmt: skip

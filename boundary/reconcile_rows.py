@@ -64,7 +64,7 @@ _OVERHEADS = (
     ("weights_gib", "weights_memory_bytes", "Model weights per GPU",
      "weights estimate (parameters × dtype / GPUs; quantization scales, MoE buffers, uneven splits not modelled)"),
     ("activation_gib", "activation_memory_bytes", "Activation peak",
-     "activation estimate (profiling forward over max_num_batched_tokens; vllm_kv.md §8.1)"),
+     "activation estimate (vLLM profiles one forward pass of max_num_batched_tokens tokens)"),
     ("non_torch_gib", "non_torch_memory_bytes", "Non-torch memory", "non-torch estimate (CUDA context, NCCL buffers)"),
     ("cudagraph_gib", "cudagraph_memory_bytes", "CUDA graphs", "CUDA graph estimate (captured after the pool ≤ 0.19)"),
     ("cudagraph_estimate_gib", "cudagraph_estimate_bytes", "CUDA graph estimate (vLLM)", "CUDA graph estimate"),

@@ -25,6 +25,8 @@ def render_text(r, *, gpu_options: bool = False, replica_check: bool = False, ch
         lines += _block("What is missing (per GPU)", [f"  {x}" for x in view.missing_lines(r)])
     if r.suggestions:
         lines += _block("Smallest changes that fit", view_fleet.suggestions_table(r).text().splitlines())
+    elif not r.fit.fits:
+        lines += ["", view.NO_SINGLE_CHANGE + " (`python -m calc search` with the same flags)"]
     for sec in (view_memory.memory_section(r), view_memory.kv_section(r), view_memory.workload_section(r)):
         lines += _block(sec.title, sec.lines)
     why = view.no_latency_reason(r)

@@ -76,6 +76,10 @@ class Section:
 # --- the headline ------------------------------------------------------------------------------------------------
 
 
+NO_SINGLE_CHANGE = ("No single change on this GPU fits (fp8 KV, more tensor-parallel GPUs, fp8 weights, a larger GPU, "
+                    "fewer requests, a shorter max_model_len were tried): a search over GPUs, TP × PP and precisions "
+                    "together may find a deployment")
+
 def layout(r) -> str:
     """'TP=1 DP=8 EP=8 PP=1': how the plan's GPUs divide the model (the title, bench's header)."""
     s, ranks = r.scenario, expert_ranks(r.scenario, r.model)
@@ -292,7 +296,7 @@ def latency_section(r) -> Section:
         ("ITL: plain step / with a prefill chunk", f"{fmt.ms(lat.itl_s)} / {fmt.ms(lat.chunk_step_s)}") if not s.disaggregated
         else ("ITL (a decode instance: no prompt rides on its steps)", fmt.ms(lat.itl_s)),
         ("end-to-end (estimate)", fmt.seconds(lat.e2e_s)),
-        ("streaming rate", f"{fmt.rate(lat.stream_tokens_per_s, 'tokens/s')} (a reader takes {READER_TOKENS_PER_S[0]:g}–{READER_TOKENS_PER_S[1]:g}); average over "
+        ("streaming rate", f"{fmt.rate(lat.stream_tokens_per_s, 'tokens/s')} (a reader takes in {READER_TOKENS_PER_S[0]:g}–{READER_TOKENS_PER_S[1]:g} tokens/s); average over "
          f"the request {fmt.rate(lat.average_tokens_per_s, 'tokens/s')}, which describes no moment"),
         ("throughput", f"{fmt.rate(lat.requests_per_s, 'req/s')}, {fmt.rate(lat.output_tokens_per_s, 'output tokens/s')} "
          f"({fmt.rate(lat.total_tokens_per_s, 'tokens/s')} counting prompts, which flatters long prompts)"),

@@ -54,22 +54,25 @@ def benchmark_lines(r) -> list[str]:
         churn = ratio < 1 / LOCKSTEP_RATIO or tpot > LOCKSTEP_RATIO
         out.append(line + (", so here requests start sooner and decode slower" if churn else "")
                    + f" (median TTFT {fmt.ratio(ratio, 2)} the estimate, TPOT {fmt.ratio(tpot, 2)})")  # fmt: skip
-    elif 1 < c <= s.max_num_seqs and ratio > LOCKSTEP_RATIO:  # beyond max_num_seqs the queue says why
+    elif 1 < c <= s.max_num_seqs and ratio > LOCKSTEP_RATIO and not s.disaggregated:  # the queue says why beyond
         varied = r.benchmark_varied.bench_summary()["median_ttft_ms"] / 1e3
         out.append(f"median TTFT {fmt.ratio(ratio, 2)} the estimate: with every prompt and every output the same length (the "
-                   "tool's default), requests finish together and their successors' prompts are prefilled together; "
+                   f"tool's default), {LOCKSTEP_WORDS} and their successors' prompts are prefilled together; "
                    f"with lengths ±30 % (`--random-range-ratio 0.3`), out of step as traffic is, the simulated median "
                    f"is {fmt.ms(varied)} against the estimate's {fmt.ms(r.latency.ttft_s)}")
     return out
 
 
 LOCKSTEP_RATIO = 1.3  # beyond the held-out TTFT error, the gap is the fixed lengths' lockstep, worth a word
+LOCKSTEP_WORDS = "requests finish together"
 
 
 def benchmark_section(r) -> Section:
     s = r.scenario
-    head = (f"Predicted `vllm bench serve --max-concurrency {s.concurrency} --num-prompts {r.benchmark_prompts}` "
-            + ("against an SGLang server " if s.engine == "sglang" else "") + "(scheduler simulation)")  # fmt: skip
+    head = (f"Predicted `vllm bench serve --max-concurrency {s.concurrency} --num-prompts {r.benchmark_prompts} "
+            f"--random-input-len {s.input_len} --random-output-len {s.output_len}` "
+            + ("against an SGLang server " if s.engine == "sglang" else "") + "(scheduler simulation"
+            + ("; one aggregated engine: disaggregated serving is not simulated)" if s.disaggregated else ")"))  # fmt: skip
     lines = [*benchmark_lines(r), benchmark_band_line(r)]
     return Section(head, [], benchmark_table(r).text().splitlines() + ["", *("  " + x for x in lines)])
 

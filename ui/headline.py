@@ -59,6 +59,8 @@ def headline_rest(r, link_base: str) -> None:
         t = frame(view_fleet.suggestions_table(r))
         t["link"] = [f"[open]({link_base}?{query_string(s.model_copy(update=x.fields))})" for x in r.suggestions]
         st.table(t, hide_index=True)
+    elif not r.fit.fits:
+        st.caption(view.NO_SINGLE_CHANGE + " (the **Find a deployment** tab)")
     if r.serves and not r.fit.fits:
         st.caption(view.unfit_note(r))
     if s.request_rate and r.fleet.replicas is None and r.serves:

@@ -79,10 +79,16 @@ def latency_tab(r) -> None:
     with b:
         server = " against an SGLang server" if s.engine == "sglang" else ""
         st.markdown(f"**Predicted `vllm bench serve`**{server} at C = {s.concurrency:,}, {r.benchmark_prompts:,} "
-                    f"prompts of {s.input_len:,} + {s.output_len:,} tokens (scheduler simulation)")  # fmt: skip
+                    f"prompts of {s.input_len:,} + {s.output_len:,} tokens (scheduler simulation"
+                    + ("; one aggregated engine: disaggregated serving is not simulated)" if s.disaggregated else ")"))  # fmt: skip
         table(view_bench.benchmark_table(r))
         for line in view_bench.benchmark_lines(r):
-            st.caption(line)
+            if view_bench.LOCKSTEP_WORDS in line:  # why this table's TTFT is not the headline's: said where it is seen
+                st.info(fmt.sentence(line) + " The headline's TTFT and its share within the SLOs are the estimate's, for "
+                        "requests spread in time as traffic is; this table is what the tool prints at fixed lengths.",
+                        icon=":material/info:")  # fmt: skip
+            else:
+                st.caption(line)
         st.caption(fmt.sentence(view_bench.benchmark_band_line(r)))
     if r.benchmark.completed:  # nothing completed: no distribution to draw (the caption above says why)
         st.plotly_chart(charts.latency_cdf(r), key="chart_cdf")
@@ -202,6 +208,9 @@ def log_tab(r, catalog) -> None:
     from calc.errors import InputError
 
     s = r.scenario
+    if s.engine == "sglang":
+        st.info("This check reads vLLM's startup log: an SGLang server's log is not read here, and a pasted vLLM log is "
+                "planned as vLLM (its pool is vLLM's arithmetic, not SGLang's).", icon=":material/info:")  # fmt: skip
     st.caption("Paste the engine's startup lines (from 'Initializing … engine' to 'Maximum concurrency'). The "
                "log's own settings win; where it is silent (TP, PP, dtypes, max_model_len, …) this scenario's "
                "apply, and the GPU (unless the log names its device or a memory this GPU does not have) and, if "
