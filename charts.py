@@ -122,7 +122,7 @@ def memory_breakdown(r) -> Chart:
     pool (attention KV, and the per-request state of hybrid models). Lines at the usable and the total memory, so a
     plan that does not fit shows by how much; a star at the workload's end."""
     m, s, sf = r.memory, r.scenario, r.shortfall
-    per_gpu, load = "per GPU", f"{s.rank_concurrency:,} requests" + (" a rank" if s.data_parallel_size > 1 else "")
+    per_gpu, load = "per GPU", _running(s)
     kv = max(0.0, m.kv_cache_memory_bytes)
     if m.kv_cache_memory_from_flag:
         parts = [("weights, activations, non-torch, CUDA graphs (the rest of the usable memory)", max(0.0, sf.rest_of_usable_bytes)),
@@ -175,16 +175,22 @@ def memory_breakdown(r) -> Chart:
                 yaxis=dict(categoryorder="array", categoryarray=[load, per_gpu]))  # fmt: skip
 
 
+def _running(s) -> str:
+    """'16 requests', '256 running of 2,000' (max_num_seqs: the rest wait and hold no blocks), ' a rank' with DP."""
+    c = s.rank_concurrency
+    text = f"{c:,} requests" if c <= s.max_num_seqs else f"{s.max_num_seqs:,} running of {c:,}"
+    return text + (" a rank" if s.data_parallel_size > 1 else "")
+
+
 def occupancy(r, pts) -> Chart:
     s, fit = r.scenario, r.fit
     full = "pool full: SGLang retracts requests" if s.engine == "sglang" else "pool full: vLLM preempts"
     shape, note = _hline(100, full, side="left")  # the occupancy rises to the right
     return _fig(
-        f"KV pool occupancy at {s.rank_concurrency:,} requests" + (" a rank" if s.data_parallel_size > 1 else "")
-        + f" (output {s.output_len:,} tokens)",
+        f"KV pool occupancy at {_running(s)} (output {s.output_len:,} tokens)",
         "prompt + output length (tokens)",
         "share of the KV pool (%)",
-        [_line([p.request_tokens for p in pts], [p.pool_fraction * 100 for p in pts], f"{s.rank_concurrency} × blocks(L) / pool"),
+        [_line([p.request_tokens for p in pts], [p.pool_fraction * 100 for p in pts], f"{min(s.rank_concurrency, s.max_num_seqs)} × blocks(L) / pool"),
          _here(fit.request_tokens, min(fit.pool_fraction, 10) * 100, "this scenario" if fit.pool_fraction <= 10 else
                f"this scenario: {fmt.pct(fit.pool_fraction, 0)}, off the scale (drawn at its top)")],
         shapes=[shape], notes=[note],

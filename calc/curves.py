@@ -78,10 +78,12 @@ def concurrency_sweep(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, en
 
 
 def occupancy_vs_length(s: Scenario, mem: PoolResult) -> list[OccupancyPoint]:
-    """The seed report's straight lines: C · blocks(L) / pool, for prompt lengths up to max_model_len."""
+    """The seed report's straight lines: C · blocks(L) / pool, for prompt lengths up to max_model_len (C the requests
+    running at once: the concurrency, at most max_num_seqs)."""
     need = mem.blocks_per_request
     lengths = geometric(max(2, s.output_len + 1), max(s.output_len + 2, s.max_model_len), 24)
-    return [OccupancyPoint(L, s.rank_concurrency * need(L) / mem.num_gpu_blocks if mem.num_gpu_blocks else float("inf"))
+    running = min(s.rank_concurrency, s.max_num_seqs)
+    return [OccupancyPoint(L, running * need(L) / mem.num_gpu_blocks if mem.num_gpu_blocks else float("inf"))
             for L in lengths]  # fmt: skip
 
 
