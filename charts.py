@@ -83,18 +83,37 @@ def _vline(x, text, *, color="gray", log: bool = False, dash="dot", anchor="left
     return shape, note
 
 
+TITLE_LINE = 46
+"""Characters a chart title's line holds in a half-width column at 900 px: longer titles break there (plotly cuts a
+title at the figure's edge, never wrapping it)."""
+
+
+def _wrap(title: str, width: int = TITLE_LINE) -> str:
+    """The title broken into lines of at most `width` characters at spaces (plotly's <br>); the text is the caller's
+    own (spec names, numbers), never raw user input."""
+    lines, line = [], ""
+    for word in title.split(" "):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return "<br>".join([*lines, line])
+
+
 def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **layout) -> Chart:
     for axis in ("xaxis", "yaxis"):  # log axes: label the decades only (plotly's 2/5 minor labels read as data)
         if layout.get(axis, {}).get("type") == "log":
             layout[axis] = {"dtick": 1, **layout[axis]}
         else:  # linear axes: thousands separated, like every other number on the page
             layout[axis] = {"tickformat": ",~r", **layout.get(axis, {})}
+    title = _wrap(title)
     lay = dict(
         title=dict(text=title),
         xaxis=dict(title=dict(text=x_title), **layout.pop("xaxis", {})),
         yaxis=dict(title=dict(text=y_title), **layout.pop("yaxis", {})),
         height=height,
-        margin=dict(l=60, r=20, t=60, b=50),
+        margin=dict(l=60, r=20, t=60 + 20 * title.count("<br>"), b=50),
         legend=layout.pop("legend", dict(orientation="h", y=-0.25)),
         **layout,
     )
@@ -167,7 +186,7 @@ def memory_breakdown(r) -> Chart:
         title += f" — the set pool is {fmt.gib(-sf.rest_of_usable_bytes)} over the usable memory"
     if m.state_bytes_per_request:
         title += f"; state {fmt.size(m.state_bytes_per_request)} per request"
-    return _fig(title, "memory per GPU (GiB)", "", bars, height=340, barmode="stack",
+    return _fig(title, "memory per GPU (GiB)", "", bars, height=420, barmode="stack",
                 shapes=[a for a, _ in lines], notes=[b for _, b in lines],
                 # at the figure's foot, not the plot's: a narrow page wraps it a row an entry, and plotly then drew
                 # it over the axis title (its margin grows to hold the legend instead)

@@ -93,6 +93,9 @@ def scenario_data(ns: argparse.Namespace) -> dict:
     data = {k: v for k, v in vars(ns).items() if k in Scenario.model_fields and v is not None}
     _check_lengths(data)
     model = data.get("model")
+    if model == "custom" and not data.get("custom_model"):
+        raise InputError("--custom-model", "--model custom needs the model itself: --custom-model TEXT (a link's "
+                                           "custom_model), or give a config.json path to --model instead")  # fmt: skip
     if data.get("custom_model") and model != "custom":  # it would be ignored: the plan would be another model's
         raise InputError("custom_model", "describes the model only with --model custom (a config file's path may be "
                          "given to --model instead)")  # fmt: skip

@@ -233,6 +233,8 @@ def _json(raw: bytes | str, field: str):
     try:
         return json.loads(raw)
     except (ValueError, RecursionError) as e:  # also ints past Python's 4,300-digit limit
+        if "integer string conversion" in str(e):
+            raise InputError(field, "a number in it is thousands of digits long: no config field needs one") from None
         raise InputError(field, f"not valid JSON ({str(e).splitlines()[0][:120]})") from None
 
 

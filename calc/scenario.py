@@ -260,7 +260,8 @@ class Scenario(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> Self:
         if self.model == "custom" and not self.custom_model:
-            raise ValueError("custom_model is required when model is 'custom'")
+            raise ValueError("custom_model is required when model is 'custom' (on the command line --custom-model, or "
+                             "a config.json path given to --model)")
         return self
 
     @property

@@ -69,8 +69,7 @@ def mamba_pools(s, m, mem) -> MambaPools | None:
     if s.engine != "sglang" or not mem.state_slots:
         return None
     ratio = mamba_ratio(s.engine_version)
-    kv = mem.kv_bytes_per_token_per_gpu
-    tokens = int(mem.kv_cache_memory_bytes // kv) if kv else 0
+    tokens = mem.pool_token_capacity  # the pool in whole blocks, as the plan's "GPU KV cache size" counts it
     return MambaPools(mem.state_slots, mem.state_slots // ratio, tokens, mem.state_pool_bytes / mem.state_slots, ratio)
 
 
