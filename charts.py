@@ -113,7 +113,7 @@ def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **
         xaxis=dict(title=dict(text=x_title), **layout.pop("xaxis", {})),
         yaxis=dict(title=dict(text=y_title), **layout.pop("yaxis", {})),
         height=height,
-        margin=dict(l=60, r=20, t=60 + 20 * title.count("<br>"), b=50),
+        margin=dict(l=60, r=20, t=60 + 24 * title.count("<br>"), b=50),  # a wrapped title's lines clear the labels
         legend=layout.pop("legend", dict(orientation="h", y=-0.25)),
         **layout,
     )
@@ -361,6 +361,7 @@ def latency_cdf(r) -> Chart:
     d, lat, s = r.benchmark_distribution, r.latency, r.scenario
     q = list(d.quantiles)
     traces, shapes, notes = [], [], []
+    low = min(lat.ttft_s, lat.itl_s)  # the lower estimate's label to the left of its line, the other's to the right
     for name, values, est, color in (("TTFT", d.ttft_s, lat.ttft_s, "#1f77b4"), ("ITL", d.itl_s, lat.itl_s, "#2ca02c")):
         if not values:
             continue
@@ -370,9 +371,11 @@ def latency_cdf(r) -> Chart:
         traces.append(dict(_here(med, 50, f"{name} median {fmt.ms_value(med)} (this scenario)")))
         traces.append(dict(type="scatter", x=[p99], y=[99], mode="markers", name=f"{name} p99 {fmt.ms_value(p99)}",
                            marker=dict(symbol="diamond", size=11, color=color, line=dict(width=1, color="black"))))  # fmt: skip
-        a, b = _vline(est * 1e3, f"{name} closed form {fmt.ms(est)}", color=color, log=True, dash="dash")
+        a, b = _vline(est * 1e3, f"{name} closed form {fmt.ms(est)}", color=color, log=True, dash="dash",
+                      anchor="left" if est == low else "right")  # fmt: skip
         shapes.append(a)
         notes.append(b)
     return _fig(f"Predicted latency distribution: {d.requests:,} requests at C = {s.concurrency:,} (CDF)",
                 "latency (ms, log scale)", "requests or tokens at or below (%)", traces, shapes=shapes, notes=notes,
-                height=400, xaxis=dict(type="log"), yaxis=dict(range=[0, 101]))  # fmt: skip
+                height=480, xaxis=dict(type="log"), yaxis=dict(range=[0, 101]),
+                legend=dict(orientation="h", yref="container", y=0, yanchor="bottom"))  # fmt: skip
