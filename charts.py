@@ -101,10 +101,17 @@ def _wrap(title: str, width: int = TITLE_LINE) -> str:
     return "<br>".join([*lines, line])
 
 
+def _decades(traces, key: str) -> float:
+    """log10(max / min) of the positive values the traces plot on axis `key` ('x' or 'y'); 0 when there are none."""
+    values = [v for t in traces for v in (t.get(key) or ()) if isinstance(v, (int, float)) and v > 0]
+    return math.log10(max(values) / min(values)) if values else 0.0
+
+
 def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **layout) -> Chart:
     for axis in ("xaxis", "yaxis"):  # log axes: label the decades only (plotly's 2/5 minor labels read as data)
         if layout.get(axis, {}).get("type") == "log":
-            layout[axis] = {"dtick": 1, **layout[axis]}
+            if _decades(traces, axis[0]) >= 1:  # within one decade plotly's own ticks are all there is to read
+                layout[axis] = {"dtick": 1, **layout[axis]}
         else:  # linear axes: thousands separated, like every other number on the page
             layout[axis] = {"tickformat": ",~r", **layout.get(axis, {})}
     title = _wrap(title)
@@ -227,8 +234,9 @@ def log_ticks(values) -> dict:
     lo, hi = math.floor(math.log10(min(pos))), math.ceil(math.log10(max(pos)))
     steps = (1,) if hi - lo > 2 else (1, 2, 5)
     ticks = [m * 10.0**k for k in range(lo, hi + 1) for m in steps if min(pos) / 1.01 <= m * 10.0**k <= max(pos) * 1.01]
-    if len(ticks) < 2:  # a narrow range: its ends
-        ticks = sorted({float(fmt.sig(min(pos), 2).replace(",", "")), float(fmt.sig(max(pos), 2).replace(",", ""))})
+    if len(ticks) < 3:  # a narrow range: four ticks from end to end, two significant digits each
+        a, b = min(pos), max(pos)
+        ticks = sorted({float(fmt.sig(a * (b / a) ** (i / 3), 2).replace(",", "")) for i in range(4)})
     return dict(tickvals=ticks, ticktext=[f"{t:,.0f}" if t == round(t) else fmt.sig(t, 2) for t in ticks])
 
 

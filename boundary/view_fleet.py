@@ -111,8 +111,9 @@ def _estimated(r, gid: str) -> str:
 
 def gpu_options_table(r) -> Table:
     s = r.scenario
-    mine = f" (this plan's GPU; the plan: {_layout(s)})" if (s.data_parallel_size > 1 or s.pipeline_parallel_size > 1) \
-        else " (this plan's GPU)"  # fmt: skip
+    at = "" if s.request_rate else f"; at capacity, where the headline prices its {s.concurrency:,} in flight"
+    mine = f" (this plan's GPU; the plan: {_layout(s)}{at})" if (s.data_parallel_size > 1 or s.pipeline_parallel_size > 1) \
+        else f" (this plan's GPU{at})"  # fmt: skip
     rows = [[r.other_gpus[o.gpu].name + (mine if o.gpu == s.gpu else ""), str(o.tensor_parallel_size), fmt.rate(o.capacity_rps, "req/s"),
              fmt.count(o.replicas) if o.replicas is not None else fmt.missing("set a request rate"),
              fmt.count(o.gpus) if o.gpus is not None else fmt.missing("set a request rate"),
