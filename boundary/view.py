@@ -153,6 +153,9 @@ def formulas(r) -> dict[str, str]:
     return f if r.serves else {k: v for k, v in f.items() if k in MEMORY_FORMULAS}
 
 
+NO_GAP = "one output token: no gap between tokens, and vllm bench serve leaves TPOT out"
+
+
 def _tile_time(t: float) -> str:
     """A headline tile's latency: milliseconds as the tables show them, seconds from 10 s on ('347,725 ms' was cut
     to '347,725 …' in a tile's width)."""
@@ -165,7 +168,7 @@ def latency_metrics(r) -> list[Metric]:
     out = [
         Metric("TTFT (estimate)", _tile_time(lat.ttft_s), f"{band(r, 'ttft') or r.bands_withheld or NO_BAND}; prefill floor {fmt.ms(lat.prefill.floor_s)}",
                band=band_short(r, "ttft")),
-        Metric("TPOT (estimate)", _tile_time(lat.tpot_s), f"{band(r, 'tpot') or r.bands_withheld or NO_BAND}; decode-step floor {fmt.ms(lat.decode.floor_s)}",
+        Metric("TPOT (estimate)", _tile_time(lat.tpot_s) if s.output_len > 1 else fmt.missing(NO_GAP), f"{band(r, 'tpot') or r.bands_withheld or NO_BAND}; decode-step floor {fmt.ms(lat.decode.floor_s)}",
                band=band_short(r, "tpot")),
         Metric("End-to-end", fmt.seconds(lat.e2e_s), "TTFT + (output_len − 1) × TPOT"),
         Metric("Within both SLOs", fmt.pct(r.conformance.conformance),
@@ -292,7 +295,7 @@ def latency_section(r) -> Section:
          " + ".join(fmt.ms(v) for _, v in lat.e2e_parts[2:-1])
          + f" ({fmt.plural(lat.prefill_steps, 'step')} of ≤ {fmt.tokens(lat.chunk_tokens)})"),
         *_engine_share_row(r),
-        ("TPOT (estimate)", f"{fmt.ms(lat.tpot_s)}  {band(r, 'tpot')}".rstrip()),
+        ("TPOT (estimate)", f"{fmt.ms(lat.tpot_s)}  {band(r, 'tpot')}".rstrip() if s.output_len > 1 else fmt.missing(NO_GAP)),
         ("ITL: plain step / with a prefill chunk", f"{fmt.ms(lat.itl_s)} / {fmt.ms(lat.chunk_step_s)}") if not s.disaggregated
         else ("ITL (a decode instance: no prompt rides on its steps)", fmt.ms(lat.itl_s)),
         ("end-to-end (estimate)", fmt.seconds(lat.e2e_s)),
