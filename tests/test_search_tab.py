@@ -51,7 +51,9 @@ def test_tables_link_each_configuration_and_show_no_none():
     at = run(DONE_WHEN)
     top, modes = at.dataframe[-2].value, at.dataframe[-1].value
     assert all(link.startswith("?") and "model=llama-3.1-70b" in link for link in top["open"])
-    assert list(modes["configuration"].str.contains("disaggregated")) == [False, True]
+    from ui.search_tab import CONFIG_COLUMN
+
+    assert list(modes[CONFIG_COLUMN].str.contains("disaggregated")) == [False, True]
     for table in (top, modes):
         assert not table.isin(["None", "nan"]).any().any() and table.notna().all().all()
         assert all(c.endswith(" USD") for c in table["cost / M output tokens"])

@@ -24,14 +24,19 @@ def serving_of(r, i: int) -> str:
                    int(r.decode_instances[i]) if deployed else None)  # fmt: skip
 
 
-def label(r, i: int, gpu_names: dict[str, str]) -> str:
-    """'NVIDIA H100 SXM 80GB · TP 2 × PP 1 · fp8 / KV fp8 · max_num_seqs 64 · aggregated'."""
+def label(r, i: int, gpu_names: dict[str, str], short: bool = False) -> str:
+    """'NVIDIA H100 SXM 80GB · TP 2 × PP 1 · fp8 / KV fp8 · max_num_seqs 64 · aggregated'; `short` (a table's
+    column, which a narrow page would otherwise scroll its numbers away for): 'h100-sxm · TP 2×1 · fp8/fp8 · seqs
+    64 · aggregated'."""
     g, b = r.grid, r.base(i)
     tp, pp = g.parallel[g.par[b]]
     gid = g.space.gpus[g.gpu[b]]
     asked, served = int(g.space.max_num_seqs[g.seqs[b]]), r.served_seqs(i)
     seqs = f"{asked:,}" if served >= asked else f"{asked:,} (served as {served:,})"
-    return (f"{gpu_names.get(gid, gid)} · TP {tp} × PP {pp} · {g.dtypes[g.dtype[b]]} / KV {g.space.kv_cache_dtypes[g.kv[b]]}"
+    weights, kv = g.dtypes[g.dtype[b]], g.space.kv_cache_dtypes[g.kv[b]]
+    if short:
+        return f"{gid} · TP {tp}×{pp} · {weights}/{kv} · seqs {seqs} · {serving_of(r, i)}"
+    return (f"{gpu_names.get(gid, gid)} · TP {tp} × PP {pp} · {weights} / KV {kv}"
             f" · max_num_seqs {seqs} · {serving_of(r, i)}")  # fmt: skip
 
 

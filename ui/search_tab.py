@@ -76,12 +76,15 @@ def _searched(s: Scenario, catalog):
     return r, st.session_state["_search_memo"][3]
 
 
+CONFIG_COLUMN = "configuration (GPU · TP×PP · weights/KV)"
+
+
 def _table(r, idx, gpu_names, link_base: str) -> list[dict]:
     rows = []
     for i in idx:
         x = cells(row(r, i))
         # the cost first: the list is ranked by it, and a narrow page scrolls the last columns away
-        rows.append({"configuration": label(r, i, gpu_names), "cost / M output tokens": x["cost"],
+        rows.append({CONFIG_COLUMN: label(r, i, gpu_names, short=True), "cost / M output tokens": x["cost"],
                      "cost / hour": x["cost_per_hour"], "GPUs": x["gpus"], "replicas": x["replicas"], "TTFT": x["ttft"],
                      "TPOT": x["tpot"], "in flight": x["concurrency"], "tokens/s per user": x["user"],
                      "tokens/s per GPU": x["per_gpu"], "open": f"{link_base}?{query_string(served_scenario(r, i))}"})  # fmt: skip
@@ -162,8 +165,10 @@ def _chosen(r, i: int, names, catalog) -> None:
     else:
         st.caption(f"Scheduler simulation at {chk.max_concurrency:,} in flight ({chk.num_prompts:,} requests, lengths "
                    f"±{chk.range_ratio:.0%}): median TTFT "
-                   f"{_simulated(chk.simulated_ttft_s, chk.ttft_ratio, 'no request completed')}, TPOT "
-                   f"{_simulated(chk.simulated_tpot_s, chk.tpot_ratio, 'one-token outputs have no TPOT')}.")  # fmt: skip
+                   f"{_simulated(chk.simulated_ttft_s, chk.ttft_s, chk.ttft_ratio, 'no request completed')}, TPOT "
+                   f"{_simulated(chk.simulated_tpot_s, chk.tpot_s, chk.tpot_ratio, 'one-token outputs have no TPOT')}"
+                   " (the tiles are the closed forms, for requests spread in time; the simulation's clients send "
+                   "their next request as one ends).")  # fmt: skip
     if r.scenario.request_rate and not r.disaggregated[i] and st.toggle(
             REPLICA_CHECK_LABEL, key="search_rate_check"):  # fmt: skip
         rc = _check(r, i, catalog, rate_check)
@@ -172,11 +177,11 @@ def _chosen(r, i: int, names, catalog) -> None:
             st.caption(fmt.sentence(line))
 
 
-def _simulated(value_s: float, ratio: float | None, why_none: str) -> str:
-    """'27.3 ms (closed form 1.02×)', or why there is no figure."""
+def _simulated(value_s: float, closed_s: float, ratio: float | None, why_none: str) -> str:
+    """'129 ms against the tile's 60.4 ms', or why there is no figure."""
     if ratio is None:
         return fmt.missing(why_none)
-    return f"{fmt.ms(value_s)} (closed form {ratio:.2f}×)"
+    return f"{fmt.ms(value_s)} against the tile's {fmt.ms(closed_s)}"
 
 
 def _check(r, i: int, catalog, kind=check):
