@@ -191,7 +191,7 @@ def run_bench(args, catalog) -> int:
                       range_ratio=ratio, seed=seed, dataset=dataset, burstiness=burst)  # fmt: skip
     d = res.bench_summary(qs, metrics, slos)
     if not res.completed:
-        not_served = res.none_completed_reason(s.max_num_batched_tokens, s.input_len)
+        not_served = res.none_completed_reason(s.max_num_batched_tokens, s.input_len, s.output_len)
         if not args.json:
             print(_not_served_text(not_served, s))
             return 0

@@ -24,7 +24,7 @@ def benchmark_table(r) -> Table:
 def benchmark_lines(r) -> list[str]:
     b, s = r.benchmark, r.scenario
     if not b.completed:
-        return [f"nothing to time: {b.none_completed_reason(s.max_num_batched_tokens, s.input_len)}"]
+        return [f"nothing to time: {b.none_completed_reason(s.max_num_batched_tokens, s.input_len, s.output_len)}"]
     d = b.bench_summary()
     out = [f"request throughput {fmt.rate(d['request_throughput'], 'req/s')}, output throughput "
            f"{fmt.rate(d['output_throughput'], 'tokens/s')} ({fmt.count(b.completed)} of "

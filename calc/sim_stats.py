@@ -301,12 +301,14 @@ class SimResult:
             out |= {k: None for k in out if k not in ("completed", "failed")}
         return out
 
-    def none_completed_reason(self, max_num_batched_tokens: int, input_len: int) -> str:
+    def none_completed_reason(self, max_num_batched_tokens: int, input_len: int, output_len: int = 1) -> str:
         """Why a run completed nothing: its work cap came first, or no request fits the KV pool even alone."""
         if self.stopped_early:
-            return (f"no request finished within the simulation's work cap (every prefill chunk is a step: a "
-                    f"{input_len:,}-token prompt takes {math.ceil(input_len / max(1, max_num_batched_tokens)):,} "
-                    f"steps at max_num_batched_tokens {max_num_batched_tokens:,})")  # fmt: skip
+            chunks = math.ceil(input_len / max(1, max_num_batched_tokens))
+            redo = (f"; {self.preemptions:,} preemptions made some recompute theirs" if self.preemptions else "")
+            return (f"no request finished within the simulation's work cap: each takes {chunks:,} prefill "
+                    f"step{'s' * (chunks != 1)} ({input_len:,} prompt tokens at max_num_batched_tokens "
+                    f"{max_num_batched_tokens:,}) and {max(0, output_len - 1):,} decode steps{redo}")  # fmt: skip
         return "no request fits the KV pool, even alone"
 
 
