@@ -118,7 +118,7 @@ def test_a_benchmark_that_completes_nothing_has_null_figures_and_says_why(capsys
     assert main([*args, "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["completed"] == 0 and d["mean_ttft_ms"] is None and d["output_throughput"] is None
-    assert "20,000 steps at max_num_batched_tokens 1" in d["not_served"]
+    assert "20,000 prefill steps (20,000 prompt tokens at max_num_batched_tokens 1)" in d["not_served"]
     assert main(args) == 0
     assert capsys.readouterr().out.startswith("not served: no request finished within the simulation's work cap")
 
