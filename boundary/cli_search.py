@@ -106,7 +106,7 @@ def run_search(args, catalog) -> int:
     elif args.csv:
         from boundary.search_text import render_csv
 
-        rows = out["configurations"] if args.all else _listed(out)
+        rows = _all_marked(out) if args.all else _listed(out)
         if not rows and r.configs_evaluated:  # the columns still, so a spreadsheet or script sees the same header
             print(render_csv([{"listed_as": None} | row(r, 0) | {"rate_check": None}]).splitlines()[0])
             print(f"no configuration listed: {out['configs_meeting_slo']:,} of {r.configs_evaluated:,} meet the "
@@ -120,14 +120,26 @@ def run_search(args, catalog) -> int:
     return 0
 
 
+def _all_marked(out: dict) -> list[dict]:
+    """Every configuration with the listed ones' columns (listed_as, rate_check), so --csv and --csv --all share a
+    header: a configuration that is also listed carries why, and its rate check where one ran."""
+    listed = {_key(d): d for d in _listed(out)}
+    return [{"listed_as": listed.get(_key(d), {}).get("listed_as")} | d
+            | {"rate_check": listed.get(_key(d), {}).get("rate_check")} for d in out["configurations"]]  # fmt: skip
+
+
+def _key(d: dict) -> tuple:
+    return tuple(d[k] for k in ("gpu", "tensor_parallel_size", "pipeline_parallel_size", "dtype", "kv_cache_dtype",
+                                "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization", "disaggregated"))
+
+
 def _listed(out: dict) -> list[dict]:
     """The cheapest, the frontier and the cheapest per GPU, once each, with why each is listed."""
     rows: dict[tuple, dict] = {}
     named = [("cheapest", out["cheapest"])] if out["cheapest"] else []
     named += [("frontier", d) for d in out["frontier"]] + [(f"cheapest on {g}", d) for g, d in out["best_per_gpu"].items()]
     for why, d in named:
-        key = tuple(d[k] for k in ("gpu", "tensor_parallel_size", "pipeline_parallel_size", "dtype", "kv_cache_dtype",
-                                   "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization", "disaggregated"))  # fmt: skip
+        key = _key(d)
         if key in rows:
             rows[key]["listed_as"] += f"; {why}"
         else:

@@ -220,3 +220,15 @@ def test_a_configuration_that_cannot_start_shows_its_command_as_tried(capsys, ca
     refused = [r for r in rows if str(r["why_not"]).startswith("vLLM refuses to start: max_num_batched_tokens")]
     assert refused and all(r["served_max_num_seqs"] == 512 and "--max-num-seqs 512 --max-num-batched-tokens 256"
                            in r["serve_command"] for r in refused)  # fmt: skip
+
+
+def test_csv_and_csv_all_share_one_header_and_all_marks_the_listed():
+    where = ("--gpus", "l40s", "--tensor-parallel-size", "1", "--pipeline-parallel-size", "1", "--dtype", "auto",
+             "--kv-cache-dtype", "auto,fp8", "--max-num-seqs", "16,32", "--csv")  # fmt: skip
+    listed, every = run(*where), run(*where, "--all")
+    assert listed.stdout.splitlines()[0] == every.stdout.splitlines()[0]
+    import csv
+    import io
+
+    rows, marked = (list(csv.DictReader(io.StringIO(p.stdout))) for p in (every, listed))
+    assert len(rows) == 1 * 2 * 2 * 2 and sum(bool(x["listed_as"]) for x in rows) == len(marked)
