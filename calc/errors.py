@@ -50,7 +50,17 @@ def message_of(err: dict) -> str:
     """One pydantic error's message for a person: without pydantic's 'Value error, ', a spec id's rule in words."""
     if err["type"] == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == SPEC_ID_PATTERN:
         return "spec ids are lower-case: letters, digits, '.', '_', '-' (llama-3.1-8b)"
+    bound = BOUNDS.get(err["type"])
+    if bound and isinstance((err.get("ctx") or {}).get(bound[0]), (int, float)):  # 'at most 10,000,000', separated
+        v = err["ctx"][bound[0]]
+        whole = isinstance(v, int) or (float(v).is_integer() and abs(v) < 1e15)
+        return f"{bound[1]} {int(v):,}" if whole else f"{bound[1]} {v:g}"
     return err["msg"].removeprefix("Value error, ")
+
+
+BOUNDS = {"less_than_equal": ("le", "at most"), "less_than": ("lt", "less than"),
+          "greater_than_equal": ("ge", "at least"), "greater_than": ("gt", "more than")}
+"""pydantic's range errors in the page's words and number format ('Input should be less than or equal to 10000000')."""
 
 
 def describe(exc: ValidationError, prefix: str = "") -> str:
