@@ -39,7 +39,7 @@ def test_an_expert_count_beyond_any_published_model_is_refused_by_name():
     fields = json.loads(zlib.decompress(base64.urlsafe_b64decode(encode_custom_model(ok) + "==")))
     with pytest.raises(InputError) as e:
         decode_custom_model(_link({**fields, "num_experts": 10**7, "num_experts_per_tok": 10**7}))
-    assert e.value.field == "custom_model" and "less than or equal to 4096" in str(e.value)
+    assert e.value.field == "custom_model" and "at most 4,096" in str(e.value)
 
 
 def test_the_popularity_fill_is_the_loop_it_replaced():
