@@ -6,6 +6,7 @@ names it and the default used instead; it never raises.
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from urllib.parse import urlencode
@@ -69,6 +70,10 @@ def validate_query(params: dict[str, list[str]], *, known_models=(), known_gpus=
             warnings.append(f"{key}: '{value}' read as '{value.lower()}' (spec ids are lower-case)")
             value = value.lower()
         parsed = _parse(key, value)
+        whole = whole_number_text(value)
+        if isinstance(parsed, str) and whole is not None and not isinstance(again := _parse(key, whole), str):
+            warnings.append(f"{key}: '{value[:20]}' read as {int(whole):,}")  # '1e3' where a whole number is wanted
+            parsed = again
         if isinstance(parsed, str):
             warnings.append(f"{parsed} — '{value}' ignored, using the default ({_default_text(key)})")
             continue
@@ -80,6 +85,17 @@ def validate_query(params: dict[str, list[str]], *, known_models=(), known_gpus=
         warnings.append("model: 'custom' needs a custom_model parameter — using the default model")
         values.pop("model")
     return values, warnings
+
+
+def whole_number_text(value: str) -> str | None:
+    """'1e3' → '1000': a whole number written with an exponent (a link typed by hand), else None."""
+    if len(value) > 20 or "e" not in value.lower():
+        return None
+    try:
+        x = float(value)
+    except ValueError:
+        return None
+    return str(int(x)) if math.isfinite(x) and x.is_integer() and abs(x) < 1e15 else None
 
 
 def _parse(key: str, value: str) -> Scenario | str:

@@ -31,8 +31,10 @@ def slo_lines(r, *, replica_check=None) -> list[str]:
     """`replica_check`: the replica count's simulated check to say under it (calc.replica_check.RateCheck), if any."""
     s, c, fl = r.scenario, r.conformance, r.fleet
     out = [f"P(TTFT ≤ {fmt.seconds(s.slo_ttft_s)}) = {fmt.pct(c.p_ttft)} · P(TPOT ≤ {fmt.seconds(s.slo_tpot_s)}) = "
-           f"{fmt.pct(c.p_tpot)} → conformance {fmt.pct(c.conformance)}; goodput {fmt.rate(r.goodput_rps, 'req/s')} "
-           f"of {fmt.rate(r.latency.requests_per_s, 'req/s')}",
+           f"{fmt.pct(c.p_tpot)} → conformance {fmt.pct(c.conformance)}; goodput "
+           + (f"{fmt.rate(r.goodput_rps, 'req/s')} of {fmt.rate(r.latency.requests_per_s, 'req/s')}"
+              if r.goodput_rps >= 1e-3 * r.latency.requests_per_s else  # '< 0.000001 req/s' read as a measurement
+              f"none of {fmt.rate(r.latency.requests_per_s, 'req/s')} (fewer than 1 in 1,000 requests meet both SLOs)"),
            f"strict variant (every inter-token gap ≤ SLO): {fmt.pct(c.strict_conformance)} ({_strict_why(r)})",
            f"capacity: {capacity_text(r)}"]  # fmt: skip
     if fl.replicas is not None:

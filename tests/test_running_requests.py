@@ -70,3 +70,11 @@ def test_long_times_read_in_the_unit_that_suits_them():
     assert fmt.ms(313.174) == "313 s"  # 313,174 ms
     assert fmt.ms(11 * 3600) == "11.0 h" and fmt.ms(5_110_867) == f"{5_110_867 / 86400:.1f} days"
     assert fmt.ms_value(313_174) == "313 s"
+
+
+def test_a_whole_number_written_with_an_exponent_is_read_from_a_link():
+    from boundary.urlstate import validate_query
+
+    values, warnings = validate_query({"input_len": ["1e3"], "concurrency": ["2.5e1"], "output_len": ["1e999"]})
+    assert values == {"input_len": 1000, "concurrency": 25}
+    assert "input_len: '1e3' read as 1,000" in warnings and any("'1e999' ignored" in w for w in warnings)

@@ -10,7 +10,7 @@ import time
 import streamlit as st
 from pydantic import ValidationError
 
-from boundary.urlstate import PAGE_PARAMS, validate_query
+from boundary.urlstate import PAGE_PARAMS, url_text, validate_query, whole_number_text
 from calc.errors import describe
 from calc.scenario import Scenario
 from ui import state_view
@@ -27,6 +27,7 @@ def check_link_once(catalog) -> None:
     rejected = {k for k in params if k not in values and k not in PAGE_PARAMS}
     # a spec id read case-insensitively ('Llama-3.1-8B' → 'llama-3.1-8b') goes back into the link as read
     recased = {k: [values[k]] for k in ("model", "gpu") if k in values and params.get(k, [""])[-1] != values[k]}
+    recased |= {k: [url_text(values[k])] for k in values if k in params and whole_number_text(params[k][-1] or "")}
     if rejected or recased:  # nothing is bound yet on a session's first run; one message for the whole query, not one a key
         # (each deletion sent the rest of the query string: 999 rejected keys of a 500 kB link were 2.4 s of CPU and
         # 250 MB sent to the browser)
