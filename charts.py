@@ -342,14 +342,16 @@ def swap_ratio(r) -> Chart:
     off = r.offload
     ys = [p.ratio for p in off.curve]
     shape, note = _hline(1, "parity (ratio 1)", log=True)
-    return _fig(
-        "Recompute time / swap time vs context (> 1: swapping wins)", "context (tokens)", "recompute / swap (ratio)",
-        [_line([p.context for p in off.curve], ys, "ratio"),
-         _line([off.attention_crossover_tokens] * 2, [min(ys + [1]), max(ys + [1])], "attention crossover",
-               line=dict(dash="dot", color="gray")),
-         _here(r.scenario.request_len, off.swap_recompute_ratio)],
-        shapes=[shape], notes=[note], xaxis=dict(type="log"), yaxis=dict(type="log"),
-    )  # fmt: skip
+    cross = off.attention_crossover_tokens
+    traces = [_line([p.context for p in off.curve], ys, "ratio"), _here(r.scenario.request_len, off.swap_recompute_ratio)]
+    title = "Recompute time / swap time vs context (> 1: swapping wins)"
+    if cross <= 2 * max(p.context for p in off.curve):  # drawn where it falls within the curve's range
+        traces.insert(1, _line([cross] * 2, [min(ys + [1]), max(ys + [1])], f"attention crossover ({fmt.tokens(cross)})",
+                               line=dict(dash="dot", color="gray")))  # fmt: skip
+    elif math.isfinite(cross):  # far beyond max_model_len: named, not drawn (its line stretched the axis 14-fold)
+        title += f"; attention crossover at {fmt.tokens(cross)}, beyond max_model_len"
+    return _fig(title, "context (tokens)", "recompute / swap (ratio)", traces, shapes=[shape], notes=[note],
+                xaxis=dict(type="log"), yaxis=dict(type="log"))  # fmt: skip
 
 
 def fanout(r) -> Chart:
