@@ -78,3 +78,10 @@ def test_a_whole_number_written_with_an_exponent_is_read_from_a_link():
     values, warnings = validate_query({"input_len": ["1e3"], "concurrency": ["2.5e1"], "output_len": ["1e999"]})
     assert values == {"input_len": 1000, "concurrency": 25}
     assert "input_len: '1e3' read as 1,000" in warnings and any("'1e999' ignored" in w for w in warnings)
+
+
+def test_every_shipped_gpu_says_how_many_a_node_holds(catalog):
+    """node_gpus on every spec (hardware_specs/SOURCES.md): HGX/OAM boards 8, a TPU slice 256, GH200 1."""
+    assert all(g.node_gpus for g in catalog.gpus.values())
+    assert catalog.gpus["h100-sxm"].node_gpus == catalog.gpus["mi300x"].node_gpus == 8
+    assert catalog.gpus["gh200"].node_gpus == 1 and catalog.gpus["tpu-v6e"].node_gpus == 256
