@@ -89,7 +89,7 @@ def run_search(args, catalog) -> int:
 
     def cheapest(i: int) -> dict:
         rc = rate_check(r, i, catalog)
-        return obj(i) | {"rate_check": asdict(rc) if rc else None}
+        return obj(i) | {"rate_check": asdict(rc) if rc else None, "plan_command": plan_command(r, i)}
 
     frontier = [obj(i) for i in r.frontier]
     out = {"model": s.model, "model_name": r.model_name, "configs_evaluated": r.configs_evaluated, "seconds": seconds,
@@ -118,6 +118,17 @@ def run_search(args, catalog) -> int:
 
         print(render_text(out))
     return 0
+
+
+def plan_command(r, i: int) -> str:
+    """`python -m calc plan …` of configuration i at its operating point (its in-flight requests as --concurrency):
+    the plan shows the same TTFT, TPOT, replicas and cost (tests/test_search_parity.py), and the rest of the plan."""
+    from boundary.urlstate import cli_command
+    from calc.search_rows import served_scenario
+
+    s = served_scenario(r, i)
+    return cli_command(s.model_copy(update={k: Scenario.model_fields[k].default for k in s.model_fields
+                                            if k.startswith("search_")}))  # fmt: skip
 
 
 def _all_marked(out: dict) -> list[dict]:

@@ -66,6 +66,8 @@ def render_text(out: dict) -> str:
             lines[-1:-1] = ["  not checked by the scheduler simulation, which serves one aggregated engine; a router "
                             "(vLLM's disaggregated proxy) sends each request to a prefill and a decode instance"]
         lines += ["  " + x for x in c["serve_command"].splitlines()]
+        if c.get("plan_command"):
+            lines += ["", "  the whole plan of it (memory, latency, SLOs, benchmark):", f"  {c['plan_command']}"]
     if out["frontier"]:
         lines += ["", "Pareto frontier (tokens/s per user against tokens/s per GPU; simulated: the scheduler simulation "
                       "at the same concurrency, aggregated configurations only)", table(out["frontier"])]  # fmt: skip

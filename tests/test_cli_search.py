@@ -232,3 +232,17 @@ def test_csv_and_csv_all_share_one_header_and_all_marks_the_listed():
 
     rows, marked = (list(csv.DictReader(io.StringIO(p.stdout))) for p in (every, listed))
     assert len(rows) == 1 * 2 * 2 * 2 and sum(bool(x["listed_as"]) for x in rows) == len(marked)
+
+
+def test_the_cheapest_names_the_plan_that_reproduces_it(capsys, catalog):
+    """Its `plan_command` (the configuration at its in-flight requests) shows the search's TTFT, TPOT and replicas."""
+    import shlex
+
+    assert main(["search", "--model", "llama-3.1-8b", "--gpus", "l4,h100-sxm", "--request-rate", "2", "--json"],
+                catalog=catalog) == 0  # fmt: skip
+    c = json.loads(capsys.readouterr().out)["cheapest"]
+    argv = shlex.split(c["plan_command"])
+    assert argv[:4] == ["python", "-m", "calc", "plan"] and "--concurrency" in argv and "--search-gpus" not in argv
+    assert main([*argv[3:], "--json"], catalog=catalog) == 0
+    p = json.loads(capsys.readouterr().out)
+    assert (p["ttft_s"], p["tpot_s"], p["replicas"]) == (c["ttft_s"], c["tpot_s"], c["replicas"])
