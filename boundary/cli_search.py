@@ -106,7 +106,8 @@ def run_search(args, catalog) -> int:
     elif args.csv:
         from boundary.search_text import render_csv
 
-        rows = _all_marked(out) if args.all else _listed(out)
+        rows = [{k: v for k, v in d.items() if k != "plan_command"}  # the cheapest's alone: one header for every row
+                for d in (_all_marked(out) if args.all else _listed(out))]  # fmt: skip
         if not rows and r.configs_evaluated:  # the columns still, so a spreadsheet or script sees the same header
             print(render_csv([{"listed_as": None} | row(r, 0) | {"rate_check": None}]).splitlines()[0])
             print(f"no configuration listed: {out['configs_meeting_slo']:,} of {r.configs_evaluated:,} meet the "
