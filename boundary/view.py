@@ -137,7 +137,8 @@ def state_line(r) -> str:
     if not m.state_bytes_per_request:
         return ""
     return (f"State per request: {fmt.size(m.state_bytes_per_request)} on each GPU (Mamba / linear-attention layers, "
-            f"whatever the length) — {fmt.gib(r.shortfall.state_used_bytes)} for {s.rank_concurrency:,} requests, beside "
+            f"whatever the length) — {fmt.gib(r.shortfall.state_used_bytes)} for the "
+            f"{min(s.rank_concurrency, s.max_num_seqs):,} requests running, beside "
             f"{fmt.gib(r.shortfall.kv_used_bytes)} of attention KV")  # fmt: skip
 
 

@@ -76,7 +76,8 @@ def workload_section(r) -> Section:
             ("pool the requests take", f"{fmt.gib(sf.pool_used_bytes)} per GPU"
              + (f", of which state {fmt.gib(sf.state_used_bytes)}" if sf.state_used_bytes else "")),
             ("most requests at this length", fmt.count(f.max_concurrency_at_length)),
-            (f"longest request at C={s.rank_concurrency:,}" + (" a rank" if s.data_parallel_size > 1 else ""), fmt.missing("the engine does not start") if not sf.engine_starts
+            ((f"longest request at {s.max_num_seqs:,} running" if s.rank_concurrency > s.max_num_seqs else
+              f"longest request at C={s.rank_concurrency:,}") + (" a rank" if s.data_parallel_size > 1 else ""), fmt.missing("the engine does not start") if not sf.engine_starts
              else f"{fmt.tokens(f.longest_request_at_concurrency)} "
              + (f"(prompt ≤ {fmt.count(f.longest_prompt_at_concurrency)})" if f.longest_prompt_at_concurrency else
                 f"(no room for a prompt beside the {s.output_len:,}-token output)"))]  # as the headline says  # fmt: skip

@@ -75,7 +75,8 @@ def missing_lines(r) -> list[str]:
                        "max_model_len admits it: shorten input_len + output_len" if s.request_len > ctx else ""))  # fmt: skip
     rank = each_rank(s)
     if sf.workload_missing_blocks:
-        out.append(f"KV cache for {fmt.plural(s.rank_concurrency, 'request')} of {fmt.tokens(f.request_tokens)}{rank}: "
+        running = min(s.rank_concurrency, s.max_num_seqs)  # the queue beyond max_num_seqs holds no blocks
+        out.append(f"KV cache for {fmt.plural(running, 'running request')} of {fmt.tokens(f.request_tokens)}{rank}: "
                    f"{fmt.count(f.blocks_needed)} blocks, the pool has {fmt.count(m.num_gpu_blocks)} — "
                    f"{fmt.count(sf.workload_missing_blocks)} blocks ({fmt.gib(sf.workload_missing_bytes)} per GPU) short"
                    + beyond(sf.workload_missing_bytes) + (": vLLM preempts" if sf.engine_starts else ""))  # fmt: skip

@@ -8,6 +8,7 @@ from calc.pool import measured_at, size_pool, tp_check
 from calc.precision_support import dtype_refusal
 from calc.resolve import other_gpu_fields
 from calc.scenario import Scenario, field_bounds
+from calc.sglang_hybrid import as_sglang_runs
 from calc.specs import GPUSpec, ModelSpec
 from calc.workload import budget_refused, fit_workload
 
@@ -34,7 +35,7 @@ def _try(s: Scenario, m: ModelSpec, g: GPUSpec, change: str, **fields) -> Sugges
     if tp_check(t, m):
         return None
     mem = size_pool(t, m, g)
-    fit = fit_workload(t, m, mem)
+    fit = fit_workload(as_sglang_runs(t, m, mem), m, mem)  # a hybrid under SGLang runs its own pool's cap
     return Suggestion(change, fields, mem.num_gpu_blocks, fit.max_concurrency_at_length, fit.pool_fraction, fit.fits)
 
 

@@ -19,7 +19,7 @@ from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundar
 from calc.resolve import beyond_fitted, default_context, engine_of, resolve
 from calc.scenario import Scenario
 from calc.sglang_defaults import SGLANG_NO_TPU, sglang_fraction_note, sglang_runs_on
-from calc.sglang_hybrid import mamba_pools
+from calc.sglang_hybrid import as_sglang_runs, mamba_pools
 from calc.specs import GPUSpec, ModelSpec
 from calc.units import GiB
 from calc.workload import fit_workload
@@ -364,9 +364,8 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     given = s.max_model_len
     s = default_context(s, model)
     mem = size_pool(s, model, gpu)
-    asked = s
-    if (pools := mamba_pools(s, model, mem)) and s.max_num_seqs > pools.running_cap:
-        s = s.model_copy(update={"max_num_seqs": pools.running_cap})  # what SGLang runs, whatever it is asked
+    asked, s = s, as_sglang_runs(s, model, mem)  # what SGLang runs of a hybrid, whatever it is asked
+    pools = mamba_pools(s, model, mem)
     fit = fit_workload(s, model, mem)
     engine = engine_of(s, catalog)
     lat = latency(s, model, gpu, mem, engine)
@@ -394,4 +393,4 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
         notes = (f"max_model_len {s.max_model_len:,}: the model's own maximum, which vLLM serves without "
                  f"--max-model-len (the planner's default {given:,} is beyond it)", *notes)  # fmt: skip
     return Report(s, model, gpu, engine, mem, fit, lat, conf, notes, other_gpus=catalog.gpus,
-                  accuracy=catalog.accuracy)  # fmt: skip
+                  accuracy=catalog.accuracy, asked=asked if asked is not s else None)  # fmt: skip

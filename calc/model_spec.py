@@ -255,11 +255,11 @@ class ModelSpec(BaseModel):
     @property
     def max_len_limit(self) -> int:
         """The longest max_model_len vLLM starts with (its _get_and_verify_max_len): max_position_embeddings, times the
-        rope scaling factor where the rope type stretches it (not su / longrope / llama3), from
+        rope scaling factor where the rope type stretches it (not su / longrope / llama3, nor any Gemma 3), from
         original_max_position_embeddings for yarn. InternLM2.5-7B: 32,768 × 2.0 (dynamic) = 65,536."""
         r = self.rope_scaling
-        if r is None or r.rope_type in LONG_ROPE or not r.factor:
-            return self.max_position_embeddings
+        if r is None or r.rope_type in LONG_ROPE or not r.factor or "gemma3" in self.model_type:
+            return self.max_position_embeddings  # Gemma 3's 131,072 is already the scaled length (vLLM skips it)
         base = r.original_max_position_embeddings if r.rope_type == "yarn" and r.original_max_position_embeddings \
             else self.max_position_embeddings  # fmt: skip
         return min(int(base * r.factor), 2**31)

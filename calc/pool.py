@@ -90,6 +90,9 @@ class PoolResult:
     """SGLang, a hybrid model: requests whose state its Mamba pool holds beside the KV pool (calc.sglang_hybrid)."""
     state_pool_bytes: float = 0.0
     """SGLang, a hybrid model: that pool per GPU (the stage with the fewest KV blocks), outside kv_cache_memory_bytes."""
+    running_slots: int = 0
+    """SGLang, a hybrid model: the fewest state slots of any pipeline stage (a running request holds one on each), what
+    its running-request cap is counted from (calc.sglang_hybrid); state_slots with one stage."""
     formulas: dict = field(default_factory=dict, repr=False, compare=False)
     """Headline numbers as calc.expr formulas: the text shown beside each number."""
     encoder_profile: EncoderProfile | None = None
@@ -255,15 +258,16 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
                 avail = avail - E(act, "activation peak", unit="GiB") - E(non_torch, "non-torch", unit="GiB")
             if subtract_graphs:
                 avail = avail - E(graphs, "CUDA graphs", unit="GiB")
-        slots = 0
+        slots, state = 0, 0.0
         if sglang and layout.attention_bytes_per_token and s.kv_cache_memory_bytes is None:
             state = sglang_state_bytes(m, tp=tp, layers=layers)  # its own pool, carved first (calc.sglang_hybrid)
             slots, _ = state_split(avail.value, state)
             if slots:
                 avail = avail - E(slots, "state slots") * E(state, "state a request", unit="GiB")
         stages.append((blocks_from_bytes(avail.value, layout.block_bytes), avail, w, layout, slots,
-                       slots * state if slots else 0.0))  # fmt: skip
-    blocks, avail, w, layout, slots, state_pool = min(stages, key=lambda t: t[0])
+                       slots * state if slots else 0.0, state))  # fmt: skip
+    blocks, avail, w, layout, slots, state_pool, _ = min(stages, key=lambda t: t[0])
+    running_slots = min((t[4] for t in stages if t[6] > 0), default=0)
     mnbt = s.max_num_batched_tokens
 
     def need(tokens: int) -> int:
@@ -311,6 +315,7 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
         stage_blocks=tuple(t[0] for t in stages),
         state_slots=slots,
         state_pool_bytes=state_pool,
+        running_slots=running_slots,
         layout=layout,
         max_num_batched_tokens=mnbt,
         encoder_profile=encoder_profile(m, max_num_batched_tokens=mnbt, max_model_len=s.max_model_len),

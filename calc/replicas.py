@@ -309,6 +309,7 @@ def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSp
     than one node of the GPU holds (node_gpus) is not tried, as in the search."""
     from calc.pool import size_pool, tp_check
     from calc.resolve import for_other_gpu
+    from calc.sglang_hybrid import as_sglang_runs
 
     out = []
     for gid, g in gpus.items():
@@ -323,6 +324,7 @@ def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSp
             if tp_check(t, m):
                 continue
             mem = size_pool(t, m, g)
+            t = as_sglang_runs(t, m, mem)  # a hybrid under SGLang runs this pool's cap (calc.sglang_hybrid)
             cap = capacity(t, m, g, mem, engine)
             if cap.rps <= 0:
                 if best is None:

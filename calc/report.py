@@ -70,6 +70,9 @@ class Report:
     """The shipped GPUs, for the sections that compare (suggestions, GPU options)."""
     accuracy: Accuracy | None = field(repr=False, compare=False, default=None)
     """Held-out error of the latency estimates (calc.accuracy), for the bands beside TTFT and TPOT."""
+    asked: Scenario | None = field(repr=False, compare=False, default=None)
+    """The scenario as given, where `scenario` runs fewer requests than it asks (SGLang's hybrid cap): the changes
+    and GPU options start from it, each capped again on its own pool."""
 
     @property
     def model_name(self) -> str:
@@ -104,7 +107,7 @@ class Report:
     def suggestions(self):
         from calc.advice import suggest
 
-        return () if self.fit.fits else suggest(self.scenario, self.model, self.gpu, self.other_gpus)
+        return () if self.fit.fits else suggest(self.asked or self.scenario, self.model, self.gpu, self.other_gpus)
 
     @cached_property
     def curves(self) -> Curves:
@@ -135,7 +138,7 @@ class Report:
 
     @cached_property
     def gpu_options(self) -> tuple[Option, ...]:
-        return tuple(gpu_options(self.scenario, self.model, self.gpu, self.other_gpus, self.engine))
+        return tuple(gpu_options(self.asked or self.scenario, self.model, self.gpu, self.other_gpus, self.engine))
 
     @cached_property
     def shortfall(self) -> Shortfall:

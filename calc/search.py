@@ -50,9 +50,11 @@ WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: o
        "vLLM refuses to start: max_num_batched_tokens is below max_num_seqs",
        "vLLM refuses to start: bf16 needs a GPU of compute capability 8.0 or more (serve fp16, or auto)",
        "SGLang runs out of memory at its first large step: its activation peak and CUDA graphs exceed the rest of the "
-       "GPU that --mem-fraction-static leaves")  # fmt: skip
-CANNOT_SERVE = (1, 2, 3, 7, 8, 9, 10, 11)
-"""The WHY entries of a configuration vLLM would not serve at all (a row's `fits` is false), whatever the SLOs."""
+       "GPU that --mem-fraction-static leaves",
+       "SGLang cannot run a request: its Mamba state slots // ratio is 0")  # fmt: skip
+CANNOT_SERVE = (1, 2, 3, 7, 8, 9, 10, 11, 12, 13)
+"""The WHY entries of a configuration the engine would not serve at all (a row's `fits` is false), whatever the SLOs;
+12, SGLang's out-of-memory first step, among them: it starts, and does not last."""
 
 
 @dataclass(frozen=True)
@@ -268,6 +270,7 @@ def _extrapolation_note(s: Scenario, catalog: Catalog, in_flight: float) -> tupl
 def _why(s: Scenario, pool: PoolArrays, positions: int) -> np.ndarray:
     why = np.zeros(len(pool.num_gpu_blocks), dtype=np.int8)
     why[pool.sglang_short] = 12  # the pool fits; the server would not last
+    why[pool.running_cap == 0] = 13
     if s.request_len > s.max_model_len:
         why[:] = 3
     why[pool.max_concurrency < 1] = 2

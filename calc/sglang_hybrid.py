@@ -68,15 +68,26 @@ def mamba_pools(s, m, mem) -> MambaPools | None:
     what the state slots leave); None for other models or engines, or where nothing is left."""
     if s.engine != "sglang" or not mem.state_slots:
         return None
+    slots = mem.running_slots or mem.state_slots  # the fewest of any pipeline stage
     ratio = mamba_ratio(s.engine_version)
     tokens = mem.pool_token_capacity  # the pool in whole blocks, as the plan's "GPU KV cache size" counts it
-    return MambaPools(mem.state_slots, mem.state_slots // ratio, tokens, mem.state_pool_bytes / mem.state_slots, ratio)
+    return MambaPools(slots, slots // ratio, tokens, mem.state_pool_bytes / mem.state_slots, ratio)
 
 
 def running_limit(s, mem) -> str:
     """The running-request limit a plan runs, named: 'max_num_seqs N', or under SGLang, where a hybrid's state slots
     cap it (calc.evaluate plans what SGLang runs), 'SGLang's running-request cap N (M state slots // ratio)'."""
-    if s.engine == "sglang" and mem.state_slots and s.max_num_seqs == mem.state_slots // mamba_ratio(s.engine_version):
-        return (f"SGLang's running-request cap {s.max_num_seqs:,} (its {mem.state_slots:,} state slots // "
+    slots = mem.running_slots or mem.state_slots
+    if s.engine == "sglang" and slots and s.max_num_seqs == max(1, slots // mamba_ratio(s.engine_version)):
+        return (f"SGLang's running-request cap {s.max_num_seqs:,} (its {slots:,} state slots // "
                 f"{mamba_ratio(s.engine_version)}, whatever max_num_seqs asks)")  # fmt: skip
     return f"max_num_seqs {s.max_num_seqs:,}"
+
+
+def as_sglang_runs(s, m, mem):
+    """The scenario with max_num_seqs at most what SGLang runs of this hybrid model on this pool (its state slots //
+    ratio, at least 1: a cap of 0 is a refusal, calc.workload.start_refusal); the scenario itself otherwise."""
+    pools = mamba_pools(s, m, mem)
+    if pools is None or s.max_num_seqs <= pools.running_cap:
+        return s
+    return s.model_copy(update={"max_num_seqs": max(1, pools.running_cap)})

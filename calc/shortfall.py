@@ -56,6 +56,7 @@ def shortfall(s: Scenario, mem: PoolResult, fit: WorkloadFit) -> Shortfall:
     pool_starts = mem.num_gpu_blocks > 0 and start_blocks == 0
     starts = pool_starts and not fit.refused
     load_blocks = max(0, fit.blocks_needed - mem.num_gpu_blocks)
+    running = min(s.rank_concurrency, s.max_num_seqs)
     return Shortfall(
         usable_bytes=mem.requested_memory_bytes,
         weights_over_bytes=max(0.0, mem.weights_bytes_per_gpu - mem.requested_memory_bytes),
@@ -66,8 +67,8 @@ def shortfall(s: Scenario, mem: PoolResult, fit: WorkloadFit) -> Shortfall:
         workload_missing_bytes=max(0.0, fit.blocks_needed * block - avail) if load_blocks else 0.0,
         workload_missing_blocks=load_blocks,
         pool_used_bytes=fit.blocks_needed * block,
-        state_used_bytes=min(s.rank_concurrency, s.max_num_seqs) * mem.state_bytes_per_request,  # those running
-        kv_used_bytes=fit.blocks_needed * block - s.rank_concurrency * mem.state_bytes_per_request,
+        state_used_bytes=running * mem.state_bytes_per_request,  # those running; the queue holds none
+        kv_used_bytes=fit.blocks_needed * block - running * mem.state_bytes_per_request,
         pool_free_bytes=max(0.0, avail - fit.blocks_needed * block),
         rest_of_usable_bytes=mem.requested_memory_bytes - avail,
     )

@@ -14,7 +14,7 @@ from calc.expr import E
 from calc.numeric import largest_true
 from calc.pool import PoolResult
 from calc.scenario import Scenario
-from calc.sglang_hybrid import running_limit
+from calc.sglang_hybrid import mamba_ratio, running_limit
 from calc.specs import ModelSpec
 from calc.units import GiB
 
@@ -64,6 +64,11 @@ def start_refusal(s: Scenario, m: ModelSpec, mem: PoolResult) -> str:
     if s.max_model_len > m.max_len_limit:
         return (f"vLLM refuses to start: max_model_len {s.max_model_len:,} exceeds the model's maximum, "
                 f"{m.max_len_text} (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 overrides it, at the model's risk)")  # fmt: skip
+    slots = mem.running_slots or mem.state_slots
+    if s.engine == "sglang" and slots and slots // mamba_ratio(s.engine_version) == 0:
+        return (f"SGLang cannot run a request: its Mamba pool holds {slots:,} requests' state and runs at most "
+                f"{slots:,} // {mamba_ratio(s.engine_version)} = 0 at once (a larger --mem-fraction-static, "
+                "gpu_memory_utilization, gives it more)")  # fmt: skip
     if budget_refused(s.engine, s.max_num_batched_tokens, s.max_num_seqs):
         return (f"vLLM refuses to start: max_num_batched_tokens ({s.max_num_batched_tokens:,}) must be at least "
                 f"max_num_seqs ({s.max_num_seqs:,}) (vLLM's SchedulerConfig: every running request may need a token "

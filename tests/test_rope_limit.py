@@ -21,7 +21,7 @@ def _limit(name: str) -> int:
 
 def test_each_rope_type_as_vllm_reads_it():
     assert _limit("internlm2_5-7b") == 32_768 * 2  # "type": "dynamic", "factor": 2.0
-    assert _limit("gemma-3-4b-it") == 131_072 * 8  # linear, factor 8 (text_config): vLLM's derived 1,048,576
+    assert _limit("gemma-3-4b-it") == 131_072  # linear ×8, but vLLM skips Gemma 3's: its 131,072 is already scaled
     assert _limit("deepseek-v2") == 4_096 * 40  # yarn: original_max_position_embeddings × factor = 163,840
     assert _limit("ministral3-3b-reasoning-2512") == 16_384 * 16  # yarn, from its original 16,384
     assert _limit("exaone-4.0-32b") == 131_072  # llama3: max_position_embeddings already holds it

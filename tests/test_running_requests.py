@@ -85,3 +85,18 @@ def test_every_shipped_gpu_says_how_many_a_node_holds(catalog):
     assert all(g.node_gpus for g in catalog.gpus.values())
     assert catalog.gpus["h100-sxm"].node_gpus == catalog.gpus["mi300x"].node_gpus == 8
     assert catalog.gpus["gh200"].node_gpus == 1 and catalog.gpus["tpu-v6e"].node_gpus == 256
+
+
+def test_the_queue_holds_no_state_and_the_text_counts_the_running(catalog):
+    """Nemotron-H-8B, 2,000 in flight, 16 run: state for 16 (16 · 97.5 MiB = 1.52 GiB), the KV beside it positive;
+    the verdict's KV line and the longest-request row count the 512 that run, not the 2,000."""
+    from boundary import view, view_memory, view_verdict
+
+    r = evaluate(Scenario(model="nemotron-h-8b", gpu="h100-sxm", concurrency=2000, max_num_seqs=16), catalog)
+    assert r.shortfall.state_used_bytes == 16 * r.memory.state_bytes_per_request and r.shortfall.kv_used_bytes > 0
+    assert "for the 16 requests running" in view.state_line(r)
+    r = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm", concurrency=2000, max_num_seqs=512, input_len=4000,
+                          output_len=96), catalog)  # fmt: skip
+    assert any("KV cache for 512 running requests of 4,096 tokens: 131,072 blocks" in x
+               for x in view_verdict.missing_lines(r))  # 512 · 4,096 / 16 = 131,072
+    assert any(row[0] == "longest request at 512 running" for row in view_memory.workload_section(r).table().rows)

@@ -100,3 +100,43 @@ def test_the_plan_runs_a_hybrid_at_its_state_slots(catalog):
     assert any(f"{slots:,} // 5 = {slots // 5:,} requests at once" in n for n in r.notes)
     # a plan asking for fewer than the cap keeps its own
     assert evaluate(s.model_copy(update={"max_num_seqs": 64}), catalog).scenario.max_num_seqs == 64
+
+
+def test_a_pool_with_fewer_slots_than_the_ratio_runs_nothing_and_says_so(catalog):
+    """Nemotron-H-8B on an RTX 4090 at 0.7: 4 state slots, 4 // 5 = 0 running: a refusal, not a crash; the search
+    names the same reason."""
+    from calc.search import search
+
+    s = Scenario(model="nemotron-h-8b", gpu="rtx-4090", engine="sglang", gpu_memory_utilization=0.7)
+    r = evaluate(s, catalog)
+    assert 0 < r.memory.state_slots < 5 and not r.fit.fits
+    assert f"runs at most {r.memory.state_slots} // 5 = 0 at once" in r.fit.refused
+    found = search(s.model_copy(update={"search_gpus": "rtx-4090", "search_tensor_parallel_size": "1",
+                                        "search_pipeline_parallel_size": "1", "search_gpu_memory_utilization": "0.7",
+                                        "search_dtype": "auto", "search_kv_cache_dtype": "auto"}),
+                   catalog)  # fmt: skip
+    assert set(found.why) == {13}
+
+
+def test_pipeline_stages_cap_at_their_fewest_slots_in_the_plan_and_the_search(catalog):
+    """A running request holds state on every stage: the cap counts from the stage with the fewest slots, in the plan
+    (PoolResult.running_slots) as in the search, and the changes a plan offers are capped on their own pools."""
+    from calc.search import search
+    from calc.search_rows import row, scenario_of
+
+    s = Scenario(model="nemotron-3-nano-30b-a3b", gpu="h100-sxm", engine="sglang", request_rate=2.0,
+                 search_gpus="h100-sxm", search_tensor_parallel_size="1,2", search_pipeline_parallel_size="1,2",
+                 search_gpu_memory_utilization="0.8,0.9,0.95", search_max_num_seqs="64,256", search_dtype="bf16",
+                 search_kv_cache_dtype="auto")  # fmt: skip
+    r = search(s, catalog)
+    staged = 0
+    for i in range(r.configs_evaluated):
+        d, rep = row(r, i), evaluate(scenario_of(r, i), catalog)
+        assert d["max_concurrency_at_length"] == rep.fit.max_concurrency_at_length
+        assert d["tpot_s"] == pytest.approx(rep.latency.tpot_s, rel=1e-9)
+        staged += d["pipeline_parallel_size"] == 2 and rep.memory.running_slots < rep.memory.state_slots
+    assert staged >= 1
+    plan = evaluate(Scenario(model="nemotron-3-nano-30b-a3b", gpu="h100-sxm", engine="sglang", concurrency=64), catalog)
+    assert plan.scenario.max_num_seqs == 24 and plan.asked.max_num_seqs == 256
+    tp2 = next(x for x in plan.suggestions if x.change.startswith("tensor_parallel_size=2"))
+    assert tp2.fits and tp2.max_concurrency_at_length > 64  # TP 2's own pool holds more slots, hence more running
