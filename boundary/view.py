@@ -17,6 +17,7 @@ from boundary.view_verdict import missing_lines, no_latency_reason, verdict  # n
 from calc.expert_parallel import expert_ranks
 from calc.front_end import front_busy_s
 from calc.latency import READER_TOKENS_PER_S
+from calc.sglang_hybrid import running_limit
 from calc.workload import max_requests_at_length
 
 
@@ -315,9 +316,13 @@ def latency_section(r) -> Section:
 
 def unfit_note(r) -> str:
     """What the estimates do where the requests do not all fit the KV pool (calc.latency: the rest wait for room)."""
-    held = max_requests_at_length(r.scenario, r.memory, r.model)
-    return (f"The estimates run the {fmt.plural(held, 'request')} the KV pool holds at this length and queue the rest "
-            "for room; the predicted benchmark plays the engine's admission and preemptions out.")  # fmt: skip
+    s = r.scenario
+    held = max_requests_at_length(s, r.memory, r.model)
+    pool_holds = r.memory.num_gpu_blocks // r.memory.blocks_per_request(s.request_len) if s.request_len else 0
+    run = (f"the {fmt.plural(held, 'request')} the KV pool holds at this length and queue the rest for room"
+           if held == pool_holds else f"{fmt.plural(held, 'request')} at once ({running_limit(s, r.memory)}) and "
+           "queue the rest")  # fmt: skip
+    return f"The estimates run {run}; the predicted benchmark plays the engine's admission and preemptions out."
 
 
 def _engine_share_row(r) -> list[tuple[str, str]]:

@@ -152,9 +152,11 @@ def _options(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec], ou
         if sug and sug.fits:
             out.append(sug)
             break
-    base = fit_workload(s, m, size_pool(s, m, g))
+    base_mem = size_pool(s, m, g)
+    base = fit_workload(as_sglang_runs(s, m, base_mem), m, base_mem)
     c = s.rank_concurrency
-    if s.max_num_seqs < c <= field_bounds("max_num_seqs")[1] and s.engine == "vllm":  # the queue, not the pool
+    capped = s.engine == "sglang" and base_mem.state_slots  # a hybrid's cap is SGLang's, not max_num_seqs's to raise
+    if s.max_num_seqs < c <= field_bounds("max_num_seqs")[1] and not capped:  # the queue, not the pool
         budget = {"max_num_batched_tokens": c} if c > s.max_num_batched_tokens else {}  # vLLM's rule: budget ≥ seqs
         out.append(_try(s, m, g, f"max_num_seqs={c}", max_num_seqs=c, **budget))
     if 0 < base.max_concurrency_at_length < s.concurrency and s.request_len <= s.max_model_len:
