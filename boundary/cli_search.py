@@ -128,7 +128,7 @@ def plan_command(r, i: int) -> str:
     from calc.search_rows import served_scenario
 
     s = served_scenario(r, i)
-    return cli_command(s.model_copy(update={k: Scenario.model_fields[k].default for k in s.model_fields
+    return cli_command(s.model_copy(update={k: Scenario.model_fields[k].default for k in Scenario.model_fields
                                             if k.startswith("search_")}))  # fmt: skip
 
 
