@@ -254,7 +254,7 @@ def modelopt_quantization(q) -> dict:
     if not isinstance(algo, str) or not algo:
         raise InputError("hf_quant_config.json", "expected {\"quantization\": {\"quant_algo\": …}} (ModelOpt's layout)")
     out = {"quant_method": "modelopt", "quant_algo": algo[:40]}
-    if "quantized_layers" in quant:  # MIXED_PRECISION: a format per module (calc.hf_config.mixed_precision_algos)
+    if "quantized_layers" in quant:  # MIXED_PRECISION: a format per module (calc.hf_quant.mixed_precision_algos)
         out["quantized_layers"] = quant["quantized_layers"]
     return out
 
