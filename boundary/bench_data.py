@@ -305,12 +305,11 @@ def _sglang_running_cap(data: dict, catalog) -> int:
     Nemotron-3-Nano-30B on an H100 asked for 256 and ran 16 (history (27))."""
     from calc.pool import size_pool
     from calc.resolve import resolve
-    from calc.sglang_hybrid import mamba_pools
+    from calc.sglang_hybrid import as_sglang_runs
 
     s = Scenario.model_validate(data)
     m, g = resolve(s, catalog)
     if not m.plan.state():
         return data["max_num_seqs"]
-    pools = mamba_pools(s, m, size_pool(s, m, g))
-    return max(1, min(data["max_num_seqs"], pools.running_cap)) if pools else data["max_num_seqs"]
+    return as_sglang_runs(s, m, size_pool(s, m, g)).max_num_seqs  # what the plan runs too (calc.evaluate)
 

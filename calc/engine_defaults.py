@@ -65,7 +65,7 @@ def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
     server starts with on this GPU: say so, with the KV cache vLLM's own defaults leave (a larger step, a larger
     activation peak, fewer blocks). None when they agree or are set."""
     theirs_fields = server_defaults(s, g, bool(m.routed_experts), mem.pool_token_capacity,
-                                    mem.running_slots or mem.state_slots)  # fmt: skip
+                                    mem.running_slots)  # fmt: skip
     if theirs_fields is None:
         return None
     budget = theirs_fields.get("max_num_batched_tokens", s.max_num_batched_tokens)
@@ -80,7 +80,7 @@ def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
                          f"{s.max_num_batched_tokens}")  # fmt: skip
         if "max_num_seqs" in theirs_fields:
             cap = theirs_fields["max_num_seqs"]
-            slots = (f", and at most its {mem.running_slots or mem.state_slots:,} state slots // "
+            slots = (f", and at most its {mem.running_slots:,} state slots // "
                      f"{mamba_ratio(s.engine_version)}" if mem.state_slots else "")
             parts.append(f"--max-running-requests {cap:,} when it is not given (from this pool of "
                          f"{mem.pool_token_capacity:,} tokens: min(pool / 2, clamp(pool / {s.max_model_len:,} × 512, "

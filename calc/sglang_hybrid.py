@@ -68,7 +68,7 @@ def mamba_pools(s, m, mem) -> MambaPools | None:
     what the state slots leave); None for other models or engines, or where nothing is left."""
     if s.engine != "sglang" or not mem.state_slots:
         return None
-    slots = mem.running_slots or mem.state_slots  # the fewest of any pipeline stage
+    slots = mem.running_slots  # the fewest of any pipeline stage (state_slots: the KV-bound stage's)
     ratio = mamba_ratio(s.engine_version)
     tokens = mem.pool_token_capacity  # the pool in whole blocks, as the plan's "GPU KV cache size" counts it
     return MambaPools(slots, slots // ratio, tokens, mem.state_pool_bytes / mem.state_slots, ratio)
@@ -77,7 +77,7 @@ def mamba_pools(s, m, mem) -> MambaPools | None:
 def running_limit(s, mem) -> str:
     """The running-request limit a plan runs, named: 'max_num_seqs N', or under SGLang, where a hybrid's state slots
     cap it (calc.evaluate plans what SGLang runs), 'SGLang's running-request cap N (M state slots // ratio)'."""
-    slots = mem.running_slots or mem.state_slots
+    slots = mem.running_slots
     if s.engine == "sglang" and slots and s.max_num_seqs == max(1, slots // mamba_ratio(s.engine_version)):
         return (f"SGLang's running-request cap {s.max_num_seqs:,} (its {slots:,} state slots // "
                 f"{mamba_ratio(s.engine_version)}, whatever max_num_seqs asks)")  # fmt: skip

@@ -64,8 +64,8 @@ def start_refusal(s: Scenario, m: ModelSpec, mem: PoolResult) -> str:
     if s.max_model_len > m.max_len_limit:
         return (f"vLLM refuses to start: max_model_len {s.max_model_len:,} exceeds the model's maximum, "
                 f"{m.max_len_text} (VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 overrides it, at the model's risk)")  # fmt: skip
-    slots = mem.running_slots or mem.state_slots
-    if s.engine == "sglang" and slots and slots // mamba_ratio(s.engine_version) == 0:
+    slots = mem.running_slots
+    if s.engine == "sglang" and mem.state_slots and slots // mamba_ratio(s.engine_version) == 0:  # a stage may have 0
         return (f"SGLang cannot run a request: its Mamba pool holds {slots:,} requests' state and runs at most "
                 f"{slots:,} // {mamba_ratio(s.engine_version)} = 0 at once (a larger --mem-fraction-static, "
                 "gpu_memory_utilization, gives it more)")  # fmt: skip

@@ -73,7 +73,7 @@ def headline_rest(r, link_base: str) -> None:
                    + (" (each data-parallel rank's pool)." if s.data_parallel_size > 1 else "."))  # fmt: skip
     if r.notes:
         st.info("**Notes and assumptions**\n" + "\n".join(f"- {plain(n, 600)}" for n in r.notes), icon=":material/info:")
-    if own := server_defaults(s, r.gpu, bool(r.model.routed_experts), r.memory.pool_token_capacity, r.memory.running_slots or r.memory.state_slots):  # the note above says what they change; one click plans them
+    if own := server_defaults(s, r.gpu, bool(r.model.routed_experts), r.memory.pool_token_capacity, r.memory.running_slots):  # the note above says what they change; one click plans them
         server = "vllm serve's" if s.engine == "vllm" else "SGLang's"
         flags = SGLANG_FLAGS if s.engine == "sglang" else {}  # the server's own names for the limits
         st.markdown(f"[Open this scenario with {server} own batch limits on this GPU]"
