@@ -327,13 +327,18 @@ def speed_notes(s: Scenario, model: ModelSpec, gpu: GPUSpec, mem, engine, lat, c
     alt = latency(s, model, unbridged(gpu), mem, engine).tpot_s if bridge_assumed(s, gpu) else None
     if link := link_note(s, gpu, lat.tpot_s, alt):
         notes = (*notes, link)
-    group = s.tensor_parallel_size * s.pipeline_parallel_size
+    # a MoE model's experts span every data-parallel rank (each MoE layer is one step of all of them), so its
+    # group is the whole server; a dense model's ranks are separate engines, placeable on separate nodes
+    moe_dp = model.is_moe and s.data_parallel_size > 1
+    group = s.gpus_per_replica if moe_dp else s.tensor_parallel_size * s.pipeline_parallel_size
     if not gpu.node_holds(group):
+        what = (f"DP {s.data_parallel_size} × TP {s.tensor_parallel_size} × PP {s.pipeline_parallel_size} (the "
+                "experts span every rank)") if moe_dp else f"TP {s.tensor_parallel_size} × PP {s.pipeline_parallel_size}"
         notes = (*notes, f"{gpu.name} is rented {gpu.node_gpus:,} GPU{'s' * (gpu.node_gpus != 1)} to a node "
-                         f"(node_gpus): TP {s.tensor_parallel_size} × PP {s.pipeline_parallel_size} spans "
-                         f"{-(-group // gpu.node_gpus):,} nodes, whose network this plan does not model (its "
-                         f"all-reduces assume {gpu.scaleup_link_gb_per_s or gpu.host_link_gb_per_s:g} GB/s between all "
-                         f"{group:,}), nor the price of such a system; the search leaves such groups out")  # fmt: skip
+                         f"(node_gpus): {what} spans {-(-group // gpu.node_gpus):,} nodes, whose network this plan "
+                         f"does not model (its collectives assume "
+                         f"{gpu.scaleup_link_gb_per_s or gpu.host_link_gb_per_s:g} GB/s between all {group:,}), nor "
+                         "the price of such a system; the search leaves such groups out")  # fmt: skip
     if s.disaggregated and not gpu.node_holds(2 * group) and s.kv_transfer_gb_per_s is None:
         notes = (*notes, f"disaggregated on {gpu.name}, rented {gpu.node_gpus:,} GPU{'s' * (gpu.node_gpus != 1)} to a "
                          "node: a prefill and a decode instance sit on different nodes, so the KV crosses the network "

@@ -344,6 +344,19 @@ def test_a_gpu_rented_one_to_a_node_is_searched_one_to_a_replica(catalog):
     assert not any("node_gpus" in n for n in evaluate(scenario(model="llama-3.1-8b", gpu="gh200"), catalog).notes)
 
 
+def test_a_moe_models_data_parallel_server_is_one_group_for_the_node(catalog):
+    """Eight H100 SXM to a node (hardware_specs/h100-sxm.yaml node_gpus 8): DeepSeek-V3 at DP 2 × TP 8 puts its
+    experts on all 2 × 8 = 16 GPUs (every MoE layer is one step of both ranks), two nodes; Llama-3.1-8B at DP 2 × TP 8
+    is two separate 8-GPU engines, one node each, and gets no such note."""
+    moe = evaluate(scenario(model="deepseek-v3", gpu="h100-sxm", tensor_parallel_size=8, data_parallel_size=2,
+                            concurrency=64), catalog).notes  # fmt: skip
+    assert any("DP 2 × TP 8 × PP 1 (the experts span every rank) spans 2 nodes" in n and "between all 16" in n
+               for n in moe)  # fmt: skip
+    dense = evaluate(scenario(model="llama-3.1-8b", gpu="h100-sxm", tensor_parallel_size=8, data_parallel_size=2),
+                     catalog).notes  # fmt: skip
+    assert not any("node_gpus" in n for n in dense)
+
+
 def test_at_an_equal_cost_the_checkpoints_own_weights_come_first(catalog):
     """Llama-3.1-8B at 5 req/s on H100s: one GPU serves it in bf16, fp8 or int4 alike (0.694 USD per million output
     tokens each); the cheapest and the lists take the checkpoint's own weights, not a requantized copy that is
