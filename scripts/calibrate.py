@@ -90,7 +90,9 @@ UNFITTED = ("sglang-cookbook-llama4-mi300x|", "sglang-cookbook-deepseek-v3.1-mi3
             "vllm-pr-26887-qwen3-next-fp8-2xh100|",  # (2026-12-05's fourth blind batch)
             "sglang-cookbook-kimi-k25-h200|", "sglang-cookbook-minimax-m25-b200-h100|",
             "sglang-cookbook-qwen3-coder-next-b200|",  # (and its fifth)
-            "dstack-deepseek-r1-mi300x-h200|")  # fmt: skip (and its sixth; (5): a refit on the 4th and 5th, not kept)
+            "dstack-deepseek-r1-mi300x-h200|",  # (and its sixth; (5): a refit on the 4th and 5th, not kept)
+            "kvcached-pr331-qwen3-0.6b-h100-vllm019|",
+            "kvcached-overhead-llama32-3b-a100-sglang0462|")  # fmt: skip (2026-12-06's eighth, (30))
 
 
 def _fitted_on(run) -> bool:
