@@ -16,7 +16,7 @@ from calc.overheads import TORCH_SORT_RELEASES, torch_sort_extra_bytes
 from calc.pool import accepted_tp_sizes, size_pool, tp_check
 from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)
-from calc.resolve import beyond_fitted, default_context, engine_of, resolve
+from calc.resolve import beyond_fitted, checkpoint_kv, default_context, engine_of, resolve
 from calc.scenario import Scenario
 from calc.sglang_defaults import SGLANG_NO_TPU, sglang_fraction_note, sglang_runs_on
 from calc.sglang_hybrid import as_sglang_runs, mamba_pools
@@ -366,8 +366,8 @@ def speed_notes(s: Scenario, model: ModelSpec, gpu: GPUSpec, mem, engine, lat, c
 def evaluate(s: Scenario, catalog: Catalog) -> Report:
     """Raises InputError (naming the field) when the scenario names unknown specs or breaks vLLM's TP rules."""
     model, gpu = resolve_checked(s, catalog)
-    given = s.max_model_len
-    s = default_context(s, model)
+    given, kv_asked = s.max_model_len, s.kv_cache_dtype
+    s = checkpoint_kv(default_context(s, model), model)
     mem = size_pool(s, model, gpu)
     asked, s = s, as_sglang_runs(s, model, mem)  # what SGLang runs of a hybrid, whatever it is asked
     pools = mamba_pools(s, model, mem)
@@ -386,6 +386,10 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
         notes = (*notes, fraction)
     if pools:
         notes = (*notes, mamba_note(asked, pools))
+    if s.kv_cache_dtype != kv_asked:
+        notes = (*notes, "kv_cache_dtype auto is FP8 for this checkpoint: its quantization config carries FP8 KV "
+                         "scales (ModelOpt's kv_cache_quant_algo), which vLLM 0.13 and later use under --kv-cache-dtype "
+                         "auto; the KV figures are FP8's (engine_version below 0.13 keeps the 16-bit cache)")  # fmt: skip
     if newer := newer_release_note(s, catalog, engine):
         notes = (*notes, newer)
     if fit.max_concurrency_at_length >= 1:  # speed notes only where a speed figure is shown (the plan serves)

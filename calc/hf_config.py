@@ -44,7 +44,7 @@ PURE_MAMBA_ALIASES = {"state_size": "ssm_state_size", "expand": "mamba_expand", 
 VISION_ALIASES = {"depth": "num_hidden_layers", "num_heads": "num_attention_heads", "in_chans": "in_channels",
                   "num_channels": "in_channels"}  # fmt: skip
 TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3_text", "gemma3n_text", "opt", "cohere", "cohere2", "gpt_bigcode",
-                   "bloom", "mpt", "gpt2")  # fmt: skip
+                   "bloom", "mpt", "gpt2", "smollm3")  # fmt: skip
 FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3_text": {"vocab_size": 262208, "max_position_embeddings": 131072, "sliding_window_pattern": 6,
                     "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256},  # Gemma3TextConfig

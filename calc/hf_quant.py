@@ -37,6 +37,14 @@ def quantization(q: Any) -> dict | None:
     if bits is not None and (isinstance(bits, bool) or not isinstance(bits, (int, float)) or not 0 < bits <= 64):
         raise InputError("quantization_config.bits", f"expected a positive number of bits a weight, such as 4 or 8 "
                                                      f"(got {str(bits)[:20]!r})")  # fmt: skip
+    family = method.removesuffix("_marlin")
+    if family in ("gptq", "awq") and bits is None:  # vLLM's GPTQConfig / AWQConfig.from_config read it, or fail
+        raise InputError("quantization_config.bits", f"{method} needs its bit width (bits, or AWQ's w_bit): vLLM "
+                                                     "refuses a config without it")  # fmt: skip
+    if family == "awq" and bits not in (4, 8):  # AWQ kernels: 4-bit (AWQConfig), 8-bit via AWQ-Marlin
+        raise InputError("quantization_config.bits", f"AWQ weights are 4 or 8 bits in vLLM (got {bits:g})")
+    if family == "gptq" and bits not in (2, 3, 4, 8):
+        raise InputError("quantization_config.bits", f"GPTQ weights are 2, 3, 4 or 8 bits in vLLM (got {bits:g})")
     if method == "bitsandbytes":
         bits = 4 if q.get("load_in_4bit") else 8
     if method == "compressed-tensors":  # config_groups → weights.num_bits
@@ -69,6 +77,8 @@ def quantization(q: Any) -> dict | None:
             out["rest_bits"] = rest
     if bits in (2, 3, 4, 8) and not isinstance(bits, bool):
         out["bits"] = bits
+    if method.startswith("modelopt") and str(q.get("kv_cache_quant_algo") or "").lower() == "fp8":
+        out["kv_cache_quant_algo"] = "fp8"
     if method == "mxfp4":
         out["experts_only"] = True  # gpt-oss: modules_to_not_convert = attention, router, embeddings, lm_head
     return out

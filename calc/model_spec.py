@@ -21,17 +21,26 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Literal, Self
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 if TYPE_CHECKING:
     from calc.layers import LayerPlan
 
 MAX_LAYERS = 1024  # the deepest published decoders have ~130 layers (Llama-3.1-405B: 126)
-PosInt = Annotated[int, Field(gt=0, le=10**7)]
-NonNegInt = Annotated[int, Field(ge=0, le=10**7)]
+def _no_bool(v):
+    """A count given as true / false is a broken config, not 1 / 0 (`"num_key_value_heads": true` planned an eighth of
+    the KV cache); pydantic's lax int takes a bool, so it is refused first."""
+    if isinstance(v, bool):
+        raise ValueError("expected a whole number, not true or false")
+    return v
+
+
+NoBool = BeforeValidator(_no_bool)
+PosInt = Annotated[int, NoBool, Field(gt=0, le=10**7)]
+NonNegInt = Annotated[int, NoBool, Field(ge=0, le=10**7)]
 Layers = Annotated[int, Field(gt=0, le=MAX_LAYERS, strict=True)]  # a whole number, not true or "3"
 MAX_EXPERTS = 4096  # the most routed experts a published MoE has is 512 (Qwen3-Next); the routing tables are E wide
-Experts = Annotated[int, Field(gt=0, le=MAX_EXPERTS)]
+Experts = Annotated[int, NoBool, Field(gt=0, le=MAX_EXPERTS)]
 
 
 def _one_line(text: str) -> str:
@@ -64,6 +73,10 @@ class QuantizationConfig(BaseModel):
     rest_bits: Literal[8, 16] | None = None
     """The linear layers other than the routed experts, where they differ from `bits` (ModelOpt MIXED_PRECISION:
     NVFP4 experts, FP8 attention)."""
+    kv_cache_quant_algo: Literal["fp8"] | None = None
+    """ModelOpt's kv_cache_quant_algo (its hf_quant_config.json or quantization_config): FP8 KV scales calibrated in
+    the checkpoint, which vLLM 0.13 and later serve as an FP8 KV cache under --kv-cache-dtype auto (vllm#29980,
+    resolve_kv_cache_dtype_string; calc.resolve.checkpoint_kv)."""
 
 
 class RopeScaling(BaseModel):
@@ -87,7 +100,7 @@ class VisionConfig(BaseModel):
     model_type: str = Field(default="vision", max_length=60)
     hidden_size: PosInt
     intermediate_size: PosInt
-    num_hidden_layers: Annotated[int, Field(gt=0, le=MAX_LAYERS)]
+    num_hidden_layers: Annotated[int, NoBool, Field(gt=0, le=MAX_LAYERS)]
     """Transformer blocks (Qwen-VL's `depth`)."""
     num_attention_heads: PosInt | None = None
     patch_size: PosInt = 14
@@ -124,7 +137,7 @@ class ModelSpec(BaseModel):
     head_dim: PosInt | None = None
     vocab_size: PosInt
     tie_word_embeddings: bool = False
-    max_position_embeddings: Annotated[int, Field(gt=0, le=2**31)]
+    max_position_embeddings: Annotated[int, NoBool, Field(gt=0, le=2**31)]
     rope_scaling: RopeScaling | None = None
     torch_dtype: Literal["bfloat16", "float16", "float32"] | None = None
     attention_bias: bool = False

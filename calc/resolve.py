@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from calc.catalog import Catalog
 from calc.custom import decode_custom_model
-from calc.engine_spec import EngineSpec
+from calc.engine_spec import EngineSpec, version_tuple
 from calc.errors import InputError, describe
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
@@ -100,6 +100,21 @@ def default_context(s: Scenario, model: ModelSpec) -> Scenario:
     if s.max_model_len == default and model.max_len_limit < default:
         return s.model_copy(update={"max_model_len": model.max_len_limit})
     return s
+
+
+CHECKPOINT_KV_SINCE = (0, 13)
+"""The first vLLM release whose --kv-cache-dtype auto takes a ModelOpt checkpoint's kv_cache_quant_algo (vllm#29980,
+merged 2025-12-10; earlier ones used the model's 16-bit type and loaded the scales unused)."""
+
+
+def checkpoint_kv(s: Scenario, model: ModelSpec) -> Scenario:
+    """kv_cache_dtype 'auto' as vLLM resolves it: FP8 for a ModelOpt checkpoint with FP8 KV scales (its
+    kv_cache_quant_algo) from 0.13 on, else unchanged. SGLang is left as asked (no such rule read in its source)."""
+    q = model.quantization_config
+    if s.kv_cache_dtype != "auto" or s.engine != "vllm" or q is None or q.kv_cache_quant_algo != "fp8":
+        return s
+    version = version_tuple(s.engine_version)
+    return s.model_copy(update={"kv_cache_dtype": "fp8"}) if version is None or version[:2] >= CHECKPOINT_KV_SINCE else s
 
 
 def other_gpu_fields(s: Scenario, gid: str) -> dict:

@@ -18,7 +18,7 @@ Without request_rate: one replica (one decode instance and its share of prefill)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
@@ -30,7 +30,15 @@ from calc.errors import InputError
 from calc.params import count_params
 from calc.pool import kv_link_bytes_per_s, transfer_s
 from calc.precision_support import dtype_refusal, unsupported
-from calc.resolve import base_model, beyond_fitted, default_context, for_other_gpu, override_gpu, override_model
+from calc.resolve import (
+    base_model,
+    beyond_fitted,
+    checkpoint_kv,
+    default_context,
+    for_other_gpu,
+    override_gpu,
+    override_model,
+)
 from calc.scenario import Scenario
 from calc.search_capacity import Rows, Slo, prefill_pool_arrays
 from calc.search_fleet import serve_mode
@@ -198,6 +206,9 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
                    "rank (open one, then set data_parallel_size on the plan to compare)",)  # fmt: skip
         s = s.model_copy(update={"data_parallel_size": 1})
     sp = space_of(s, catalog.gpus)
+    if checkpoint_kv(s.model_copy(update={"kv_cache_dtype": "auto"}), model).kv_cache_dtype == "fp8":
+        # 'auto' is FP8 for this checkpoint (its FP8 KV scales, vLLM 0.13+): listed and served as fp8
+        sp = replace(sp, kv_cache_dtypes=tuple(dict.fromkeys("fp8" if k == "auto" else k for k in sp.kv_cache_dtypes)))
     gpus = {gid: _planned_gpu(s, catalog, gid) for gid in sp.gpus}
     g = grid(sp, s, model, tuple(gpus[gid].node_gpus for gid in sp.gpus))
     pool = pool_arrays(s, model, gpus, g)

@@ -64,3 +64,66 @@ def test_a_negative_or_zero_bit_width_is_refused_by_name():
         with pytest.raises(InputError) as e:
             model_from_hf_config(base | {"quantization_config": {"quant_method": "gptq", "bits": bits}})
         assert e.value.field == "quantization_config.bits"
+
+
+def test_a_modelopt_checkpoints_fp8_kv_scales_make_auto_an_fp8_cache(catalog):
+    """nvidia/Llama-3.1-70B-Instruct-FP8 (hf_quant_config.json: kv_cache_quant_algo FP8): vLLM 0.13 and later resolve
+    --kv-cache-dtype auto to fp8_e4m3 (vllm#29980), earlier releases keep the 16-bit cache. KV bytes per token:
+    2 (K, V) × 80 layers × 8 KV heads × 128 × 1 byte = 163,840 from 0.13, × 2 bytes = 327,680 before; at 8 in flight
+    on one H100 SXM the FP8 pool holds them where the 16-bit one (half the blocks) does not. SGLang keeps 'auto'."""
+    from calc.custom import encode_custom_model
+    from calc.evaluate import evaluate
+    from calc.loader import load_model_file
+    from calc.scenario import Scenario
+    from calc.search import search
+
+    m = load_model_file(CONFIGS / "llama-3.1-70b-instruct-fp8-modelopt" / "config.json")
+    assert m.quantization_config.kv_cache_quant_algo == "fp8"
+    base = Scenario(model="custom", custom_model=encode_custom_model(m), gpu="h100-sxm", concurrency=8)
+    new = evaluate(base, catalog)
+    old = evaluate(base.model_copy(update={"engine_version": "0.12"}), catalog)
+    assert new.memory.kv_bytes_per_token == 2 * 80 * 8 * 128 * 1
+    assert old.memory.kv_bytes_per_token == 2 * 80 * 8 * 128 * 2
+    assert new.fit.max_concurrency_at_length >= 8 > old.fit.max_concurrency_at_length
+    assert any(n.startswith("kv_cache_dtype auto is FP8 for this checkpoint") for n in new.notes)
+    assert new.scenario.kv_cache_dtype == "fp8" and "--kv-cache-dtype fp8" in new.to_dict()["serve_command"]
+    sglang = evaluate(base.model_copy(update={"engine": "sglang"}), catalog)
+    assert sglang.memory.kv_bytes_per_token == 2 * 80 * 8 * 128 * 2
+    rows = search(base.model_copy(update={"request_rate": 1.0, "search_gpus": "h100-sxm"}), catalog)
+    assert rows.grid.space.kv_cache_dtypes == ("fp8",)  # 'auto' is fp8 for it: listed and served as such
+
+
+def test_smollm3_ties_its_head_by_default():
+    """HuggingFaceTB/SmolLM3-3B's config.json leaves tie_word_embeddings out; SmolLM3Config ties by default. Per layer
+    2,048 × (2,048 + 2 × 512) + 2,048 × 2,048 attention + 3 × 2,048 × 11,008 MLP = 78,118,912 (norms aside), × 36,
+    plus one 128,256 × 2,048 table: 3.075 B, the card's 3.08 B (untied: 3.338 B)."""
+    from calc.loader import load_model_file
+
+    m = load_model_file(CONFIGS / "smollm3-3b" / "config.json")
+    assert m.tie_word_embeddings
+    per_layer = 2048 * (2048 + 2 * 512) + 2048 * 2048 + 3 * 2048 * 11008
+    assert count_params(m).total == pytest.approx(36 * per_layer + 128_256 * 2048, rel=0.001)
+
+
+@pytest.mark.parametrize("q, why", [({"quant_method": "gptq", "group_size": 128}, "gptq needs its bit width"),
+                                    ({"quant_method": "awq", "w_bit": 3}, "AWQ weights are 4 or 8 bits"),
+                                    ({"quant_method": "gptq", "bits": 5}, "GPTQ weights are 2, 3, 4 or 8 bits")])  # fmt: skip
+def test_a_gptq_or_awq_config_vllm_refuses_is_refused_by_name(q, why):
+    """vLLM's GPTQConfig.from_config reads `bits` (get_from_keys raises without it); AWQConfig takes 4 bits, AWQ-Marlin
+    4 or 8; GPTQ kernels 2, 3, 4 or 8."""
+    from calc.hf_config import model_from_hf_config
+
+    config = json.loads((CONFIGS / "qwen3-4b" / "config.json").read_text()) | {"quantization_config": q}
+    with pytest.raises(InputError, match=why) as e:
+        model_from_hf_config(config, name="x")
+    assert e.value.field == "quantization_config.bits"
+
+
+@pytest.mark.parametrize("field", ["num_key_value_heads", "vocab_size", "hidden_size"])
+def test_a_count_given_as_true_is_refused(field):
+    """`"num_key_value_heads": true` was read as 1 (an eighth of Qwen3-4B's KV cache); a count is a whole number."""
+    from calc.hf_config import model_from_hf_config
+
+    config = json.loads((CONFIGS / "qwen3-4b" / "config.json").read_text()) | {field: True}
+    with pytest.raises(InputError, match="not true or false"):
+        model_from_hf_config(config, name="x")
