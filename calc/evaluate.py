@@ -364,7 +364,11 @@ def speed_notes(s: Scenario, model: ModelSpec, gpu: GPUSpec, mem, engine, lat, c
 
 
 def evaluate(s: Scenario, catalog: Catalog) -> Report:
-    """Raises InputError (naming the field) when the scenario names unknown specs or breaks vLLM's TP rules."""
+    """The plan of one scenario: what vLLM (or SGLang) allocates on each GPU (Report.memory: bytes, blocks, tokens),
+    whether the workload fits (Report.fit), the step-time estimates beside their roofline floors (Report.latency:
+    seconds), replicas and cost at the request rate (Report.fleet: req/s, currency per hour and per million output
+    tokens), the smallest changes that fit and the notes; `Report.to_dict()` is `calc plan --json`. Raises
+    InputError (naming the field) when the scenario names unknown specs or breaks vLLM's TP rules."""
     model, gpu = resolve_checked(s, catalog)
     given, kv_asked = s.max_model_len, s.kv_cache_dtype
     s = checkpoint_kv(default_context(s, model), model)

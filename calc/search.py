@@ -195,7 +195,10 @@ class SearchResult:
 
 
 def search(s: Scenario, catalog: Catalog) -> SearchResult:
-    """Every configuration of the scenario's search space; InputError names the search field that is wrong."""
+    """Every configuration of the scenario's search space (search_gpus × TP × PP × dtypes × max_num_seqs × …),
+    evaluated as arrays: per configuration TTFT and TPOT (s), tokens/s per user and per GPU, replicas, GPUs and cost
+    at the request rate, and why it is out (SearchResult; calc.search_rows.row(result, i) gives one as the CLI's JSON
+    row, result.cheapest the cheapest that meets the SLOs). InputError names the search field that is wrong."""
     if s.gpu not in catalog.gpus:  # its price and overrides are the scenario's GPU's: a name that is none is a typo
         raise InputError("gpu", f"unknown gpu '{s.gpu}'; shipped: {', '.join(sorted(catalog.gpus))}")
     model = override_model(s, base_model(s, catalog))
