@@ -287,7 +287,7 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
         closest = "fp8" if "8" in quant_word and quant_word != "INT8" else "int8" if quant_word == "INT8" else "int4"
         assumptions.append(f"the name says {quant_word} but config.json carries no quantization_config (such "
                            "checkpoints keep it in hf_quant_config.json, which vLLM reads, and `calc plan` does beside the config.json "
-                           "it is given): the weights are planned at "
+                           "it is given, as the page does when both are uploaded): the weights are planned at "
                            f"torch_dtype here; dtype {closest} is the nearest this planner sizes")  # fmt: skip
     if cfg.get("quantization_config") is not None:
         cfg["quantization_config"] = quantization(cfg["quantization_config"])

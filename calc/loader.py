@@ -227,7 +227,7 @@ def load_accuracy(path: Path, problems: list[str] | None = None):
 # --- Hugging Face config.json (the reader itself is calc.hf_config) -------------------------------------------
 
 
-def _json(raw: bytes | str, field: str):
+def parse_json(raw: bytes | str, field: str):
     if len(raw) > MAX_CONFIG_BYTES:
         raise InputError(field, f"file is {len(raw):,} bytes; the limit is {MAX_CONFIG_BYTES:,}")
     try:
@@ -240,7 +240,7 @@ def _json(raw: bytes | str, field: str):
 
 def parse_config_json(raw: bytes | str, name: str | None = None, quant: dict | None = None) -> ModelSpec:
     """An uploaded config.json, size-capped, to a ModelSpec; `quant`: the checkpoint's hf_quant_config.json, if any."""
-    config = _json(raw, "config.json")
+    config = parse_json(raw, "config.json")
     if isinstance(config, dict) and quant is not None and config.get("quantization_config") is None:
         config = {**config, "quantization_config": modelopt_quantization(quant)}
     return model_from_hf_config(config, name=name)
@@ -269,6 +269,6 @@ def load_model_file(path: Path) -> ModelSpec:
         quant_path = path.with_name("hf_quant_config.json")
         quant = None
         if path.name == "config.json" and os.path.lexists(quant_path):
-            quant = _json(read_capped(quant_path, MAX_CONFIG_BYTES, "hf_quant_config.json"), "hf_quant_config.json")
+            quant = parse_json(read_capped(quant_path, MAX_CONFIG_BYTES, "hf_quant_config.json"), "hf_quant_config.json")
         return parse_config_json(raw, name=path.parent.name if path.name == "config.json" else path.stem, quant=quant)
     return load_spec_file(path, ModelSpec, "model")

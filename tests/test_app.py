@@ -260,3 +260,25 @@ def test_a_fresh_link_that_cannot_be_planned_keeps_its_model_and_gpu():
     assert not at.exception
     assert any("data\\_parallel\\_size at its default \\(1\\)" in w.value for w in at.warning), [w.value for w in at.warning]
     assert any("DeepSeek\\-R1 on NVIDIA H200" in md.value for md in at.markdown)
+
+
+def test_a_modelopt_checkpoint_uploaded_with_its_hf_quant_config_is_planned_quantized():
+    """nvidia/Llama-3.1-70B-Instruct-FP8 keeps its quantization in hf_quant_config.json (FP8 weights, FP8 KV scales):
+    uploaded with its config.json, the page plans fp8 weights and vLLM 0.13+'s fp8 KV cache (2 × 80 layers × 8 KV
+    heads × 128 × 1 B = 163,840 B a token); the config alone is planned at bf16 with the name's assumption; the quant
+    file alone is refused by name."""
+    from pathlib import Path
+
+    folder = Path(__file__).parent / "data/hf_configs/llama-3.1-70b-instruct-fp8-modelopt"
+    config, quant = (folder / "config.json").read_bytes(), (folder / "hf_quant_config.json").read_bytes()
+    at = run({"gpu": "h100-sxm", "concurrency": "8"})
+    at.file_uploader(key="upload").set_value([("config.json", config, "application/json"),
+                                              ("hf_quant_config.json", quant, "application/json")]).run()  # fmt: skip
+    assert not at.exception and field(at, "model") == "custom"
+    heads = [m.value for m in at.markdown if m.value.startswith("####")]
+    assert any("weights fp8 \\(modelopt\\)" in h and "KV fp8" in h for h in heads), heads
+    assert any("kv\\_cache\\_dtype auto is FP8 for this checkpoint" in i.value for i in at.info)
+    at = run({"gpu": "h100-sxm", "concurrency": "8"})
+    at.file_uploader(key="upload").set_value([("hf_quant_config.json", quant, "application/json")]).run()
+    assert not at.exception and field(at, "model") == "qwen2.5-7b-instruct"
+    assert any("upload the checkpoint's config.json with it" in c.value for c in at.code)

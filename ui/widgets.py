@@ -308,7 +308,9 @@ def sidebar_specs(pickers) -> None:
     _picker("Model", "model", models, mlabels, "family › name · parameters · weights at the checkpoint's precision. "
             "'Custom' = the config.json uploaded below (it travels in the link as custom_model). Type to search.")  # fmt: skip
     sb.file_uploader("…or upload a Hugging Face config.json", type=["json"], key="upload", on_change=_on_upload,
-                     max_upload_size=1)  # fmt: skip
+                     max_upload_size=1, accept_multiple_files=True,
+                     help="A ModelOpt checkpoint (nvidia/…-FP8, -NVFP4) keeps its quantization in "
+                          "hf_quant_config.json: upload it with the config.json, as vLLM reads both.")  # fmt: skip
     _picker("GPU", "gpu", gpus, glabels, "vendor › name · memory the runtime sees · bandwidth · reference price per "
             "GPU-hour. Type to search.")  # fmt: skip
     if st.session_state.get("upload_error"):
@@ -372,17 +374,31 @@ def spec_overrides(box, model_spec, gpu_spec) -> None:
                    help="Set by uploading a config.json; travels in the link.")  # fmt: skip
 
 
+QUANT_FILE = "hf_quant_config.json"
+
+
 def _on_upload() -> None:
     from calc.custom import encode_custom_model
-    from calc.errors import UNFORESEEN, InputError, unforeseen
-    from calc.loader import parse_config_json
+    from calc.errors import UNFORESEEN, InputError, short, unforeseen
+    from calc.loader import parse_config_json, parse_json
 
-    f = st.session_state.get("upload")
-    if f is None:
+    files = st.session_state.get("upload") or []
+    files = files if isinstance(files, list) else [files]
+    quant_files = [f for f in files if f.name.lower() == QUANT_FILE]
+    configs = [f for f in files if f.name.lower() != QUANT_FILE]
+    if not configs:
+        if quant_files:
+            st.session_state["upload_error"] = f"{QUANT_FILE}: upload the checkpoint's config.json with it"
         return
+    if len(configs) > 1 or len(quant_files) > 1:
+        st.session_state["upload_error"] = (f"upload one config.json (and at most one {QUANT_FILE}); got "
+                                            f"{', '.join(short(f.name, 40) for f in files[:4])}")  # fmt: skip
+        return
+    f = configs[0]
     try:
+        quant = parse_json(quant_files[0].getvalue(), QUANT_FILE) if quant_files else None
         stem = f.name.removesuffix(".json")  # every Hub config is config.json: then its own name (_name_or_path)
-        spec = parse_config_json(f.getvalue(), name=None if stem.lower() in ("config", "") else stem)
+        spec = parse_config_json(f.getvalue(), name=None if stem.lower() in ("config", "") else stem, quant=quant)
     except InputError as e:
         st.session_state["upload_error"] = str(e)
         return
