@@ -156,8 +156,13 @@ def ms_value(t_ms: float, digits: int = 3) -> str:
 
 
 def rate(x: float, unit: str, digits: int = 3) -> str:
-    """'1,134 tok/s', '0.33 req/s'."""
-    return f"{sig(x, digits)} {unit}" if _finite(x) else missing("not finite")
+    """'1,134 tok/s', '0.33 req/s'; a request rate below 0.1 a second per minute or per hour ('6.41 req/h', not
+    '0.00178 req/s', which a headline tile cuts to '0.00178 r…')."""
+    if not _finite(x):
+        return missing("not finite")
+    if unit == "req/s" and 0 < abs(x) < 0.1:
+        return f"{sig(x * 60, digits)} req/min" if abs(x) * 60 >= 1 else f"{sig(x * 3600, digits)} req/h"
+    return f"{sig(x, digits)} {unit}"
 
 
 def tokens(n: float) -> str:

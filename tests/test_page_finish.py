@@ -366,3 +366,14 @@ def test_vllms_own_batch_limits_on_a_large_gpu_are_one_click_away():
     assert len(links) == 1 and "max_num_batched_tokens=8192" in links[0] and "max_num_seqs=1024" in links[0]
     at = run({"model": "llama-3.1-8b", "gpu": "rtx-4090"})
     assert not [m.value for m in at.markdown if "vllm serve's own batch limits" in m.value]
+
+
+def test_a_small_request_rate_reads_per_minute_or_per_hour():
+    """0.00178 req/s (a 70 B model's capacity at an SLO it barely meets) is 0.00178 × 3,600 = 6.41 requests an hour;
+    the headline tile cut '0.00178 req/s' to '0.00178 r…'. 0.05 req/s is 0.05 × 60 = 3 a minute; 0.1 and up stay
+    per second, other units as they are."""
+    from boundary import fmt
+
+    assert fmt.rate(0.00178, "req/s") == "6.41 req/h"
+    assert fmt.rate(0.05, "req/s") == "3.00 req/min"
+    assert fmt.rate(0.1, "req/s") == "0.100 req/s" and fmt.rate(0.05, "tok/s") == "0.0500 tok/s"
