@@ -360,7 +360,19 @@ def speed_notes(s: Scenario, model: ModelSpec, gpu: GPUSpec, mem, engine, lat, c
         notes = (*notes, f"{engine.label}'s fixed costs were fitted on runs of at most {engine.fitted_concurrency} "
                  f"in flight, and {lat.decode_batch:,.0f} run here: an extrapolation; the earlier releases' costs "
                  f"({beyond[1].label}) bound the TPOT from above")  # fmt: skip
+    if mem.params.total < SMALL_MODEL_PARAMS:
+        notes = (*notes, f"a {mem.params.total / 1e9:.2g} B-parameter model: the step's fixed costs were fitted on "
+                         "models of 7.6 B parameters and more, and the smaller ones published decoded slower than "
+                         "planned (R1-Distill-Qwen-1.5B on an RTX 4090 under vLLM 0.8.5 by 27–56 %, held out; "
+                         "Qwen3-0.6B on an H100 under vLLM 0.19 by 42 %, a blind run): read this TPOT as a lower "
+                         "bound")  # fmt: skip
     return notes
+
+
+SMALL_MODEL_PARAMS = 3e9
+"""Below this many parameters the TPOT is an extrapolation that published runs say is optimistic: the calibration
+part's smallest fitted model has 7.6 B (docs/calibration-history.md (30)); the two smaller ones measured, 0.6 B and
+1.5 B, decoded 27–56 % slower than planned."""
 
 
 def evaluate(s: Scenario, catalog: Catalog) -> Report:

@@ -366,3 +366,14 @@ def test_llava_next_mistral_takes_mistrals_class_defaults_for_what_its_text_conf
     assert (m.hidden_size, m.num_hidden_layers, m.num_attention_heads) == (4096, 32, 32)
     assert kv_bytes_per_token(m, kv_bytes_per_element=2) == 2 * 32 * 8 * 128 * 2 == 131_072
     assert m.max_position_embeddings == 32_768 and not m.sliding_layer_count  # the config's own, not the class's
+
+
+def test_cogvlm2_names_its_kv_heads_num_multi_query_heads():
+    """CogVLM2-Llama3's config gives its grouped KV heads as num_multi_query_heads (8 of 32): 2 × 32 layers × 8 × 128
+    × 2 B = 131,072 B a token, not the 524,288 of 32 heads."""
+    cfg = {"model_type": "cogvlm2", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+           "num_attention_heads": 32, "num_multi_query_heads": 8, "vocab_size": 128256,
+           "max_position_embeddings": 8192, "torch_dtype": "bfloat16"}  # fmt: skip
+    m = model_from_hf_config(cfg, name="cogvlm2-llama3")
+    assert m.num_key_value_heads == 8
+    assert kv_bytes_per_token(m, kv_bytes_per_element=2) == 2 * 32 * 8 * 128 * 2

@@ -377,3 +377,14 @@ def test_a_small_request_rate_reads_per_minute_or_per_hour():
     assert fmt.rate(0.00178, "req/s") == "6.41 req/h"
     assert fmt.rate(0.05, "req/s") == "3.00 req/min"
     assert fmt.rate(0.1, "req/s") == "0.100 req/s" and fmt.rate(0.05, "tok/s") == "0.0500 tok/s"
+
+
+def test_a_small_models_tpot_is_called_a_lower_bound(catalog):
+    """The calibration part's smallest fitted model has 7.6 B parameters; Llama-3.2-1B (1.24 B) gets the note that
+    names the two smaller published runs, Llama-3.1-8B (8.03 B) does not."""
+    from calc.evaluate import evaluate
+    from calc.scenario import Scenario
+
+    small = evaluate(Scenario(model="llama-3.2-1b", gpu="h100-sxm"), catalog).notes
+    assert any(n.startswith("a 1.2 B-parameter model") and "lower bound" in n for n in small)
+    assert not any("B-parameter model" in n for n in evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm"), catalog).notes)
