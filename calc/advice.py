@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from calc.pool import measured_at, size_pool, tp_check
+from calc.pool import linked_ranks, measured_at, size_pool, tp_check
 from calc.precision_support import dtype_refusal
 from calc.resolve import other_gpu_fields
 from calc.scenario import Scenario, field_bounds
@@ -44,8 +44,8 @@ def suggest(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> 
     than that TP; the smallest shipped GPU with more memory that fits; fewer concurrent requests; a shorter
     max_model_len. Only changes that fit are returned."""
     out: list[Suggestion | None] = []
-    if s.request_len > m.max_len_limit:
-        return ()  # no max_model_len the model accepts admits the request (the verdict says so)
+    if s.request_len > min(m.max_len_limit, field_bounds("max_model_len")[1]):
+        return ()  # no max_model_len the model (or this planner) accepts admits the request (the verdict says so)
     if s.max_model_len > m.max_len_limit:  # vLLM refuses to start: every option needs the model's limit
         s = s.model_copy(update={"max_model_len": m.max_len_limit})
         out.append(_try(s, m, g, f"max_model_len={m.max_len_limit} (the model's maximum)"))
@@ -79,7 +79,7 @@ def _combined(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -
     kv_label = " + fp8 KV cache (kv_cache_dtype=fp8)" if kv else ""
     tries: list[tuple[str, dict, GPUSpec]] = [("fp8 KV cache (kv_cache_dtype=fp8)", kv, g)] if kv else []
     for tp in (2, 4, 8, 16):
-        if tp > s.tensor_parallel_size and g.node_holds(tp * s.pipeline_parallel_size):
+        if tp > s.tensor_parallel_size and g.node_holds(tp * s.pipeline_parallel_size * linked_ranks(s, m)):
             tries += [(f"tensor_parallel_size={tp}{kv_label}", {"tensor_parallel_size": tp, **kv}, g),
                       (f"tensor_parallel_size={tp}", {"tensor_parallel_size": tp}, g)]  # fmt: skip
     if s.dtype in ("auto", "bf16", "fp16") and m.quantization_config is None:
@@ -129,7 +129,7 @@ def _options(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec], ou
         out.append(_try(s, m, g, "fp8 KV cache (kv_cache_dtype=fp8)", kv_cache_dtype="fp8"))
     tp_fix = None
     for tp in (2, 4, 8, 16):
-        if tp > s.tensor_parallel_size and g.node_holds(tp * s.pipeline_parallel_size):
+        if tp > s.tensor_parallel_size and g.node_holds(tp * s.pipeline_parallel_size * linked_ranks(s, m)):
             sug = _try(s, m, g, f"tensor_parallel_size={tp}", tensor_parallel_size=tp)
             if sug and sug.fits:
                 out.append(sug)
@@ -138,7 +138,7 @@ def _options(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec], ou
     if s.dtype in ("auto", "bf16", "fp16") and m.quantization_config is None:  # a 16-bit checkpoint, fp8 on the fly
         for tp in (1, 2, 4, 8, 16):
             if tp < s.tensor_parallel_size or (tp_fix is not None and tp >= tp_fix) or \
-                    (tp > s.tensor_parallel_size and not g.node_holds(tp * s.pipeline_parallel_size)):  # fmt: skip
+                    (tp > s.tensor_parallel_size and not g.node_holds(tp * s.pipeline_parallel_size * linked_ranks(s, m))):  # fmt: skip
                 continue  # fewer GPUs than the TP fix, or none of it
             more = {"tensor_parallel_size": tp} if tp != s.tensor_parallel_size else {}
             label = "fp8 weights (dtype=fp8)" + (f" + tensor_parallel_size={tp}" if more else "")

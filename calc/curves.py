@@ -9,7 +9,7 @@ from calc.engine_spec import EngineSpec
 from calc.latency import LatencyResult, latency
 from calc.pool import PoolResult
 from calc.replicas import conformance_of
-from calc.scenario import Scenario
+from calc.scenario import Scenario, field_bounds
 from calc.specs import GPUSpec, ModelSpec
 from calc.workload import max_requests_at_length
 
@@ -67,7 +67,8 @@ def concurrency_sweep(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, en
     need = mem.blocks_per_request
     per_req = need(s.request_len)
     out = []
-    for c in geometric(1, max(2, s.data_parallel_size * max_requests_at_length(s, mem)), 20):
+    top = min(s.data_parallel_size * max_requests_at_length(s, mem), field_bounds("concurrency")[1])
+    for c in geometric(1, max(2, top), 20):
         t = s.model_copy(update={"concurrency": c})
         lat = latency(t, m, g, mem, engine)
         conf = conformance_of(t, lat).conformance

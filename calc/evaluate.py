@@ -13,7 +13,7 @@ from calc.expert_parallel import expert_ranks
 from calc.kv_cache import blocks_from_bytes
 from calc.latency import latency
 from calc.overheads import TORCH_SORT_RELEASES, torch_sort_extra_bytes
-from calc.pool import accepted_tp_sizes, size_pool, tp_check
+from calc.pool import accepted_tp_sizes, linked_ranks, size_pool, tp_check
 from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)
 from calc.resolve import beyond_fitted, checkpoint_kv, default_context, engine_of, resolve
@@ -329,8 +329,8 @@ def speed_notes(s: Scenario, model: ModelSpec, gpu: GPUSpec, mem, engine, lat, c
         notes = (*notes, link)
     # a MoE model's experts span every data-parallel rank (each MoE layer is one step of all of them), so its
     # group is the whole server; a dense model's ranks are separate engines, placeable on separate nodes
-    moe_dp = model.is_moe and s.data_parallel_size > 1
-    group = s.gpus_per_replica if moe_dp else s.tensor_parallel_size * s.pipeline_parallel_size
+    moe_dp = linked_ranks(s, model) > 1
+    group = s.tensor_parallel_size * s.pipeline_parallel_size * linked_ranks(s, model)
     if not gpu.node_holds(group):
         what = (f"DP {s.data_parallel_size} × TP {s.tensor_parallel_size} × PP {s.pipeline_parallel_size} (the "
                 "experts span every rank)") if moe_dp else f"TP {s.tensor_parallel_size} × PP {s.pipeline_parallel_size}"
@@ -404,8 +404,9 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
         notes = (*notes, mamba_note(asked, pools))
     if s.kv_cache_dtype != kv_asked:
         notes = (*notes, "kv_cache_dtype auto is FP8 for this checkpoint: its quantization config carries FP8 KV "
-                         "scales (ModelOpt's kv_cache_quant_algo), which vLLM 0.13 and later use under --kv-cache-dtype "
-                         "auto; the KV figures are FP8's (engine_version below 0.13 keeps the 16-bit cache)")  # fmt: skip
+                         "scales (ModelOpt's kv_cache_quant_algo), which vLLM 0.13 and later and SGLang use under "
+                         "--kv-cache-dtype auto; the KV figures are FP8's (vLLM before 0.13 keeps the 16-bit "
+                         "cache)")  # fmt: skip
     if newer := newer_release_note(s, catalog, engine):
         notes = (*notes, newer)
     if fit.max_concurrency_at_length >= 1:  # speed notes only where a speed figure is shown (the plan serves)

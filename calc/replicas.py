@@ -89,7 +89,7 @@ def rank_scenario(s: Scenario) -> Scenario:
     """One data-parallel rank as a scenario of its own: ⌈C / D⌉ in flight, its share of the request rate. Plan it with
     the whole scenario's StepModel (the MoE layers meet every rank's tokens) and pool (each rank's is alike)."""
     rate = s.request_rate / s.data_parallel_size if s.request_rate else None
-    return s.model_copy(update={"data_parallel_size": 1, "concurrency": s.rank_concurrency, "request_rate": rate})
+    return s.derived(data_parallel_size=1, concurrency=s.rank_concurrency, request_rate=rate)
 
 
 def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: EngineSpec,

@@ -108,13 +108,17 @@ merged 2025-12-10; earlier ones used the model's 16-bit type and loaded the scal
 
 
 def checkpoint_kv(s: Scenario, model: ModelSpec) -> Scenario:
-    """kv_cache_dtype 'auto' as vLLM resolves it: FP8 for a ModelOpt checkpoint with FP8 KV scales (its
-    kv_cache_quant_algo) from 0.13 on, else unchanged. SGLang is left as asked (no such rule read in its source)."""
+    """kv_cache_dtype 'auto' as the engine resolves it: FP8 for a ModelOpt checkpoint with FP8 KV scales (its
+    kv_cache_quant_algo) under vLLM 0.13 and later, and under SGLang (model_runner's configure_kv_cache_dtype:
+    `auto` and quant_config.kv_cache_quant_algo FP8 → fp8_e4m3; the release that added it not read), else
+    unchanged."""
     q = model.quantization_config
-    if s.kv_cache_dtype != "auto" or s.engine != "vllm" or q is None or q.kv_cache_quant_algo != "fp8":
+    if s.kv_cache_dtype != "auto" or q is None or q.kv_cache_quant_algo != "fp8":
         return s
     version = version_tuple(s.engine_version)
-    return s.model_copy(update={"kv_cache_dtype": "fp8"}) if version is None or version[:2] >= CHECKPOINT_KV_SINCE else s
+    if s.engine == "vllm" and version is not None and version[:2] < CHECKPOINT_KV_SINCE:
+        return s
+    return s.model_copy(update={"kv_cache_dtype": "fp8"})
 
 
 def other_gpu_fields(s: Scenario, gid: str) -> dict:

@@ -62,7 +62,7 @@ class Scenario(BaseModel):
     --mem-fraction-static: the share of the memory free before loading that holds the weights and the KV pool."""
     block_size: Literal[8, 16, 32, 64, 128, 256] = 16
     """Tokens per KV-cache block (vLLM --block-size); FlashMLA and hybrid models may raise it."""
-    max_model_len: Tokens = 8192
+    max_model_len: Annotated[int, Field(ge=1, le=2**24)] = 8192  # vLLM's own reach 10,485,760 (Llama-4-Scout)
     """Longest request (prompt + output) the server admits, tokens; vLLM refuses to start when one does not fit."""
     max_num_seqs: Annotated[int, Field(ge=1, le=65_536)] = 256
     """Most requests running in one step (vLLM --max-num-seqs), on each data-parallel rank; the rest wait in the queue."""
@@ -298,6 +298,11 @@ class Scenario(BaseModel):
                 err = e.errors()[0]
                 raise InputError(name, f"{err.get('msg', 'invalid')} (got {short(repr(value))})") from None
         return super().model_copy(update=checked, deep=deep)
+
+    def derived(self, **update) -> Self:
+        """A copy for an internal what-if whose values come from a valid scenario, unchecked: one data-parallel rank's
+        share of the request rate may fall below the floor a user may ask for (1e-6 req/s), and that is no error."""
+        return super().model_copy(update=update)
 
     def changed(self) -> dict:
         """Fields that differ from the defaults, in declaration order (what a shared link carries)."""

@@ -209,9 +209,12 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
                    "rank (open one, then set data_parallel_size on the plan to compare)",)  # fmt: skip
         s = s.model_copy(update={"data_parallel_size": 1})
     sp = space_of(s, catalog.gpus)
-    if checkpoint_kv(s.model_copy(update={"kv_cache_dtype": "auto"}), model).kv_cache_dtype == "fp8":
-        # 'auto' is FP8 for this checkpoint (its FP8 KV scales, vLLM 0.13+): listed and served as fp8
+    if "auto" in sp.kv_cache_dtypes and checkpoint_kv(s.model_copy(update={"kv_cache_dtype": "auto"}),
+                                                      model).kv_cache_dtype == "fp8":  # fmt: skip
+        # 'auto' is FP8 for this checkpoint (its FP8 KV scales, vLLM 0.13+ and SGLang): listed and served as fp8
         sp = replace(sp, kv_cache_dtypes=tuple(dict.fromkeys("fp8" if k == "auto" else k for k in sp.kv_cache_dtypes)))
+        dp_note += ("KV cache auto is fp8 for this checkpoint (its FP8 KV scales, ModelOpt's kv_cache_quant_algo, "
+                    "which the engine uses under auto): its configurations are listed as fp8",)  # fmt: skip
     gpus = {gid: _planned_gpu(s, catalog, gid) for gid in sp.gpus}
     g = grid(sp, s, model, tuple(gpus[gid].node_gpus for gid in sp.gpus))
     pool = pool_arrays(s, model, gpus, g)

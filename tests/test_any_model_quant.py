@@ -70,7 +70,7 @@ def test_a_modelopt_checkpoints_fp8_kv_scales_make_auto_an_fp8_cache(catalog):
     """nvidia/Llama-3.1-70B-Instruct-FP8 (hf_quant_config.json: kv_cache_quant_algo FP8): vLLM 0.13 and later resolve
     --kv-cache-dtype auto to fp8_e4m3 (vllm#29980), earlier releases keep the 16-bit cache. KV bytes per token:
     2 (K, V) × 80 layers × 8 KV heads × 128 × 1 byte = 163,840 from 0.13, × 2 bytes = 327,680 before; at 8 in flight
-    on one H100 SXM the FP8 pool holds them where the 16-bit one (half the blocks) does not. SGLang keeps 'auto'."""
+    on one H100 SXM the FP8 pool holds them where the 16-bit one (half the blocks) does not. SGLang resolves it alike."""
     from calc.custom import encode_custom_model
     from calc.evaluate import evaluate
     from calc.loader import load_model_file
@@ -87,10 +87,11 @@ def test_a_modelopt_checkpoints_fp8_kv_scales_make_auto_an_fp8_cache(catalog):
     assert new.fit.max_concurrency_at_length >= 8 > old.fit.max_concurrency_at_length
     assert any(n.startswith("kv_cache_dtype auto is FP8 for this checkpoint") for n in new.notes)
     assert new.scenario.kv_cache_dtype == "fp8" and "--kv-cache-dtype fp8" in new.to_dict()["serve_command"]
-    sglang = evaluate(base.model_copy(update={"engine": "sglang"}), catalog)
-    assert sglang.memory.kv_bytes_per_token == 2 * 80 * 8 * 128 * 2
+    sglang = evaluate(base.model_copy(update={"engine": "sglang"}), catalog)  # configure_kv_cache_dtype: the same
+    assert sglang.memory.kv_bytes_per_token == 2 * 80 * 8 * 128 * 1
     rows = search(base.model_copy(update={"request_rate": 1.0, "search_gpus": "h100-sxm"}), catalog)
     assert rows.grid.space.kv_cache_dtypes == ("fp8",)  # 'auto' is fp8 for it: listed and served as such
+    assert any(n.startswith("KV cache auto is fp8 for this checkpoint") for n in rows.notes)
 
 
 def test_smollm3_ties_its_head_by_default():

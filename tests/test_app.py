@@ -282,3 +282,22 @@ def test_a_modelopt_checkpoint_uploaded_with_its_hf_quant_config_is_planned_quan
     at.file_uploader(key="upload").set_value([("hf_quant_config.json", quant, "application/json")]).run()
     assert not at.exception and field(at, "model") == "qwen2.5-7b-instruct"
     assert any("upload the checkpoint's config.json with it" in c.value for c in at.code)
+
+
+def test_a_second_config_uploaded_beside_the_first_is_the_one_planned():
+    """The uploader keeps earlier files: with model A still listed, adding model B's config.json plans B."""
+    import json
+
+    a = {"model_type": "llama", "num_hidden_layers": 20, "hidden_size": 2048, "intermediate_size": 5632,
+         "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000, "max_position_embeddings": 8192,
+         "torch_dtype": "bfloat16"}  # fmt: skip
+    b = a | {"num_hidden_layers": 10}
+    at = run()
+    up = at.file_uploader(key="upload")
+    up.set_value([("a.json", json.dumps(a).encode(), "application/json")]).run()
+    first = field(at, "custom_model")
+    at.file_uploader(key="upload").set_value([("a.json", json.dumps(a).encode(), "application/json"),
+                                              ("b.json", json.dumps(b).encode(), "application/json")]).run()  # fmt: skip
+    assert not at.exception and not any("upload one" in c.value for c in at.code)
+    assert field(at, "custom_model") != first
+    assert any(m.value.startswith("#### b on") for m in at.markdown), [m.value[:40] for m in at.markdown][:5]

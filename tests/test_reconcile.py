@@ -393,3 +393,30 @@ def test_a_negative_predicted_pool_says_what_it_means(capsys):
     assert main(["reconcile", str(LOGS / "lmcache-1739-qwen3-14b.log"), "--model", str(QWEN3_14B)]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("Available KV cache memory"))
     assert "-7.125 GiB (nothing left for the KV cache: the weights and overheads exceed this GPU's memory)" in row
+
+
+def test_a_modelopt_checkpoints_log_is_reconciled_with_its_fp8_kv(catalog):
+    """nvidia/Llama-3.1-70B-Instruct-FP8 under vLLM 0.13 with kv_cache_dtype=auto: its hf_quant_config.json's FP8 KV
+    scales make the cache fp8, so 20.10 GiB hold 20.10 GiB / (16 × 2 × 80 layers × 8 heads × 128 × 1 B) = 8,232
+    blocks — the log's count matches with no fp8 to infer and no kv_cache_dtype=fp8 to suggest."""
+    from pathlib import Path
+
+    config = Path(__file__).parent / "data/hf_configs/llama-3.1-70b-instruct-fp8-modelopt/config.json"
+    per_block = 16 * 2 * 80 * 8 * 128 * 1
+    blocks = int(20.10 * GiB // per_block)
+    text = "\n".join(
+        ["INFO 12-20 10:00:00 [core.py:74] Initializing a V1 LLM engine (v0.13.0) with config: "
+         "model='nvidia/Llama-3.1-70B-Instruct-FP8', speculative_config=None, dtype=torch.bfloat16, max_seq_len=8192, "
+         "tensor_parallel_size=1, pipeline_parallel_size=1, quantization=modelopt, enforce_eager=False, "
+         "kv_cache_dtype=auto",
+         "INFO 12-20 10:00:10 [gpu_worker.py:276] Available KV cache memory: 20.10 GiB",
+         f"INFO 12-20 10:00:11 [kv_cache_utils.py:849] GPU KV cache size: {blocks * 16:,} tokens"])  # fmt: skip
+    from calc.custom import encode_custom_model
+    from calc.loader import load_model_file
+
+    custom = encode_custom_model(load_model_file(config))
+    rec = reconcile(parse_log(text), catalog, {"gpu": "h100-sxm", "model": "custom", "custom_model": custom})
+    assert rec.scenario.kv_cache_dtype == "fp8"
+    assert rec.predicted["num_gpu_blocks"] == blocks and rec.matches["num_gpu_blocks"]
+    assert any(n.startswith("kv_cache_dtype auto is FP8 for this checkpoint") for n in rec.notes)
+    assert not any(n.startswith("kv_cache_dtype=fp8 inferred") for n in rec.notes)

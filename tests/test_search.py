@@ -355,6 +355,10 @@ def test_a_moe_models_data_parallel_server_is_one_group_for_the_node(catalog):
     dense = evaluate(scenario(model="llama-3.1-8b", gpu="h100-sxm", tensor_parallel_size=8, data_parallel_size=2),
                      catalog).notes  # fmt: skip
     assert not any("node_gpus" in n for n in dense)
+    # nor is TP 8 offered as a change at DP 2: 2 × 8 = 16 GPUs would span two nodes
+    dp4 = evaluate(scenario(model="deepseek-v3", gpu="h100-sxm", tensor_parallel_size=4, data_parallel_size=2,
+                            concurrency=64), catalog)  # fmt: skip
+    assert not any("tensor_parallel_size=8" in x.change for x in dp4.suggestions)
 
 
 def test_at_an_equal_cost_the_checkpoints_own_weights_come_first(catalog):

@@ -379,7 +379,7 @@ QUANT_FILE = "hf_quant_config.json"
 
 def _on_upload() -> None:
     from calc.custom import encode_custom_model
-    from calc.errors import UNFORESEEN, InputError, short, unforeseen
+    from calc.errors import UNFORESEEN, InputError, unforeseen
     from calc.loader import parse_config_json, parse_json
 
     files = st.session_state.get("upload") or []
@@ -390,13 +390,11 @@ def _on_upload() -> None:
         if quant_files:
             st.session_state["upload_error"] = f"{QUANT_FILE}: upload the checkpoint's config.json with it"
         return
-    if len(configs) > 1 or len(quant_files) > 1:
-        st.session_state["upload_error"] = (f"upload one config.json (and at most one {QUANT_FILE}); got "
-                                            f"{', '.join(short(f.name, 40) for f in files[:4])}")  # fmt: skip
-        return
-    f = configs[0]
+    # the uploader keeps earlier files: the newest config is the one meant, and a quant file is read only beside a
+    # config uploaded alone (with two configs there is no telling which checkpoint it came with)
+    f = configs[-1]
     try:
-        quant = parse_json(quant_files[0].getvalue(), QUANT_FILE) if quant_files else None
+        quant = parse_json(quant_files[-1].getvalue(), QUANT_FILE) if quant_files and len(configs) == 1 else None
         stem = f.name.removesuffix(".json")  # every Hub config is config.json: then its own name (_name_or_path)
         spec = parse_config_json(f.getvalue(), name=None if stem.lower() in ("config", "") else stem, quant=quant)
     except InputError as e:
