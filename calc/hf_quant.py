@@ -77,11 +77,23 @@ def quantization(q: Any) -> dict | None:
             out["rest_bits"] = rest
     if bits in (2, 3, 4, 8) and not isinstance(bits, bool):
         out["bits"] = bits
-    if method.startswith("modelopt") and str(q.get("kv_cache_quant_algo") or "").lower() == "fp8":
+    if method.startswith("modelopt") and _modelopt_fp8_kv(q):
         out["kv_cache_quant_algo"] = "fp8"
     if method == "mxfp4":
         out["experts_only"] = True  # gpt-oss: modules_to_not_convert = attention, router, embeddings, lm_head
     return out
+
+
+def _modelopt_fp8_kv(q: dict) -> bool:
+    """A ModelOpt config's FP8 KV scales, as vLLM's get_kv_cache_quant_algo_string reads them: kv_cache_scheme
+    {"dynamic": false, "num_bits": 8, "type": "float"} or kv_cache_quant_algo "FP8", at the top or under
+    "quantization"."""
+    inner = q.get("quantization") if isinstance(q.get("quantization"), dict) else q
+    kv = inner.get("kv_cache_scheme") or q.get("kv_cache_scheme") or inner.get("kv_cache_quant_algo") \
+        or q.get("kv_cache_quant_algo")  # fmt: skip
+    if isinstance(kv, dict):
+        return kv.get("dynamic") is False and kv.get("num_bits") == 8 and kv.get("type") == "float"
+    return isinstance(kv, str) and kv.lower() == "fp8"
 
 
 QUANT_WORDS = ("NVFP4", "MXFP4", "FP8", "FP4", "AWQ", "GPTQ", "INT4", "INT8", "W4A16", "W8A8")

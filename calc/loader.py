@@ -256,8 +256,9 @@ def modelopt_quantization(q) -> dict:
     out = {"quant_method": "modelopt", "quant_algo": algo[:40]}
     if "quantized_layers" in quant:  # MIXED_PRECISION: a format per module (calc.hf_quant.mixed_precision_algos)
         out["quantized_layers"] = quant["quantized_layers"]
-    if "kv_cache_quant_algo" in quant:  # FP8 KV scales: vLLM 0.13+ serves an FP8 KV cache under 'auto'
-        out["kv_cache_quant_algo"] = quant["kv_cache_quant_algo"]
+    for key in ("kv_cache_quant_algo", "kv_cache_scheme"):  # FP8 KV scales: an FP8 cache under 'auto' (vLLM 0.13+)
+        if key in quant:
+            out[key] = quant[key]
     return out
 
 

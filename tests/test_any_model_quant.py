@@ -128,3 +128,19 @@ def test_a_count_given_as_true_is_refused(field):
     config = json.loads((CONFIGS / "qwen3-4b" / "config.json").read_text()) | {field: True}
     with pytest.raises(InputError, match="not true or false"):
         model_from_hf_config(config, name="x")
+
+
+@pytest.mark.parametrize("kv", [{"kv_cache_quant_algo": "FP8"},
+                                {"kv_cache_scheme": {"dynamic": False, "num_bits": 8, "type": "float"}},
+                                {"quantization": {"kv_cache_scheme": {"dynamic": False, "num_bits": 8, "type": "float"}}}])  # fmt: skip
+def test_modelopt_fp8_kv_scales_are_read_in_every_layout_vllm_reads(kv):
+    """vLLM's get_kv_cache_quant_algo_string: kv_cache_quant_algo "FP8", or kv_cache_scheme {dynamic false, 8 bits,
+    float}, at the top of a modelopt quantization_config or under its "quantization"; a dynamic scheme is not it."""
+    from calc.hf_config import model_from_hf_config
+
+    config = json.loads((CONFIGS / "qwen3-4b" / "config.json").read_text())
+    q = {"quant_method": "modelopt", "quant_algo": "FP8"} | kv
+    assert model_from_hf_config(config | {"quantization_config": q}, name="x").quantization_config.kv_cache_quant_algo == "fp8"
+    dynamic = {"quant_method": "modelopt", "quant_algo": "FP8",
+               "kv_cache_scheme": {"dynamic": True, "num_bits": 8, "type": "float"}}  # fmt: skip
+    assert model_from_hf_config(config | {"quantization_config": dynamic}, name="x").quantization_config.kv_cache_quant_algo is None
