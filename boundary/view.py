@@ -110,10 +110,13 @@ def memory_metrics(r) -> list[Metric]:
     rank = f"; one of the {d} data-parallel ranks' (the server holds {d} such pools)" if d > 1 else ""
     out = [
         Metric("Available KV cache", fmt.gib(m.kv_cache_memory_bytes) if m.kv_cache_memory_bytes >= 0 else "none",
-               "per GPU; vLLM's 'Available KV cache memory'" + (f" — {fmt.gib(kv_short)} short" if kv_short else ""),
+               ("per GPU; SGLang's KV pool (its 'KV Cache is allocated … K size + V size')" if s.engine == "sglang"
+                else "per GPU; vLLM's 'Available KV cache memory'") + (f" — {fmt.gib(kv_short)} short" if kv_short else ""),
                f"{fmt.gib(kv_short)} short" if kv_short else ""),
         Metric("KV cache (tokens)" + ("/rank" if d > 1 else ""), fmt.compact(m.kv_cache_tokens),
-               f"vLLM's 'GPU KV cache size': {fmt.tokens(m.kv_cache_tokens)} = {kv_tokens_formula(r)}" + rank),
+               (f"SGLang's 'max_total_num_tokens': {fmt.tokens(m.kv_cache_tokens)} = {kv_tokens_formula(r)}"
+                if s.engine == "sglang" else
+                f"vLLM's 'GPU KV cache size': {fmt.tokens(m.kv_cache_tokens)} = {kv_tokens_formula(r)}") + rank),
         Metric(f"Max conc. @ {fmt.count(s.max_model_len)}" + ("/rank" if d > 1 else ""), f"{m.max_concurrency:,.2f}x",
                "vLLM's 'Maximum concurrency for max_model_len tokens per request'" + rank),
         Metric("Fit at this length", fmt.count(f.max_concurrency_at_length),

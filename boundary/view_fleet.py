@@ -43,7 +43,9 @@ def slo_lines(r, *, replica_check=None) -> list[str]:
         out.append(f"{fmt.rate(s.request_rate, 'req/s')} → {fmt.plural(fl.replicas, 'replica')}{split} × "
                    f"{fmt.plural(s.gpus_per_replica, 'GPU')} = {fmt.plural(fl.gpus, 'GPU')}, capacity "
                    + (f"{fmt.pct(fl.headroom, 0)} above the rate" if fl.headroom < 10 else
-                      f"{fmt.sig(1 + fl.headroom)}× the rate"))  # fmt: skip
+                      f"{fmt.sig(1 + fl.headroom)}× the rate")
+                   + (", at most: near the prefill instances' sizing load their queue leaves the decode instances "
+                      "less of the TTFT SLO; not simulated (the benchmark runs one aggregated engine)" if split else ""))  # fmt: skip
         if replica_check is not None:
             out.append(rate_check_line(asdict(replica_check)).strip())
     elif s.request_rate:
@@ -51,12 +53,24 @@ def slo_lines(r, *, replica_check=None) -> list[str]:
     if fl.cost_per_hour is not None:
         out.append(f"cost: {fmt.money(fl.cost_per_hour, fl.currency)} per hour, "
                    f"{fmt.money(fl.cost_per_million_output_tokens, fl.currency)} per million output tokens "
-                   f"({fmt.money(fl.price_per_gpu_hour, fl.currency)} per GPU-hour)"
+                   f"({fmt.money(fl.price_per_gpu_hour, fl.currency)} per GPU-hour{_price_origin(r)})"
                    + (", at the scenario's own throughput, outside the SLOs" if fl.capacity.rps <= 0 else ""))  # fmt: skip
     else:
         out.append("cost: " + fmt.missing(cost_reason(r)))
     return out
 
+
+
+def _price_origin(r) -> str:
+    """Where a reference price comes from, for a reader who will be asked: ", H100's reference price of 2026-11, seen
+    from 2.40 USD to 6.88 USD; set gpu_hour_price to a quote" (nothing where the scenario sets its own price)."""
+    g = r.gpu
+    if r.scenario.gpu_hour_price is not None or not g.price_date:
+        return ""
+    seen = (f", seen from {fmt.money(g.price_low_per_gpu_hour, g.price_currency)} to "
+            f"{fmt.money(g.price_high_per_gpu_hour, g.price_currency)}"
+            if g.price_low_per_gpu_hour and g.price_high_per_gpu_hour else "")  # fmt: skip
+    return f", {g.name}'s reference price of {g.price_date}{seen} (hardware_specs); set gpu_hour_price to a quote"
 
 
 def _itl_line(r) -> str:

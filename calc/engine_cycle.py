@@ -14,6 +14,7 @@ the TTFT SLO needs: calc.prefill_pool), its KV over the link, then one decode st
 
 from __future__ import annotations
 
+import math
 from dataclasses import fields
 from math import ceil
 from typing import NamedTuple
@@ -124,6 +125,9 @@ class Cycle(NamedTuple):
     idle_launch: float = 0.0
     """The overlap schedule at one request in flight: its batch formed and launched with the GPU idle
     (EngineSpec.idle_launch_s); else 0."""
+    prefill_budget: float = math.inf
+    """Disaggregated under a request rate: the mean wait for a prefill instance the TTFT SLO leaves
+    (calc.prefill_pool.prefill_wait_budget_s), which the instance count was sized for [s]; else inf."""
 
 
 def idle_launch_s(s: Scenario, engine: EngineSpec) -> float:
@@ -165,7 +169,7 @@ def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: fl
     if lagged:  # the step in flight, alone too: it was launched with the predecessor in it (calc.scheduler)
         in_flight = in_flight_wait_s(tpot_s=dec.total_s, front_s=front)
     ttft += in_flight
-    prefill_wait, prefill_n = 0.0, 0
+    prefill_wait, prefill_n, most = 0.0, 0, math.inf
     if s.disaggregated:  # the prompt alone on a prefill instance, its KV sent over, then decodes with no prompt riding
         riding = in_flight = 0.0
         if s.request_rate:  # open arrivals queue for a prefill instance, as many as the TTFT SLO needs
@@ -181,4 +185,4 @@ def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: fl
         ttft += budget_wait
         total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
     return Cycle(alone, steps, dec, others, riding, lagged, tpot, in_flight, prefill_wait, transfer, ttft,
-                  budget_wait, total, prefill_n, idle)  # fmt: skip
+                  budget_wait, total, prefill_n, idle, most)  # fmt: skip

@@ -29,6 +29,7 @@ request, with queueing; these closed forms are its steady state and the numbers 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -111,6 +112,8 @@ class LatencyResult:
     """Disaggregated under a request rate: the prefill instances the TTFT's wait assumes (calc.prefill_pool)."""
     prefill_wait_s: float = 0.0
     """Disaggregated under a request rate: a prompt's mean wait for one of them [s]."""
+    prefill_wait_budget_s: float = math.inf
+    """Disaggregated under a request rate: the mean wait the prefill instances were sized for [s]; else inf."""
 
     @property
     def prefill_floor_s(self) -> float:
@@ -277,4 +280,5 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         formulas={"ttft_s": ttft_e, "e2e_s": e2e_e},
         prefill_instances=c.prefill_instances,
         prefill_wait_s=prefill_wait,
+        prefill_wait_budget_s=c.prefill_budget,
     )

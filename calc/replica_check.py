@@ -1,6 +1,7 @@
 """A replica count against the scheduler simulation: one replica sent Poisson arrivals at its share of the request
 rate (rate / replicas, `vllm bench serve --request-rate`), lengths ±30 %, and the share of its requests within both
-SLOs against the quota. Where that misses, the fewest replicas (up to 4 more) whose share meets it.
+SLOs against the quota. Where that misses, the fewest replicas (up to 4 more) whose share meets it; where it meets it,
+the share one replica fewer keeps (a count above what the simulation needs).
 
 The closed forms size a replica with the mean waits of Poisson arrivals (for a free slot: Erlang C; for the step
 budget); bursts cost more where prompts are long or the spread of TTFT and TPOT is wider than latency_sigma says.
@@ -26,6 +27,9 @@ class RateCheck:
     """`replicas` where it meets the quota; else the fewest of replicas + 1 … + 4 that does; None if none does."""
     preemptions: int = 0
     """Requests the first simulation preempted (vLLM: recomputed) or retracted (SGLang): the KV pool overflowed."""
+    fewer_within_slo: float | None = None
+    """Where `replicas` (two or more) meets the quota: the share within both SLOs of one replica fewer, at its larger
+    share of the rate (a count one above what the simulation needs shows here); else None."""
 
 
 RATE_CHECK_PROMPTS = 3_000
@@ -43,7 +47,8 @@ def replica_check(report, replicas: int | None) -> RateCheck | None:
     """None without a request rate or a replica count, and for a disaggregated scenario (the simulation serves one
     aggregated engine). One simulation of RATE_CHECK_PROMPTS requests; where it misses the quota, replicas + 4 over
     EXTRA_PROMPTS, and only if that meets it, a bisection of + 1 … + 3 (more replicas, a lower rate each: a share
-    that does not fall). At most four simulations, two where even + 4 misses (a count far short of the load)."""
+    that does not fall). Where the count meets the quota, one more simulation of replicas − 1. At most four
+    simulations, two where even + 4 misses (a count far short of the load)."""
     s = report.scenario
     if not s.request_rate or s.disaggregated or not replicas or replicas < 1:
         return None
@@ -59,8 +64,11 @@ def replica_check(report, replicas: int | None) -> RateCheck | None:
             mid = (lo + hi) // 2
             lo, hi = (lo, mid) if meets(mid) else (mid + 1, hi)
         meeting = replicas + hi
+    fewer = None
+    if meeting == replicas and replicas > 1:  # is the count more than the simulation needs? (one more run)
+        fewer = _within_slo(report, s.request_rate / (replicas - 1), RATE_CHECK_PROMPTS)[0]
     return RateCheck(replicas, s.request_rate / replicas, RATE_CHECK_PROMPTS, first, s.conformance_quota, meeting,
-                     preempted)  # fmt: skip
+                     preempted, fewer)  # fmt: skip
 
 
 def _within_slo(report, rate_rps: float, n: int) -> tuple[float, int]:

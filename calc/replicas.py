@@ -8,6 +8,7 @@ cost per million output tokens = GPUs · price per GPU-hour / (request_rate · o
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 from calc import prefill_queue
@@ -19,7 +20,7 @@ from calc.goodput import Conformance, conformance, tpot_slo_s
 from calc.latency import LatencyResult, graphed_counts, latency
 from calc.numeric import largest_true, percent_text
 from calc.pool import PoolResult
-from calc.prefill_pool import PREFILL_LOAD
+from calc.prefill_pool import MIN_WAIT_SHARE, PREFILL_LOAD
 from calc.scenario import Scenario
 from calc.slot_queue import erlang_c_one, late_share_one, queue_service_one
 from calc.specs import GPUSpec, ModelSpec
@@ -210,7 +211,7 @@ class Fleet:
 
 
 def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float, prefill_s: float = 0.0,
-          prefill_instances: int = 0) -> Fleet:
+          prefill_instances: int = 0, prefill_wait_budget_s: float = math.inf) -> Fleet:
     """`prefill_s`: one prompt's prefill alone (sizes the prefill instances of a disaggregated deployment);
     `prefill_instances`: the count the TTFT's wait for one assumed (LatencyResult.prefill_instances), where set."""
     price = s.gpu_hour_price or g.price_per_gpu_hour
@@ -218,7 +219,7 @@ def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float, pref
     rate = s.request_rate
     if s.disaggregated:
         return _disaggregated(s, cap, price, currency, throughput_rps=throughput_rps, prefill_s=prefill_s,
-                              prefill_instances=prefill_instances)  # fmt: skip
+                              prefill_instances=prefill_instances, wait_budget_s=prefill_wait_budget_s)  # fmt: skip
     if rate is None:  # cost at the scenario's own throughput, one replica
         per_hour = price * s.gpus_per_replica if price else None
         f = _cost(s, per_hour, throughput_rps, currency)
@@ -235,7 +236,7 @@ def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float, pref
 
 
 def _disaggregated(s: Scenario, cap: Capacity, price, currency, *, throughput_rps: float, prefill_s: float,
-                   prefill_instances: int = 0) -> Fleet:
+                   prefill_instances: int = 0, wait_budget_s: float = math.inf) -> Fleet:
     """x = max(1, ⌈rate · prefill / (2/3)⌉) prefill instances, the fewest at which a prompt waits at most one
     prefill on average, or the more the TTFT SLO needs (calc.prefill_pool; TTFT carries that wait when a rate is
     set: `prefill_instances`), and y = ⌈rate / capacity⌉ decode instances; without a rate, one decode instance at its
@@ -261,7 +262,13 @@ def _disaggregated(s: Scenario, cap: Capacity, price, currency, *, throughput_rp
     per_m = _value(f, "cost_per_million_output_tokens")
     if rate is None:
         return Fleet(cap, None, None, None, price, per_hour, per_m, currency, prefill, decode, formulas=f)
-    headroom = min(decode * cap.rps, prefill / prefill_s) / rate - 1
+    # what the prefill instances carry at the load they were sized for, not at saturation (where their queue grows
+    # without bound): each PREFILL_LOAD / prefill, or less where the TTFT SLO's wait budget w set their count,
+    # 2w / (prefill + 2w) (calc.prefill_pool.prefill_count, inverted): the rate at which the plan adds one
+    load = PREFILL_LOAD
+    if math.isfinite(wait_budget_s) and wait_budget_s >= MIN_WAIT_SHARE * prefill_s:
+        load = min(load, 2 * wait_budget_s / (prefill_s + 2 * wait_budget_s))
+    headroom = min(decode * cap.rps, prefill * load / prefill_s) / rate - 1
     return Fleet(cap, prefill + decode, (prefill + decode) * s.gpus_per_replica, headroom, price, per_hour, per_m,
                  currency, prefill, decode, formulas=f)  # fmt: skip
 

@@ -93,7 +93,7 @@ class Report:
         s, lat = self.scenario, self.latency
         cap = capacity(s, self.model, self.gpu, self.memory, self.engine, lat.step)
         return fleet(s, self.gpu, cap, throughput_rps=lat.requests_per_s, prefill_s=lat.prefill_s,
-                     prefill_instances=lat.prefill_instances)  # fmt: skip
+                     prefill_instances=lat.prefill_instances, prefill_wait_budget_s=lat.prefill_wait_budget_s)  # fmt: skip
 
     @cached_property
     def offload(self) -> OffloadResult:

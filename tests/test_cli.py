@@ -219,8 +219,10 @@ def test_plan_checks_its_replica_count_in_the_simulation(capsys):
     code, out, _ = run(capsys, "plan", "--request-rate", "20", "--json")
     rc = json.loads(out)["replica_check"]
     assert set(rc) == {"replicas", "rate_per_replica_rps", "num_prompts", "within_slo", "quota", "replicas_meeting_quota",
-                       "preemptions"}  # fmt: skip
+                       "preemptions", "fewer_within_slo"}  # fmt: skip
     assert rc["rate_per_replica_rps"] == pytest.approx(20 / rc["replicas"])
+    # where the count meets the quota, one replica fewer is simulated too (a count above the simulation's need)
+    assert (rc["fewer_within_slo"] is not None) == (rc["within_slo"] >= rc["quota"] and rc["replicas"] > 1)
     code, out, _ = run(capsys, "plan", "--json")
     assert json.loads(out)["replica_check"] is None
 

@@ -54,3 +54,17 @@ def test_no_table_shows_none_and_costs_carry_a_currency(tab, query):
     for m in at.metric:  # a tile names the currency in its label (room for a few characters in its value)
         if "cost" in m.label.lower():
             assert m.value == "—" or m.label.endswith("(USD)") or m.value.endswith("USD"), (m.label, m.value)
+
+
+def test_a_reference_price_says_its_date_and_range(capsys):
+    """hardware_specs/h100-sxm.yaml: 3.20 USD typical, seen 2.40–6.88 USD, dated 2026-11; the cost line names them
+    and asks for a quote; a scenario's own price gets no such words."""
+    from boundary.cli import main
+
+    assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--request-rate", "5"]) == 0
+    cost = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("cost:"))
+    assert "reference price of 2026-11, seen from 2.40 USD to 6.88 USD" in cost and "gpu_hour_price" in cost
+    assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--request-rate", "5",
+                 "--gpu-hour-price", "2.1"]) == 0  # fmt: skip
+    cost = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("cost:"))
+    assert "reference price" not in cost

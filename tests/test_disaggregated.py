@@ -166,3 +166,23 @@ def test_the_page_says_the_capacity_is_a_decode_instances_and_how_the_replicas_s
     assert fl.replicas == fl.prefill_instances + fl.decode_instances
     assert "per decode instance" in tile.help and "per replica" not in tile.help
     assert tile.help.endswith(f"({fl.prefill_instances:,} prefill + {fl.decode_instances:,} decode instances)")
+
+
+def test_the_disaggregated_headroom_is_the_rate_the_same_instances_are_sized_for(catalog):
+    """The headroom says how much more traffic the fleet carries at most: just above rate × (1 + headroom) the plan
+    sizes more prefill instances, just below it the same ones (it was measured at their saturation, 1 / prefill each,
+    where their queue has no bound; their count is sized for 2/3 of that, or less where the TTFT SLO's wait budget
+    sets it). The decode instances may need more before that edge (the queue eats the TTFT SLO): the text says so."""
+    from calc.evaluate import evaluate
+    from calc.scenario import Scenario
+
+    base = Scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4, disaggregated=True,
+                    request_rate=10, input_len=2000, output_len=500)  # fmt: skip
+    f = evaluate(base, catalog).fleet
+    edge = 10 * (1 + f.headroom)
+    below = evaluate(base.model_copy(update={"request_rate": edge * 0.999}), catalog).fleet
+    above = evaluate(base.model_copy(update={"request_rate": edge * 1.001}), catalog).fleet
+    assert below.prefill_instances == f.prefill_instances < above.prefill_instances
+    # 4 instances of a 173 ms prefill saturate at 4 / 0.173 = 23 req/s (the old headroom, capped by the decode
+    # instances: 54 %); sized for the SLO's wait they carry 13 req/s
+    assert f.headroom < 0.35
