@@ -23,7 +23,6 @@ from functools import cached_property
 
 import numpy as np
 
-from calc.accuracy import BANDED_RIDGE_FLOP_PER_BYTE, low_ridge
 from calc.catalog import Catalog
 from calc.cost import cost_per_million_output_tokens
 from calc.errors import InputError
@@ -32,7 +31,6 @@ from calc.pool import kv_link_bytes_per_s, transfer_s
 from calc.precision_support import dtype_refusal, unsupported
 from calc.resolve import (
     base_model,
-    beyond_fitted,
     checkpoint_kv,
     default_context,
     for_other_gpu,
@@ -42,11 +40,20 @@ from calc.resolve import (
 from calc.scenario import Scenario
 from calc.search_capacity import Rows, Slo, prefill_pool_arrays
 from calc.search_fleet import serve_mode
+from calc.search_notes import (
+    cheapest_in_one_currency,
+    currency_notes,
+    derived_price_note,
+    extrapolation_note,
+    low_ridge_note,
+    price_notes,
+    prices,
+    quality_note,
+)
 from calc.search_pool import PoolArrays, pool_arrays
 from calc.search_space import Grid, grid, space_of
 from calc.search_step import step_arrays
 from calc.specs import ModelSpec
-from calc.weights import weight_format
 from calc.workload import budget_refused
 
 WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: one max_model_len request does not fit",
@@ -229,7 +236,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     tp = np.array([t for t, _ in g.parallel])[g.par]
     pp = np.array([p for _, p in g.parallel])[g.par]
     gpr = np.tile(tp * pp, len(modes))
-    price_g, currencies = _prices(s, catalog, sp.gpus)
+    price_g, currencies = prices(s, catalog, sp.gpus)
     price = np.tile(price_g[g.gpu], len(modes))
     cat = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     gpus_used = np.where(cat["units"] > 0, cat["units"] * gpr, 0)
@@ -252,15 +259,15 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     user = 1 / cat["tpot"]
     per_gpu = cat["thr"] * s.output_len / (gpr * cat["share"])
     ok = why == 0
-    notes = _currency_notes(currencies, g.gpu, ok) + _price_notes(s, sp.gpus)
+    notes = currency_notes(currencies, g.gpu, ok) + price_notes(s, sp.gpus)
     gpu_of = np.tile(g.gpu, len(modes))
     cheap_first = cheapest_per_group(per_m, gpus_used, user, ok, gpu_of, len(sp.gpus), requantized(g, len(modes)))
-    cheapest = _cheapest_in_one_currency(cheap_first, np.array(currencies, dtype=object)[gpu_of], ok)
-    notes += _derived_price_note(s, catalog, sp.gpus[gpu_of[cheapest]] if cheapest is not None else None)
-    notes += _low_ridge_note(catalog, sp.gpus[gpu_of[cheapest]] if cheapest is not None else None)
+    cheapest = cheapest_in_one_currency(cheap_first, np.array(currencies, dtype=object)[gpu_of], ok)
+    notes += derived_price_note(s, catalog, sp.gpus[gpu_of[cheapest]] if cheapest is not None else None)
+    notes += low_ridge_note(catalog, sp.gpus[gpu_of[cheapest]] if cheapest is not None else None)
     if cheapest is not None:
-        notes += _extrapolation_note(s, catalog, float(np.maximum(cat["ok"], 1)[cheapest]))
-        notes += _quality_note(model, g.dtypes[g.dtype[int(cheapest) % g.size]])
+        notes += extrapolation_note(s, catalog, float(np.maximum(cat["ok"], 1)[cheapest]))
+        notes += quality_note(model, g.dtypes[g.dtype[int(cheapest) % g.size]])
     return SearchResult(
         scenario=s, grid=g, model_name=model.name, hf_id=model.hf_id, currencies=currencies, pool=pool,
         disaggregated=np.repeat(np.array(modes), g.size), concurrency=np.maximum(cat["ok"], 1), ttft_s=cat["ttft"],
@@ -271,17 +278,6 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
         best_per_gpu=dict(zip((sp.gpus[x] for x in gpu_of[cheap_first]), cheap_first.tolist(), strict=True)),
         notes=dp_note + notes + tuple(g.refused), model=model,
     )  # fmt: skip
-
-
-def _extrapolation_note(s: Scenario, catalog: Catalog, in_flight: float) -> tuple[str, ...]:
-    """Where the cheapest runs more requests at once than the runs its engine release's costs were fitted on."""
-    beyond = beyond_fitted(s, catalog, in_flight)
-    if beyond is None:
-        return ()
-    engine, older = beyond
-    return (f"the cheapest runs {in_flight:,.0f} in flight per replica, past the {engine.fitted_concurrency} of the runs "
-            f"{engine.label}'s fixed costs were fitted on; {older.label}'s costs (engine_version {older.since}) are the "
-            "slower bound and may pick another deployment",)  # fmt: skip
 
 
 def _why(s: Scenario, pool: PoolArrays, positions: int) -> np.ndarray:
@@ -302,76 +298,6 @@ def _planned_gpu(s: Scenario, catalog: Catalog, gid: str):
     """The GPU's memory and links as the scenario plans them: its own GPU with its overrides, the others from their
     specs (the peak, which follows the matmul precision, is calc.search_step's)."""
     return override_gpu(for_other_gpu(s, gid), catalog.gpus[gid], "bf16")
-
-
-def _prices(s: Scenario, catalog: Catalog, gpu_ids) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Price per GPU-hour and its currency: the scenario's own price for its own GPU, the spec's for the others."""
-    moved = [for_other_gpu(s, gid) for gid in gpu_ids]
-    prices = [t.gpu_hour_price or catalog.gpus[t.gpu].price_per_gpu_hour for t in moved]
-    currencies = tuple(t.currency if t.gpu_hour_price else catalog.gpus[t.gpu].price_currency for t in moved)
-    return np.array(prices, dtype=float), currencies
-
-
-def _price_notes(s: Scenario, searched) -> tuple[str, ...]:
-    """A price or currency set for the scenario's GPU reaches only that GPU: say so when it cannot apply."""
-    if s.gpu_hour_price is not None and s.gpu not in searched:
-        return (f"gpu_hour_price {s.gpu_hour_price:g} {s.currency} is the price of the scenario's GPU ({s.gpu}), which "
-                "this search does not include: the searched GPUs are priced from their specs (set gpu to one of them)",)  # fmt: skip
-    if s.currency != "USD" and s.gpu_hour_price is None:
-        return (f"currency {s.currency} applies to gpu_hour_price, which is not set: costs use each GPU spec's "
-                "reference price, in its own currency",)  # fmt: skip
-    return ()
-
-
-def _derived_price_note(s: Scenario, catalog: Catalog, gid: str | None) -> tuple[str, ...]:
-    """The cheapest GPU's reference price is the spec's own estimate, not a published rate (its `derived` list):
-    a recommendation that rests on it says so."""
-    if gid is None or (gid == s.gpu and s.gpu_hour_price is not None):
-        return ()
-    g = catalog.gpus[gid]
-    if "price_per_gpu_hour" not in g.derived:
-        return ()
-    return (f"the cheapest GPU's price ({g.name}, {g.price_per_gpu_hour:g} {g.price_currency} per GPU-hour) is an "
-            f"estimate, not a published rate ({g.price_source.split(':')[0][:80]}): set gpu {gid} and gpu_hour_price "
-            "(--gpu-hour-price) to your quote before relying on it",)  # fmt: skip
-
-
-def _low_ridge_note(catalog: Catalog, gid: str | None) -> tuple[str, ...]:
-    """The cheapest GPU is a compute-starved part (calc.accuracy.low_ridge): no held-out run describes its speed."""
-    ridge = low_ridge(catalog.gpus[gid]) if gid is not None else None
-    if ridge is None:
-        return ()
-    return (f"the cheapest GPU ({catalog.gpus[gid].name}) has a ridge of {ridge:.0f} FLOP a byte, far below the GPUs "
-            f"the held-out error bands were measured on ({BANDED_RIDGE_FLOP_PER_BYTE} and up): its speed figures extrapolate; measure before "
-            "buying",)  # fmt: skip
-
-
-def _quality_note(model: ModelSpec, dtype: str) -> tuple[str, ...]:
-    """The cheapest stores weights in fewer bytes than the checkpoint does: its price is not the same model's."""
-    own, chosen = weight_format(model, "auto"), weight_format(model, dtype)
-    if chosen.linear_bytes >= own.linear_bytes and chosen.expert_bytes >= own.expert_bytes:
-        return ()
-    return (f"the cheapest serves the weights as {chosen.label} where the checkpoint is {own.label}: quantizing "
-            "changes the model's output quality, which this planner does not measure; evaluate that checkpoint, or "
-            "search dtype auto alone for the checkpoint's own precision",)  # fmt: skip
-
-
-def _cheapest_in_one_currency(cheap_first: np.ndarray, currency: np.ndarray, ok: np.ndarray) -> int | None:
-    """The cheapest configuration, among those priced in the currency most of the eligible ones are priced in: costs
-    in two currencies are not converted, so a cheapest across them would compare numbers, not prices."""
-    if not cheap_first.size:
-        return None
-    names, counts = np.unique(currency[ok], return_counts=True)
-    main = names[np.argmax(counts)]
-    return int(next(i for i in cheap_first if currency[i] == main))
-
-
-def _currency_notes(currencies: tuple[str, ...], gpu: np.ndarray, ok: np.ndarray) -> tuple[str, ...]:
-    used = {currencies[x] for x in np.unique(np.tile(gpu, len(ok) // len(gpu))[ok])}
-    if len(used) > 1:
-        return (f"costs are in {', '.join(sorted(used))} and are not converted: the cheapest is named among the "
-                "configurations priced in the currency most of them use; compare the others within theirs",)  # fmt: skip
-    return ()
 
 
 def pareto(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> tuple[int, ...]:
