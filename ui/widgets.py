@@ -14,6 +14,7 @@ import streamlit as st
 from boundary import fmt
 from calc.scenario import SEARCH_LISTS, Scenario, field_bounds
 from ui import held, state_view
+from ui.upload import on_upload
 
 F = Scenario.model_fields
 
@@ -307,7 +308,7 @@ def sidebar_specs(pickers) -> None:
     (models, mlabels), (gpus, glabels) = pickers
     _picker("Model", "model", models, mlabels, "family › name · parameters · weights at the checkpoint's precision. "
             "'Custom' = the config.json uploaded below (it travels in the link as custom_model). Type to search.")  # fmt: skip
-    sb.file_uploader("…or upload a Hugging Face config.json", type=["json"], key="upload", on_change=_on_upload,
+    sb.file_uploader("…or upload a Hugging Face config.json", type=["json"], key="upload", on_change=on_upload,
                      max_upload_size=1, accept_multiple_files=True,
                      help="A ModelOpt checkpoint (nvidia/…-FP8, -NVFP4) keeps its quantization in "
                           "hf_quant_config.json: upload it with the config.json, as vLLM reads both.")  # fmt: skip
@@ -372,40 +373,6 @@ def spec_overrides(box, model_spec, gpu_spec) -> None:
         text_input("gpu", "GPU spec id", container=b, help="What the link carries; the GPU picker above sets it.")
         text_input("custom_model", "custom_model (encoded config)",
                    help="Set by uploading a config.json; travels in the link.")  # fmt: skip
-
-
-QUANT_FILE = "hf_quant_config.json"
-
-
-def _on_upload() -> None:
-    from calc.custom import encode_custom_model
-    from calc.errors import UNFORESEEN, InputError, unforeseen
-    from calc.loader import parse_config_json, parse_json
-
-    files = st.session_state.get("upload") or []
-    files = files if isinstance(files, list) else [files]
-    quant_files = [f for f in files if f.name.lower() == QUANT_FILE]
-    configs = [f for f in files if f.name.lower() != QUANT_FILE]
-    if not configs:
-        if quant_files:
-            st.session_state["upload_error"] = f"{QUANT_FILE}: upload the checkpoint's config.json with it"
-        return
-    # the uploader keeps earlier files: the newest config is the one meant, and a quant file is read only beside a
-    # config uploaded alone (with two configs there is no telling which checkpoint it came with)
-    f = configs[-1]
-    try:
-        quant = parse_json(quant_files[-1].getvalue(), QUANT_FILE) if quant_files and len(configs) == 1 else None
-        stem = f.name.removesuffix(".json")  # every Hub config is config.json: then its own name (_name_or_path)
-        spec = parse_config_json(f.getvalue(), name=None if stem.lower() in ("config", "") else stem, quant=quant)
-    except InputError as e:
-        st.session_state["upload_error"] = str(e)
-        return
-    except UNFORESEEN as e:  # a shape no reader foresaw: said in a line, never a traceback in the sidebar
-        st.session_state["upload_error"] = f"config.json: {unforeseen(e)}"
-        return
-    st.session_state["custom_model"] = encode_custom_model(spec)
-    st.session_state["model"] = "custom"
-    st.session_state.pop("upload_error", None)
 
 
 def current_values() -> dict:
