@@ -227,6 +227,18 @@ def test_plan_checks_its_replica_count_in_the_simulation(capsys):
     assert json.loads(out)["replica_check"] is None
 
 
+def test_a_count_above_the_simulations_need_says_one_fewer_would_do(capsys):
+    """Llama-3.1-8B on L40S, 20 req/s of 2,000 + 300 tokens, TTFT ≤ 1 s, TPOT ≤ 50 ms: the closed forms' latency spread
+    sizes 23 replicas; the simulation keeps the quota at 22 as well (an audit found 15–16 do), and the text says so."""
+    from boundary.cli import main
+
+    assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "l40s", "--request-rate", "20", "--input-len", "2000",
+                 "--output-len", "300", "--slo-ttft-s", "1", "--slo-tpot-s", "0.05"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "one replica simulated" in x)
+    assert "meets the 90% quota; 22 would keep" in line and "latency_sigma" in line
+
+
 def test_a_replica_check_that_overflows_the_pool_says_so(capsys):
     """Llama-3.1-8B at 4,000 + 512 on one RTX 5090 at 0.6 req/s: the pool holds 21 such requests, and Poisson bursts
     overflow it; vLLM then preempts and computes the prompts again, which the simulation plays and the closed forms
