@@ -264,40 +264,41 @@ def test_a_fresh_link_that_cannot_be_planned_keeps_its_model_and_gpu():
 
 def test_a_modelopt_checkpoint_uploaded_with_its_hf_quant_config_is_planned_quantized():
     """nvidia/Llama-3.1-70B-Instruct-FP8 keeps its quantization in hf_quant_config.json (FP8 weights, FP8 KV scales):
-    uploaded with its config.json, the page plans fp8 weights and vLLM 0.13+'s fp8 KV cache (2 × 80 layers × 8 KV
-    heads × 128 × 1 B = 163,840 B a token); the config alone is planned at bf16 with the name's assumption; the quant
-    file alone is refused by name."""
+    its box appears once a config.json is uploaded; with it, the page plans fp8 weights and vLLM 0.13+'s fp8 KV cache
+    (2 × 80 layers × 8 KV heads × 128 × 1 B = 163,840 B a token); the config alone is planned at bf16."""
     from pathlib import Path
 
     folder = Path(__file__).parent / "data/hf_configs/llama-3.1-70b-instruct-fp8-modelopt"
     config, quant = (folder / "config.json").read_bytes(), (folder / "hf_quant_config.json").read_bytes()
     at = run({"gpu": "h100-sxm", "concurrency": "8"})
-    at.file_uploader(key="upload").set_value([("config.json", config, "application/json"),
-                                              ("hf_quant_config.json", quant, "application/json")]).run()  # fmt: skip
+    assert [u.key for u in at.file_uploader] == ["upload"]  # no quant box before a config
+    at.file_uploader(key="upload").set_value(("config.json", config, "application/json")).run()
+    heads = [m.value for m in at.markdown if m.value.startswith("####")]
+    assert any("weights bf16" in h and "KV auto" in h for h in heads), heads
+    box = next(u for u in at.file_uploader if u.key.startswith("upload_quant_"))
+    box.set_value(("hf_quant_config.json", quant, "application/json")).run()
     assert not at.exception and field(at, "model") == "custom"
     heads = [m.value for m in at.markdown if m.value.startswith("####")]
     assert any("weights fp8 \\(modelopt\\)" in h and "KV fp8" in h for h in heads), heads
     assert any("kv\\_cache\\_dtype auto is FP8 for this checkpoint" in i.value for i in at.info)
-    at = run({"gpu": "h100-sxm", "concurrency": "8"})
-    at.file_uploader(key="upload").set_value([("hf_quant_config.json", quant, "application/json")]).run()
-    assert not at.exception and field(at, "model") == "qwen2.5-7b-instruct"
-    assert any("upload the checkpoint's config.json with it" in c.value for c in at.code)
 
 
-def test_a_second_config_uploaded_beside_the_first_is_the_one_planned():
-    """The uploader keeps earlier files: with model A still listed, adding model B's config.json plans B."""
+def test_a_new_config_opens_an_empty_quant_box():
+    """The hf_quant_config.json box belongs to the config.json beside it: uploading another config opens a new, empty
+    box, so one checkpoint's ModelOpt file is not read with another's config."""
     import json
 
     a = {"model_type": "llama", "num_hidden_layers": 20, "hidden_size": 2048, "intermediate_size": 5632,
          "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000, "max_position_embeddings": 8192,
          "torch_dtype": "bfloat16"}  # fmt: skip
-    b = a | {"num_hidden_layers": 10}
+    quant = json.dumps({"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "FP8"}}).encode()
     at = run()
-    up = at.file_uploader(key="upload")
-    up.set_value([("a.json", json.dumps(a).encode(), "application/json")]).run()
-    first = field(at, "custom_model")
-    at.file_uploader(key="upload").set_value([("a.json", json.dumps(a).encode(), "application/json"),
-                                              ("b.json", json.dumps(b).encode(), "application/json")]).run()  # fmt: skip
-    assert not at.exception and not any("upload one" in c.value for c in at.code)
-    assert field(at, "custom_model") != first
-    assert any(m.value.startswith("#### b on") for m in at.markdown), [m.value[:40] for m in at.markdown][:5]
+    at.file_uploader(key="upload").set_value(("a.json", json.dumps(a).encode(), "application/json")).run()
+    box = next(u for u in at.file_uploader if u.key.startswith("upload_quant_"))
+    box.set_value(("hf_quant_config.json", quant, "application/json")).run()
+    assert any("weights fp8" in m.value for m in at.markdown if m.value.startswith("####"))
+    at.file_uploader(key="upload").set_value(("b.json", json.dumps(a | {"num_hidden_layers": 10}).encode(),
+                                              "application/json")).run()  # fmt: skip
+    assert not at.exception
+    heads = [m.value for m in at.markdown if m.value.startswith("####")]
+    assert any(h.startswith("#### b on") and "weights bf16" in h for h in heads), heads

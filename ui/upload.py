@@ -1,5 +1,6 @@
-"""The sidebar's config.json upload: a Hugging Face config (with a ModelOpt checkpoint's hf_quant_config.json beside
-it) becomes the custom model the link carries; a bad file is said in a line, never a traceback."""
+"""The sidebar's config.json upload: a Hugging Face config (with a ModelOpt checkpoint's hf_quant_config.json in a
+second box beside it) becomes the custom model the link carries; a bad file is said in a line, never a traceback.
+One file a box, so a session holds at most two uploads of 1 MB."""
 
 from __future__ import annotations
 
@@ -8,24 +9,23 @@ import streamlit as st
 QUANT_FILE = "hf_quant_config.json"
 
 
+def quant_key(config_file) -> str:
+    """The hf_quant_config.json box's key, tied to the config.json it belongs with: a new config opens an empty box
+    (a ModelOpt file left from the previous upload is not read beside another checkpoint's config)."""
+    return f"upload_quant_{config_file.file_id}"
+
+
 def on_upload() -> None:
     from calc.custom import encode_custom_model
     from calc.errors import UNFORESEEN, InputError, unforeseen
     from calc.loader import parse_config_json, parse_json
 
-    files = st.session_state.get("upload") or []
-    files = files if isinstance(files, list) else [files]
-    quant_files = [f for f in files if f.name.lower() == QUANT_FILE]
-    configs = [f for f in files if f.name.lower() != QUANT_FILE]
-    if not configs:
-        if quant_files:
-            st.session_state["upload_error"] = f"{QUANT_FILE}: upload the checkpoint's config.json with it"
+    f = st.session_state.get("upload")  # the config.json; its checkpoint's hf_quant_config.json beside it, if given
+    if f is None:
         return
-    # the uploader keeps earlier files: the newest config is the one meant, and a quant file is read only beside a
-    # config uploaded alone (with two configs there is no telling which checkpoint it came with)
-    f = configs[-1]
+    q = st.session_state.get(quant_key(f))
     try:
-        quant = parse_json(quant_files[-1].getvalue(), QUANT_FILE) if quant_files and len(configs) == 1 else None
+        quant = parse_json(q.getvalue(), QUANT_FILE) if q is not None else None
         stem = f.name.removesuffix(".json")  # every Hub config is config.json: then its own name (_name_or_path)
         spec = parse_config_json(f.getvalue(), name=None if stem.lower() in ("config", "") else stem, quant=quant)
     except InputError as e:

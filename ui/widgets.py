@@ -14,7 +14,7 @@ import streamlit as st
 from boundary import fmt
 from calc.scenario import SEARCH_LISTS, Scenario, field_bounds
 from ui import held, state_view
-from ui.upload import on_upload
+from ui.upload import on_upload, quant_key
 
 F = Scenario.model_fields
 
@@ -309,9 +309,12 @@ def sidebar_specs(pickers) -> None:
     _picker("Model", "model", models, mlabels, "family › name · parameters · weights at the checkpoint's precision. "
             "'Custom' = the config.json uploaded below (it travels in the link as custom_model). Type to search.")  # fmt: skip
     sb.file_uploader("…or upload a Hugging Face config.json", type=["json"], key="upload", on_change=on_upload,
-                     max_upload_size=1, accept_multiple_files=True,
-                     help="A ModelOpt checkpoint (nvidia/…-FP8, -NVFP4) keeps its quantization in "
-                          "hf_quant_config.json: upload it with the config.json, as vLLM reads both.")  # fmt: skip
+                     max_upload_size=1)  # fmt: skip
+    if (config := st.session_state.get("upload")) is not None:  # one file a box: at most two uploads a session
+        sb.file_uploader("…and its hf_quant_config.json, if it has one", type=["json"], key=quant_key(config),
+                         on_change=on_upload, max_upload_size=1,
+                         help="A ModelOpt checkpoint (nvidia/…-FP8, -NVFP4) keeps its quantization, and its FP8 KV "
+                              "scales, in hf_quant_config.json beside the config.json: vLLM reads both.")  # fmt: skip
     _picker("GPU", "gpu", gpus, glabels, "vendor › name · memory the runtime sees · bandwidth · reference price per "
             "GPU-hour. Type to search.")  # fmt: skip
     if st.session_state.get("upload_error"):
