@@ -107,6 +107,12 @@ CHECKPOINT_KV_SINCE = (0, 13)
 merged 2025-12-10; earlier ones used the model's 16-bit type and loaded the scales unused)."""
 
 
+CHECKPOINT_KV_NOTE = ("kv_cache_dtype auto is FP8 for this checkpoint: its quantization config carries FP8 KV scales "
+                      "(ModelOpt's kv_cache_quant_algo), which vLLM 0.13 and later and SGLang use under "
+                      "--kv-cache-dtype auto; the KV figures are FP8's (vLLM before 0.13 keeps the 16-bit cache)")
+"""Said wherever checkpoint_kv turned 'auto' into fp8 (the plan, a reconciled log, the search)."""
+
+
 def checkpoint_kv(s: Scenario, model: ModelSpec) -> Scenario:
     """kv_cache_dtype 'auto' as the engine resolves it: FP8 for a ModelOpt checkpoint with FP8 KV scales (its
     kv_cache_quant_algo) under vLLM 0.13 and later, and under SGLang (model_runner's configure_kv_cache_dtype:

@@ -91,7 +91,8 @@ def test_a_modelopt_checkpoints_fp8_kv_scales_make_auto_an_fp8_cache(catalog):
     assert sglang.memory.kv_bytes_per_token == 2 * 80 * 8 * 128 * 1
     rows = search(base.model_copy(update={"request_rate": 1.0, "search_gpus": "h100-sxm"}), catalog)
     assert rows.grid.space.kv_cache_dtypes == ("fp8",)  # 'auto' is fp8 for it: listed and served as such
-    assert any(n.startswith("KV cache auto is fp8 for this checkpoint") for n in rows.notes)
+    assert any(n.startswith("kv_cache_dtype auto is FP8 for this checkpoint") and n.endswith("listed as fp8")
+               for n in rows.notes)  # fmt: skip
 
 
 def test_smollm3_ties_its_head_by_default():
