@@ -35,7 +35,7 @@ from calc.errors import InputError, describe, first_field
 from calc.evaluate import resolve_checked
 from calc.kv_cache import StageLayout
 from calc.pool import PoolResult, size_pool, stage_layouts
-from calc.resolve import CHECKPOINT_KV_NOTE, checkpoint_kv
+from calc.resolve import checkpoint_kv, checkpoint_kv_note
 from calc.scenario import Scenario, field_constraints
 from calc.specs import ModelSpec
 from calc.units import GiB
@@ -207,9 +207,9 @@ def _reconcile(log: VllmLog, catalog: Catalog, flags: dict, defaults: dict | Non
     s, gpu_source, assumed, notes = build_scenario(log, catalog, flags, defaults)
     notes += log.reading_notes
     model, gpu = resolve_checked(s, catalog)
-    if (resolved := checkpoint_kv(s, model)) is not s:  # the checkpoint's FP8 KV scales: 'auto' is fp8 (vLLM 0.13+)
+    if (resolved := checkpoint_kv(s, model)) is not s:  # the checkpoint's FP8 KV scales: 'auto' is fp8
         s = resolved
-        notes.append(CHECKPOINT_KV_NOTE)
+        notes.append(checkpoint_kv_note(s, model))
     kv_model = _engine_layout_model(log, model, notes)
     est = size_pool(s, kv_model, gpu)
     layouts = stage_layouts(s, kv_model, gpu)

@@ -15,7 +15,7 @@ from calc.overheads import TORCH_SORT_RELEASES, torch_sort_extra_bytes
 from calc.pool import accepted_tp_sizes, size_pool, tp_check
 from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)
-from calc.resolve import CHECKPOINT_KV_NOTE, checkpoint_kv, default_context, engine_of, resolve
+from calc.resolve import checkpoint_kv, checkpoint_kv_note, default_context, engine_of, resolve
 from calc.scenario import Scenario
 from calc.sglang_defaults import SGLANG_NO_TPU, sglang_fraction_note, sglang_runs_on
 from calc.sglang_hybrid import as_sglang_runs, mamba_pools
@@ -277,7 +277,7 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     if pools:
         notes = (*notes, mamba_note(asked, pools))
     if s.kv_cache_dtype != kv_asked:
-        notes = (*notes, CHECKPOINT_KV_NOTE)
+        notes = (*notes, checkpoint_kv_note(s, model))
     if newer := newer_release_note(s, catalog, engine):
         notes = (*notes, newer)
     if fit.max_concurrency_at_length >= 1:  # speed notes only where a speed figure is shown (the plan serves)

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from calc.errors import InputError, describe
 from calc.hf_families import adapt, img_processor_tower, vision_defaults
 from calc.hf_quant import quantization, quantized_name
+from calc.hf_recent import audio_tower, omni_thinker
 from calc.model_spec import MAX_LAYERS, ModelSpec, VisionConfig
 from calc.params import NON_GATED_ACTS
 from calc.weights import SIZED_DTYPES, SIZED_METHODS
@@ -68,11 +69,12 @@ KNOWN = (
     "stablelm", "orion", "minicpm", "deepseek", "bailing_moe", "kimi_linear", "zamba2", "gemma3n_text",
     "qwen3_5_text", "qwen3_5_moe_text", "glm_moe_dsa", "step3_text", "step3p5", "glm4v_text", "glm4v_moe_text",
     "laguna", "smollm3", "dots1", "glm4", "exaone", "bailing_moe_v2", "phimoe", "minimax_text_01", "apertus", "arcee",
+    "qwen3_omni_moe_text",
 )  # fmt: skip
 TEXT_TYPES = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "llama4": "llama4_text",
               "qwen2_5_vl": "qwen2_5_vl_text", "qwen2_vl": "qwen2_vl_text", "qwen3_vl": "qwen3_vl_text",
               "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text",
-              "gemma4": "gemma4_text"}  # fmt: skip
+              "gemma4": "gemma4_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text"}  # fmt: skip
 REQUIRED = ("num_hidden_layers", "hidden_size", "vocab_size")
 ENCODER_DECODERS = ("t5", "mt5", "umt5", "longt5", "bart", "mbart", "whisper", "pegasus", "marian", "m2m_100", "led",
                     "blenderbot", "nllb-moe", "seamless_m4t", "switch_transformers")  # fmt: skip
@@ -195,10 +197,12 @@ def layer_indices(items: list) -> frozenset:
     return frozenset(x for x in items if isinstance(x, (int, float)) and not isinstance(x, bool))
 
 
-def _vision(v: dict | None) -> dict | None:
+def _vision(v: dict | None, model_type: str) -> dict | None:
+    """vision_config as calc.model_spec.VisionConfig (its model_type, where unstated, the checkpoint's), or None
+    where it does not give the tower's size."""
     if not v:
         return None
-    out = {VISION_ALIASES.get(k, k): val for k, val in v.items()}
+    out = {"model_type": model_type, **{VISION_ALIASES.get(k, k): val for k, val in v.items()}}
     keep = set(VisionConfig.model_fields)
     out = {k: val for k, val in out.items() if k in keep and val is not None}
     if not all(k in out for k in ("hidden_size", "intermediate_size", "num_hidden_layers")):
@@ -235,16 +239,14 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
         raise InputError("is_encoder_decoder", "an encoder-decoder model (T5, BART, Whisper) keeps a cross-attention KV "
                          "per request beside its decoder's, which this planner does not model: it plans decoder-only "
                          "models")  # fmt: skip
+    assumptions: list[str] = []
     if isinstance(config.get("thinker_config"), dict) and not all(k in config for k in REQUIRED):
-        raise InputError("thinker_config", "an omni model's language model is nested in thinker_config.text_config, "
-                         "beside its audio and vision towers: paste that text_config as a config.json of its own to "
-                         "plan the language model (the towers are then not counted)")  # fmt: skip
+        config = omni_thinker(config, assumptions)
     cfg, vision, wrapper = _unwrap(config)
     vision = vision or img_processor_tower(config)
     if not isinstance(cfg.get("model_type") or "", str):  # a list or an object was named "['x']"
         raise InputError("model_type", "expected the architecture's name as text, e.g. 'llama' or 'qwen3_moe'")
     mt = str(cfg.get("model_type") or "")[:60]
-    assumptions = []
     if not mt:
         mt = "unknown"
         assumptions.append("config.json names no model_type: read as a standard decoder")
@@ -255,8 +257,7 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
     if wrapper is None and mt in TEXT_TYPES:  # the flat layout of a multimodal checkpoint (Qwen2-VL's own)
         mt = TEXT_TYPES[mt]
     adapt(cfg, mt, assumptions, wrapper)
-    if isinstance(config.get("audio_config"), dict):
-        assumptions.append("audio_config (an audio encoder) is not counted: its weights and its profiling are missing")
+    audio = audio_tower(config["audio_config"], assumptions) if isinstance(config.get("audio_config"), dict) else None
     towers = [k for k in ("embd_layer", "audio_processor", "vision_lora", "speech_lora") if isinstance(config.get(k), dict)]
     if towers:  # Phi-4-multimodal: its image and audio encoders and LoRA adapters sit in these
         assumptions.append(f"{', '.join(towers)} (image or audio encoders, LoRA adapters) are not counted: the "
@@ -316,18 +317,18 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
             "check the parameter count against "
             "the model card"
         )
-    tower = _vision(vision_defaults(vision, wrapper or mt) if vision else None)
+    tower = _vision(vision_defaults(vision, wrapper or mt) if vision else None, wrapper or mt)
     if vision and tower is None:
         assumptions.append("vision_config does not give the tower's hidden_size, intermediate_size and layer count: "
                            "the vision tower vLLM loads is not counted in the weights")  # fmt: skip
     cfg["rope_scaling"] = _rope(cfg.get("rope_scaling") or cfg.get("rope_parameters"))
-    keep = set(ModelSpec.model_fields) - {"name", "hf_id", "source", "assumptions", "vision_config"}
+    keep = set(ModelSpec.model_fields) - {"name", "hf_id", "source", "assumptions", "vision_config", "audio_config"}
     data = {k: v for k, v in cfg.items() if k in keep and v is not None}
     hf_id = one_line(config.get("_name_or_path")) if isinstance(config.get("_name_or_path"), str) else None
     name = one_line(name) if name else None
     data |= {"name": (name or _display_name(hf_id) or mt)[:120], "hf_id": hf_id[:200] if hf_id else None, "source": source,
              "assumptions": tuple(a[:300] for a in assumptions),
-             "vision_config": tower}  # fmt: skip
+             "vision_config": tower, "audio_config": audio}  # fmt: skip
     if wrapper and not data.get("architectures"):
         data["architectures"] = (wrapper,)
     try:

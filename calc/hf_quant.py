@@ -79,6 +79,10 @@ def quantization(q: Any) -> dict | None:
         out["bits"] = bits
     if method.startswith("modelopt") and _modelopt_fp8_kv(q):
         out["kv_cache_quant_algo"] = "fp8"
+    elif method == "compressed-tensors" and (kv := _llm_compressor_fp8_kv(q.get("kv_cache_scheme"))):
+        out["kv_cache_quant_algo"] = kv
+    elif method == "fp8" and str(q.get("kv_cache_quant_algo", "")).upper() == "FP8":
+        out["kv_cache_quant_algo"] = "fp8"  # SGLang's Fp8Config reads it (calc.resolve.CHECKPOINT_KV_SINCE)
     if method == "mxfp4":
         out["experts_only"] = True  # gpt-oss: modules_to_not_convert = attention, router, embeddings, lm_head
     return out
@@ -94,6 +98,14 @@ def _modelopt_fp8_kv(q: dict) -> bool:
     if isinstance(kv, dict):
         return kv.get("dynamic") is False and kv.get("num_bits") == 8 and kv.get("type") == "float"
     return isinstance(kv, str) and kv.lower() == "fp8"
+
+
+def _llm_compressor_fp8_kv(kv: Any) -> str | None:
+    """A compressed-tensors kv_cache_scheme of 8-bit symmetric floats (the only KV scheme vLLM serves: others raise at
+    load): "fp8" where its scales are static and per tensor, as SGLang also takes them, else "fp8_per_head"."""
+    if not isinstance(kv, dict) or kv.get("num_bits") != 8 or kv.get("type") != "float" or kv.get("symmetric") is False:
+        return None
+    return "fp8" if kv.get("strategy") == "tensor" and kv.get("dynamic") is False else "fp8_per_head"
 
 
 QUANT_WORDS = ("NVFP4", "MXFP4", "FP8", "FP4", "AWQ", "GPTQ", "INT4", "INT8", "W4A16", "W8A8")

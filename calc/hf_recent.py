@@ -128,3 +128,34 @@ def laguna(cfg: dict) -> None:
     cfg["num_attention_heads"] = next(iter(full or sliding))
     if sliding and sliding != {cfg["num_attention_heads"]}:
         cfg["swa_num_attention_heads"] = next(iter(sliding))
+
+
+OMNI_NOTE = ("an omni checkpoint: its thinker is planned (text, vision and audio towers), as vLLM serves it; the "
+             "talker and code2wav (speech output) are not loaded by vLLM")
+"""Omni checkpoints (thinker, talker, code2wav): vLLM serves the thinker alone (qwen3_omni_moe_thinker.py loads with
+`"talker.": None, "code2wav.": None`; the Qwen3-Omni model card: "vLLM serve for Qwen3-Omni currently only supports
+the thinker model") and sizes the KV cache from thinker_config.text_config (its get_text_config())."""
+AUDIO_FIELDS = ("d_model", "encoder_layers", "encoder_ffn_dim", "num_mel_bins", "downsample_hidden_size", "output_dim")
+
+
+def omni_thinker(config: dict, assumptions: list[str]) -> dict:
+    """An omni checkpoint's config as the thinker vLLM serves: thinker_config's text, vision and audio configs, with
+    the checkpoint's name, dtype and quantization."""
+    thinker = config["thinker_config"]
+    if not isinstance(thinker.get("text_config"), dict):
+        raise InputError("thinker_config.text_config", "expected the thinker's language model as an object (Qwen3-Omni's "
+                         "thinker_config holds text_config, vision_config and audio_config)")  # fmt: skip
+    outer = {k: config[k] for k in ("torch_dtype", "dtype", "quantization_config", "_name_or_path") if k in config}
+    assumptions.append(OMNI_NOTE)
+    out = {**thinker, **outer, "architectures": config.get("architectures") or thinker.get("architectures")}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def audio_tower(a: object, assumptions: list[str]) -> dict | None:
+    """audio_config as calc.model_spec.AudioConfig where it is Qwen3-Omni's encoder (the one whose layout is
+    counted); otherwise a note that the audio encoder is not counted."""
+    if isinstance(a, dict) and a.get("model_type") == "qwen3_omni_moe_audio_encoder" and all(
+            isinstance(a.get(k), int) and not isinstance(a.get(k), bool) for k in AUDIO_FIELDS):  # fmt: skip
+        return {"model_type": a["model_type"], **{k: a[k] for k in AUDIO_FIELDS}}
+    assumptions.append("audio_config (an audio encoder) is not counted: its weights and its profiling are missing")
+    return None

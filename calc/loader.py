@@ -256,7 +256,7 @@ def modelopt_quantization(q) -> dict:
     out = {"quant_method": "modelopt", "quant_algo": algo[:40]}
     if "quantized_layers" in quant:  # MIXED_PRECISION: a format per module (calc.hf_quant.mixed_precision_algos)
         out["quantized_layers"] = quant["quantized_layers"]
-    for key in ("kv_cache_quant_algo", "kv_cache_scheme"):  # FP8 KV scales: an FP8 cache under 'auto' (vLLM 0.13+)
+    for key in ("kv_cache_quant_algo", "kv_cache_scheme"):  # FP8 KV scales: an FP8 cache under 'auto' (calc.resolve)
         if key in quant:
             out[key] = quant[key]
     return out

@@ -73,10 +73,10 @@ class QuantizationConfig(BaseModel):
     rest_bits: Literal[8, 16] | None = None
     """The linear layers other than the routed experts, where they differ from `bits` (ModelOpt MIXED_PRECISION:
     NVFP4 experts, FP8 attention)."""
-    kv_cache_quant_algo: Literal["fp8"] | None = None
-    """ModelOpt's kv_cache_quant_algo (its hf_quant_config.json or quantization_config): FP8 KV scales calibrated in
-    the checkpoint, which vLLM 0.13 and later serve as an FP8 KV cache under --kv-cache-dtype auto (vllm#29980,
-    resolve_kv_cache_dtype_string; calc.resolve.checkpoint_kv)."""
+    kv_cache_quant_algo: Literal["fp8", "fp8_per_head"] | None = None
+    """FP8 KV scales calibrated in the checkpoint (ModelOpt's kv_cache_quant_algo, llm-compressor's kv_cache_scheme),
+    which the engines' later releases serve as an FP8 KV cache under --kv-cache-dtype auto (calc.resolve.checkpoint_kv);
+    "fp8_per_head": an llm-compressor scheme per attention head or dynamic, which vLLM takes and SGLang does not."""
 
 
 class RopeScaling(BaseModel):
@@ -110,6 +110,24 @@ class VisionConfig(BaseModel):
     out_hidden_size: PosInt | None = None
     """Width the projector maps to (Qwen-VL); else the language model's hidden_size."""
     image_size: PosInt | None = None
+    num_position_embeddings: PosInt | None = None
+    """Qwen3-VL's learned position table (2,304 rows)."""
+    deepstack_visual_indexes: tuple[Annotated[int, NoBool, Field(ge=0, le=MAX_LAYERS)], ...] = Field(default=(),
+                                                                                                   max_length=64)
+    """Qwen3-VL's blocks whose features a merger of their own feeds to the language model's first layers."""
+
+
+class AudioConfig(BaseModel):
+    """The audio encoder of an omni checkpoint (`audio_config`), enough to count its weights."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_type: str = Field(max_length=60)
+    d_model: PosInt
+    encoder_layers: Annotated[int, NoBool, Field(gt=0, le=MAX_LAYERS)]
+    encoder_ffn_dim: PosInt
+    num_mel_bins: PosInt
+    downsample_hidden_size: PosInt
+    output_dim: PosInt
 
 
 class ModelSpec(BaseModel):
@@ -232,6 +250,7 @@ class ModelSpec(BaseModel):
     # weights
     quantization_config: QuantizationConfig | None = None
     vision_config: VisionConfig | None = None
+    audio_config: AudioConfig | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -40,7 +40,9 @@ CUDAGRAPH_TP_EXTRA_BYTES = 0.5 * GiB
 def activation_peak_bytes(m: ModelSpec, *, max_num_batched_tokens: int, max_num_seqs: int, tp: int,
                           max_model_len: int = 8192) -> float:  # fmt: skip
     """The LM dummy forward; for a multimodal model, the larger of the vision encoder's dummy batch and the encoder
-    cache held during the LM forward (vLLM profile_run, notes §5.2)."""
+    cache held during the LM forward (vLLM profile_run, notes §5.2), plus Qwen3-VL's deepstack buffers: one
+    max_num_batched_tokens × hidden_size 16-bit tensor per deepstack level, allocated with the model (vLLM
+    qwen3_vl.py and qwen3_omni_moe_thinker.py `deepstack_input_embeds`), so out of the same memory."""
     widest_ffn = max(m.dense_ffn_size, m.expert_ffn_size * (m.num_experts_per_tok or 1))
     per_token = (4 * m.hidden_size + 4 * widest_ffn / tp) * ACT_BYTES
     sampled = min(max_num_seqs, max_num_batched_tokens)
@@ -51,7 +53,8 @@ def activation_peak_bytes(m: ModelSpec, *, max_num_batched_tokens: int, max_num_
         return lm
     v = m.vision_config
     vit = mm.patches * (4 * v.hidden_size + 4 * v.intermediate_size / tp) * ACT_BYTES  # type: ignore[union-attr]
-    return max(vit, mm.budget_tokens * m.hidden_size * ACT_BYTES + lm)
+    deepstack = len(v.deepstack_visual_indexes) * max_num_batched_tokens * m.hidden_size * 2.0  # type: ignore[union-attr]
+    return max(vit, mm.budget_tokens * m.hidden_size * ACT_BYTES + lm) + deepstack
 
 
 @dataclass(frozen=True)

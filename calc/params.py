@@ -21,7 +21,7 @@ NON_GATED_MLP = ("opt", "starcoder2", "nemotron_h", "gpt2", "gpt_bigcode", "phi"
 NON_GATED_ACTS = ("relu2", "xielu")
 """Activations whose families use no gate: up, activation, down (vLLM arcee.py's ReLU², apertus.py's XIELU)."""
 QKV_BIAS = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text")
-QK_NORM = ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3n_text", "qwen3_vl_text", "qwen3_vl_moe_text", "olmo2", "olmo3",
+QK_NORM = ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3n_text", "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_omni_moe_text", "olmo2", "olmo3",
            "step3p5", "laguna")  # fmt: skip
 LEARNED_POSITIONS = ("gpt2", "gpt_bigcode")
 """Families with a learned position table (wpe) beside the token embedding (OPT's has an offset of 2, counted apart)."""
@@ -47,8 +47,8 @@ class ParamCounts:
     active_experts: int
     """The routed experts one token visits (top-k per MoE layer)."""
     norms: int
-    vision: int = 0
-    """Vision tower and projector of a multimodal checkpoint."""
+    towers: int = 0
+    """Vision and audio encoders of a multimodal checkpoint, with their projectors onto the language model."""
     per_layer_embedding: int = 0
     """Gemma 3n's per-layer input table (vocab_size_per_layer_input × layers · hidden_size_per_layer_input): a lookup."""
     layer_prefix: dict = field(default_factory=dict, repr=False, compare=False)
@@ -57,12 +57,12 @@ class ParamCounts:
     @property
     def total(self) -> int:
         return (self.embedding + self.lm_head + self.attention + self.state_mixers + self.dense_mlp + self.experts
-                + self.norms + self.vision + self.per_layer_embedding)  # fmt: skip
+                + self.norms + self.towers + self.per_layer_embedding)  # fmt: skip
 
     @property
     def active(self) -> int:
-        """What one token multiplies by: no input embeddings (lookups), no unvisited experts, no vision tower."""
-        return self.total - self.embedding - self.per_layer_embedding - self.vision - self.experts + self.active_experts
+        """What one token multiplies by: no input embeddings (lookups), no unvisited experts, no encoder towers."""
+        return self.total - self.embedding - self.per_layer_embedding - self.towers - self.experts + self.active_experts
 
     @property
     def blocks_active(self) -> int:
@@ -234,7 +234,7 @@ def count_params(m) -> ParamCounts:
         experts=sum(experts),
         active_experts=sum(active),
         norms=sum(norm) + final_norm,
-        vision=vision_params(m),
+        towers=vision_params(m) + audio_params(m),
         per_layer_embedding=extras.per_layer_embedding if extras else 0,
         layer_prefix={name: [0, *accumulate(xs)] for name, xs in (("linear", linear), ("experts", experts),
                                                                    ("norms", norm))},  # fmt: skip
@@ -251,6 +251,8 @@ def vision_params(m) -> int:
     gated = v.model_type in ("qwen2_5_vl", "pixtral")
     block = 4 * d * d + 4 * d + (3 if gated else 2) * d * ff + (0 if gated else ff + d) + 4 * d
     patch = v.in_channels * v.temporal_patch_size * v.patch_size**2 * d
+    if v.model_type in QWEN3_VISION:
+        return v.num_hidden_layers * block + patch + d + qwen3_vision_extras(v, m.hidden_size)
     positions = (v.image_size // v.patch_size) ** 2 * d if v.image_size and not v.model_type.startswith("qwen") else 0
     out, merged = v.out_hidden_size or m.hidden_size, d * v.spatial_merge_size**2
     if v.model_type.startswith("qwen"):
@@ -260,3 +262,33 @@ def vision_params(m) -> int:
     else:
         projector = d * out
     return v.num_hidden_layers * block + patch + positions + projector
+
+
+QWEN3_VISION = ("qwen3_vl", "qwen3_vl_moe", "qwen3_omni_moe_vision_encoder")
+"""Towers built as vLLM's qwen3_vl.py Qwen3_VisionTransformer (Qwen3-Omni's thinker reuses it)."""
+
+
+def qwen3_vision_extras(v, text_hidden: int) -> int:
+    """Qwen3-VL's tower beyond its blocks and patch weights: the learned position table, the merger (LayerNorm over
+    the tower's width, Linear(d·m², d·m²) and Linear(d·m², out) with biases) and one more merger per deepstack
+    level (its LayerNorm over d·m²). Checked against Qwen3-Omni-30B-A3B's published total (tests/test_qwen3_towers.py)."""
+    d = v.hidden_size
+    positions = v.num_position_embeddings or ((v.image_size // v.patch_size) ** 2 if v.image_size else 0)
+    merged, out = d * v.spatial_merge_size**2, v.out_hidden_size or text_hidden
+    mlp = merged * merged + merged + merged * out + out
+    return positions * d + 2 * d + mlp + len(v.deepstack_visual_indexes) * (2 * merged + mlp)
+
+
+def audio_params(m) -> int:
+    """Qwen3-Omni's audio encoder (vLLM qwen3_omni_moe_thinker.py Qwen3OmniMoeAudioEncoder): three 3×3 stride-2
+    convolutions of downsample_hidden_size channels, a linear map of their output (channels × mel bins / 8) onto
+    d_model, encoder_layers Whisper-style blocks (q, k, v, o with biases, two LayerNorms, a 2-matrix GELU MLP), a
+    final LayerNorm and two linear layers onto output_dim."""
+    a = m.audio_config
+    if a is None:
+        return 0
+    d, ff, c = a.d_model, a.encoder_ffn_dim, a.downsample_hidden_size
+    block = 4 * (d * d + d) + 4 * d + d * ff + ff + ff * d + d
+    convs = (9 * c + c) + 2 * (9 * c * c + c)
+    return (a.encoder_layers * block + convs + c * (a.num_mel_bins // 8) * d + 2 * d + d * d + d
+            + d * a.output_dim + a.output_dim)  # fmt: skip

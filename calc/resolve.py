@@ -102,29 +102,63 @@ def default_context(s: Scenario, model: ModelSpec) -> Scenario:
     return s
 
 
-CHECKPOINT_KV_SINCE = (0, 13)
-"""The first vLLM release whose --kv-cache-dtype auto takes a ModelOpt checkpoint's kv_cache_quant_algo (vllm#29980,
-merged 2025-12-10; earlier ones used the model's 16-bit type and loaded the scales unused)."""
+CHECKPOINT_KV_SINCE = {
+    ("vllm", "modelopt"): (0, 14),
+    ("vllm", "compressed-tensors"): (0, 15),
+    ("sglang", "modelopt"): (0, 5, 3),
+    ("sglang", "fp8"): (0, 5, 18),
+    ("sglang", "compressed-tensors"): (0, 5, 19),
+}
+"""(engine, the checkpoint's quantization format) → the first release whose --kv-cache-dtype auto is an FP8 cache for
+a checkpoint with FP8 KV scales (read in each release's wheel: vLLM resolve_kv_cache_dtype_string for ModelOpt from
+0.14.0 (vllm#29980; 0.13.0's arg_utils passes 'auto' on), its Attention layer's `kv_cache_scheme` override for
+llm-compressor checkpoints from 0.15.0 (vllm#30141; not MLAAttention); SGLang's configure_kv_cache_dtype for ModelOpt
+from 0.5.3, its Fp8Config's kv_cache_quant_algo from 0.5.18, compressed-tensors' static symmetric per-tensor scheme
+from 0.5.19). Other formats (Quark, vLLM's fp8) keep the 16-bit cache and drop the scales."""
+SCALES_NAMED = {"modelopt": "ModelOpt's kv_cache_quant_algo", "compressed-tensors": "llm-compressor's kv_cache_scheme",
+                "fp8": "its kv_cache_quant_algo"}  # fmt: skip
 
 
-CHECKPOINT_KV_NOTE = ("kv_cache_dtype auto is FP8 for this checkpoint: its quantization config carries FP8 KV scales "
-                      "(ModelOpt's kv_cache_quant_algo), which vLLM 0.13 and later and SGLang use under "
-                      "--kv-cache-dtype auto; the KV figures are FP8's (vLLM before 0.13 keeps the 16-bit cache)")
-"""Said wherever checkpoint_kv turned 'auto' into fp8 (the plan, a reconciled log, the search)."""
+def _kv_source(model: ModelSpec) -> str | None:
+    """The format whose FP8 KV scales the checkpoint carries, or None."""
+    q = model.quantization_config
+    if q is None or q.kv_cache_quant_algo is None:
+        return None
+    method = q.quant_method.lower()
+    return "modelopt" if method.startswith("modelopt") else method if method in ("compressed-tensors", "fp8") else None
+
+
+def _kv_since(s: Scenario, model: ModelSpec) -> tuple[int, ...] | None:
+    """The first release of the scenario's engine that serves this checkpoint's KV scales as FP8 under 'auto'."""
+    source = _kv_source(model)
+    if source is None:
+        return None
+    if source == "compressed-tensors" and (model.is_mla if s.engine == "vllm"
+                                           else model.quantization_config.kv_cache_quant_algo != "fp8"):  # fmt: skip
+        return None  # vLLM's MLA layers have no such override; SGLang takes a static per-tensor scheme only
+    return CHECKPOINT_KV_SINCE.get((s.engine, source))
 
 
 def checkpoint_kv(s: Scenario, model: ModelSpec) -> Scenario:
-    """kv_cache_dtype 'auto' as the engine resolves it: FP8 for a ModelOpt checkpoint with FP8 KV scales (its
-    kv_cache_quant_algo) under vLLM 0.13 and later, and under SGLang (model_runner's configure_kv_cache_dtype:
-    `auto` and quant_config.kv_cache_quant_algo FP8 → fp8_e4m3; the release that added it not read), else
-    unchanged."""
-    q = model.quantization_config
-    if s.kv_cache_dtype != "auto" or q is None or q.kv_cache_quant_algo != "fp8":
+    """kv_cache_dtype 'auto' as the engine resolves it: FP8 for a checkpoint with FP8 KV scales in a format and a
+    release that serves them so (CHECKPOINT_KV_SINCE), else unchanged."""
+    since = _kv_since(s, model) if s.kv_cache_dtype == "auto" else None
+    if since is None:
         return s
     version = version_tuple(s.engine_version)
-    if s.engine == "vllm" and version is not None and version[:2] < CHECKPOINT_KV_SINCE:
+    if version is not None and version[: len(since)] < since:
         return s
     return s.model_copy(update={"kv_cache_dtype": "fp8"})
+
+
+def checkpoint_kv_note(s: Scenario, model: ModelSpec) -> str:
+    """Said wherever checkpoint_kv turned 'auto' into fp8 (the plan, a reconciled log, the search)."""
+    since = _kv_since(s, model) or ()
+    release = ".".join(str(x) for x in since)
+    engine = "vLLM" if s.engine == "vllm" else "SGLang"
+    return (f"kv_cache_dtype auto is FP8 for this checkpoint: its quantization config carries FP8 KV scales "
+            f"({SCALES_NAMED[_kv_source(model) or 'fp8']}), which {engine} {release} and later use under "
+            f"--kv-cache-dtype auto; the KV figures are FP8's ({engine} before {release} keeps the 16-bit cache)")  # fmt: skip
 
 
 def other_gpu_fields(s: Scenario, gid: str) -> dict:

@@ -30,9 +30,9 @@ from calc.params import count_params
 from calc.pool import kv_link_bytes_per_s, transfer_s
 from calc.precision_support import dtype_refusal, unsupported
 from calc.resolve import (
-    CHECKPOINT_KV_NOTE,
     base_model,
     checkpoint_kv,
+    checkpoint_kv_note,
     default_context,
     for_other_gpu,
     override_gpu,
@@ -219,9 +219,9 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     sp = space_of(s, catalog.gpus)
     if "auto" in sp.kv_cache_dtypes and checkpoint_kv(s.model_copy(update={"kv_cache_dtype": "auto"}),
                                                       model).kv_cache_dtype == "fp8":  # fmt: skip
-        # 'auto' is FP8 for this checkpoint (its FP8 KV scales, vLLM 0.13+ and SGLang): listed and served as fp8
+        # 'auto' is FP8 for this checkpoint (its FP8 KV scales, calc.resolve.CHECKPOINT_KV_SINCE): listed as fp8
         sp = replace(sp, kv_cache_dtypes=tuple(dict.fromkeys("fp8" if k == "auto" else k for k in sp.kv_cache_dtypes)))
-        dp_note += (f"{CHECKPOINT_KV_NOTE}: its configurations are listed as fp8",)
+        dp_note += (f"{checkpoint_kv_note(s, model)}: its configurations are listed as fp8",)
     gpus = {gid: _planned_gpu(s, catalog, gid) for gid in sp.gpus}
     g = grid(sp, s, model, tuple(gpus[gid].node_gpus for gid in sp.gpus))
     pool = pool_arrays(s, model, gpus, g)

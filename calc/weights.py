@@ -91,16 +91,16 @@ def int_bytes(q) -> float:
 
 
 def weights_bytes(p: ParamCounts, f: WeightFormat) -> float:
-    """Whole model, all GPUs together [bytes]. The vision tower stays 16-bit (quantization skips it)."""
+    """Whole model, all GPUs together [bytes]. The encoder towers stay 16-bit (quantization skips them)."""
     linear = p.attention + p.state_mixers + p.dense_mlp
     tables = p.embedding + p.per_layer_embedding + p.lm_head
-    return linear * f.linear_bytes + p.experts * f.expert_bytes + (tables + p.norms + p.vision) * 2.0
+    return linear * f.linear_bytes + p.experts * f.expert_bytes + (tables + p.norms + p.towers) * 2.0
 
 
 def weights_bytes_per_stage(m: ModelSpec, p: ParamCounts, f: WeightFormat, *, tp: int, pp: int,
                             dp: int = 1) -> list[float]:  # fmt: skip
     """Weight bytes on one GPU of each pipeline stage: the stage's own layers split over tp ranks, the embeddings
-    (Gemma 3n's per-layer table too) and a vision tower, split over tp, on the first stage and the lm_head on the last
+    (Gemma 3n's per-layer table too) and the encoder towers, split over tp, on the first stage and the lm_head on the last
     (vocab-parallel, so also split over tp). With dp data-parallel ranks the routed experts span all dp · tp GPUs
     (vLLM: "expert layers form a tensor parallel group of size DP × TP", sliced or whole under expert parallelism:
     the same bytes a GPU); every other weight is copied on each rank."""
@@ -110,7 +110,7 @@ def weights_bytes_per_stage(m: ModelSpec, p: ParamCounts, f: WeightFormat, *, tp
         experts = p.in_layers("experts", layers) * f.expert_bytes / dp
         b = (p.in_layers("linear", layers) * f.linear_bytes + experts) / tp + p.in_layers("norms", layers) * 2.0
         if s == 0:
-            b += (p.embedding + p.per_layer_embedding + p.vision) * 2.0 / tp
+            b += (p.embedding + p.per_layer_embedding + p.towers) * 2.0 / tp
         if s == len(stages) - 1:
             b += (p.lm_head or (p.embedding if pp > 1 else 0)) * 2.0 / tp  # tied head: a copy on the last stage
             b += (p.norms - p.in_layers("norms", range(m.num_hidden_layers))) * 2.0  # the final norm, on every rank

@@ -305,7 +305,7 @@ def test_family_layouts_count_their_parameters_by_hand():
     p = count_params(load("falcon-40b"))
     assert p.total == pytest.approx(60 * (attn + 2 * 8192 * 4 * 8192) + 2 * 65_024 * 8192, rel=1e-3)
     # Qwen2-VL-7B's tower from Qwen2VLVisionConfig's defaults: 32 blocks of 1,280 wide, MLP 4 × 1,280 (not gated)
-    v = count_params(load("qwen2-vl-7b")).vision
+    v = count_params(load("qwen2-vl-7b")).towers
     assert v == pytest.approx(32 * (4 * 1280 * 1280 + 2 * 1280 * 5120), rel=0.08)  # + biases, norms, merger
 
 
@@ -358,7 +358,7 @@ def test_hunyuan_lists_its_moe_per_layer_and_keeps_a_shared_mlp():
 def test_a_vision_tower_named_by_img_processor_is_counted():
     """Phi-3.5-vision names openai/clip-vit-large-patch14-336 instead of a vision_config: 23 blocks (features from
     layer −2) of 1,024 wide, MLP 4,096: 23 · (4 · 1,024² + 2 · 1,024 · 4,096) = 289 M, plus biases and embeddings."""
-    v = count_params(load("phi-3.5-vision")).vision
+    v = count_params(load("phi-3.5-vision")).towers
     assert v == pytest.approx(23 * (4 * 1024 * 1024 + 2 * 1024 * 4096), rel=0.05)
 
 

@@ -67,9 +67,9 @@ def test_a_negative_or_zero_bit_width_is_refused_by_name():
 
 
 def test_a_modelopt_checkpoints_fp8_kv_scales_make_auto_an_fp8_cache(catalog):
-    """nvidia/Llama-3.1-70B-Instruct-FP8 (hf_quant_config.json: kv_cache_quant_algo FP8): vLLM 0.13 and later resolve
+    """nvidia/Llama-3.1-70B-Instruct-FP8 (hf_quant_config.json: kv_cache_quant_algo FP8): vLLM 0.14 and later resolve
     --kv-cache-dtype auto to fp8_e4m3 (vllm#29980), earlier releases keep the 16-bit cache. KV bytes per token:
-    2 (K, V) × 80 layers × 8 KV heads × 128 × 1 byte = 163,840 from 0.13, × 2 bytes = 327,680 before; at 8 in flight
+    2 (K, V) × 80 layers × 8 KV heads × 128 × 1 byte = 163,840 from 0.14, × 2 bytes = 327,680 before; at 8 in flight
     on one H100 SXM the FP8 pool holds them where the 16-bit one (half the blocks) does not. SGLang resolves it alike."""
     from calc.custom import encode_custom_model
     from calc.evaluate import evaluate
@@ -81,7 +81,7 @@ def test_a_modelopt_checkpoints_fp8_kv_scales_make_auto_an_fp8_cache(catalog):
     assert m.quantization_config.kv_cache_quant_algo == "fp8"
     base = Scenario(model="custom", custom_model=encode_custom_model(m), gpu="h100-sxm", concurrency=8)
     new = evaluate(base, catalog)
-    old = evaluate(base.model_copy(update={"engine_version": "0.12"}), catalog)
+    old = evaluate(base.model_copy(update={"engine_version": "0.13.0"}), catalog)
     assert new.memory.kv_bytes_per_token == 2 * 80 * 8 * 128 * 1
     assert old.memory.kv_bytes_per_token == 2 * 80 * 8 * 128 * 2
     assert new.fit.max_concurrency_at_length >= 8 > old.fit.max_concurrency_at_length

@@ -272,10 +272,10 @@ def test_step3_counts_its_low_rank_query_and_shared_experts():
     expert = 3 * 7168 * 5120
     assert p.experts == 56 * 48 * expert and p.active_experts == 56 * 3 * expert
     assert p.dense_mlp == 56 * (expert + 7168 * 48) + 5 * 3 * 7168 * 18432
-    text = p.total - p.vision
+    text = p.total - p.towers
     assert text == 61 * attn + p.dense_mlp + p.experts + p.norms + 2 * 128_815 * 7168
     assert abs(text - 316e9) <= 0.5e9 and abs(p.active - 38e9) <= 0.5e9  # 316.29 B, 37.92 B
-    assert p.vision > 0  # the 63-layer ViT vLLM's step3_vl.py loads
+    assert p.towers > 0  # the 63-layer ViT vLLM's step3_vl.py loads
 
 
 def test_step3p5_keeps_one_page_size_and_slides_33_of_its_45_layers(catalog):
@@ -342,7 +342,7 @@ def test_glm41v_reads_its_text_config_and_says_the_tower_is_not_counted():
     p = count_params(m)
     layer = 4096 * (4096 + 512) + 4096**2 + 4608 + 4096 + 3 * 4096 * 13696 + 4 * 4096
     assert p.total == 40 * layer + 4096 + 2 * 151_552 * 4096 == 9_400_442_880
-    assert p.vision == 0 and any("vision tower vLLM loads is not counted" in a for a in m.assumptions)
+    assert p.towers == 0 and any("vision tower vLLM loads is not counted" in a for a in m.assumptions)
     assert not any("not one this planner knows" in a for a in m.assumptions)
 
 

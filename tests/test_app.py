@@ -264,7 +264,7 @@ def test_a_fresh_link_that_cannot_be_planned_keeps_its_model_and_gpu():
 
 def test_a_modelopt_checkpoint_uploaded_with_its_hf_quant_config_is_planned_quantized():
     """nvidia/Llama-3.1-70B-Instruct-FP8 keeps its quantization in hf_quant_config.json (FP8 weights, FP8 KV scales):
-    its box appears once a config.json is uploaded; with it, the page plans fp8 weights and vLLM 0.13+'s fp8 KV cache
+    its box appears once a config.json is uploaded; with it, the page plans fp8 weights and vLLM 0.14+'s fp8 KV cache
     (2 × 80 layers × 8 KV heads × 128 × 1 B = 163,840 B a token); the config alone is planned at bf16."""
     from pathlib import Path
 

@@ -216,7 +216,7 @@ def test_a_negative_predicted_pool_says_what_it_means(capsys):
 
 
 def test_a_modelopt_checkpoints_log_is_reconciled_with_its_fp8_kv(catalog):
-    """nvidia/Llama-3.1-70B-Instruct-FP8 under vLLM 0.13 with kv_cache_dtype=auto: its hf_quant_config.json's FP8 KV
+    """nvidia/Llama-3.1-70B-Instruct-FP8 under vLLM 0.14 with kv_cache_dtype=auto: its hf_quant_config.json's FP8 KV
     scales make the cache fp8, so 20.10 GiB hold 20.10 GiB / (16 × 2 × 80 layers × 8 heads × 128 × 1 B) = 8,232
     blocks — the log's count matches with no fp8 to infer and no kv_cache_dtype=fp8 to suggest."""
     from pathlib import Path
@@ -225,7 +225,7 @@ def test_a_modelopt_checkpoints_log_is_reconciled_with_its_fp8_kv(catalog):
     per_block = 16 * 2 * 80 * 8 * 128 * 1
     blocks = int(20.10 * GiB // per_block)
     text = "\n".join(
-        ["INFO 12-20 10:00:00 [core.py:74] Initializing a V1 LLM engine (v0.13.0) with config: "
+        ["INFO 12-20 10:00:00 [core.py:74] Initializing a V1 LLM engine (v0.14.0) with config: "
          "model='nvidia/Llama-3.1-70B-Instruct-FP8', speculative_config=None, dtype=torch.bfloat16, max_seq_len=8192, "
          "tensor_parallel_size=1, pipeline_parallel_size=1, quantization=modelopt, enforce_eager=False, "
          "kv_cache_dtype=auto",
