@@ -139,20 +139,33 @@ def _kv_since(s: Scenario, model: ModelSpec) -> tuple[int, ...] | None:
     return CHECKPOINT_KV_SINCE.get((s.engine, source))
 
 
+DSA_FP8_RELEASE = (0, 11, 0)
+"""The one vLLM release whose 'auto' is DeepSeek-V3.2's fp8_ds_mla cache (vllm#25988, "For DeepseekV3.2, we use a
+custom fp8 format as default (i.e. "auto")"; models/config.py from 0.11.1 keeps bf16 unless fp8 is asked for)."""
+
+
+def _dsa_default_fp8(s: Scenario, model: ModelSpec) -> bool:
+    return s.engine == "vllm" and model.is_mla and bool(model.index_topk) and \
+        ((version_tuple(s.engine_version) or (9,)) + (0, 0))[:3] == DSA_FP8_RELEASE  # fmt: skip
+
+
 def checkpoint_kv(s: Scenario, model: ModelSpec) -> Scenario:
     """kv_cache_dtype 'auto' as the engine resolves it: FP8 for a checkpoint with FP8 KV scales in a format and a
-    release that serves them so (CHECKPOINT_KV_SINCE), else unchanged."""
-    since = _kv_since(s, model) if s.kv_cache_dtype == "auto" else None
-    if since is None:
+    release that serves them so (CHECKPOINT_KV_SINCE), and for DeepSeek-V3.2 under vLLM 0.11.0; else unchanged."""
+    if s.kv_cache_dtype != "auto":
         return s
+    since = _kv_since(s, model)
     version = version_tuple(s.engine_version)
-    if version is not None and version[: len(since)] < since:
-        return s
-    return s.model_copy(update={"kv_cache_dtype": "fp8"})
+    if _dsa_default_fp8(s, model) or (since is not None and (version is None or version[: len(since)] >= since)):
+        return s.model_copy(update={"kv_cache_dtype": "fp8"})
+    return s
 
 
 def checkpoint_kv_note(s: Scenario, model: ModelSpec) -> str:
     """Said wherever checkpoint_kv turned 'auto' into fp8 (the plan, a reconciled log, the search)."""
+    if _dsa_default_fp8(s, model):
+        return ("kv_cache_dtype auto is fp8_ds_mla for DeepSeek-V3.2 under vLLM 0.11.0 (vllm#25988: its custom fp8 "
+                "format by default); 0.11.1 and later keep the 16-bit cache unless fp8 is asked for")  # fmt: skip
     since = _kv_since(s, model) or ()
     release = ".".join(str(x) for x in since)
     engine = "vLLM" if s.engine == "vllm" else "SGLang"

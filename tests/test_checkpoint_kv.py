@@ -80,3 +80,15 @@ def test_a_scheme_vllm_would_not_serve_is_not_read_as_fp8():
     for kv in (PER_TENSOR | {"type": "int"}, PER_TENSOR | {"symmetric": False}, PER_TENSOR | {"num_bits": 4}):
         q = LLM_COMPRESSOR | {"kv_cache_scheme": kv}
         assert model_from_hf_config(raw | {"quantization_config": q}, name="x").quantization_config.kv_cache_quant_algo is None
+
+
+@pytest.mark.parametrize("version, per_layer", [("0.10.2", 576 * 2 + 132), ("0.11.0", 656 + 132), ("0.11", 656 + 132),
+                                                ("0.11.1", 576 * 2 + 132), ("latest", 576 * 2 + 132)])  # fmt: skip
+def test_deepseek_v32s_auto_cache_is_fp8_ds_mla_under_vllm_0_11_0_alone(catalog, version, per_layer):
+    """vllm#25988 (in 0.11.0): "For DeepseekV3.2, we use a custom fp8 format as default (i.e. "auto")"; from 0.11.1
+    'auto' is bf16 again. Per layer and token: fp8_ds_mla's 656 B, else (512 + 64) × 2 B, plus the indexer's 132 B;
+    61 layers."""
+    s = Scenario(model="deepseek-v3.2-exp", gpu="h200", tensor_parallel_size=8, engine_version=version)
+    r = evaluate(s, catalog)
+    assert r.memory.kv_bytes_per_token == 61 * per_layer
+    assert any("fp8_ds_mla for DeepSeek-V3.2 under vLLM 0.11.0" in n for n in r.notes) == (per_layer == 656 + 132)
