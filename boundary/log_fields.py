@@ -11,7 +11,13 @@ from calc.scenario import Scenario
 _INT_FIELDS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "block_size",
                "max_num_batched_tokens", "max_num_seqs")  # fmt: skip
 _QUANT_DTYPE = {"fp8": "fp8", "fbgemm_fp8": "fp8", "modelopt": "fp8", "awq": "int4", "awq_marlin": "int4",
-                "gptq": "int4", "gptq_marlin": "int4", "bitsandbytes": "int4", "compressed-tensors": None}  # fmt: skip
+                "gptq": "int4", "gptq_marlin": "int4", "bitsandbytes": "int4", "compressed-tensors": None,
+                "auto-round": "int4", "auto_round": "int4", "inc": "int4"}  # fmt: skip
+"""The log's `quantization` → the nearest dtype, for a shipped model spec (a config.json's own quantization_config is
+read as the checkpoint's format instead: calc.reconcile keeps dtype auto for it)."""
+_SINCE_MARKERS = (("(default since v0.21.0)", (0, 21)),)
+"""Text a release prints where its version line is cut off: vLLM 0.21+'s "CUDA graph memory profiling is enabled
+(default since v0.21.0)"."""
 _TORCH_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
 BLOCK_SIZES = typing.get_args(Scenario.model_fields["block_size"].annotation)  # what --block-size takes
 
@@ -57,6 +63,8 @@ def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
         out["kv_cache_dtype"] = "fp8"
     if cfg.get("enforce_eager") in ("True", "False"):
         out["enforce_eager"] = cfg["enforce_eager"] == "True"
+    if cfg.get("enable_prefix_caching") in ("True", "False"):  # a hybrid's align mode (calc.kv_cache.state_blocks)
+        out["enable_prefix_caching"] = cfg["enable_prefix_caching"] == "True"
     if cfg.get("enable_expert_parallel") in ("True", "False"):  # "non-default args: {…, 'enable_expert_parallel': True}"
         out["enable_expert_parallel"] = cfg["enable_expert_parallel"] == "True"
     quant = cfg.get("quantization")
@@ -75,6 +83,11 @@ def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
     version = log.version_tuple
     if version is not None and version >= (0, 8):  # the release whose fixed costs the plan's step time uses
         out |= {"engine": "vllm", "engine_version": ".".join(str(p) for p in version)}
+    elif version is None and (since := min_version(log)):
+        out |= {"engine": "vllm", "engine_version": ".".join(str(p) for p in since)}
+        notes.append(f"the log's version line is missing; it prints what vLLM {since[0]}.{since[1]} and later print, "
+                     "so it is read as that release (pass --engine-version to set it)")  # fmt: skip
+        version = since
     subtracts = bool(log.get("cudagraph_estimate_gib")) or (version is not None and version >= (0, 20))
     out["estimate_cudagraphs"] = subtracts
     if not subtracts:
@@ -83,3 +96,9 @@ def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
     if not log.config:
         notes.append("the log has no engine config line: fields it does not state are defaults or flags")
     return out, notes
+
+
+def min_version(log: VllmLog) -> tuple[int, ...] | None:
+    """The oldest release the log's own wording implies (_SINCE_MARKERS), where it prints no version."""
+    found = [v for text, v in _SINCE_MARKERS if any(text in line for line in log.lines)]
+    return max(found) if found else None

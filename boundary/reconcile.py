@@ -207,6 +207,10 @@ def _reconcile(log: VllmLog, catalog: Catalog, flags: dict, defaults: dict | Non
     s, gpu_source, assumed, notes = build_scenario(log, catalog, flags, defaults)
     notes += log.reading_notes
     model, gpu = resolve_checked(s, catalog)
+    if model.quantization_config is not None and "dtype" not in flags and s.dtype != "auto":
+        s = s.model_copy(update={"dtype": "auto"})  # the config's own format (a per-module NVFP4 / FP8 mix), not the log's word
+        notes.append(f"dtype auto: the model's quantization_config ({model.quantization_config.quant_method}) is the "
+                     "checkpoint's format, which the log's `quantization` only names")  # fmt: skip
     if (resolved := checkpoint_kv(s, model)) is not s:  # the checkpoint's FP8 KV scales: 'auto' is fp8
         s = resolved
         notes.append(checkpoint_kv_note(s, model))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from boundary.vllm_log import VllmLog
+from calc.engine_spec import version_tuple
 from calc.kv_cache import StageLayout, blocks_from_bytes
 from calc.pool import PoolResult
 from calc.scenario import Scenario
@@ -125,7 +126,8 @@ def _candidates(kind: str, b: int, lay: StageLayout, s: Scenario, v0: bool, new:
 
 
 def pool_rows(log: VllmLog, s: Scenario, feeds, source, layouts) -> tuple[list[Row], dict, dict]:
-    v0, version = log.engine == "V0", log.version_tuple
+    v0 = log.engine == "V0"
+    version = log.version_tuple or (version_tuple(s.engine_version) if s.engine == "vllm" else None)
     new = bool(version and version >= (0, 20))
     pools = [blocks_range(feeds, sign, layouts) for sign in (-1, 0, 1)]
     binding, block = pools[1][2], pools[1][1].block_size

@@ -86,7 +86,7 @@ CONFIG_KEYS = (
     "model", "served_model_name", "tensor_parallel_size", "pipeline_parallel_size", "dtype", "kv_cache_dtype",
     "max_seq_len", "max_model_len", "gpu_memory_utilization", "block_size", "max_num_batched_tokens", "max_num_seqs",
     "quantization", "enforce_eager", "speculative_config", "enable_chunked_prefill", "swap_space",
-    "enable_expert_parallel", "data_parallel_size",
+    "enable_expert_parallel", "data_parallel_size", "enable_prefix_caching",
 )  # fmt: skip
 _CONFIG_LINE = re.compile(r"with config:|non-default args|Namespace\(")
 _CONFIG_RE = {k: re.compile(rf"(?<![\w.])['\"]?{k}['\"]?\s*[:=]\s*(?P<v>'[^']{{0,300}}'|\"[^\"]{{0,300}}\"|[^,\s)}}]{{1,300}})")

@@ -9,7 +9,7 @@ from calc.engine_defaults import defaults_note
 from calc.engine_spec import version_tuple
 from calc.errors import InputError
 from calc.expert_parallel import expert_ranks
-from calc.kv_cache import blocks_from_bytes
+from calc.kv_cache import ALIGN_MODE_TYPES, blocks_from_bytes, state_blocks
 from calc.latency import latency
 from calc.overheads import TORCH_SORT_RELEASES, torch_sort_extra_bytes
 from calc.pool import accepted_tp_sizes, size_pool, tp_check
@@ -73,11 +73,20 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
             "max_num_batched_tokens for them; vLLM 0.10.1–0.13 disabled the hybrid KV cache manager for it by "
             "default and charged every layer in full — set disable_hybrid_kv_cache_manager to plan for those"
         )
+    pages = state_blocks(s, model)
     if mem.state_bytes_per_request:
         notes.append(
             f"{plan.state()} of {model.num_hidden_layers} layers keep a constant state per request "
-            f"({mem.state_bytes_per_request:,.0f} B on each GPU, one block per state group), whatever its length"
+            f"({mem.state_bytes_per_request:,.0f} B on each GPU, "
+            + ("one block per state group" if pages == 1 else f"{pages} blocks per state group: prefix caching's "
+               "align mode keeps the running state and the one at the last block boundary")
+            + "), whatever its length"
         )
+    if s.enable_prefix_caching and s.engine == "vllm" and plan.state() and pages == 1:
+        notes.append("enable_prefix_caching on this hybrid is planned with one state block per request: "
+                     + (f"its vLLM class may cache whole states (mamba_cache_mode all, one per {s.block_size}-token "
+                        "block), which this planner does not model" if model.model_type not in ALIGN_MODE_TYPES
+                        else "vLLM before 0.15 has no align mode for it"))  # fmt: skip
     if mem.encoder_profile:
         e = mem.encoder_profile
         notes.append(

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import ceil
 
+from calc.engine_spec import version_tuple
 from calc.expr import E
 from calc.state import state_shape
 
@@ -90,15 +91,17 @@ class KVGroup:
     kind: str  # "full" | "sliding" | "chunked" | "state"
     window: int | None = None
     """Sliding window or attention chunk, tokens."""
+    state_blocks: int = 1
+    """Pages a request's state holds: 1, or 2 under prefix caching's align mode (calc.kv_cache.state_blocks)."""
 
     def blocks_for(self, tokens: int, *, block_size: int, max_num_batched_tokens: int) -> int:
         """Blocks one request of `tokens` tokens holds in this group (vLLM max_memory_usage_bytes / page).
 
         sliding: cdiv(min(W − 1 + max_num_batched_tokens, L), bs) + 1 (the window may start mid-block)
-        chunked: cdiv(min(chunk + max_num_batched_tokens, L), bs)      state: 1 (one page, whatever L)
+        chunked: cdiv(min(chunk + max_num_batched_tokens, L), bs)      state: 1 page (2 in align mode), whatever L
         """
         if self.kind == "state":
-            return 1
+            return self.state_blocks
         if self.kind == "sliding":
             return ceil(min(self.window - 1 + max_num_batched_tokens, tokens) / block_size) + 1  # type: ignore[operator]
         if self.kind == "chunked":
@@ -147,9 +150,10 @@ def forced_block_size(m, *, requested: int, arch: str) -> tuple[int, str]:
 
 def stage_layout(m, layers: range, *, tp: int = 1, kv_bytes_per_element: float = 2.0, model_bytes: float = 2.0,
                  block_size: int = 16, arch: str = "ampere", hybrid_manager: bool = True,
-                 ssm_dtype: str = "auto", separate_state: bool = False) -> StageLayout:  # fmt: skip
+                 ssm_dtype: str = "auto", separate_state: bool = False, state_pages: int = 1) -> StageLayout:  # fmt: skip
     """`separate_state`: the state layers keep their own pool (SGLang's MambaPool beside its token pool, calc.sglang_hybrid),
-    so a model with attention layers too gets blocks of its attention layers alone."""
+    so a model with attention layers too gets blocks of its attention layers alone. `state_pages`: blocks a request's
+    state holds (state_blocks)."""
     plan = m.plan
     block, note = forced_block_size(m, requested=block_size, arch=arch)
     attn_1tok = attention_bytes_per_token_per_layer(m, kv_bytes_per_element=kv_bytes_per_element, tp=tp)
@@ -177,13 +181,14 @@ def stage_layout(m, layers: range, *, tp: int = 1, kv_bytes_per_element: float =
     page = block * attn_1tok if "state" not in counts or len(counts) > 1 else state_page
     n_state = counts.get("state", 0)
     common = dict(block_size=block, attention_bytes_per_token=attn_stage, state_bytes_per_request=n_state *
-                  state_page_padded, state_bytes_unpadded=n_state * state_page, block_size_note=note)  # fmt: skip
+                  state_page_padded * state_pages, state_bytes_unpadded=n_state * state_page * state_pages,
+                  block_size_note=note)  # fmt: skip
 
     if not counts:
         return StageLayout(n_layers, (), 1, 0, page_bytes=0.0, block_bytes=0.0, **common)
     if len(counts) == 1:
         kind, n = next(iter(counts.items()))
-        group = KVGroup(kind, windows.get(kind))
+        group = KVGroup(kind, windows.get(kind), state_pages)
         uneven = kind == "full" and (m.kv_heads_per_layer or m.index_topk)
         if uneven:  # one group of summed pages (UniformTypeKVCacheSpecs): Σ block · bytes per token per layer
             return StageLayout(n_layers, (group,), n, 0, page_bytes=page, block_bytes=block * attn_stage, **common)
@@ -191,9 +196,27 @@ def stage_layout(m, layers: range, *, tp: int = 1, kv_bytes_per_element: float =
     size = min(counts.values())
     groups: list[KVGroup] = []
     for kind, n in counts.items():
-        groups += [KVGroup(kind, windows.get(kind))] * ceil(n / size)
+        groups += [KVGroup(kind, windows.get(kind), state_pages)] * ceil(n / size)
     padding = len(groups) * size - sum(counts.values())
     return StageLayout(n_layers, tuple(groups), size, padding, page_bytes=page, block_bytes=page * size, **common)
+
+
+ALIGN_MODE_TYPES = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
+"""Hybrids whose vLLM class does not declare SupportsMambaPrefixCaching, so that --enable-prefix-caching selects
+mamba_cache_mode align (models/config.py MambaModelConfig; vllm#51250 for Qwen3.5) rather than 'all'."""
+ALIGN_MODE_SINCE = (0, 15)
+"""vLLM's align mode (vllm#30877, merged 2025-12): from 0.15, read in the wheels."""
+
+
+def state_blocks(s, m) -> int:
+    """Blocks each request's recurrent state takes (vLLM MambaSpec.max_memory_usage_bytes / page): 1 with
+    mamba_cache_mode none (prefix caching off, a hybrid's default), 2 + speculative blocks in align mode — the running
+    state and the one checkpointed at the last block boundary (v1/kv_cache_interface.py). club-3090#612: Qwen3.6-35B-A3B
+    on an RTX 5090 with prefix caching, 299 blocks / (63 attention + 3 GDN groups × 2) = 4.33x, as logged."""
+    if s.engine != "vllm" or not s.enable_prefix_caching or m.model_type not in ALIGN_MODE_TYPES:
+        return 1
+    version = version_tuple(s.engine_version)
+    return 2 if version is None or version[:2] >= ALIGN_MODE_SINCE else 1
 
 
 def blocks_from_bytes(available_bytes: float, block_bytes: float) -> int:

@@ -23,7 +23,14 @@ from dataclasses import dataclass, field
 
 from calc.engine_spec import version_tuple
 from calc.expr import E, efloor, emax0
-from calc.kv_cache import StageLayout, blocks_from_bytes, kv_bytes_per_token_expr, pp_layer_ranges, stage_layout
+from calc.kv_cache import (
+    StageLayout,
+    blocks_from_bytes,
+    kv_bytes_per_token_expr,
+    pp_layer_ranges,
+    stage_layout,
+    state_blocks,
+)
 from calc.numeric import largest_true
 from calc.overheads import (
     EncoderProfile,
@@ -175,7 +182,7 @@ def stage_layouts(s: Scenario, m: ModelSpec, g: GPUSpec) -> list[StageLayout]:
     return [stage_layout(m, layers, tp=s.tensor_parallel_size, kv_bytes_per_element=kv_bytes_per_element(s),
                          model_bytes=DTYPE_BYTES["bf16"], block_size=s.block_size, arch=g.arch,
                          hybrid_manager=not s.disable_hybrid_kv_cache_manager, ssm_dtype=s.mamba_ssm_cache_dtype,
-                         separate_state=s.engine == "sglang")
+                         separate_state=s.engine == "sglang", state_pages=state_blocks(s, m))
             for layers in pp_layer_ranges(m.num_hidden_layers, s.pipeline_parallel_size)]  # fmt: skip
 
 

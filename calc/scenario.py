@@ -75,6 +75,10 @@ class Scenario(BaseModel):
     """vLLM's --mamba-ssm-cache-dtype: the SSM state of Mamba/linear layers (auto: the checkpoint's or model's)."""
     enforce_eager: bool = False
     """No CUDA graphs: their memory is not reserved, decode steps lose the launch-overhead saving."""
+    enable_prefix_caching: bool = False
+    """vLLM's --enable-prefix-caching for a hybrid model (Gated DeltaNet: Qwen3-Next, Qwen3.5/3.6), where it is opt-in:
+    each request's recurrent state then takes 2 blocks, not 1 (mamba_cache_mode align). Attention-only models cache
+    prefixes by default whatever this says."""
     enable_expert_parallel: bool = False
     """vLLM's --enable-expert-parallel (SGLang: --ep-size = every GPU's count): each GPU holds whole routed experts,
     E/(DP·TP) of them, not a slice of each; a step then waits for the GPU with the most touched experts and tokens."""

@@ -103,6 +103,7 @@ CHANGES = {
     "disable_hybrid_kv_cache_manager": ("true", {"model": "gemma-3-27b", "gpu": "h100-sxm"}),
     "mamba_ssm_cache_dtype": ("float16", {"model": "nemotron-h-8b", "gpu": "h100-sxm"}),
     "enable_expert_parallel": ("true", {"model": "qwen3-30b-a3b", "gpu": "h100-sxm", "tensor_parallel_size": "4"}),
+    "enable_prefix_caching": ("true", {"model": "qwen3-next-80b-a3b", "gpu": "h200"}),
 }  # fmt: skip
 SEARCH_SPACE = {name for name in Scenario.model_fields if name.startswith("search_")}
 """The search space of `python -m calc search` and the Find a deployment tab (tests/test_cli_search.py), not of a plan."""

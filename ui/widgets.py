@@ -38,6 +38,7 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
         ("enable_expert_parallel", "enable_expert_parallel (MoE: whole experts per GPU)"),
         ("disable_hybrid_kv_cache_manager", "disable_hybrid_kv_cache_manager"),
         ("mamba_ssm_cache_dtype", "mamba_ssm_cache_dtype (hybrid models)"),
+        ("enable_prefix_caching", "enable_prefix_caching (hybrid models: 2 state blocks a request)"),
         ("estimate_cudagraphs", "subtract CUDA-graph estimate (vLLM ≥ 0.20)"),
     ],
     "SLOs and cost": [
