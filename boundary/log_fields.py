@@ -9,7 +9,7 @@ from boundary.vllm_log import VllmLog
 from calc.scenario import Scenario
 
 _INT_FIELDS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "block_size",
-               "max_num_batched_tokens", "max_num_seqs")  # fmt: skip
+               "max_num_batched_tokens", "max_num_seqs", "decode_context_parallel_size")  # fmt: skip
 _QUANT_DTYPE = {"fp8": "fp8", "fbgemm_fp8": "fp8", "modelopt": "fp8", "awq": "int4", "awq_marlin": "int4",
                 "gptq": "int4", "gptq_marlin": "int4", "bitsandbytes": "int4", "compressed-tensors": None,
                 "auto-round": "int4", "auto_round": "int4", "inc": "int4"}  # fmt: skip
@@ -39,6 +39,8 @@ def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
     for name in _INT_FIELDS:
         if _int(cfg.get(name)) is not None:
             out[name] = _int(cfg[name])
+    if "decode_context_parallel_size" not in out and log.first("dcp_world_size"):  # the line vLLM ≤ 0.19 print
+        out["decode_context_parallel_size"] = int(log.first("dcp_world_size").value)  # type: ignore[union-attr]
     length = _int(cfg.get("max_model_len")) or _int(cfg.get("max_seq_len"))
     conc, err = log.first("max_concurrency"), log.first("seq_len_error_tokens") or log.first("kv_needed_gib")
     if length is None and conc is not None:

@@ -292,7 +292,7 @@ def _logged_blocks(log: VllmLog, s: Scenario, lay: StageLayout) -> float | None:
         per = lay.blocks_per_request(s.max_model_len, max_num_batched_tokens=s.max_num_batched_tokens)
         return min(m.value for m in log.get("max_concurrency")) * per
     if log.get("kv_cache_tokens") and len(lay.groups) == 1:
-        return min(m.value for m in log.get("kv_cache_tokens")) / lay.block_size
+        return min(m.value for m in log.get("kv_cache_tokens")) / lay.block_size / s.decode_context_parallel_size
     return None
 
 

@@ -118,7 +118,8 @@ def _candidates(kind: str, b: int, lay: StageLayout, s: Scenario, v0: bool, new:
     flat = [("blocks · block_size / L (V0, V1 0.7–0.8)", b * block / L)]
     if kind == "max_concurrency":
         return flat if v0 else conc + flat
-    old = [("blocks · block_size (≤ 0.19)", b * block)]
+    dcp = s.decode_context_parallel_size  # "Multiplying the GPU KV cache size by the dcp_world_size" (≤ 0.19)
+    old = [("blocks · block_size (≤ 0.19)" + (f" × dcp {dcp}" if dcp > 1 else ""), b * block * dcp)]
     if len(lay.groups) > 1:
         old.append(("blocks // groups · block_size (hybrid, 0.11–0.19)", b // len(lay.groups) * block))
     newer = [("int(concurrency · L) (≥ 0.20)", int(conc[0][1] * L))]
@@ -148,7 +149,8 @@ def pool_rows(log: VllmLog, s: Scenario, feeds, source, layouts) -> tuple[list[R
     tokens = log.get("kv_cache_tokens")
     if not blocks_logged and tokens and not new and len(layouts[0].groups) == 1:
         t = min(m.value for m in tokens)
-        blocks_logged = [t // block] if t % block == 0 else []
+        per = block * s.decode_context_parallel_size  # ≤ 0.19 print blocks · block_size × dcp
+        blocks_logged = [t // per] if t % per == 0 else []
     checks = [("num_gpu_blocks", "# GPU blocks", "blocks", blocks_logged, 0.0),
               ("kv_cache_tokens", "GPU KV cache size", "tokens", [m.value for m in tokens], 0.0),
               ("max_concurrency", f"Maximum concurrency at {s.max_model_len:,}", "x",

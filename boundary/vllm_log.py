@@ -79,6 +79,8 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     "error_available_gib": (rf"larger than the available KV cache memory \((?P<v>{_F}) GiB\)",),
     "estimated_max_model_len": (rf"estimated maximum model length is (?P<v>{_INT})",),
     "chunked_prefill_tokens": (rf"Chunked prefill is enabled with max_num_batched_tokens=(?P<v>{_INT})",),
+    "dcp_world_size": (rf"Multiplying the GPU KV cache size by the (?:dcp|cp)_world_size (?P<v>{_INT})",
+                       rf"dcp_world_size (?P<v>{_INT})\)"),  # 0.10.2–0.11; 0.12–0.19 "(pcp … * dcp_world_size N)."
 }  # fmt: skip
 _COMPILED = {k: tuple(re.compile(p) for p in v) for k, v in PATTERNS.items()}
 
@@ -86,7 +88,7 @@ CONFIG_KEYS = (
     "model", "served_model_name", "tensor_parallel_size", "pipeline_parallel_size", "dtype", "kv_cache_dtype",
     "max_seq_len", "max_model_len", "gpu_memory_utilization", "block_size", "max_num_batched_tokens", "max_num_seqs",
     "quantization", "enforce_eager", "speculative_config", "enable_chunked_prefill", "swap_space",
-    "enable_expert_parallel", "data_parallel_size", "enable_prefix_caching",
+    "enable_expert_parallel", "data_parallel_size", "enable_prefix_caching", "decode_context_parallel_size",
 )  # fmt: skip
 _CONFIG_LINE = re.compile(r"with config:|non-default args|Namespace\(")
 _CONFIG_RE = {k: re.compile(rf"(?<![\w.])['\"]?{k}['\"]?\s*[:=]\s*(?P<v>'[^']{{0,300}}'|\"[^\"]{{0,300}}\"|[^,\s)}}]{{1,300}})")
@@ -120,6 +122,7 @@ _KEYWORDS: dict[str, tuple[str, ...]] = {
     "error_available_gib": ("larger than the available KV cache memory",),
     "estimated_max_model_len": ("estimated maximum model length",),
     "chunked_prefill_tokens": ("Chunked prefill is enabled",),
+    "dcp_world_size": ("Multiplying the GPU KV cache size",),
     "config": ("with config:", "non-default args", "Namespace("),
     "version": ("engine (v", "vLLM API server version"),
 }  # fmt: skip

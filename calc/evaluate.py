@@ -12,7 +12,7 @@ from calc.expert_parallel import expert_ranks
 from calc.kv_cache import ALIGN_MODE_TYPES, blocks_from_bytes, state_blocks
 from calc.latency import latency
 from calc.overheads import TORCH_SORT_RELEASES, torch_sort_extra_bytes
-from calc.pool import accepted_tp_sizes, size_pool, tp_check
+from calc.pool import accepted_tp_sizes, dcp_check, size_pool, tp_check
 from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)
 from calc.resolve import checkpoint_kv, checkpoint_kv_note, default_context, engine_of, resolve
@@ -41,6 +41,8 @@ def resolve_checked(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
                          f"tensor_parallel_size = {group} GPUs, and their moe_intermediate_size "
                          f"{model.expert_ffn_size:,} does not divide by {group}: use a size that does, or set "
                          "enable_expert_parallel (whole experts per GPU)")  # fmt: skip
+    if problem := dcp_check(s, model):
+        raise InputError("decode_context_parallel_size", problem)
     if s.data_parallel_size > 1 and s.disaggregated:
         raise InputError("data_parallel_size", "data-parallel ranks are not planned with disaggregated serving: set "
                                                "data_parallel_size to 1, or disaggregated to false")  # fmt: skip

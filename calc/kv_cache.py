@@ -93,6 +93,8 @@ class KVGroup:
     """Sliding window or attention chunk, tokens."""
     state_blocks: int = 1
     """Pages a request's state holds: 1, or 2 under prefix caching's align mode (calc.kv_cache.state_blocks)."""
+    cp: int = 1
+    """Decode context parallelism: a request's tokens split over this many GPUs, ⌈L / cp⌉ on each."""
 
     def blocks_for(self, tokens: int, *, block_size: int, max_num_batched_tokens: int) -> int:
         """Blocks one request of `tokens` tokens holds in this group (vLLM max_memory_usage_bytes / page).
@@ -106,7 +108,7 @@ class KVGroup:
             return ceil(min(self.window - 1 + max_num_batched_tokens, tokens) / block_size) + 1  # type: ignore[operator]
         if self.kind == "chunked":
             return ceil(min(self.window + max_num_batched_tokens, tokens) / block_size)  # type: ignore[operator]
-        return ceil(tokens / block_size)
+        return ceil(ceil(tokens / self.cp) / block_size)  # DCP: "each dcp rank only need save (L // dcp) tokens"
 
 
 @dataclass(frozen=True)
@@ -150,10 +152,12 @@ def forced_block_size(m, *, requested: int, arch: str) -> tuple[int, str]:
 
 def stage_layout(m, layers: range, *, tp: int = 1, kv_bytes_per_element: float = 2.0, model_bytes: float = 2.0,
                  block_size: int = 16, arch: str = "ampere", hybrid_manager: bool = True,
-                 ssm_dtype: str = "auto", separate_state: bool = False, state_pages: int = 1) -> StageLayout:  # fmt: skip
+                 ssm_dtype: str = "auto", separate_state: bool = False, state_pages: int = 1,
+                 cp: int = 1) -> StageLayout:  # fmt: skip
     """`separate_state`: the state layers keep their own pool (SGLang's MambaPool beside its token pool, calc.sglang_hybrid),
     so a model with attention layers too gets blocks of its attention layers alone. `state_pages`: blocks a request's
-    state holds (state_blocks)."""
+    state holds (state_blocks); `cp`: the decode-context-parallel size (vLLM FullAttentionSpec.max_memory_usage_bytes
+    with DCP: cdiv(cdiv(L, dcp), block_size) blocks a request; the pool's blocks are each GPU's own)."""
     plan = m.plan
     block, note = forced_block_size(m, requested=block_size, arch=arch)
     attn_1tok = attention_bytes_per_token_per_layer(m, kv_bytes_per_element=kv_bytes_per_element, tp=tp)
@@ -188,7 +192,7 @@ def stage_layout(m, layers: range, *, tp: int = 1, kv_bytes_per_element: float =
         return StageLayout(n_layers, (), 1, 0, page_bytes=0.0, block_bytes=0.0, **common)
     if len(counts) == 1:
         kind, n = next(iter(counts.items()))
-        group = KVGroup(kind, windows.get(kind), state_pages)
+        group = KVGroup(kind, windows.get(kind), state_pages, cp)
         uneven = kind == "full" and (m.kv_heads_per_layer or m.index_topk)
         if uneven:  # one group of summed pages (UniformTypeKVCacheSpecs): Σ block · bytes per token per layer
             return StageLayout(n_layers, (group,), n, 0, page_bytes=page, block_bytes=block * attn_stage, **common)
@@ -196,7 +200,7 @@ def stage_layout(m, layers: range, *, tp: int = 1, kv_bytes_per_element: float =
     size = min(counts.values())
     groups: list[KVGroup] = []
     for kind, n in counts.items():
-        groups += [KVGroup(kind, windows.get(kind), state_pages)] * ceil(n / size)
+        groups += [KVGroup(kind, windows.get(kind), state_pages, cp)] * ceil(n / size)
     padding = len(groups) * size - sum(counts.values())
     return StageLayout(n_layers, tuple(groups), size, padding, page_bytes=page, block_bytes=page * size, **common)
 

@@ -153,6 +153,41 @@ def tp_check(s: Scenario, m: ModelSpec) -> str | None:
     return None
 
 
+DCP_SINCE = {"mla": (0, 10, 2), "gqa": (0, 11, 1)}
+"""The first vLLM release with decode context parallelism: MLA (vllm#23734), then FlashAttention / FlashInfer GQA
+(#24864, #25438); before, vLLM 0.10.2–0.11.0 fail a GQA model at KV-cache init ("DCP requires attention impls to
+return the softmax lse for decode")."""
+
+
+def dcp_check(s: Scenario, m: ModelSpec) -> str | None:
+    """vLLM's rules for --decode-context-parallel-size (ModelConfig.verify_with_parallel_config, arg_utils); None when
+    they hold."""
+    dcp, tp = s.decode_context_parallel_size, s.tensor_parallel_size
+    if dcp == 1:
+        return None
+    if s.engine != "vllm":
+        return "decode context parallelism is planned under vLLM only: set it to 1 for SGLang"
+    if tp % dcp:
+        return f"tensor_parallel_size ({tp}) must be divisible by decode_context_parallel_size ({dcp})"
+    version = version_tuple(s.engine_version)
+    since = DCP_SINCE["mla" if m.is_mla else "gqa"]
+    if version is not None and version[:3] < since:
+        return f"vLLM {s.engine_version} has no decode context parallelism for this model (from {'.'.join(map(str, since))})"
+    plan = m.plan
+    if plan.state() or m.sliding_layer_count or plan.count("chunked_attention"):
+        return ("decode context parallelism beside sliding-window, chunked-attention or state layers is not planned: "
+                "vLLM 0.10.2–0.12 refuse it (\"DCP not support … now\"), later releases were not read")  # fmt: skip
+    if not m.is_mla:
+        kv = m.kv_heads
+        if tp <= kv:
+            return (f"tensor_parallel_size ({tp}) must be greater than num_key_value_heads ({kv}) for decode context "
+                    "parallelism of a GQA model: it splits the tokens of a head TP repeats")  # fmt: skip
+        if dcp > tp // kv or ((m.num_attention_heads or kv) // kv) % dcp:
+            return (f"decode_context_parallel_size must be at most tensor_parallel_size // num_key_value_heads = "
+                    f"{tp // kv} and divide the query heads per KV head ({(m.num_attention_heads or kv) // kv})")
+    return None
+
+
 def accepted_tp_sizes(s: Scenario, m: ModelSpec) -> str:
     """'1, 2, 4, 28': the tensor_parallel_size values up to 64 that tp_check accepts for this model (an error names
     them beside the rule broken)."""
@@ -182,7 +217,8 @@ def stage_layouts(s: Scenario, m: ModelSpec, g: GPUSpec) -> list[StageLayout]:
     return [stage_layout(m, layers, tp=s.tensor_parallel_size, kv_bytes_per_element=kv_bytes_per_element(s),
                          model_bytes=DTYPE_BYTES["bf16"], block_size=s.block_size, arch=g.arch,
                          hybrid_manager=not s.disable_hybrid_kv_cache_manager, ssm_dtype=s.mamba_ssm_cache_dtype,
-                         separate_state=s.engine == "sglang", state_pages=state_blocks(s, m))
+                         separate_state=s.engine == "sglang", state_pages=state_blocks(s, m),
+                         cp=s.decode_context_parallel_size)
             for layers in pp_layer_ranges(m.num_hidden_layers, s.pipeline_parallel_size)]  # fmt: skip
 
 
@@ -218,11 +254,12 @@ def printed_kv_tokens(s: Scenario, blocks: int, block_size: int, groups: int, co
     """The "GPU KV cache size: N tokens" a vLLM release prints (reference/vllm_kv.md §5): int(concurrency · L) from
     0.20 ('latest' included; SGLang, which prints no such line, the same); before, num_blocks · block_size, and for
     a hybrid model's several KV groups ⌊num_blocks / groups⌋ · block_size (Qwen3-Next on two H200s, vLLM 0.10.2:
-    ⌊7,162 / 4⌋ · 544 = 973,760, tests/data/vllm_logs/h200x2-qwen3-next-80b-tp2-defaults.log)."""
+    ⌊7,162 / 4⌋ · 544 = 973,760, tests/data/vllm_logs/h200x2-qwen3-next-80b-tp2-defaults.log); with decode
+    context parallelism those releases print it × dcp ("Multiplying the GPU KV cache size by the dcp_world_size")."""
     version = version_tuple(s.engine_version) if s.engine == "vllm" else None
     if version is None or version[:2] >= (0, 20):
         return int(concurrency * s.max_model_len)
-    return (blocks // groups if groups > 1 else blocks) * block_size
+    return (blocks // groups if groups > 1 else blocks) * block_size * s.decode_context_parallel_size
 
 
 def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
@@ -285,6 +322,8 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
     busiest = max(pp_layer_ranges(m.num_hidden_layers, pp), key=lambda r: m.plan.cached_attention(r) + m.plan.state(r))
     kv_all = kv_bytes_per_token_expr(m, None, kv_bytes_per_element=kv_elem)
     kv_gpu = kv_bytes_per_token_expr(m, busiest, kv_bytes_per_element=kv_elem, tp=tp)
+    if s.decode_context_parallel_size > 1:  # a token is kept by one GPU of each DCP group
+        kv_gpu = kv_gpu / E(s.decode_context_parallel_size, "decode_context_parallel_size")
     block_e = _block_expr(layout)
     blocks_e = efloor(avail.named("available", "GiB") / block_e)
     if blocks_e.value < 0:  # the weights overrun the memory: no pool, as the blocks the headline counts

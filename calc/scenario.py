@@ -75,6 +75,10 @@ class Scenario(BaseModel):
     """vLLM's --mamba-ssm-cache-dtype: the SSM state of Mamba/linear layers (auto: the checkpoint's or model's)."""
     enforce_eager: bool = False
     """No CUDA graphs: their memory is not reserved, decode steps lose the launch-overhead saving."""
+    decode_context_parallel_size: Annotated[int, Field(ge=1, le=64)] = 1
+    """vLLM's --decode-context-parallel-size (DCP): the tensor-parallel GPUs that hold the same KV head (MLA's latent,
+    or a GQA head when TP exceeds the KV heads) split each request's tokens among this many of them, so a request takes
+    1/dcp of the blocks and a decode step reads 1/dcp of its cache on each GPU; tensor_parallel_size must be a multiple."""
     enable_prefix_caching: bool = False
     """vLLM's --enable-prefix-caching for a hybrid model (Gated DeltaNet: Qwen3-Next, Qwen3.5/3.6), where it is opt-in:
     each request's recurrent state then takes 2 blocks, not 1 (mamba_cache_mode align). Attention-only models cache

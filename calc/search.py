@@ -216,6 +216,11 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
         dp_note = (f"data_parallel_size {s.data_parallel_size} is not searched: every configuration has one attention "
                    "rank (open one, then set data_parallel_size on the plan to compare)",)  # fmt: skip
         s = s.model_copy(update={"data_parallel_size": 1})
+    if s.decode_context_parallel_size > 1:  # its array twin splits no request's tokens over GPUs
+        dp_note += (f"decode_context_parallel_size {s.decode_context_parallel_size} is not searched: every "
+                    "configuration keeps each request's tokens on every tensor-parallel GPU (open one, then set it on "
+                    "the plan to compare)",)  # fmt: skip
+        s = s.model_copy(update={"decode_context_parallel_size": 1})
     sp = space_of(s, catalog.gpus)
     if "auto" in sp.kv_cache_dtypes and checkpoint_kv(s.model_copy(update={"kv_cache_dtype": "auto"}),
                                                       model).kv_cache_dtype == "fp8":  # fmt: skip

@@ -27,6 +27,8 @@ def _vllm_scenario_flags(s: Scenario) -> list:
     out: list = []
     if s.enforce_eager:
         out.append("--enforce-eager")
+    if s.decode_context_parallel_size > 1:
+        out += ["--decode-context-parallel-size", s.decode_context_parallel_size]
     if s.enable_prefix_caching:  # a hybrid's opt-in (its state's blocks: calc.kv_cache.state_blocks)
         out.append("--enable-prefix-caching")
     if s.enable_expert_parallel:

@@ -177,6 +177,8 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
     experts = m.routed_experts if moe_layers else 0
     expert_bytes = p.experts / (moe_layers * experts) * fmt.expert_bytes / tp if experts else 0.0
     kv_read, attn_flop = _attention_kinds(m, pool.kv_bytes_per_element, tp)
+    dcp = s.decode_context_parallel_size  # each GPU reads its 1/dcp of every context; the FLOPs stay (dcp× the heads)
+    kv_read = tuple((b / dcp, cap) for b, cap in kv_read)
     shape = state_shape(m, tp=tp, model_bytes=DTYPE_BYTES["bf16"], ssm_override=s.mamba_ssm_cache_dtype)
     rates = gpu_rates(s, g, fmt.compute_dtype)
     ar = allreduce_link(g, tp, engine)
@@ -199,6 +201,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         blocks=blocks(m),
         allreduce_bytes_per_token=m.hidden_size * DTYPE_BYTES["bf16"],
         allreduce_latency_s=ar.latency_s,
+        cp_collectives_s=3 * m.plan.attention() * ar.latency_s if dcp > 1 else 0.0,
         link_bytes_per_s=ar.link_bytes_per_s,
         allreduce_small_s_per_byte=ar.small_s_per_byte,
         allreduce_small_bytes=ar.small_bytes,

@@ -145,6 +145,10 @@ class StepModel:
     """Where the all-reduces cross PCIe: extra seconds per bus byte up to allreduce_small_bytes, the slow rate of
     decode-size messages (calc.step_inputs.allreduce_link)."""
     allreduce_small_bytes: float = 0.0
+    cp_collectives_s: float = 0.0
+    """Decode context parallelism, a decode step: each attention layer's all-gather of the queries, all-gather of the
+    softmax LSE and reduce-scatter of the outputs over the DCP group (vLLM mla/common.py cp_lse_ag_out_rs), at the
+    all-reduce latency."""
     weight_half_tokens: float = 0.0
     """Tokens at which the dense weights' GEMMs reach half their throughput; 0: the engine's gemm_half_tokens
     (4-bit weight-only kernels pad a step to one 16-row MMA tile: calc.step_inputs.half_tokens)."""
@@ -269,6 +273,8 @@ class StepModel:
         allreduce_s = 2 * self.blocks * (self.allreduce_latency_s + comm_bytes / self.link_bytes_per_s
                                          + self.allreduce_small_s_per_byte * min(comm_bytes, self.allreduce_small_bytes)) \
             if self.tp > 1 else 0.0  # fmt: skip
+        if decode_seqs and self.cp_collectives_s:
+            allreduce_s += self.cp_collectives_s
         if self.dp > 1:  # the MoE layers' collectives span every rank's GPUs; the rest stay within the rank
             allreduce_s = allreduce_s * (1 - self.moe_layers / (2 * self.blocks)) + self.moe_layers * self.moe_comm_s(m)
         # no captured graph for a step this large, nor for a prompt step the engine cannot capture

@@ -23,7 +23,7 @@ NON_DEFAULT = {
     "dtype": "fp8", "kv_cache_dtype": "fp8", "gpu_memory_utilization": "0.85", "block_size": "32",
     "max_model_len": "16384", "max_num_seqs": "128", "disable_hybrid_kv_cache_manager": "true",
     "mamba_ssm_cache_dtype": "float32", "engine": "sglang", "engine_version": "0.5.6.post2", "max_num_batched_tokens": "4096", "enforce_eager": "true",
-    "enable_expert_parallel": "true", "enable_prefix_caching": "true",
+    "enable_expert_parallel": "true", "enable_prefix_caching": "true", "decode_context_parallel_size": "2",
     "estimate_cudagraphs": "false", "kv_cache_memory_bytes": "20000000000", "weights_memory_bytes": "9000000000",
     "activation_memory_bytes": "1000000000", "non_torch_memory_bytes": "300000000", "cudagraph_memory_bytes": "400000000",
     "input_len": "2048", "output_len": "512", "concurrency": "32", "request_rate": "20", "mfu": "0.6", "mbu": "0.8",
@@ -76,8 +76,9 @@ def test_every_tab_renders(tab):
     assert not at.exception, at.exception
 
 
-TOGETHER = NON_DEFAULT | {"data_parallel_size": "1"}
-"""Every non-default value at once, but data-parallel ranks with disaggregated serving, which the plan refuses."""
+TOGETHER = NON_DEFAULT | {"data_parallel_size": "1", "decode_context_parallel_size": "1"}
+"""Every non-default value at once, but data-parallel ranks with disaggregated serving, and decode context parallelism
+of a model whose KV heads TP 2 does not repeat, which the plan refuses."""
 
 
 def test_every_field_is_seeded_from_the_url():

@@ -55,6 +55,8 @@ SAMPLES: dict[str, tuple[str, ...]] = {
     "error_available_gib": ("which is larger than the available KV cache memory (4.5 GiB). Try",),
     "estimated_max_model_len": ("Based on the available memory, the estimated maximum model length is 98304.",),
     "chunked_prefill_tokens": ("Chunked prefill is enabled with max_num_batched_tokens=8192.",),
+    "dcp_world_size": ("Multiplying the GPU KV cache size by the dcp_world_size 8.",
+                       "Multiplying the GPU KV cache size by the cp_world_size 4 (pcp_world_size 1 * dcp_world_size 4)."),
 }  # fmt: skip
 CONFIG = ("Initializing a V1 LLM engine (v0.10.1) with config: model='Qwen/Qwen3-14B', max_seq_len=8192, "
           "tensor_parallel_size=1, gpu_memory_utilization=0.9")  # fmt: skip

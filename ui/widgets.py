@@ -36,6 +36,7 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
         ("block_size", "block_size (tokens)"),
         ("enforce_eager", "enforce_eager (no CUDA graphs)"),
         ("enable_expert_parallel", "enable_expert_parallel (MoE: whole experts per GPU)"),
+        ("decode_context_parallel_size", "decode_context_parallel_size (DCP: tokens split over TP GPUs)"),
         ("disable_hybrid_kv_cache_manager", "disable_hybrid_kv_cache_manager"),
         ("mamba_ssm_cache_dtype", "mamba_ssm_cache_dtype (hybrid models)"),
         ("enable_prefix_caching", "enable_prefix_caching (hybrid models: 2 state blocks a request)"),
