@@ -271,7 +271,8 @@ def roofline(r) -> Chart:
         traces.append(t)
     return _fig(f"Roofline ({lat.compute_dtype}, per GPU): ridge {lat.ridge_flop_per_byte:.0f} FLOP/byte",
                 "arithmetic intensity (FLOP/byte)", "attainable (TFLOP/s)", traces,
-                xaxis=dict(type="log"), yaxis=dict(type="log"))  # fmt: skip
+                xaxis=dict(type="log", **log_ticks([x for t in traces for x in t["x"]])),
+                yaxis=dict(type="log", **log_ticks([y for t in traces for y in t["y"]])))  # fmt: skip
 
 
 def decode_vs_context(r, pts) -> Chart:
@@ -309,7 +310,8 @@ def throughput_vs_concurrency(r, pts) -> Chart:
          _line(x, [p.per_user_tokens_per_s for p in pts], "per user (tokens/s, right axis)", yaxis="y2", line=dict(dash="dot")),
          *capacity, _here(s.concurrency, r.latency.output_tokens_per_s)],
         shapes=[shape], notes=[note],
-        xaxis=dict(type="log", range=[0, math.log10(max(2, limit, s.concurrency) * 1.2)]),
+        xaxis=dict(type="log", range=[0, math.log10(max(2, limit, s.concurrency) * 1.2)],
+                   **log_ticks([1, max(2, limit, s.concurrency)])),
         yaxis2=dict(title=dict(text="per-user tokens/s"), overlaying="y", side="right", tickmode="auto",
                     tickformat=",~r"),
     )  # fmt: skip
@@ -350,8 +352,10 @@ def swap_ratio(r) -> Chart:
                                line=dict(dash="dot", color="gray")))  # fmt: skip
     elif math.isfinite(cross):  # far beyond max_model_len: named, not drawn (its line stretched the axis 14-fold)
         title += f"; attention crossover at {fmt.tokens(cross)}, beyond max_model_len"
+    xs = [p.context for p in off.curve] + [r.scenario.request_len]
     return _fig(title, "context (tokens)", "recompute / swap (ratio)", traces, shapes=[shape], notes=[note],
-                xaxis=dict(type="log"), yaxis=dict(type="log"))  # fmt: skip
+                xaxis=dict(type="log", **log_ticks(xs)),
+                yaxis=dict(type="log", **log_ticks([*ys, 1, off.swap_recompute_ratio])))  # fmt: skip
 
 
 def fanout(r) -> Chart:
@@ -387,5 +391,6 @@ def latency_cdf(r) -> Chart:
         notes.append(b)
     return _fig(f"Predicted latency distribution: {d.requests:,} requests at C = {s.concurrency:,} (CDF)",
                 "latency (ms, log scale)", "requests or tokens at or below (%)", traces, shapes=shapes, notes=notes,
-                height=480, xaxis=dict(type="log"), yaxis=dict(range=[0, 101]),
+                height=480, xaxis=dict(type="log", **log_ticks([x for t in traces for x in t["x"] if isinstance(x, (int, float))])),
+                yaxis=dict(range=[0, 101]),
                 legend=dict(orientation="h", yref="container", y=0, yanchor="bottom"))  # fmt: skip

@@ -155,13 +155,16 @@ def ms_value(t_ms: float, digits: int = 3) -> str:
     return ms(t_ms / 1e3, digits) if _finite(t_ms) else missing("not finite")
 
 
-def rate(x: float, unit: str, digits: int = 3) -> str:
+def rate(x: float, unit: str, digits: int = 3, *, alike: tuple = ()) -> str:
     """'1,134 tok/s', '0.33 req/s'; a request rate below 0.1 a second per minute or per hour ('6.41 req/h', not
-    '0.00178 req/s', which a headline tile cuts to '0.00178 r…')."""
+    '0.00178 req/s', which a headline tile cuts to '0.00178 r…'). `alike`: the rates shown beside it (a sentence's
+    'goodput X of Y', a table's column), which take one unit, the largest's ('5.74 req/min of 0.106 req/s' read as
+    5.74 of 0.106)."""
     if not _finite(x):
         return missing("not finite")
-    if unit == "req/s" and 0 < abs(x) < 0.1:
-        return f"{sig(x * 60, digits)} req/min" if abs(x) * 60 >= 1 else f"{sig(x * 3600, digits)} req/h"
+    ref = max((abs(v) for v in (x, *alike) if _finite(v)), default=abs(x))
+    if unit == "req/s" and 0 < ref < 0.1:
+        return f"{sig(x * 60, digits)} req/min" if ref * 60 >= 1 else f"{sig(x * 3600, digits)} req/h"
     return f"{sig(x, digits)} {unit}"
 
 

@@ -32,7 +32,8 @@ def cells(d: dict) -> dict[str, str]:
         "per_gpu": fmt.opt(d["tokens_per_s_per_gpu"], fmt.count, "not finite"),
         "replicas": fmt.opt(d["replicas"], fmt.count, "no request_rate"),
         "gpus": fmt.opt(d["gpus"], fmt.count, "not deployed"),
-        "cost": fmt.money(d["cost_per_million_output_tokens"], cur) if deployed else fmt.missing("not deployed"),
+        "cost": fmt.money(d["cost_per_million_output_tokens"], cur) + (" (estimate)" if d.get("price_estimated") else "")
+        if deployed else fmt.missing("not deployed"),  # an estimated price (not a published rate) says so
         "cost_per_hour": fmt.money(d["cost_per_hour"], cur, 3) if deployed else fmt.missing("not deployed"),
     }
 

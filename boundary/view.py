@@ -198,8 +198,19 @@ def latency_metrics(r) -> list[Metric]:
     out.append(Metric(label, value,
                       "price per GPU-hour × GPUs / output tokens per hour" + (
                           f" at {fmt.rate(s.request_rate, 'req/s')}" if s.request_rate
-                          else " at this scenario's own throughput")))  # fmt: skip
+                          else " at this scenario's own throughput") + outside_slos(r)))  # fmt: skip
     return out
+
+
+def outside_slos(r) -> str:
+    """Where the cost is priced at the scenario's own throughput and that load misses the SLOs' quota: the quota
+    missed and the cost within the SLOs, at capacity (nothing otherwise)."""
+    fl, s, c = r.fleet, r.scenario, r.conformance
+    if s.request_rate or fl.cost_at_capacity_per_million is None or c.conformance >= s.conformance_quota:
+        return ""
+    return (f"; at {s.concurrency:,} in flight only {fmt.pct(c.conformance)} of requests meet both SLOs (quota "
+            f"{fmt.quota(s.conformance_quota)}): within them, at capacity ({fmt.rate(fl.capacity.rps, 'req/s')}), "
+            f"{fmt.money(fl.cost_at_capacity_per_million, fl.currency)} per million output tokens")
 
 
 def cost_reason(r, *, short: bool = False) -> str:

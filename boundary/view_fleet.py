@@ -7,7 +7,7 @@ from dataclasses import asdict
 
 from boundary import fmt
 from boundary.search_text import rate_check_line
-from boundary.view import Table, capacity_text, cost_reason
+from boundary.view import Table, capacity_text, cost_reason, outside_slos
 from calc.pool import MEASURED_MEMORY
 from calc.tails import quantile_label
 
@@ -32,7 +32,8 @@ def slo_lines(r, *, replica_check=None) -> list[str]:
     s, c, fl = r.scenario, r.conformance, r.fleet
     out = [f"P(TTFT ≤ {fmt.seconds(s.slo_ttft_s)}) = {fmt.pct(c.p_ttft)} · P(TPOT ≤ {fmt.seconds(s.slo_tpot_s)}) = "
            f"{fmt.pct(c.p_tpot)} → conformance {fmt.pct(c.conformance)}; goodput "
-           + (f"{fmt.rate(r.goodput_rps, 'req/s')} of {fmt.rate(r.latency.requests_per_s, 'req/s')}"
+           + (f"{fmt.rate(r.goodput_rps, 'req/s', alike=(r.latency.requests_per_s,))} of "
+              f"{fmt.rate(r.latency.requests_per_s, 'req/s')}"
               if r.goodput_rps >= 1e-3 * r.latency.requests_per_s else  # '< 0.000001 req/s' read as a measurement
               f"none of {fmt.rate(r.latency.requests_per_s, 'req/s')} (fewer than 1 in 1,000 requests meet both SLOs)"),
            f"strict variant (every inter-token gap ≤ SLO): {fmt.pct(c.strict_conformance)} ({_strict_why(r)})",
@@ -54,7 +55,8 @@ def slo_lines(r, *, replica_check=None) -> list[str]:
         out.append(f"cost: {fmt.money(fl.cost_per_hour, fl.currency)} per hour, "
                    f"{fmt.money(fl.cost_per_million_output_tokens, fl.currency)} per million output tokens "
                    f"({fmt.money(fl.price_per_gpu_hour, fl.currency)} per GPU-hour{_price_origin(r)})"
-                   + (", at the scenario's own throughput, outside the SLOs" if fl.capacity.rps <= 0 else ""))  # fmt: skip
+                   + (", at the scenario's own throughput, outside the SLOs" if fl.capacity.rps <= 0 else "")
+                   + outside_slos(r))  # fmt: skip
     else:
         out.append("cost: " + fmt.missing(cost_reason(r)))
     return out
@@ -102,7 +104,9 @@ def tails_lines(r) -> list[str]:
 
 def simulation_table(r) -> Table:
     seed = len(r.simulation) - 1  # the rows before this scenario's are the seed report's worked example
-    rows = [[(f"worked example, not this model: {x.name}" if i < seed else x.name), fmt.rate(x.requests_per_s, "req/s"), fmt.rate(x.goodput_rps, "req/s"), fmt.pct(x.conformance),
+    column = tuple(v for x in r.simulation for v in (x.requests_per_s, x.goodput_rps))  # one unit in both columns
+    rows = [[(f"worked example, not this model: {x.name}" if i < seed else x.name),
+             fmt.rate(x.requests_per_s, "req/s", alike=column), fmt.rate(x.goodput_rps, "req/s", alike=column), fmt.pct(x.conformance),
              fmt.pct(x.ttft_over_slo), fmt.ms_value(x.ttft_mean_ms),
              f"{fmt.sig(x.ttft_p50_ms)} / {fmt.sig(x.ttft_p95_ms)} / {fmt.sig(x.ttft_p99_ms)} ms",
              f"{fmt.sig(x.tpot_p50_ms)} / {fmt.sig(x.tpot_p95_ms)} / {fmt.sig(x.tpot_p99_ms)} ms"]
@@ -130,7 +134,9 @@ def gpu_options_table(r) -> Table:
     at = "" if s.request_rate else f"; at capacity, where the headline prices its {s.concurrency:,} in flight"
     mine = f" (this plan's GPU; the plan: {_layout(s)}{at})" if (s.data_parallel_size > 1 or s.pipeline_parallel_size > 1) \
         else f" (this plan's GPU{at})"  # fmt: skip
-    rows = [[r.other_gpus[o.gpu].name + (mine if o.gpu == s.gpu else ""), str(o.tensor_parallel_size), fmt.rate(o.capacity_rps, "req/s"),
+    column = tuple(o.capacity_rps for o in r.gpu_options)  # one unit down the column
+    rows = [[r.other_gpus[o.gpu].name + (mine if o.gpu == s.gpu else ""), str(o.tensor_parallel_size),
+             fmt.rate(o.capacity_rps, "req/s", alike=column),
              fmt.count(o.replicas) if o.replicas is not None else fmt.missing("set a request rate"),
              fmt.count(o.gpus) if o.gpus is not None else fmt.missing("set a request rate"),
              fmt.money(o.cost_per_million_output_tokens, o.currency)

@@ -125,6 +125,11 @@ def _gpu_keeping_dtype(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GP
 
 def _options(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec], out: list) -> tuple[Suggestion, ...]:
     """The options beside the changes every option needs (already in `out`): suggest's list, those that fit."""
+    base_mem = size_pool(s, m, g)
+    longest = base_mem.estimated_max_model_len
+    if base_mem.max_concurrency < 1 and s.request_len <= longest < s.max_model_len:  # vLLM refuses this length alone
+        out.append(_try(s, m, g, f"max_model_len={longest} (the longest the pool admits: vLLM's own estimate)",
+                        max_model_len=longest))  # fmt: skip
     if s.kv_cache_dtype != "fp8":
         out.append(_try(s, m, g, "fp8 KV cache (kv_cache_dtype=fp8)", kv_cache_dtype="fp8"))
     tp_fix = None
@@ -152,7 +157,6 @@ def _options(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec], ou
         if sug and sug.fits:
             out.append(sug)
             break
-    base_mem = size_pool(s, m, g)
     base = fit_workload(as_sglang_runs(s, m, base_mem), m, base_mem)
     c = s.rank_concurrency
     capped = s.engine == "sglang" and base_mem.state_slots  # a hybrid's cap is SGLang's, not max_num_seqs's to raise

@@ -208,6 +208,9 @@ class Fleet:
     """Disaggregated: decode instances for its output tokens (one when no request_rate is set)."""
     formulas: dict = field(default_factory=dict, repr=False, compare=False)
     """The numbers above that are set, as the calc.expr formulas they were computed with (keys: field names)."""
+    cost_at_capacity_per_million: float | None = None
+    """Without a request rate: one replica's cost per million output tokens at its capacity (the most it serves
+    within the SLOs), beside the cost at the scenario's own throughput, which may miss them."""
 
 
 def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float, prefill_s: float = 0.0,
@@ -223,8 +226,9 @@ def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float, pref
     if rate is None:  # cost at the scenario's own throughput, one replica
         per_hour = price * s.gpus_per_replica if price else None
         f = _cost(s, per_hour, throughput_rps, currency)
+        at_cap = _value(_cost(s, per_hour, cap.rps, currency), "cost_per_million_output_tokens") if cap.rps > 0 else None
         return Fleet(cap, None, None, None, price, per_hour, _value(f, "cost_per_million_output_tokens"), currency,
-                     formulas=f)  # fmt: skip
+                     formulas=f, cost_at_capacity_per_million=at_cap)  # fmt: skip
     if cap.rps <= 0:
         return Fleet(cap, None, None, None, price, None, None, currency)
     f = {"replicas": eceil(E(rate, "request_rate") / E(cap.rps, "capacity per replica"), RATIO_TOL)}

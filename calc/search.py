@@ -45,6 +45,7 @@ from calc.search_notes import (
     cheapest_in_one_currency,
     currency_notes,
     derived_price_note,
+    estimated_price,
     extrapolation_note,
     low_ridge_note,
     price_notes,
@@ -112,6 +113,8 @@ class SearchResult:
     notes: tuple[str, ...] = field(default=())
     model: ModelSpec | None = field(default=None, repr=False, compare=False)
     """The model searched (its overrides applied): what moves a measured memory override to each configuration."""
+    estimated_prices: frozenset = field(default=frozenset())
+    """GPU ids whose price is their spec's estimate, not a published rate (calc.search_notes.estimated_price)."""
 
     @cached_property
     def requantized(self) -> np.ndarray:
@@ -282,6 +285,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
         frontier=pareto(user, per_gpu, ok), cheapest=cheapest,
         best_per_gpu=dict(zip((sp.gpus[x] for x in gpu_of[cheap_first]), cheap_first.tolist(), strict=True)),
         notes=dp_note + notes + tuple(g.refused), model=model,
+        estimated_prices=frozenset(gid for gid in sp.gpus if estimated_price(s, catalog, gid)),
     )  # fmt: skip
 
 

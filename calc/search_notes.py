@@ -42,14 +42,17 @@ def price_notes(s: Scenario, searched) -> tuple[str, ...]:
     return ()
 
 
+def estimated_price(s: Scenario, catalog: Catalog, gid: str) -> bool:
+    """The GPU is priced at its spec's own estimate (its `derived` list), not a published rate nor the scenario's."""
+    return not (gid == s.gpu and s.gpu_hour_price is not None) and "price_per_gpu_hour" in catalog.gpus[gid].derived
+
+
 def derived_price_note(s: Scenario, catalog: Catalog, gid: str | None) -> tuple[str, ...]:
     """The cheapest GPU's reference price is the spec's own estimate, not a published rate (its `derived` list):
     a recommendation that rests on it says so."""
-    if gid is None or (gid == s.gpu and s.gpu_hour_price is not None):
+    if gid is None or not estimated_price(s, catalog, gid):
         return ()
     g = catalog.gpus[gid]
-    if "price_per_gpu_hour" not in g.derived:
-        return ()
     return (f"the cheapest GPU's price ({g.name}, {g.price_per_gpu_hour:g} {g.price_currency} per GPU-hour) is an "
             f"estimate, not a published rate ({g.price_source.split(':')[0][:80]}): set gpu {gid} and gpu_hour_price "
             "(--gpu-hour-price) to your quote before relying on it",)  # fmt: skip

@@ -56,6 +56,7 @@ def row(r, i: int) -> dict:
     s, p, b = r.scenario, r.pool, r.base(i)
     deployed = r.gpus[i] > 0
     out = fields_of(r, i) | {"max_model_len": s.max_model_len, "engine": s.engine}
+    d_gpu = out["gpu"]
     out |= {"fits": bool(r.why[i] not in CANNOT_SERVE), "meets_slo": bool(r.capacity_rps[i] > 0), "why_not": r.why_not(i),
             "num_gpu_blocks": int(p.num_gpu_blocks[b]), "max_concurrency": float(p.max_concurrency[b]),
             "max_concurrency_at_length": int(p.max_concurrency_at_length[b]), "ttft_s": _num(r.ttft_s[i]),
@@ -69,7 +70,7 @@ def row(r, i: int) -> dict:
             "gpus": int(r.gpus[i]) if deployed else None, "price_per_gpu_hour": float(r.price_per_gpu_hour[i]),
             "cost_per_hour": _num(r.cost_per_hour[i]) if deployed else None,
             "cost_per_million_output_tokens": _num(r.cost_per_million_output_tokens[i]) if deployed else None,
-            "currency": r.currency(i)}  # fmt: skip
+            "currency": r.currency(i), "price_estimated": d_gpu in r.estimated_prices}  # fmt: skip
     out["served_max_num_seqs"] = r.served_seqs(i)  # what the serve command sets (CAPPED_SEQS)
     cmds = serve_commands(r, i)
     out["serve_command"] = "\n".join(f"# {role}\n{cmd}" if role else cmd for role, cmd in cmds)

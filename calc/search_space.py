@@ -134,12 +134,15 @@ def grid(space: Space, s: Scenario, m, node_gpus: tuple[int | None, ...] = ()) -
     if limits:  # groups larger than a node of that GPU: across nodes, not modelled
         group = np.array([tp * pp for tp, pp in parallel])
         limit = np.full(len(space.gpus), np.inf)
+        alike: dict[tuple, list[str]] = {}  # one note for every GPU that leaves out the same sizes (26 said one thing)
         for i, k in limits:
             limit[i] = k
-            over = [f"{tp}×{pp}" for tp, pp in parallel if tp * pp > k]
+            over = tuple(f"{tp}×{pp}" for tp, pp in parallel if tp * pp > k)
             if over:
-                refused.append(f"{space.gpus[i]}: TP × PP {', '.join(over)} left out: one node holds {k:,} "
-                               f"GPU{'s' * (k != 1)} (node_gpus), and a group across nodes is not modelled")  # fmt: skip
+                alike.setdefault((k, over), []).append(space.gpus[i])
+        for (k, over), ids in alike.items():
+            refused.append(f"{', '.join(ids)}: TP × PP {', '.join(over)} left out: one node holds {k:,} "
+                           f"GPU{'s' * (k != 1)} (node_gpus), and a group across nodes is not modelled")  # fmt: skip
         keep = group[idx[1]] <= limit[idx[0]]
         if not keep.any():  # every GPU tried holds fewer a node than every group tried
             raise InputError("search_tensor_parallel_size", f"no size tried fits a node ({refused[-1]}); try "

@@ -3,6 +3,8 @@ the smallest changes that fit, notes, formulas, link and command line. Text come
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import streamlit as st
 
 from boundary import fmt, view, view_fleet
@@ -87,7 +89,9 @@ def headline_rest(r, link_base: str) -> None:
     if share := lazy_expander("Share: link and command line", SHARE):
         with share:
             st.caption("The address bar already holds this scenario; copy it or this link:")
-            st.code(f"{link_base}?{query_string(s)}", language=None, wrap_lines=True)
+            tab = st.query_params.get("tab")  # the address bar's open tab, which a reader should land on too
+            st.code(f"{link_base}?{query_string(s)}" + (f"&tab={quote(tab)}" if tab else ""), language=None,
+                    wrap_lines=True)  # fmt: skip
             st.code(cli_command(s), language="bash", wrap_lines=True)
             st.caption("The server this scenario describes:")
             st.code(joined(plan_serve_commands(r)), language="bash", wrap_lines=True)
