@@ -88,7 +88,7 @@ TITLE_LINE = 46
 title at the figure's edge, never wrapping it)."""
 
 
-def _wrap(title: str, width: int = TITLE_LINE) -> str:
+def wrap_title(title: str, width: int = TITLE_LINE) -> str:
     """The title broken into lines of at most `width` characters at spaces (plotly's <br>); the text is the caller's
     own (spec names, numbers), never raw user input."""
     lines, line = [], ""
@@ -114,7 +114,7 @@ def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **
                 layout[axis] = {"dtick": 1, **layout[axis]}
         else:  # linear axes: thousands separated, like every other number on the page
             layout[axis] = {"tickformat": ",~r", **layout.get(axis, {})}
-    title = _wrap(title)
+    title = wrap_title(title)
     lay = dict(
         title=dict(text=title),
         xaxis=dict(title=dict(text=x_title), **layout.pop("xaxis", {})),

@@ -141,11 +141,13 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
     top = largest_true(lambda c: at(c)[0].conformance >= quota, 1, slots)  # the latency alone
     if top < 1:
         c1, lat1 = at(1)
-        waits = (f" (its prompt waiting {lat1.prefill_wait_s * 1e3:,.0f} ms for one of {lat1.prefill_instances:,} "
-                 "prefill instances, more of which would not bring it within the SLO)") if lat1.prefill_instances else ""  # fmt: skip
-        why = (f"even one request at a time{waits} meets both SLOs only {percent_text(c1.conformance)} of the time (quota "
-               f"{percent_text(quota)}): TTFT {_ms(lat1.ttft_s)} ms vs {_ms(s.slo_ttft_s)} ms "
-               f"(P {percent_text(c1.p_ttft)}), TPOT {_ms(lat1.tpot_s)} ms vs {_ms(s.slo_tpot_s)} ms (P {percent_text(c1.p_tpot)})")  # fmt: skip
+        waits = (f"; its prompt waits {lat1.prefill_wait_s * 1e3:,.0f} ms of that TTFT for one of the "
+                 f"{lat1.prefill_instances:,} prefill instances the whole {s.request_rate or 0:g} req/s keeps busy, and "
+                 "more of them would not bring it within the SLO") if lat1.prefill_instances else ""  # fmt: skip
+        why = (f"even one request at a time on a {'decode instance' if s.disaggregated else 'replica'} meets both SLOs "
+               f"only {percent_text(c1.conformance)} of the time (quota {percent_text(quota)}): TTFT {_ms(lat1.ttft_s)} "
+               f"ms vs {_ms(s.slo_ttft_s)} ms (P {percent_text(c1.p_ttft)}), TPOT {_ms(lat1.tpot_s)} ms vs "
+               f"{_ms(s.slo_tpot_s)} ms (P {percent_text(c1.p_tpot)}){waits}")  # fmt: skip
         return Capacity(0, 0.0, c1.conformance, "slo", why, slots)
     # with the wait for a slot: at a = c every arrival waits, so ok < slots
     ok = top if queued(top, top)[0] >= quota else largest_true(lambda c: queued(c, c)[0] >= quota, 1, top - 1)

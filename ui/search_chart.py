@@ -6,7 +6,7 @@ from __future__ import annotations
 from boundary import fmt
 from boundary.search_cells import serving
 from calc.search import pareto
-from charts import Chart, log_ticks, spec
+from charts import Chart, log_ticks, spec, wrap_title
 
 MAX_BACKGROUND = 200  # the cheapest eligible configurations behind the frontier: 800 cost the browser ~250 ms a rerun
 MODE_SYMBOL = {False: "circle", True: "diamond"}
@@ -72,10 +72,11 @@ def pareto_figure(r, gpu_names: dict[str, str], chosen: int | None = None) -> Ch
     if chosen is not None:
         traces.append(_points(r, [chosen], gpu_names, "chosen", dict(symbol="star", size=16, color="#d62728",
                                                                      line=dict(width=1, color="black")), mode="markers"))  # fmt: skip
-    layout = dict(title=dict(text=f"Pareto frontier: {r.configs_evaluated:,} configurations (click a point to open it)"),
+    title = wrap_title(f"Pareto frontier: {r.configs_evaluated:,} configurations (click a point to open it)")
+    layout = dict(title=dict(text=title),  # wrapped: a phone's width cut it at "(click a point to o"
                   xaxis=dict(title=dict(text="tokens/s per user (1 / TPOT)"), type="log",
                              **(log_ticks([x for t in traces for x in t["x"]]) or
                                 dict(tickvals=TICKS, ticktext=[f"{t:,}" for t in TICKS]))),
                   yaxis=dict(title=dict(text="output tokens/s per GPU"), tickformat=",~r"), height=460,
-                  margin=dict(l=60, r=20, t=60, b=50), legend=dict(orientation="h", y=-0.2))  # fmt: skip
+                  margin=dict(l=60, r=20, t=60 + 24 * title.count("<br>"), b=50), legend=dict(orientation="h", y=-0.2))  # fmt: skip
     return spec(traces, layout)
