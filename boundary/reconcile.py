@@ -31,10 +31,11 @@ from boundary.reconcile_rows import SWAP_DEFAULT_BYTES, Feed, Row, blocks_range,
 from boundary.vllm_log import Measure, VllmLog
 from calc.catalog import Catalog
 from calc.engine_defaults import default_budget
+from calc.engine_spec import version_tuple
 from calc.errors import InputError, describe, first_field
 from calc.evaluate import resolve_checked
 from calc.kv_cache import StageLayout
-from calc.pool import PoolResult, size_pool, stage_layouts
+from calc.pool import PP_WHOLE_MODEL_CHECK, PoolResult, size_pool, stage_layouts
 from calc.resolve import checkpoint_kv, checkpoint_kv_note
 from calc.scenario import Scenario, field_constraints
 from calc.specs import ModelSpec
@@ -45,7 +46,8 @@ __all__ = [
     "match_model", "reconcile",
 ]  # fmt: skip
 
-KV_KEYS = ("available_kv_gib", "kv_cache_bytes", "num_gpu_blocks", "kv_cache_tokens", "max_concurrency")
+KV_KEYS = ("available_kv_gib", "kv_cache_bytes", "num_gpu_blocks", "kv_cache_tokens", "max_concurrency",
+           "error_available_gib", "kv_needed_gib")  # a failed start's ValueError sizes it too
 
 
 @dataclass(frozen=True)
@@ -221,7 +223,13 @@ def _reconcile(log: VllmLog, catalog: Catalog, flags: dict, defaults: dict | Non
     feeds = _assign_stages(feeds, layouts, log, s, notes)
     if not feeds:
         feeds = [Feed(est.kv_cache_memory_bytes, 0.0, None, "the planner's estimate")]
-    rows, logged, predicted = pool_rows(log, s, feeds, source, layouts)
+    check = _start_check_layouts(s, kv_model, gpu)
+    rows, logged, predicted = pool_rows(log, s, feeds, source, layouts, check)
+    if check is not None:
+        notes.append(f"vLLM {s.engine_version} sizes its start check with every pipeline stage's layers against one "
+                     "stage's pool (vllm#32105, fixed by vllm#33698, merged 2026-02): the fixes above are for a release that "
+                     "checks each stage's own, where one request of max_model_len needs "
+                     f"{est.blocks_per_max_len_request * est.layout.block_bytes / GiB:,.2f} GiB a GPU")  # fmt: skip
     rows = overhead_rows(log, est, feeds, layouts, assumed) + rows
     predicted["kv_cache_memory_bytes"] = est.kv_cache_memory_bytes
     pool = blocks_range(feeds, 0, layouts)
@@ -242,6 +250,15 @@ def _reconcile(log: VllmLog, catalog: Catalog, flags: dict, defaults: dict | Non
     return Reconciliation(s, model.name, gpu.name, gpu_source, assumed, logged, predicted, _pool_dict(est),
                           _pool_dict(size_pool(s_cal, kv_model, gpu)), tuple(rows), cal, tuple(notes), log,
                           start_failure(log, s, kv_model, gpu))  # fmt: skip
+
+
+def _start_check_layouts(s: Scenario, m: ModelSpec, gpu) -> list[StageLayout] | None:
+    """The whole model as one stage where the release's start check sized it so (PP_WHOLE_MODEL_CHECK), else None."""
+    version = version_tuple(s.engine_version) if s.engine == "vllm" else None
+    first, last = PP_WHOLE_MODEL_CHECK
+    if s.pipeline_parallel_size < 2 or version is None or not first <= version[:2] < last:
+        return None
+    return stage_layouts(s.derived(pipeline_parallel_size=1), m, gpu)
 
 
 def _engine_layout_model(log: VllmLog, m: ModelSpec, notes: list[str]) -> ModelSpec:

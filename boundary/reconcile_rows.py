@@ -4,7 +4,7 @@ V0 / start-failure lines."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from boundary.vllm_log import VllmLog
 from calc.engine_spec import version_tuple
@@ -126,7 +126,9 @@ def _candidates(kind: str, b: int, lay: StageLayout, s: Scenario, v0: bool, new:
     return newer + old if new else old + newer
 
 
-def pool_rows(log: VllmLog, s: Scenario, feeds, source, layouts) -> tuple[list[Row], dict, dict]:
+def pool_rows(log: VllmLog, s: Scenario, feeds, source, layouts, check_layouts=None) -> tuple[list[Row], dict, dict]:
+    """`check_layouts`: what the start check of a failed start sized, where not the stages' own (vLLM 0.14–0.15 at
+    PP > 1: the whole model as one stage, calc.pool.PP_WHOLE_MODEL_CHECK)."""
     v0 = log.engine == "V0"
     version = log.version_tuple or (version_tuple(s.engine_version) if s.engine == "vllm" else None)
     new = bool(version and version >= (0, 20))
@@ -173,7 +175,9 @@ def pool_rows(log: VllmLog, s: Scenario, feeds, source, layouts) -> tuple[list[R
         if hit is not None and key != "num_gpu_blocks":
             note += f"; printed as {mid[i][0]}"
         rows.append(Row(key, label, unit, val, mid[i][1], lo[i][1], hi[i][1], hit is not None, note))
-    rows += _extra_rows(log, s, pools[1], layouts)
+    check = check_layouts or layouts
+    whole = [replace(f, stage=None) for f in feeds]  # each feed against the one whole-model layout
+    rows += _extra_rows(log, s, blocks_range(whole, 0, check) if check_layouts else pools[1], check)
     return rows, logged, predicted
 
 

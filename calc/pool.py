@@ -93,6 +93,9 @@ class PoolResult:
     layout: StageLayout = field(repr=False)
     """The layer grouping of the stage with the fewest blocks (the one the scheduler is bound by)."""
     max_num_batched_tokens: int = 0
+    whole_model_request_bytes: float = 0.0
+    """Pipeline parallelism: one max_model_len request's KV over every layer on one GPU of a stage's width — what vLLM
+    0.14–0.15's start check wrongly compared with one stage's pool (PP_WHOLE_MODEL_CHECK)."""
     state_slots: int = 0
     """SGLang, a hybrid model: requests whose state its Mamba pool holds beside the KV pool (calc.sglang_hybrid)."""
     state_pool_bytes: float = 0.0
@@ -250,6 +253,19 @@ def measured_at(s: Scenario, m: ModelSpec, *, tp: int, pp: int, dtype: str, max_
             for k, v in given.items()}  # fmt: skip
 
 
+PP_WHOLE_MODEL_CHECK = ((0, 14), (0, 16))
+"""[first, last) vLLM releases whose start check sums one request's KV over the whole model, every pipeline stage's
+layers, against one stage's pool (vllm#29431's regression; vllm#32105: GLM-4.7 at PP 8 on A100s, 71.16 GiB needed
+against 28.57 available; vllm#34076 the same on 0.15.2rc1). The fix, vllm#33698, merged 2026-02-03: 0.16 is taken as
+its first release (not read in a wheel)."""
+
+
+def _whole_model_request_bytes(s: Scenario, m: ModelSpec, g: GPUSpec) -> float:
+    """One max_model_len request's blocks over all layers, laid out as one stage, × its block bytes [bytes]."""
+    whole = stage_layouts(s.derived(pipeline_parallel_size=1), m, g)[0]
+    return whole.blocks_per_request(s.max_model_len, max_num_batched_tokens=s.max_num_batched_tokens) * whole.block_bytes
+
+
 def printed_kv_tokens(s: Scenario, blocks: int, block_size: int, groups: int, concurrency: float) -> int:
     """The "GPU KV cache size: N tokens" a vLLM release prints (reference/vllm_kv.md §5): int(concurrency · L) from
     0.20 ('latest' included; SGLang, which prints no such line, the same); before, num_blocks · block_size, and for
@@ -364,6 +380,7 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
         running_slots=running_slots,
         layout=layout,
         max_num_batched_tokens=mnbt,
+        whole_model_request_bytes=_whole_model_request_bytes(s, m, g) if pp > 1 else 0.0,
         encoder_profile=encoder_profile(m, max_num_batched_tokens=mnbt, max_model_len=s.max_model_len),
         dtype_refusal=dtype_refusal(s.dtype, g.arch, s.engine),
         formulas={"kv_bytes_per_token": kv_all, "kv_bytes_per_token_per_gpu": kv_gpu, "kv_cache_memory_bytes": avail,

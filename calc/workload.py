@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from calc.engine_spec import version_tuple
 from calc.expr import E
 from calc.numeric import largest_true
-from calc.pool import PoolResult
+from calc.pool import PP_WHOLE_MODEL_CHECK, PoolResult
 from calc.scenario import Scenario
 from calc.sglang_hybrid import mamba_ratio, running_limit
 from calc.specs import ModelSpec
@@ -73,6 +74,13 @@ def start_refusal(s: Scenario, m: ModelSpec, mem: PoolResult) -> str:
         return (f"vLLM refuses to start: max_num_batched_tokens ({s.max_num_batched_tokens:,}) must be at least "
                 f"max_num_seqs ({s.max_num_seqs:,}) (vLLM's SchedulerConfig: every running request may need a token "
                 "a step)")  # fmt: skip
+    version = version_tuple(s.engine_version) if s.engine == "vllm" else None
+    first, last = PP_WHOLE_MODEL_CHECK
+    if version is not None and first <= version[:2] < last and mem.whole_model_request_bytes > mem.kv_cache_memory_bytes:
+        return (f"vLLM {s.engine_version} refuses to start: its check compares one {s.max_model_len:,}-token request's "
+                f"KV over the whole model ({mem.whole_model_request_bytes / GiB:,.2f} GiB, every pipeline stage's "
+                f"layers) with one stage's pool ({mem.kv_cache_memory_bytes / GiB:,.2f} GiB), a regression of "
+                "0.14–0.15 (vllm#32105, fixed by vllm#33698): a later release, or a shorter max_model_len")  # fmt: skip
     if mem.kv_cache_memory_from_flag and mem.kv_cache_memory_bytes + mem.weights_bytes_per_gpu > mem.total_memory_bytes:
         return (f"kv_cache_memory_bytes ({mem.kv_cache_memory_bytes / GiB:,.2f} GiB) and the weights "
                 f"({mem.weights_bytes_per_gpu / GiB:,.2f} GiB) exceed the GPU's {mem.total_memory_bytes / GiB:,.2f} GiB: "

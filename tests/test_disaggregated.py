@@ -153,7 +153,7 @@ def test_where_no_prefill_count_helps_the_refusal_says_so(catalog):
     s = scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4, input_len=2000, output_len=500,
                  concurrency=1, disaggregated=True, request_rate=10, slo_ttft_s=0.25)  # fmt: skip
     cap = evaluate(s, catalog).fleet.capacity
-    assert cap.rps == 0 and "prefill instances, more of which would not bring it within the SLO" in cap.reason
+    assert cap.rps == 0 and "keeps busy, and more of them would not bring it within the SLO" in cap.reason
 
 
 def test_the_page_says_the_capacity_is_a_decode_instances_and_how_the_replicas_split(catalog):
