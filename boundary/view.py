@@ -86,7 +86,8 @@ def layout(r) -> str:
     s, ranks = r.scenario, expert_ranks(r.scenario, r.model)
     ep = f" EP={ranks}" if ranks > 1 else ""
     dp = f" DP={s.data_parallel_size}" if s.data_parallel_size > 1 else ""
-    return f"TP={s.tensor_parallel_size}{dp}{ep} PP={s.pipeline_parallel_size}"
+    dcp = f" DCP={s.decode_context_parallel_size}" if s.decode_context_parallel_size > 1 else ""
+    return f"TP={s.tensor_parallel_size}{dcp}{dp}{ep} PP={s.pipeline_parallel_size}"
 
 
 def title(r) -> str:

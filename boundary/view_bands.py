@@ -25,12 +25,11 @@ def _groups(b) -> str:
 
 
 def band_short(r, metric: str) -> str:
-    """'± 28% held-out error (p90 ± 51%, hopper)' under a headline number — the median, the tail a median hides, and
-    whose runs: the GPU's family, or 'all GPUs' where it has too few; 'no held-out band' where the GPU earns none
+    """'± 28% · p90 ± 51%' under a headline number: the held-out median |error| and the tail a median hides (whose runs,
+    the GPU's family or all GPUs, in the tile's help: band()); 'no held-out band' where the GPU earns none
     (Report.bands_withheld); '' without an error table."""
     b = r.error_bands.get(metric)
     if b is None:
         return "no held-out band" if r.bands_withheld else ""
-    where = "all GPUs" if b.scope.endswith("all GPUs") else b.scope.split()[1]
-    tail = f"p90 ± {fmt.pct(b.p90_abs, 0)}, " if b.p90_abs else ""
-    return f"± {fmt.pct(b.median_abs, 0)} held-out error ({tail}{where})"
+    tail = f" · p90 ± {fmt.pct(b.p90_abs, 0)}" if b.p90_abs else ""  # a tile's badge shows about 24 characters
+    return f"± {fmt.pct(b.median_abs, 0)}{tail}"

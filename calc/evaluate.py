@@ -75,6 +75,11 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
             "max_num_batched_tokens for them; vLLM 0.10.1–0.13 disabled the hybrid KV cache manager for it by "
             "default and charged every layer in full — set disable_hybrid_kv_cache_manager to plan for those"
         )
+    if s.decode_context_parallel_size > 1:
+        dcp = s.decode_context_parallel_size
+        notes.append(f"decode context parallelism {dcp}: the {dcp} GPUs of each group split a request's tokens "
+                     f"(⌈L / {dcp}⌉ on each), so it takes 1/{dcp} of the blocks and a decode step reads 1/{dcp} of its "
+                     f"KV a GPU, at three collectives a layer (vLLM ≤ 0.19 print the pool's tokens × {dcp})")  # fmt: skip
     pages = state_blocks(s, model)
     if mem.state_bytes_per_request:
         notes.append(

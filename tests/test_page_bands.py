@@ -25,10 +25,9 @@ def test_the_error_band_comes_from_the_held_out_table(tmp_path, monkeypatch):
     st.cache_resource.clear()
     try:
         at = run()  # RTX 4090 is Ada: 2 held-out Ada runs are too few, so the band is over all runs
-        assert next(m.delta for m in at.metric if m.label == "TTFT (estimate)") == "± 25% held-out error (p90 ± 90%, all GPUs)"
+        assert next(m.delta for m in at.metric if m.label == "TTFT (estimate)") == "± 25% · p90 ± 90%"
         tpot = next(m for m in at.metric if m.label == "TPOT (estimate)")
-        assert tpot.delta in ("± 12% held-out error (p90 ± 40%, all GPUs)",
-                              "± 13% held-out error (p90 ± 40%, all GPUs)")  # 12.5 % to the nearest percent
+        assert tpot.delta in ("± 12% · p90 ± 40%", "± 13% · p90 ± 40%")  # 12.5 % to the nearest percent
         assert "n = 19" in tpot.help and "closed-loop runs" in tpot.help
         line = next(c.value for c in run(tab="Latency").caption if c.value.startswith("Held-out error"))
         assert "this simulation: TTFT ± 40%" in line and "TPOT ± 20%" in line and "(closed form): TTFT ± 25%" in line
