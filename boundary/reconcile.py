@@ -145,6 +145,11 @@ def build_scenario(log: VllmLog, catalog: Catalog, flags: dict,
                 data[name] = value
                 notes.append(f"{name}={value:,}: vLLM's default on this GPU, which the log does not state")
     data |= flags
+    dcp, tp = data.get("decode_context_parallel_size", 1), data.get("tensor_parallel_size", 1)
+    if dcp > 1 and tp % dcp and "decode_context_parallel_size" not in flags:
+        raise InputError("tensor_parallel_size", f"the log runs decode context parallelism {dcp} (its 'Multiplying the "
+                         f"GPU KV cache size' line or engine arguments) but states no tensor_parallel_size it divides: "
+                         "pass --tensor-parallel-size")  # fmt: skip
     if "max_model_len" not in data:
         notes.append(f"max_model_len is not in the log: using {Scenario.model_fields['max_model_len'].default} "
                      "(pass --max-model-len)")  # fmt: skip
@@ -225,7 +230,7 @@ def _reconcile(log: VllmLog, catalog: Catalog, flags: dict, defaults: dict | Non
         feeds = [Feed(est.kv_cache_memory_bytes, 0.0, None, "the planner's estimate")]
     check = _start_check_layouts(s, kv_model, gpu)
     rows, logged, predicted = pool_rows(log, s, feeds, source, layouts, check)
-    if check is not None:
+    if check is not None and (log.get("kv_needed_gib") or log.get("error_available_gib")):  # a failed start
         notes.append(f"vLLM {s.engine_version} sizes its start check with every pipeline stage's layers against one "
                      "stage's pool (vllm#32105, fixed by vllm#33698, merged 2026-02): the fixes above are for a release that "
                      "checks each stage's own, where one request of max_model_len needs "

@@ -277,6 +277,9 @@ def capacity_text(r) -> str:
 def kv_tokens_formula(r) -> str:
     """How the release computes the 'GPU KV cache size' it prints (calc.pool.printed_kv_tokens), with the numbers."""
     s, m = r.scenario, r.memory
+    dcp = s.decode_context_parallel_size
+    if dcp > 1 and m.kv_cache_tokens == m.num_gpu_blocks * m.block_size * dcp:  # vLLM ≤ 0.19 "Multiplying … dcp"
+        return f"{fmt.count(m.num_gpu_blocks)} blocks × {fmt.count(m.block_size)} × dcp {dcp}"
     if m.kv_cache_tokens == m.num_gpu_blocks * m.block_size:
         return f"{fmt.count(m.num_gpu_blocks)} blocks × {fmt.count(m.block_size)}"
     if m.kv_groups > 1 and m.kv_cache_tokens == m.num_gpu_blocks // m.kv_groups * m.block_size:

@@ -13,6 +13,7 @@ from calc.kv_cache import ALIGN_MODE_TYPES, blocks_from_bytes, state_blocks
 from calc.latency import latency
 from calc.overheads import TORCH_SORT_RELEASES, torch_sort_extra_bytes
 from calc.pool import accepted_tp_sizes, dcp_check, size_pool, tp_check
+from calc.prefix import cache_block_tokens
 from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)
 from calc.resolve import checkpoint_kv, checkpoint_kv_note, default_context, engine_of, resolve
@@ -80,6 +81,9 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
         notes.append(f"decode context parallelism {dcp}: the {dcp} GPUs of each group split a request's tokens "
                      f"(⌈L / {dcp}⌉ on each), so it takes 1/{dcp} of the blocks and a decode step reads 1/{dcp} of its "
                      f"KV a GPU, at three collectives a layer (vLLM ≤ 0.19 print the pool's tokens × {dcp})")  # fmt: skip
+    if s.shared_len and s.engine == "vllm" and mem.state_bytes_per_request and not cache_block_tokens(s, mem):
+        notes.append("no prefix is reused: vLLM caches a hybrid model's prefixes only with enable_prefix_caching (from "
+                     "0.15, its align mode), so the shared prompt is prefilled for every request")  # fmt: skip
     pages = state_blocks(s, model)
     if mem.state_bytes_per_request:
         notes.append(

@@ -76,6 +76,10 @@ TEXT_TYPES = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "llama4": "lla
               "qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text",
               "gemma4": "gemma4_text", "qwen3_omni_moe_thinker": "qwen3_omni_moe_text"}  # fmt: skip
 REQUIRED = ("num_hidden_layers", "hidden_size", "vocab_size")
+VISION_TYPE_OF = {"qwen3_vl_text": "qwen3_vl", "qwen3_vl_moe_text": "qwen3_vl_moe", "qwen2_vl_text": "qwen2_vl",
+                  "qwen2_5_vl_text": "qwen2_5_vl", "qwen3_omni_moe_thinker": "qwen3_omni_moe_vision_encoder",
+                  "qwen3_omni_moe_text": "qwen3_omni_moe_vision_encoder"}  # fmt: skip
+"""A checkpoint's (or its language model's) type → its vision tower's, for a vision_config that does not state it."""
 ENCODER_DECODERS = ("t5", "mt5", "umt5", "longt5", "bart", "mbart", "whisper", "pegasus", "marian", "m2m_100", "led",
                     "blenderbot", "nllb-moe", "seamless_m4t", "switch_transformers")  # fmt: skip
 """Families with an encoder and a cross-attending decoder, whose configs may not say is_encoder_decoder."""
@@ -202,7 +206,8 @@ def _vision(v: dict | None, model_type: str) -> dict | None:
     where it does not give the tower's size."""
     if not v:
         return None
-    out = {"model_type": model_type, **{VISION_ALIASES.get(k, k): val for k, val in v.items()}}
+    own = {VISION_ALIASES.get(k, k): val for k, val in v.items() if val is not None}  # a null model_type is unstated
+    out = {"model_type": VISION_TYPE_OF.get(model_type, model_type), **own}
     keep = set(VisionConfig.model_fields)
     out = {k: val for k, val in out.items() if k in keep and val is not None}
     if not all(k in out for k in ("hidden_size", "intermediate_size", "num_hidden_layers")):
@@ -317,7 +322,8 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
             "check the parameter count against "
             "the model card"
         )
-    tower = _vision(vision_defaults(vision, wrapper or mt) if vision else None, wrapper or mt)
+    tower = _vision(vision_defaults(vision, VISION_TYPE_OF.get(wrapper or mt, wrapper or mt)) if vision else None,
+                    wrapper or mt)  # fmt: skip
     if vision and tower is None:
         assumptions.append("vision_config does not give the tower's hidden_size, intermediate_size and layer count: "
                            "the vision tower vLLM loads is not counted in the weights")  # fmt: skip

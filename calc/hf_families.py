@@ -189,8 +189,8 @@ Qwen3-VL-235B-A22B's count is its published 235,670,022,896 (tests/test_qwen3_to
 def vision_defaults(v: dict, model_type: str) -> dict:
     """Qwen2-VL's vision_config (embed_dim wide; its hidden_size is the projector's output): the tower's own width,
     its MLP (mlp_ratio × embed_dim) and the defaults the saved config left out."""
-    if model_type in ("qwen3_vl", "qwen3_vl_moe"):  # a trimmed copy: the fields transformers then fills
-        return {**QWEN3_VL_VISION, **v}
+    if model_type in ("qwen3_vl", "qwen3_vl_moe", "qwen3_omni_moe_vision_encoder"):  # a trimmed copy: what
+        return {**QWEN3_VL_VISION, **{k: x for k, x in v.items() if x is not None}}  # transformers then fills
     if model_type not in ("qwen2_vl", "qwen2_vl_text") and "embed_dim" not in v:
         return v
     v = {**QWEN2_VL_VISION, **v}

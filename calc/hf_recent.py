@@ -130,8 +130,8 @@ def laguna(cfg: dict) -> None:
         cfg["swa_num_attention_heads"] = next(iter(sliding))
 
 
-OMNI_NOTE = ("an omni checkpoint: its thinker is planned (text, vision and audio towers), as vLLM serves it; the "
-             "talker and code2wav (speech output) are not loaded by vLLM")
+OMNI_NOTE = ("an omni checkpoint: its thinker (the language model and its encoders) is planned, as vLLM serves it; "
+             "the talker and code2wav (speech output) are not loaded by vLLM")
 """Omni checkpoints (thinker, talker, code2wav): vLLM serves the thinker alone (qwen3_omni_moe_thinker.py loads with
 `"talker.": None, "code2wav.": None`; the Qwen3-Omni model card: "vLLM serve for Qwen3-Omni currently only supports
 the thinker model") and sizes the KV cache from thinker_config.text_config (its get_text_config())."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calc.engine_spec import version_tuple
+from calc.kv_cache import ALIGN_MODE_SINCE
 from calc.latency import LatencyResult
 from calc.offload import recompute_s
 from calc.pool import PoolResult
@@ -51,13 +53,25 @@ class PrefixResult:
     tenant_note: str
 
 
+def cache_block_tokens(s: Scenario, mem: PoolResult) -> int:
+    """Tokens of one prefix-cache block, the unit a shared prefix is reused in: block_size, × dcp under decode context
+    parallelism (vLLM hashes blocks of block_size · dcp tokens, one block a GPU); 0 where the engine reuses no prefix
+    for this model: a vLLM hybrid (its state is in the pool) without enable_prefix_caching, or before 0.15, whose
+    Gated DeltaNet and Mamba states had no align mode (calc.kv_cache.state_blocks)."""
+    if s.engine == "vllm" and mem.state_bytes_per_request:
+        version = version_tuple(s.engine_version)
+        if not s.enable_prefix_caching or (version is not None and version[:2] < ALIGN_MODE_SINCE):
+            return 0
+    return mem.block_size * s.decode_context_parallel_size
+
+
 def prefix(s: Scenario, mem: PoolResult, lat: LatencyResult) -> PrefixResult:
     n, t = s.turns, s.tokens_per_turn
     ctx_last = n * t
     need = mem.blocks_per_request
-    bs = mem.block_size
-    shared_blocks = s.shared_len // bs
-    shared_tokens = shared_blocks * bs
+    unit = cache_block_tokens(s, mem)
+    shared_blocks = s.shared_len // unit if unit else 0  # one block a GPU each
+    shared_tokens = shared_blocks * unit
     per_req = need(s.request_len)
     per_req_rest = need(max(1, s.request_len - shared_tokens))
     B, C = mem.num_gpu_blocks, s.rank_concurrency  # one rank's pool and requests
@@ -76,7 +90,7 @@ def prefix(s: Scenario, mem: PoolResult, lat: LatencyResult) -> PrefixResult:
         conversation_tokens_with_reuse=conversation_prefill_tokens(turns=n, tokens_per_turn=t, reuse=True),
         prefix_reuse_saving=reuse_saving(n),
         last_turn_ttft_without_reuse_s=rec(ctx_last),
-        last_turn_ttft_with_reuse_s=extend(ctx_last - t, t),
+        last_turn_ttft_with_reuse_s=extend(ctx_last - t, t) if unit else rec(ctx_last),
         shared_prefix_blocks=shared_blocks,
         ttft_saved_per_request_s=rec(s.input_len) - extend(shared_tokens, s.input_len - shared_tokens),
         blocks_saved=max(0, C * per_req - (shared_blocks + C * per_req_rest)) if shared_blocks else 0,

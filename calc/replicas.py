@@ -320,7 +320,7 @@ def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSp
     needed for request_rate (or one replica's capacity when unset) and cost per million output tokens. The scenario's
     own GPU is `g_own` (its overrides applied); the others are priced and sized from their own specs. A TP larger
     than one node of the GPU holds (node_gpus) is not tried, as in the search."""
-    from calc.pool import size_pool, tp_check
+    from calc.pool import dcp_check, size_pool, tp_check
     from calc.resolve import for_other_gpu
     from calc.sglang_hybrid import as_sglang_runs
 
@@ -334,6 +334,8 @@ def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSp
                 break
             t = for_other_gpu(s, gid).model_copy(update={"tensor_parallel_size": tp, "pipeline_parallel_size": 1,
                                                          "data_parallel_size": 1, "disaggregated": False})  # fmt: skip
+            if dcp_check(t, m):  # a TP the scenario's decode context parallelism does not divide: without it
+                t = t.derived(decode_context_parallel_size=1)
             if tp_check(t, m):
                 continue
             mem = size_pool(t, m, g)

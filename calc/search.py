@@ -68,8 +68,10 @@ WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: o
        "vLLM refuses to start: bf16 needs a GPU of compute capability 8.0 or more (serve fp16, or auto)",
        "SGLang runs out of memory at its first large step: its activation peak and CUDA graphs exceed the rest of the "
        "GPU that --mem-fraction-static leaves",
-       "SGLang cannot run a request: its Mamba state slots // ratio is 0")  # fmt: skip
-CANNOT_SERVE = (1, 2, 3, 7, 8, 9, 10, 11, 12, 13)
+       "SGLang cannot run a request: its Mamba state slots // ratio is 0",
+       "vLLM 0.14–0.15 refuse to start: their check compares one max_model_len request's KV over the whole model with "
+       "one pipeline stage's pool (vllm#32105)")  # fmt: skip
+CANNOT_SERVE = (1, 2, 3, 7, 8, 9, 10, 11, 12, 13, 14)
 """The WHY entries of a configuration the engine would not serve at all (a row's `fits` is false), whatever the SLOs;
 12, SGLang's out-of-memory first step, among them: it starts, and does not last."""
 
@@ -297,6 +299,8 @@ def _why(s: Scenario, pool: PoolArrays, positions: int) -> np.ndarray:
         why[:] = 3
     why[pool.max_concurrency < 1] = 2
     why[pool.num_gpu_blocks == 0] = 1
+    if pool.whole_model_refused is not None:
+        why[pool.whole_model_refused] = 14
     why[pool.pool_beyond_gpu] = 8
     if s.max_model_len > positions:  # whatever the memory: calc.workload.fit_workload's refusal
         why[:] = 7

@@ -18,10 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from calc.engine_spec import version_tuple
 from calc.kv_cache import forced_block_size, kv_bytes_per_token_expr, pp_layer_ranges
 from calc.overheads import activation_peak_bytes, cudagraph_bytes, graphs_subtracted, non_torch_bytes
 from calc.params import count_params
-from calc.pool import kv_bytes_per_element, measured_at, stage_layouts
+from calc.pool import PP_WHOLE_MODEL_CHECK, kv_bytes_per_element, measured_at, stage_layouts
 from calc.precision_support import dtype_refusal
 from calc.scenario import Scenario
 from calc.search_space import Grid
@@ -56,6 +57,9 @@ class PoolArrays:
     sglang_short: np.ndarray
     """Under SGLang, the activation peak and CUDA graphs exceed the rest of the GPU its fraction leaves: it runs out of
     memory at its first large step (calc.evaluate.sglang_rest_short_bytes > 0)."""
+    whole_model_refused: np.ndarray | None = None
+    """vLLM 0.14–0.15 at PP > 1: the whole model's request exceeds one stage's pool, so those releases refuse to start
+    (calc.pool.PP_WHOLE_MODEL_CHECK)."""
 
 
 def _blockings(m, s: Scenario, grid: Grid, gpus) -> tuple[np.ndarray, list]:
@@ -107,6 +111,9 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     per_max_len = np.zeros((*shape, len(sp.max_num_batched_tokens)), dtype=np.int64)
     per_request = np.ones_like(per_max_len)
     kv_gpu = np.zeros(shape[:2])
+    version = version_tuple(s.engine_version) if s.engine == "vllm" else None
+    whole_check = version is not None and PP_WHOLE_MODEL_CHECK[0] <= version[:2] < PP_WHOLE_MODEL_CHECK[1]
+    whole = np.zeros((*shape[:3], len(sp.max_num_batched_tokens)))  # vLLM 0.14–0.15's start check at PP > 1
     sglang_state = np.zeros((len(grid.parallel), depth))  # SGLang's own state pool a request, per stage (hybrids)
     if s.engine == "sglang" and m.plan.state() and s.kv_cache_memory_bytes is None:
         for j, (tp, pp) in enumerate(grid.parallel):
@@ -119,6 +126,11 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
             t = s.model_copy(update={"tensor_parallel_size": tp, "pipeline_parallel_size": pp, "kv_cache_dtype": kv})
             kv_gpu[j, k] = kv_bytes_per_token_expr(m, busiest, kv_bytes_per_element=kv_bytes_per_element(t), tp=tp).value
             for f, rep in enumerate(reps):
+                if whole_check and pp > 1:
+                    one = stage_layouts(t.derived(pipeline_parallel_size=1), m, rep)[0]
+                    for b, budget in enumerate(sp.max_num_batched_tokens):
+                        whole[j, k, f, b] = one.blocks_per_request(s.max_model_len, max_num_batched_tokens=budget) \
+                            * one.block_bytes  # fmt: skip
                 for q, lay in enumerate(stage_layouts(t, m, rep)):
                     block_bytes[j, k, f, q], block_size[j, k, f, q] = lay.block_bytes, lay.block_size
                     state[j, k, f, q] = lay.state_bytes_per_request
@@ -169,6 +181,10 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     if s.request_len > s.max_model_len or s.max_model_len > m.max_len_limit:  # rejected, or no start
         held[:] = 0
     held[conc < 1] = 0
+    whole_refused = np.zeros(grid.size, dtype=bool)
+    if whole_check:  # the whole model's request against one stage's pool (calc.workload.start_refusal)
+        whole_refused = whole[par, kvi, f, bi] > avail_k[low, cols]
+        held[whole_refused] = 0
     held[budget_refused(s.engine, np.array(sp.max_num_batched_tokens, dtype=np.int64)[bi], seqs_values[si])] = 0
     refused = np.array([[bool(dtype_refusal(d, gpus[gid].arch, s.engine)) for d in grid.dtypes] for gid in sp.gpus])
     held[refused[grid.gpu, dt]] = 0  # no kernel, or no bf16, on that GPU: no start (calc.precision_support)
@@ -180,4 +196,4 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
                       kv_cache_memory_bytes=avail_k[low, cols], weights_bytes_per_gpu=weights[par, dt, low],
                       kv_bytes_per_token_per_gpu=kv_gpu[par, kvi], state_bytes_per_request=state[par, kvi, f, low],
                       block_size=block_size[par, kvi, f, low], pool_beyond_gpu=beyond, running_cap=running_cap,
-                      sglang_short=short)  # fmt: skip
+                      sglang_short=short, whole_model_refused=whole_refused)  # fmt: skip

@@ -76,7 +76,7 @@ def start_refusal(s: Scenario, m: ModelSpec, mem: PoolResult) -> str:
                 "a step)")  # fmt: skip
     version = version_tuple(s.engine_version) if s.engine == "vllm" else None
     first, last = PP_WHOLE_MODEL_CHECK
-    if version is not None and first <= version[:2] < last and mem.whole_model_request_bytes > mem.kv_cache_memory_bytes:
+    if version is not None and first <= version[:2] < last and 0 < mem.kv_cache_memory_bytes < mem.whole_model_request_bytes:
         return (f"vLLM {s.engine_version} refuses to start: its check compares one {s.max_model_len:,}-token request's "
                 f"KV over the whole model ({mem.whole_model_request_bytes / GiB:,.2f} GiB, every pipeline stage's "
                 f"layers) with one stage's pool ({mem.kv_cache_memory_bytes / GiB:,.2f} GiB), a regression of "
