@@ -245,7 +245,9 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
                          "per request beside its decoder's, which this planner does not model: it plans decoder-only "
                          "models")  # fmt: skip
     assumptions: list[str] = []
+    plain_name = None  # what to call a config that names no checkpoint: its model_type (an omni one's, not its thinker's)
     if isinstance(config.get("thinker_config"), dict) and not all(k in config for k in REQUIRED):
+        plain_name = one_line(str(config.get("model_type") or ""))[:60] or None
         config = omni_thinker(config, assumptions)
     cfg, vision, wrapper = _unwrap(config)
     vision = vision or img_processor_tower(config)
@@ -332,7 +334,7 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
     data = {k: v for k, v in cfg.items() if k in keep and v is not None}
     hf_id = one_line(config.get("_name_or_path")) if isinstance(config.get("_name_or_path"), str) else None
     name = one_line(name) if name else None
-    data |= {"name": (name or _display_name(hf_id) or mt)[:120], "hf_id": hf_id[:200] if hf_id else None, "source": source,
+    data |= {"name": (name or _display_name(hf_id) or plain_name or mt)[:120], "hf_id": hf_id[:200] if hf_id else None, "source": source,
              "assumptions": tuple(a[:300] for a in assumptions),
              "vision_config": tower, "audio_config": audio}  # fmt: skip
     if wrapper and not data.get("architectures"):

@@ -47,6 +47,11 @@ def test_the_thinker_is_planned_with_its_text_models_kv_geometry(thinker):
     assert any("talker and code2wav" in a for a in thinker.assumptions)
 
 
+def test_an_omni_config_without_a_name_is_called_by_its_own_model_type(raw):
+    """Uploaded without _name_or_path, the plan was titled by its thinker's text model, 'qwen3_omni_moe_text'."""
+    assert model_from_hf_config(raw).name == "qwen3_omni_moe"
+
+
 def test_text_vision_and_audio_count_by_hand(thinker):
     """Text: per layer q 2,048 → 32 · 128, k and v → 4 · 128, o back, q/k norms of 128, 128 experts of 3 · 2,048 ·
     768 and a router, two norms; embeddings and an untied head of 152,064 · 2,048; a final norm.
