@@ -209,7 +209,7 @@ ALIGN_MODE_TYPES = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
 """Hybrids whose vLLM class does not declare SupportsMambaPrefixCaching, so that --enable-prefix-caching selects
 mamba_cache_mode align (models/config.py MambaModelConfig; vllm#51250 for Qwen3.5) rather than 'all'."""
 ALIGN_MODE_SINCE = (0, 15)
-"""vLLM's align mode (vllm#30877, merged 2025-12): from 0.15, read in the wheels."""
+"""vLLM's align mode (vllm#30877, merged 2025-12): 0.15 is taken as its first release (not read in a wheel)."""
 
 
 def state_blocks(s, m) -> int:
