@@ -107,6 +107,11 @@ def _decades(traces, key: str) -> float:
     return math.log10(max(values) / min(values)) if values else 0.0
 
 
+FOOT_LEGEND = dict(orientation="h", yref="container", y=0, yanchor="bottom")
+"""Legends at the figure's foot, not the plot's: a narrow page wraps one a row an entry, and plotly drew it over the
+axis title at y = −0.25 of the plot (its margin grows to hold one at the foot instead)."""
+
+
 def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **layout) -> Chart:
     for axis in ("xaxis", "yaxis"):  # log axes: label the decades only (plotly's 2/5 minor labels read as data)
         if layout.get(axis, {}).get("type") == "log":
@@ -121,7 +126,7 @@ def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **
         yaxis=dict(title=dict(text=y_title), **layout.pop("yaxis", {})),
         height=height,
         margin=dict(l=60, r=20, t=60 + 24 * title.count("<br>"), b=50),  # a wrapped title's lines clear the labels
-        legend=layout.pop("legend", dict(orientation="h", y=-0.25)),
+        legend=layout.pop("legend", FOOT_LEGEND),
         **layout,
     )
     for axis in ("xaxis", "yaxis"):  # None means "plotly's default": plotly's JSON leaves the key out
@@ -195,10 +200,7 @@ def memory_breakdown(r) -> Chart:
         title += f"; state {fmt.size(m.state_bytes_per_request)} per request"
     return _fig(title, "memory per GPU (GiB)", "", bars, height=420, barmode="stack",
                 shapes=[a for a, _ in lines], notes=[b for _, b in lines],
-                # at the figure's foot, not the plot's: a narrow page wraps it a row an entry, and plotly then drew
-                # it over the axis title (its margin grows to hold the legend instead)
-                legend=dict(orientation="h", yref="container", y=0, yanchor="bottom"),
-                yaxis=dict(categoryorder="array", categoryarray=[load, per_gpu]))  # fmt: skip
+                legend=FOOT_LEGEND, yaxis=dict(categoryorder="array", categoryarray=[load, per_gpu]))  # fmt: skip
 
 
 def _running(s) -> str:
@@ -232,8 +234,12 @@ def log_ticks(values) -> dict:
     if not pos:
         return {}
     lo, hi = math.floor(math.log10(min(pos))), math.ceil(math.log10(max(pos)))
-    steps = (1,) if hi - lo > 2 else (1, 2, 5)
-    ticks = [m * 10.0**k for k in range(lo, hi + 1) for m in steps if min(pos) / 1.01 <= m * 10.0**k <= max(pos) * 1.01]
+    def within(steps):
+        return [m * 10.0**k for k in range(lo, hi + 1) for m in steps if min(pos) / 1.01 <= m * 10.0**k <= max(pos) * 1.01]
+
+    ticks = within((1,)) if hi - lo > 2 else within((1, 2, 5))
+    if len(ticks) < 3:  # decades too few inside the range (16 … 2,869 holds 100 and 1,000): 1-2-5 steps
+        ticks = within((1, 2, 5))
     if len(ticks) < 3:  # a narrow range: four ticks from end to end, two significant digits each
         a, b = min(pos), max(pos)
         ticks = sorted({float(fmt.sig(a * (b / a) ** (i / 3), 2).replace(",", "")) for i in range(4)})
@@ -300,8 +306,8 @@ def throughput_vs_concurrency(r, pts) -> Chart:
     shape, note = _vline(max(limit, 1), seqs if capped else f"pool holds {limit:,} at this length", log=True)
     capacity = ([dict(type="scatter", x=[cap.concurrency], y=[cap.rps * s.output_len], mode="markers",
                       marker=dict(symbol="diamond", size=12, color="#2ca02c", line=dict(width=1, color="black")),
-                      name=f"capacity: {fmt.rate(cap.rps, 'req/s')} {'per decode instance' if s.disaggregated else 'per replica'} ({fmt.quota(s.conformance_quota)} "
-                           "within both SLOs, Poisson arrivals)")] if cap.rps > 0 else [])  # fmt: skip
+                      name=f"capacity: {fmt.rate(cap.rps, 'req/s')} {'a decode instance' if s.disaggregated else 'a replica'} "
+                           f"({fmt.quota(s.conformance_quota)} within SLOs)")] if cap.rps > 0 else [])  # fmt: skip
     return _fig(
         "Throughput, goodput and per-user rate vs concurrency", "concurrency (requests in flight)",
         "output tokens/s (all users)",
@@ -324,7 +330,7 @@ def latency_breakdown(r) -> Chart:
     bars.append(dict(type="scatter", y=["request"], x=[lat.e2e_s], mode="markers", marker=CURRENT,
                      name=f"this scenario: {fmt.seconds(lat.e2e_s)} end to end"))  # fmt: skip
     return _fig(f"End-to-end {fmt.seconds(lat.e2e_s)} = TTFT {fmt.ms(lat.ttft_s)} + (N − 1) × TPOT {fmt.ms(lat.tpot_s)}",
-                "time (s)", "", bars, height=300, barmode="stack", legend=dict(orientation="h", y=-0.6))  # fmt: skip
+                "time (s)", "", bars, height=300, barmode="stack")  # fmt: skip
 
 
 def chunk_spike(r) -> Chart:

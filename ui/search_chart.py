@@ -6,7 +6,7 @@ from __future__ import annotations
 from boundary import fmt
 from boundary.search_cells import serving
 from calc.search import pareto
-from charts import Chart, log_ticks, spec, wrap_title
+from charts import FOOT_LEGEND, Chart, log_ticks, spec, wrap_title
 
 MAX_BACKGROUND = 200  # the cheapest eligible configurations behind the frontier: 800 cost the browser ~250 ms a rerun
 MODE_SYMBOL = {False: "circle", True: "diamond"}
@@ -78,5 +78,5 @@ def pareto_figure(r, gpu_names: dict[str, str], chosen: int | None = None) -> Ch
                              **(log_ticks([x for t in traces for x in t["x"]]) or
                                 dict(tickvals=TICKS, ticktext=[f"{t:,}" for t in TICKS]))),
                   yaxis=dict(title=dict(text="output tokens/s per GPU"), tickformat=",~r"), height=460,
-                  margin=dict(l=60, r=20, t=60 + 24 * title.count("<br>"), b=50), legend=dict(orientation="h", y=-0.2))  # fmt: skip
+                  margin=dict(l=60, r=20, t=60 + 24 * title.count("<br>"), b=50), legend=FOOT_LEGEND)  # fmt: skip
     return spec(traces, layout)
