@@ -23,7 +23,7 @@ RUN pip install --no-cache-dir -r requirements.txt
 
 # Only what the page needs: the code, the spec files and the Streamlit settings (headless, no usage stats,
 # minimal toolbar, no error details in the browser).
-COPY app.py charts.py ./
+COPY app.py charts.py chart_layout.py ./
 COPY calc/ calc/
 COPY boundary/ boundary/
 COPY ui/ ui/

@@ -17,6 +17,7 @@ from plotly.basedatatypes import BaseFigure
 from boundary import fmt
 from calc.tails import P_SLOW, p_any_slow
 from calc.units import GiB
+from chart_layout import FOOT_LEGEND, log_ticks, wrap_title  # noqa: F401  (re-exported for ui/ and tests)
 
 # the default template, as go.Figure().to_dict() writes it into every figure (Streamlit's theme is applied on top)
 _TEMPLATE = go.Figure().to_dict()["layout"]["template"]
@@ -83,33 +84,10 @@ def _vline(x, text, *, color="gray", log: bool = False, dash="dot", anchor="left
     return shape, note
 
 
-TITLE_LINE = 46
-"""Characters a chart title's line holds in a half-width column at 900 px: longer titles break there (plotly cuts a
-title at the figure's edge, never wrapping it)."""
-
-
-def wrap_title(title: str, width: int = TITLE_LINE) -> str:
-    """The title broken into lines of at most `width` characters at spaces (plotly's <br>); the text is the caller's
-    own (spec names, numbers), never raw user input."""
-    lines, line = [], ""
-    for word in title.split(" "):
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    return "<br>".join([*lines, line])
-
-
 def _decades(traces, key: str) -> float:
     """log10(max / min) of the positive values the traces plot on axis `key` ('x' or 'y'); 0 when there are none."""
     values = [v for t in traces for v in (t.get(key) or ()) if isinstance(v, (int, float)) and v > 0]
     return math.log10(max(values) / min(values)) if values else 0.0
-
-
-FOOT_LEGEND = dict(orientation="h", yref="container", y=0, yanchor="bottom")
-"""Legends at the figure's foot, not the plot's: a narrow page wraps one a row an entry, and plotly drew it over the
-axis title at y = −0.25 of the plot (its margin grows to hold one at the foot instead)."""
 
 
 def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **layout) -> Chart:
@@ -225,25 +203,6 @@ def occupancy(r, pts) -> Chart:
         # up to a little past full, or past the scenario: the line may leave the top where lengths run far beyond
         yaxis=dict(range=[0, max(120.0, 1.15 * min(fit.pool_fraction, 10) * 100)]),
     )  # fmt: skip
-
-
-def log_ticks(values) -> dict:
-    """Ticks for a log axis over `values`: 1-2-5 steps where it spans under two decades, else the decades, each
-    written out with separators (plotly's own mix bare mantissas, '5, 2, 100', with '10k')."""
-    pos = [v for v in values if v > 0]
-    if not pos:
-        return {}
-    lo, hi = math.floor(math.log10(min(pos))), math.ceil(math.log10(max(pos)))
-    def within(steps):
-        return [m * 10.0**k for k in range(lo, hi + 1) for m in steps if min(pos) / 1.01 <= m * 10.0**k <= max(pos) * 1.01]
-
-    ticks = within((1,)) if hi - lo > 2 else within((1, 2, 5))
-    if len(ticks) < 3:  # decades too few inside the range (16 … 2,869 holds 100 and 1,000): 1-2-5 steps
-        ticks = within((1, 2, 5))
-    if len(ticks) < 3:  # a narrow range: four ticks from end to end, two significant digits each
-        a, b = min(pos), max(pos)
-        ticks = sorted({float(fmt.sig(a * (b / a) ** (i / 3), 2).replace(",", "")) for i in range(4)})
-    return dict(tickvals=ticks, ticktext=[f"{t:,.0f}" if t == round(t) else fmt.sig(t, 2) for t in ticks])
 
 
 def concurrency_vs_context(r, pts) -> Chart:
