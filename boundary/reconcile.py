@@ -31,11 +31,10 @@ from boundary.reconcile_fail import StartFailure, start_failure
 from boundary.reconcile_rows import SWAP_DEFAULT_BYTES, Feed, Row, blocks_range, overhead_rows, pool_rows
 from boundary.vllm_log import Measure, VllmLog
 from calc.catalog import Catalog
-from calc.engine_spec import version_tuple
 from calc.errors import InputError, describe, first_field
 from calc.evaluate import resolve_checked
 from calc.kv_cache import StageLayout
-from calc.pool import PP_WHOLE_MODEL_CHECK, PoolResult, size_pool, stage_layouts
+from calc.pool import PoolResult, size_pool, stage_layouts, whole_model_check, whole_model_layout
 from calc.resolve import checkpoint_kv, checkpoint_kv_note
 from calc.scenario import Scenario, field_constraints
 from calc.specs import ModelSpec
@@ -179,12 +178,8 @@ def _reconcile(log: VllmLog, catalog: Catalog, flags: dict, defaults: dict | Non
 
 
 def _start_check_layouts(s: Scenario, m: ModelSpec, gpu) -> list[StageLayout] | None:
-    """The whole model as one stage where the release's start check sized it so (PP_WHOLE_MODEL_CHECK), else None."""
-    version = version_tuple(s.engine_version) if s.engine == "vllm" else None
-    first, last = PP_WHOLE_MODEL_CHECK
-    if s.pipeline_parallel_size < 2 or version is None or not first <= version[:2] < last:
-        return None
-    return stage_layouts(s.derived(pipeline_parallel_size=1), m, gpu)
+    """The whole model as one stage where the release's start check sized it so (calc.pool.whole_model_check)."""
+    return [whole_model_layout(s, m, gpu)] if whole_model_check(s) else None
 
 
 def _engine_layout_model(log: VllmLog, m: ModelSpec, notes: list[str]) -> ModelSpec:

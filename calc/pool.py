@@ -260,9 +260,26 @@ against 28.57 available; vllm#34076 the same on 0.15.2rc1). The fix, vllm#33698,
 its first release (not read in a wheel)."""
 
 
+def whole_model_release(s: Scenario) -> bool:
+    """Whether the scenario's release sizes a PP > 1 start check over the whole model (PP_WHOLE_MODEL_CHECK)."""
+    version = version_tuple(s.engine_version) if s.engine == "vllm" else None
+    first, last = PP_WHOLE_MODEL_CHECK
+    return version is not None and first <= version[:2] < last
+
+
+def whole_model_check(s: Scenario) -> bool:
+    """Whether the scenario's own start check is sized over the whole model: such a release, at PP > 1."""
+    return s.pipeline_parallel_size > 1 and whole_model_release(s)
+
+
+def whole_model_layout(s: Scenario, m: ModelSpec, g: GPUSpec) -> StageLayout:
+    """All the model's layers laid out as one stage on one GPU of the scenario's width: what that check sizes."""
+    return stage_layouts(s.derived(pipeline_parallel_size=1), m, g)[0]
+
+
 def _whole_model_request_bytes(s: Scenario, m: ModelSpec, g: GPUSpec) -> float:
     """One max_model_len request's blocks over all layers, laid out as one stage, × its block bytes [bytes]."""
-    whole = stage_layouts(s.derived(pipeline_parallel_size=1), m, g)[0]
+    whole = whole_model_layout(s, m, g)
     return whole.blocks_per_request(s.max_model_len, max_num_batched_tokens=s.max_num_batched_tokens) * whole.block_bytes
 
 

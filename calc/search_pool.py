@@ -18,11 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calc.engine_spec import version_tuple
 from calc.kv_cache import forced_block_size, kv_bytes_per_token_expr, pp_layer_ranges
 from calc.overheads import activation_peak_bytes, cudagraph_bytes, graphs_subtracted, non_torch_bytes
 from calc.params import count_params
-from calc.pool import PP_WHOLE_MODEL_CHECK, kv_bytes_per_element, measured_at, stage_layouts
+from calc.pool import kv_bytes_per_element, measured_at, stage_layouts, whole_model_layout, whole_model_release
 from calc.precision_support import dtype_refusal
 from calc.scenario import Scenario
 from calc.search_space import Grid
@@ -111,8 +110,7 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     per_max_len = np.zeros((*shape, len(sp.max_num_batched_tokens)), dtype=np.int64)
     per_request = np.ones_like(per_max_len)
     kv_gpu = np.zeros(shape[:2])
-    version = version_tuple(s.engine_version) if s.engine == "vllm" else None
-    whole_check = version is not None and PP_WHOLE_MODEL_CHECK[0] <= version[:2] < PP_WHOLE_MODEL_CHECK[1]
+    whole_check = whole_model_release(s)  # vLLM 0.14–0.15: each PP > 1 group below is checked over the whole model
     whole = np.zeros((*shape[:3], len(sp.max_num_batched_tokens)))  # vLLM 0.14–0.15's start check at PP > 1
     sglang_state = np.zeros((len(grid.parallel), depth))  # SGLang's own state pool a request, per stage (hybrids)
     if s.engine == "sglang" and m.plan.state() and s.kv_cache_memory_bytes is None:
@@ -127,7 +125,7 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
             kv_gpu[j, k] = kv_bytes_per_token_expr(m, busiest, kv_bytes_per_element=kv_bytes_per_element(t), tp=tp).value
             for f, rep in enumerate(reps):
                 if whole_check and pp > 1:
-                    one = stage_layouts(t.derived(pipeline_parallel_size=1), m, rep)[0]
+                    one = whole_model_layout(t, m, rep)
                     for b, budget in enumerate(sp.max_num_batched_tokens):
                         whole[j, k, f, b] = one.blocks_per_request(s.max_model_len, max_num_batched_tokens=budget) \
                             * one.block_bytes  # fmt: skip

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from calc.engine_spec import version_tuple
 from calc.expr import E
 from calc.numeric import largest_true
-from calc.pool import PP_WHOLE_MODEL_CHECK, PoolResult
+from calc.pool import PoolResult, whole_model_check
 from calc.scenario import Scenario
 from calc.sglang_hybrid import mamba_ratio, running_limit
 from calc.specs import ModelSpec
@@ -74,9 +73,7 @@ def start_refusal(s: Scenario, m: ModelSpec, mem: PoolResult) -> str:
         return (f"vLLM refuses to start: max_num_batched_tokens ({s.max_num_batched_tokens:,}) must be at least "
                 f"max_num_seqs ({s.max_num_seqs:,}) (vLLM's SchedulerConfig: every running request may need a token "
                 "a step)")  # fmt: skip
-    version = version_tuple(s.engine_version) if s.engine == "vllm" else None
-    first, last = PP_WHOLE_MODEL_CHECK
-    if version is not None and first <= version[:2] < last and 0 < mem.kv_cache_memory_bytes < mem.whole_model_request_bytes:
+    if whole_model_check(s) and 0 < mem.kv_cache_memory_bytes < mem.whole_model_request_bytes:
         return (f"vLLM {s.engine_version} refuses to start: its check compares one {s.max_model_len:,}-token request's "
                 f"KV over the whole model ({mem.whole_model_request_bytes / GiB:,.2f} GiB, every pipeline stage's "
                 f"layers) with one stage's pool ({mem.kv_cache_memory_bytes / GiB:,.2f} GiB), a regression of "
