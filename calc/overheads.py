@@ -13,7 +13,8 @@ overrides the estimate, and a vLLM startup log gives the measured values.
 - Multimodal models: vLLM profiles the vision encoder too (notes/vllm_hybrid.md §5): the peak is the larger of
   the encoder's dummy batch and the encoder cache (budget = max(max_num_batched_tokens, the largest item) tokens
   of LM width) held during the LM forward. Qwen2.5-VL-7B at max_model_len 128,000 profiles a 114,688-token video:
-  ≈ 16 GiB (a real v0.23 log needed more than 15 GiB of non-weight memory).
+  ≈ 16 GiB (a real v0.23 log needed more than 15 GiB of non-weight memory). Qwen3-VL and Qwen3.5/3.6 profile one
+  16,384-token image whatever max_model_len: 65,536 ViT positions, ≈ 2.7 GiB for their 1,152-wide, 27-block tower.
 - Non-torch memory (`non_torch_increase`): 0.15 GiB on one GPU (logs: 0.02–0.35 GiB), plus 0.37 GiB of NCCL /
   custom all-reduce buffers when several GPUs work together ([aic] reserves 342–392 MB per GPU).
 - CUDA graphs: 0.5 GiB on one GPU, +0.5 GiB with tensor parallelism (logs: "Graph capturing … took 0.2–3.45 GiB").
@@ -71,17 +72,28 @@ class EncoderProfile:
 
 QWEN_MAX_IMAGE_TOKENS = 16384  # max_pixels 12,845,056 = 16,384 · 28 · 28 (Qwen2-VL image processor)
 QWEN_VIDEO_GROUPS = 7  # _MAX_FRAMES_PER_VIDEO = 14 frames, temporal patch 2
+QWEN3_IMAGE_MAX_PIXELS = 16_777_216
+"""Qwen3-VL's and Qwen3.5/3.6's image processor cap (preprocessor_config.json size.longest_edge, 4,096²): 16,384
+tokens of 32 × 32 pixels. Their video processor caps all frames together at 25,165,824 pixels and vLLM sizes a dummy
+video at 2 frames (qwen3_vl.py get_max_video_tokens, 0.15+; the same total-pixel cap before): 12,288 tokens, fewer
+than an image, so vLLM profiles one image ("Encoder cache will be initialized with a budget of 16384 tokens, and
+profiled with 1 image items of the maximum feature size" in Qwen3.5/3.6 logs of vLLM 0.20–0.24), not Qwen2-VL's
+14-frame video."""
+QWEN3_VISION_TYPES = ("qwen3_vl", "qwen3_5")
 
 
 def encoder_profile(m: ModelSpec, *, max_num_batched_tokens: int, max_model_len: int) -> EncoderProfile | None:
-    """vLLM's encoder budget (compute_mm_encoder_budget) with the default limits: Qwen-VL's largest item is a
-    14-frame video of 16,384-token frames (as many frame pairs as fit in max_model_len); fixed-size ViTs give
+    """vLLM's encoder budget (compute_mm_encoder_budget) with the default limits: Qwen2-VL's largest item is a
+    14-frame video of 16,384-token frames (as many frame pairs as fit in max_model_len), Qwen3-VL's and
+    Qwen3.5's one 4,096² image (QWEN3_IMAGE_MAX_PIXELS); fixed-size ViTs give
     (image_size / patch)² / merge² tokens per image. One item unless the budget holds more."""
     v = m.vision_config
     if v is None:
         return None
     merge = v.spatial_merge_size**2
-    if v.model_type.startswith("qwen"):
+    if v.model_type.startswith(QWEN3_VISION_TYPES):
+        modality, per_item = "image", QWEN3_IMAGE_MAX_PIXELS // (v.patch_size**2 * merge)
+    elif v.model_type.startswith("qwen"):
         groups = max(1, min(QWEN_VIDEO_GROUPS, max_model_len // QWEN_MAX_IMAGE_TOKENS))
         modality, per_item = (
             ("video", groups * QWEN_MAX_IMAGE_TOKENS) if groups > 1 else ("image", QWEN_MAX_IMAGE_TOKENS)
