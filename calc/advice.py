@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from calc.pool import linked_ranks, measured_at, size_pool, tp_check
-from calc.precision_support import dtype_refusal
+from calc.precision_support import dtype_refusal, kv_dtype_refusal
 from calc.resolve import other_gpu_fields
 from calc.scenario import Scenario, field_bounds
 from calc.sglang_hybrid import as_sglang_runs
@@ -75,7 +75,7 @@ def _combined(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -
     """Where no one change fits: the fp8 KV cache with each larger tensor_parallel_size, fp8 weights or the smallest
     larger GPU, and each structural change (those, and the ones alone) with as many concurrent requests as it then
     holds. The best whole fit (fewest GPUs) and the change that keeps the most requests, each its numbers."""
-    kv = {"kv_cache_dtype": "fp8"} if s.kv_cache_dtype != "fp8" else {}
+    kv = {"kv_cache_dtype": "fp8"} if s.kv_cache_dtype == "auto" else {}
     kv_label = " + fp8 KV cache (kv_cache_dtype=fp8)" if kv else ""
     tries: list[tuple[str, dict, GPUSpec]] = [("fp8 KV cache (kv_cache_dtype=fp8)", kv, g)] if kv else []
     for tp in (2, 4, 8, 16):
@@ -130,8 +130,10 @@ def _options(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec], ou
     if base_mem.max_concurrency < 1 and s.request_len <= longest < s.max_model_len:  # vLLM refuses this length alone
         out.append(_try(s, m, g, f"max_model_len={longest} (the longest the pool admits: vLLM's own estimate)",
                         max_model_len=longest))  # fmt: skip
-    if s.kv_cache_dtype != "fp8":
+    if s.kv_cache_dtype == "auto":
         out.append(_try(s, m, g, "fp8 KV cache (kv_cache_dtype=fp8)", kv_cache_dtype="fp8"))
+    if s.kv_cache_dtype != "nvfp4" and not kv_dtype_refusal("nvfp4", m, g, s.engine, s.engine_version):
+        out.append(_try(s, m, g, "nvfp4 KV cache (kv_cache_dtype=nvfp4)", kv_cache_dtype="nvfp4"))
     tp_fix = None
     for tp in (2, 4, 8, 16):
         if tp > s.tensor_parallel_size and g.node_holds(tp * s.pipeline_parallel_size * linked_ranks(s, m)):

@@ -98,6 +98,10 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
                      + (f"its vLLM class may cache whole states (mamba_cache_mode all, one per {s.block_size}-token "
                         "block), which this planner does not model" if model.model_type not in ALIGN_MODE_TYPES
                         else "vLLM before 0.15 has no align mode for it"))  # fmt: skip
+    if s.kv_cache_dtype == "nvfp4" and not mem.dtype_refusal:
+        notes.append("kv_cache_dtype nvfp4: 0.5625 B an element (4-bit values and an FP8 scale per 16; vLLM's "
+                     "FlashInfer backend, trtllm-gen on SM 10.x, FA2 elsewhere from 0.32); no benchmark run behind the "
+                     "step-time fit used it, so its attention reads are timed at the FP8 cache's kernel efficiency")
     if mem.encoder_profile:
         e = mem.encoder_profile
         notes.append(

@@ -77,8 +77,8 @@ def quantization(q: Any) -> dict | None:
             out["rest_bits"] = rest
     if bits in (2, 3, 4, 8) and not isinstance(bits, bool):
         out["bits"] = bits
-    if method.startswith("modelopt") and _modelopt_fp8_kv(q):
-        out["kv_cache_quant_algo"] = "fp8"
+    if method.startswith("modelopt") and (kv := _modelopt_kv(q)):
+        out["kv_cache_quant_algo"] = kv
     elif method == "compressed-tensors" and (kv := _llm_compressor_fp8_kv(q.get("kv_cache_scheme"))):
         out["kv_cache_quant_algo"] = kv
     elif method == "fp8" and str(q.get("kv_cache_quant_algo", "")).upper() == "FP8":
@@ -88,16 +88,16 @@ def quantization(q: Any) -> dict | None:
     return out
 
 
-def _modelopt_fp8_kv(q: dict) -> bool:
-    """A ModelOpt config's FP8 KV scales, as vLLM's get_kv_cache_quant_algo_string reads them: kv_cache_scheme
-    {"dynamic": false, "num_bits": 8, "type": "float"} or kv_cache_quant_algo "FP8", at the top or under
-    "quantization"."""
+def _modelopt_kv(q: dict) -> str | None:
+    """A ModelOpt config's KV scales, as vLLM's get_kv_cache_quant_algo_string reads them: kv_cache_scheme
+    {"dynamic": false, "num_bits": 8, "type": "float"} or kv_cache_quant_algo "FP8" → "fp8"; a 4-bit float scheme or
+    "NVFP4" → "nvfp4" (vLLM 0.20+); at the top or under "quantization"."""
     inner = q.get("quantization") if isinstance(q.get("quantization"), dict) else q
     kv = inner.get("kv_cache_scheme") or q.get("kv_cache_scheme") or inner.get("kv_cache_quant_algo") \
         or q.get("kv_cache_quant_algo")  # fmt: skip
-    if isinstance(kv, dict):
-        return kv.get("dynamic") is False and kv.get("num_bits") == 8 and kv.get("type") == "float"
-    return isinstance(kv, str) and kv.lower() == "fp8"
+    if isinstance(kv, dict) and kv.get("type") == "float":
+        return "fp8" if kv.get("dynamic") is False and kv.get("num_bits") == 8 else "nvfp4" if kv.get("num_bits") == 4 else None
+    return kv.lower() if isinstance(kv, str) and kv.lower() in ("fp8", "nvfp4") else None
 
 
 def _llm_compressor_fp8_kv(kv: Any) -> str | None:

@@ -73,10 +73,11 @@ class QuantizationConfig(BaseModel):
     rest_bits: Literal[8, 16] | None = None
     """The linear layers other than the routed experts, where they differ from `bits` (ModelOpt MIXED_PRECISION:
     NVFP4 experts, FP8 attention)."""
-    kv_cache_quant_algo: Literal["fp8", "fp8_per_head"] | None = None
+    kv_cache_quant_algo: Literal["fp8", "fp8_per_head", "nvfp4"] | None = None
     """FP8 KV scales calibrated in the checkpoint (ModelOpt's kv_cache_quant_algo, llm-compressor's kv_cache_scheme),
     which the engines' later releases serve as an FP8 KV cache under --kv-cache-dtype auto (calc.resolve.checkpoint_kv);
-    "fp8_per_head": an llm-compressor scheme per attention head or dynamic, which vLLM takes and SGLang does not."""
+    "fp8_per_head": an llm-compressor scheme per attention head or dynamic, which vLLM takes and SGLang does not;
+    "nvfp4": ModelOpt's NVFP4 KV scales, an nvfp4 cache under vLLM 0.20+ (SGLang's 4-bit cache is not modelled)."""
 
 
 class RopeScaling(BaseModel):

@@ -41,7 +41,7 @@ from calc.overheads import (
     non_torch_bytes,
 )
 from calc.params import ParamCounts
-from calc.precision_support import dtype_refusal, served_format
+from calc.precision_support import dtype_refusal, kv_dtype_refusal, served_format
 from calc.scenario import Scenario
 from calc.sglang_hybrid import sglang_state_bytes, state_split
 from calc.specs import GPUSpec, ModelSpec
@@ -204,7 +204,14 @@ NO_PIPELINE = ("zamba2", "gemma3n_text")
 refuses pipeline_parallel_size > 1 for them."""
 
 
+NVFP4_KV_BYTES = 9 / 16
+"""vLLM's nvfp4 KV cache: head_size / 2 bytes of 4-bit values and head_size / 16 FP8 block scales per head and token
+(utils/torch_utils.py nvfp4_kv_cache_full_dim), 0.5625 B an element for the head sizes it serves (64, 128, 256)."""
+
+
 def kv_bytes_per_element(s: Scenario) -> float:
+    if s.kv_cache_dtype == "nvfp4":
+        return NVFP4_KV_BYTES
     return DTYPE_BYTES["fp8"] if s.kv_cache_dtype == "fp8" else DTYPE_BYTES["bf16"]
 
 
@@ -399,7 +406,8 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
         max_num_batched_tokens=mnbt,
         whole_model_request_bytes=_whole_model_request_bytes(s, m, g) if pp > 1 else 0.0,
         encoder_profile=encoder_profile(m, max_num_batched_tokens=mnbt, max_model_len=s.max_model_len),
-        dtype_refusal=dtype_refusal(s.dtype, g.arch, s.engine),
+        dtype_refusal=dtype_refusal(s.dtype, g.arch, s.engine)
+        or kv_dtype_refusal(s.kv_cache_dtype, m, g, s.engine, s.engine_version),
         formulas={"kv_bytes_per_token": kv_all, "kv_bytes_per_token_per_gpu": kv_gpu, "kv_cache_memory_bytes": avail,
                   "num_gpu_blocks": blocks_e, "max_concurrency": conc_e},  # fmt: skip
     )

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from calc.engine_spec import version_tuple
 from calc.weights import WeightFormat
 
 SUPPORTED = {
@@ -69,3 +70,49 @@ def served_format(f: WeightFormat, dtype: str, arch: str) -> WeightFormat:
     if arch in FP8_WEIGHT_ONLY and f.compute_dtype == "fp8":
         return replace(f, compute_dtype="bf16", label=f"{f.label}, weight-only (FP8 Marlin, bf16 math)")
     return f
+
+
+NVFP4_KV_SINCE = (0, 21)
+"""vLLM adds --kv-cache-dtype nvfp4 in 0.20.0 (config/cache.py CacheDType), whose FlashInfer backend still raises
+"nvfp4 KV cache is not yet supported"; 0.21.0 serves it through FlashInfer's trtllm-gen kernels (read in the wheels)."""
+NVFP4_FA2_SINCE = (0, 32)
+"""From 0.32.0 FlashInfer also reads an nvfp4 cache with its FA2 kernels on SM 8.x, 9.x and 12.x (flashinfer.py
+_nvfp4_kv_on_fa2), except at head size 64 ("fa2 prefill misreads an NVFP4 KV cache at head_size 64") or with attention
+sinks; 0.21–0.31 take it on SM 10.x only (supports_kv_cache_dtype: is_device_capability_family(100) and trtllm-gen)."""
+SM_MAJOR = {"turing": 7, "ampere": 8, "ada": 8, "hopper": 9}
+"""CUDA compute capability's major by arch; Blackwell's (10 datacenter, 12 workstation) is in the GPU spec."""
+
+
+def _sm_major(g) -> int | None:
+    return int(g.compute_capability) if g.compute_capability else SM_MAJOR.get(g.arch)
+
+
+def kv_dtype_refusal(kv: str, m, g, engine: str = "vllm", engine_version: str = "latest") -> str:
+    """Why the engine refuses this KV-cache precision for this model on this GPU, or '' when it serves it. Only nvfp4
+    has conditions (vLLM's FlashInfer backend, read in the 0.20–0.34 wheels): vLLM 0.21+; no MLA (DeepSeek-V3.2's
+    nvfp4_ds_mla is another dtype, not modelled); SM 10.x, or from 0.32 SM 8.x / 9.x / 12.x without head size 64 or
+    sinks; FlashInfer's head sizes 64, 128, 256 (512 from 0.25)."""
+    if kv != "nvfp4":
+        return ""
+    if engine != "vllm":
+        return "SGLang has no nvfp4 KV-cache dtype (its 4-bit cache, fp4_e2m1, is not modelled); plan it with vLLM"
+    version = version_tuple(engine_version)
+    newest = version is None
+    if not newest and version[:2] < NVFP4_KV_SINCE:
+        return ("vLLM refuses --kv-cache-dtype nvfp4 before 0.21 (0.20 accepts the flag, but its FlashInfer backend "
+                "raises 'nvfp4 KV cache is not yet supported')")  # fmt: skip
+    if m.is_mla:
+        return ("vLLM's nvfp4 KV cache is FlashInfer's, which has no MLA backend (nvfp4_ds_mla is another dtype, not "
+                "modelled)")
+    major, fa2 = _sm_major(g), newest or version[:2] >= NVFP4_FA2_SINCE
+    where = "SM 10.x GPUs (B200, B300)" + (", or SM 8.x, 9.x and 12.x through FA2" if fa2 else " before vLLM 0.32")
+    if major not in (8, 9, 10, 12) or (major != 10 and not fa2):
+        this = f"SM {g.compute_capability:g}" if g.compute_capability else g.arch
+        return f"vLLM reads an nvfp4 KV cache only on {where}; {g.name} is {this}"
+    if major != 10 and (m.kv_head_dim == 64 or m.model_type.startswith("gpt_oss")):
+        return ("vLLM's FA2 path for an nvfp4 KV cache (SM 8.x, 9.x, 12.x) refuses head size 64 and attention sinks "
+                f"({m.kv_head_dim}{', sinks' if m.model_type.startswith('gpt_oss') else ''}); SM 10.x GPUs take them")
+    sizes = (64, 128, 256, 512) if newest or version[:2] >= (0, 25) else (64, 128, 256)
+    if m.kv_head_dim not in sizes:
+        return f"FlashInfer's attention takes head sizes {', '.join(map(str, sizes))}, not {m.kv_head_dim} (nvfp4 KV cache)"
+    return ""

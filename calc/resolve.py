@@ -115,6 +115,9 @@ a checkpoint with FP8 KV scales (read in each release's wheel: vLLM resolve_kv_c
 llm-compressor checkpoints from 0.15.0 (vllm#30141; not MLAAttention); SGLang's configure_kv_cache_dtype for ModelOpt
 from 0.5.3, its Fp8Config's kv_cache_quant_algo from 0.5.18, compressed-tensors' static symmetric per-tensor scheme
 from 0.5.19). Other formats (Quark, vLLM's fp8) keep the 16-bit cache and drop the scales."""
+NVFP4_CHECKPOINT_KV_SINCE = (0, 20)
+"""vLLM's MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP maps a ModelOpt checkpoint's NVFP4 KV scales to nvfp4 from 0.20.0 (0.19.0
+maps fp8 alone); 0.20's FlashInfer then refuses the cache (calc.precision_support.kv_dtype_refusal says so)."""
 SCALES_NAMED = {"modelopt": "ModelOpt's kv_cache_quant_algo", "compressed-tensors": "llm-compressor's kv_cache_scheme",
                 "fp8": "its kv_cache_quant_algo"}  # fmt: skip
 
@@ -136,6 +139,8 @@ def _kv_since(s: Scenario, model: ModelSpec) -> tuple[int, ...] | None:
     if source == "compressed-tensors" and (model.is_mla if s.engine == "vllm"
                                            else model.quantization_config.kv_cache_quant_algo != "fp8"):  # fmt: skip
         return None  # vLLM's MLA layers have no such override; SGLang takes a static per-tensor scheme only
+    if model.quantization_config.kv_cache_quant_algo == "nvfp4":
+        return NVFP4_CHECKPOINT_KV_SINCE if s.engine == "vllm" else None
     return CHECKPOINT_KV_SINCE.get((s.engine, source))
 
 
@@ -156,8 +161,11 @@ def checkpoint_kv(s: Scenario, model: ModelSpec) -> Scenario:
         return s
     since = _kv_since(s, model)
     version = version_tuple(s.engine_version)
-    if _dsa_default_fp8(s, model) or (since is not None and (version is None or version[: len(since)] >= since)):
+    if _dsa_default_fp8(s, model):
         return s.model_copy(update={"kv_cache_dtype": "fp8"})
+    if since is not None and (version is None or version[: len(since)] >= since):
+        nvfp4 = model.quantization_config.kv_cache_quant_algo == "nvfp4"  # type: ignore[union-attr]
+        return s.model_copy(update={"kv_cache_dtype": "nvfp4" if nvfp4 else "fp8"})
     return s
 
 
@@ -169,9 +177,10 @@ def checkpoint_kv_note(s: Scenario, model: ModelSpec) -> str:
     since = _kv_since(s, model) or ()
     release = ".".join(str(x) for x in since)
     engine = "vLLM" if s.engine == "vllm" else "SGLang"
-    return (f"kv_cache_dtype auto is FP8 for this checkpoint: its quantization config carries FP8 KV scales "
+    kind = "NVFP4" if model.quantization_config.kv_cache_quant_algo == "nvfp4" else "FP8"  # type: ignore[union-attr]
+    return (f"kv_cache_dtype auto is {kind} for this checkpoint: its quantization config carries {kind} KV scales "
             f"({SCALES_NAMED[_kv_source(model) or 'fp8']}), which {engine} {release} and later use under "
-            f"--kv-cache-dtype auto; the KV figures are FP8's ({engine} before {release} keeps the 16-bit cache)")  # fmt: skip
+            f"--kv-cache-dtype auto; the KV figures are {kind}'s ({engine} before {release} keeps the 16-bit cache)")  # fmt: skip
 
 
 def other_gpu_fields(s: Scenario, gid: str) -> dict:

@@ -54,8 +54,9 @@ class Scenario(BaseModel):
     them; a MoE model's routed experts span all ranks' GPUs, and every MoE layer is one step of all ranks."""
     dtype: Literal["auto", "bf16", "fp16", "fp8", "int8", "int4"] = "auto"
     """Weight precision; auto = the checkpoint's own (its quantization_config, else torch_dtype)."""
-    kv_cache_dtype: Literal["auto", "fp8"] = "auto"
-    """auto = the weights' 16-bit type; fp8 = 1 byte per element."""
+    kv_cache_dtype: Literal["auto", "fp8", "nvfp4"] = "auto"
+    """auto = the weights' 16-bit type; fp8 = 1 byte per element; nvfp4 = 4-bit values with an FP8 scale per 16,
+    0.5625 B (vLLM 0.21+ on SM 10.x GPUs, from 0.32 SM 8.x–12.x too: calc.precision_support.kv_dtype_refusal)."""
     # --- the engine ------------------------------------------------------------------------------------------
     gpu_memory_utilization: Annotated[float, Field(ge=0.01, le=1.0)] = 0.9
     """Share of each GPU's memory vLLM may use: weights, activations, CUDA graphs and the KV pool. Under SGLang its
@@ -218,7 +219,7 @@ class Scenario(BaseModel):
     search_dtype: Annotated[str, Field(max_length=200)] = "auto,fp8,int4"
     """Weight precisions the search tries, comma-separated (auto, bf16, fp16, fp8, int8, int4)."""
     search_kv_cache_dtype: Annotated[str, Field(max_length=200)] = "auto,fp8"
-    """KV-cache precisions the search tries, comma-separated (auto, fp8)."""
+    """KV-cache precisions the search tries, comma-separated (auto, fp8, nvfp4)."""
     search_max_num_seqs: Annotated[str, Field(max_length=200)] = "8,16,32,64,128,256,512"
     """Engine caps on running requests (batch sizes) the search tries, comma-separated."""
     search_max_num_batched_tokens: Annotated[str, Field(max_length=200)] = ""

@@ -52,7 +52,7 @@ from calc.search_notes import (
     prices,
     quality_note,
 )
-from calc.search_pool import PoolArrays, pool_arrays
+from calc.search_pool import PoolArrays, kv_refused, pool_arrays
 from calc.search_space import Grid, grid, space_of
 from calc.search_step import step_arrays
 from calc.specs import ModelSpec
@@ -70,8 +70,9 @@ WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: o
        "GPU that --mem-fraction-static leaves",
        "SGLang cannot run a request: its Mamba state slots // ratio is 0",
        "vLLM 0.14–0.15 refuse to start: their check compares one max_model_len request's KV over the whole model with "
-       "one pipeline stage's pool (vllm#32105)")  # fmt: skip
-CANNOT_SERVE = (1, 2, 3, 7, 8, 9, 10, 11, 12, 13, 14)
+       "one pipeline stage's pool (vllm#32105)",
+       "the engine has no kernel for this KV-cache precision here (nvfp4: vLLM 0.21+ on SM 10.x, 0.32+ on SM 8.x–12.x, no MLA)")  # fmt: skip
+CANNOT_SERVE = (1, 2, 3, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 """The WHY entries of a configuration the engine would not serve at all (a row's `fits` is false), whatever the SLOs;
 12, SGLang's out-of-memory first step, among them: it starts, and does not last."""
 
@@ -227,11 +228,11 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
                     "the plan to compare)",)  # fmt: skip
         s = s.model_copy(update={"decode_context_parallel_size": 1})
     sp = space_of(s, catalog.gpus)
-    if "auto" in sp.kv_cache_dtypes and checkpoint_kv(s.model_copy(update={"kv_cache_dtype": "auto"}),
-                                                      model).kv_cache_dtype == "fp8":  # fmt: skip
-        # 'auto' is FP8 for this checkpoint (its FP8 KV scales, calc.resolve.CHECKPOINT_KV_SINCE): listed as fp8
-        sp = replace(sp, kv_cache_dtypes=tuple(dict.fromkeys("fp8" if k == "auto" else k for k in sp.kv_cache_dtypes)))
-        dp_note += (f"{checkpoint_kv_note(s, model)}: its configurations are listed as fp8",)
+    auto_is = checkpoint_kv(s.model_copy(update={"kv_cache_dtype": "auto"}), model).kv_cache_dtype
+    if "auto" in sp.kv_cache_dtypes and auto_is != "auto":
+        # 'auto' is the checkpoint's KV precision (its scales, calc.resolve.CHECKPOINT_KV_SINCE): listed as such
+        sp = replace(sp, kv_cache_dtypes=tuple(dict.fromkeys(auto_is if k == "auto" else k for k in sp.kv_cache_dtypes)))
+        dp_note += (f"{checkpoint_kv_note(s, model)}: its configurations are listed as {auto_is}",)
     gpus = {gid: _planned_gpu(s, catalog, gid) for gid in sp.gpus}
     g = grid(sp, s, model, tuple(gpus[gid].node_gpus for gid in sp.gpus))
     pool = pool_arrays(s, model, gpus, g)
@@ -258,6 +259,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     why = np.where((why == 0) & kernel[g.gpu, g.dtype], 9, why)
     no_start = np.array([[bool(dtype_refusal(d, gpus[gid].arch)) for d in g.dtypes] for gid in sp.gpus])
     why = np.where((why == 0) & no_start[g.gpu, g.dtype], 11, why)  # what is left of dtype_refusal: bf16 below 8.0
+    why = np.where((why == 0) & kv_refused(s, model, gpus, sp)[g.gpu, g.kv], 15, why)
     seqs, budget = np.array(sp.max_num_seqs)[g.seqs], np.array(sp.max_num_batched_tokens)[g.budget]
     why = np.where((why == 0) & budget_refused(s.engine, budget, seqs), 10, why)
     why = np.tile(why, len(modes))

@@ -22,7 +22,7 @@ from calc.kv_cache import forced_block_size, kv_bytes_per_token_expr, pp_layer_r
 from calc.overheads import activation_peak_bytes, cudagraph_bytes, graphs_subtracted, non_torch_bytes
 from calc.params import count_params
 from calc.pool import kv_bytes_per_element, measured_at, stage_layouts, whole_model_layout, whole_model_release
-from calc.precision_support import dtype_refusal
+from calc.precision_support import dtype_refusal, kv_dtype_refusal
 from calc.scenario import Scenario
 from calc.search_space import Grid
 from calc.sglang_hybrid import MAMBA_FULL_MEMORY_RATIO, mamba_ratio, sglang_state_bytes
@@ -186,6 +186,7 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
     held[budget_refused(s.engine, np.array(sp.max_num_batched_tokens, dtype=np.int64)[bi], seqs_values[si])] = 0
     refused = np.array([[bool(dtype_refusal(d, gpus[gid].arch, s.engine)) for d in grid.dtypes] for gid in sp.gpus])
     held[refused[grid.gpu, dt]] = 0  # no kernel, or no bf16, on that GPU: no start (calc.precision_support)
+    held[kv_refused(s, m, gpus, sp)[grid.gpu, kvi]] = 0  # no kernel for that KV precision there
     beyond = np.zeros(grid.size, dtype=bool)
     if s.kv_cache_memory_bytes is not None:  # as size_pool's weights_bytes_per_gpu: the heaviest stage's
         beyond = s.kv_cache_memory_bytes + weights[par, dt].max(axis=1) > memory[grid.gpu]
@@ -195,3 +196,9 @@ def pool_arrays(s: Scenario, m, gpus, grid: Grid) -> PoolArrays:
                       kv_bytes_per_token_per_gpu=kv_gpu[par, kvi], state_bytes_per_request=state[par, kvi, f, low],
                       block_size=block_size[par, kvi, f, low], pool_beyond_gpu=beyond, running_cap=running_cap,
                       sglang_short=short, whole_model_refused=whole_refused)  # fmt: skip
+
+
+def kv_refused(s: Scenario, m, gpus, sp) -> np.ndarray:
+    """[gpu, kv dtype]: the engine has no kernel for that KV-cache precision there (calc.precision_support)."""
+    return np.array([[bool(kv_dtype_refusal(kv, m, gpus[gid], s.engine, s.engine_version)) for kv in sp.kv_cache_dtypes]
+                     for gid in sp.gpus], dtype=bool).reshape(len(sp.gpus), len(sp.kv_cache_dtypes))  # fmt: skip

@@ -55,6 +55,10 @@ class GPUSpec(BaseModel):
     """Dense FP8 tensor peak, TFLOP/s (absent where the part has no FP8)."""
     int8_tops: PosFloat | None = None
     """Dense INT8 tensor peak, TOPS."""
+    compute_capability: Annotated[float, Field(ge=1.0, le=20.0)] | None = None
+    """CUDA compute capability (NVIDIA's CUDA GPUs table), where a kernel family depends on more than the arch:
+    Blackwell's datacenter parts are 10.x, its workstation and GeForce parts 12.0 (vLLM's trtllm-gen kernels, and so
+    its NVFP4 KV cache, run on 10.x only)."""
     host_link_gb_per_s: PosFloat
     """Host link (PCIe) bandwidth per direction, GB/s."""
     host_link_is_pcie: bool = True
