@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from boundary.vllm_log import VllmLog
-from calc.pool import PoolResult, size_pool, tp_check
+from calc.parallel_rules import tp_check
+from calc.pool import PoolResult, size_pool
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
 from calc.units import GiB

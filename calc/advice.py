@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from calc.pool import linked_ranks, measured_at, size_pool, tp_check
+from calc.parallel_rules import tp_check
+from calc.pool import linked_ranks, measured_at, size_pool
 from calc.precision_support import dtype_refusal, kv_dtype_refusal
 from calc.resolve import other_gpu_fields
 from calc.scenario import Scenario, field_bounds

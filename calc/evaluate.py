@@ -12,7 +12,8 @@ from calc.expert_parallel import expert_ranks
 from calc.kv_cache import ALIGN_MODE_TYPES, blocks_from_bytes, state_blocks
 from calc.latency import latency
 from calc.overheads import TORCH_SORT_RELEASES, torch_sort_extra_bytes
-from calc.pool import accepted_tp_sizes, dcp_check, size_pool, tp_check
+from calc.parallel_rules import accepted_tp_sizes, dcp_check, tp_check
+from calc.pool import size_pool
 from calc.prefix import cache_block_tokens
 from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)

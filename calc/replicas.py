@@ -320,7 +320,8 @@ def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSp
     needed for request_rate (or one replica's capacity when unset) and cost per million output tokens. The scenario's
     own GPU is `g_own` (its overrides applied); the others are priced and sized from their own specs. A TP larger
     than one node of the GPU holds (node_gpus) is not tried, as in the search."""
-    from calc.pool import dcp_check, size_pool, tp_check
+    from calc.parallel_rules import dcp_check, tp_check
+    from calc.pool import size_pool
     from calc.resolve import for_other_gpu
     from calc.sglang_hybrid import as_sglang_runs
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calc.errors import InputError
-from calc.pool import accepted_tp_sizes, tp_check
+from calc.parallel_rules import accepted_tp_sizes, tp_check
 from calc.scenario import Scenario, split_list
 from calc.sglang_defaults import SGLANG_NO_TPU, sglang_runs_on
 from calc.weights import weight_format

@@ -153,7 +153,7 @@ def valid_scenario_data(draw):
     data["model"] = draw(st.sampled_from(sorted(catalog().models)))
     data["gpu"] = draw(st.sampled_from(sorted(catalog().gpus)))
     m = catalog().models[data["model"]]
-    from calc.pool import tp_check
+    from calc.parallel_rules import tp_check
     from calc.scenario import Scenario
 
     # vLLM's own divisibility rules (pure Mamba models have no attention heads to divide)

@@ -1,6 +1,6 @@
 """Decode context parallelism (vLLM --decode-context-parallel-size): the GPUs of a tensor-parallel group that hold the
 same KV head split each request's tokens, ⌈L / dcp⌉ on each. Rules and arithmetic read in vLLM's wheels 0.10.2–0.25
-(calc.pool.dcp_check, calc.kv_cache.KVGroup.cp); the logs are vllm-project/recipes#115's Kimi-K2-Thinking on eight
+(calc.parallel_rules.dcp_check, calc.kv_cache.KVGroup.cp); the logs are vllm-project/recipes#115's Kimi-K2-Thinking on eight
 H200s, TP 8 with and without DCP 8, each with 46.80 GiB of KV cache a GPU."""
 
 from __future__ import annotations
