@@ -160,6 +160,9 @@ class ModelSpec(BaseModel):
     rope_scaling: RopeScaling | None = None
     torch_dtype: Literal["bfloat16", "float16", "float32"] | None = None
     attention_bias: bool = False
+    attn_output_gate: bool | None = None
+    """A sigmoid gate on the attention output, its values from q_proj, which then has twice the outputs (Qwen3-Next,
+    Qwen3.5/3.6: vLLM qwen3_next.py `getattr(config, "attn_output_gate", True)`); unset: on for those families."""
     hidden_act: str | None = Field(default=None, max_length=40)
     """The MLP's activation: 'relu2' and 'xielu' (NON_GATED_ACTS) mean an up and a down projection, no gate
     (Arcee AFM, Apertus, Nemotron), whatever the model_type."""
@@ -189,6 +192,9 @@ class ModelSpec(BaseModel):
     moe_latent_size: PosInt | None = None
     """Latent MoE (Nemotron 3 Super/Ultra): the routed experts work at this width, between a hidden → latent and a
     latent → hidden projection (vLLM nemotron_h.py NemotronHMoE: fc1_latent_proj, fc2_latent_proj)."""
+    num_nextn_predict_layers: Annotated[int, Field(ge=0, le=16)] = 0
+    """Multi-token-prediction layers the checkpoint ships after its decoder layers (DeepSeek-V3, GLM-4.5; Qwen3-Next
+    and Qwen3.5 call it mtp_num_hidden_layers): loaded only as a speculative draft (calc.speculative)."""
     n_shared_experts: NonNegInt | None = None
     shared_expert_intermediate_size: NonNegInt | None = None
     first_k_dense_replace: NonNegInt | None = None

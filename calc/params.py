@@ -21,6 +21,9 @@ NON_GATED_MLP = ("opt", "starcoder2", "nemotron_h", "gpt2", "gpt_bigcode", "phi"
 NON_GATED_ACTS = ("relu2", "xielu")
 """Activations whose families use no gate: up, activation, down (vLLM arcee.py's ReLU², apertus.py's XIELU)."""
 QKV_BIAS = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text")
+GATED_OUTPUT = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
+"""Families whose attention output is gated by default (vLLM Qwen3NextAttention: q_proj of num_heads · head_dim ·
+(1 + attn_output_gate), attn_output_gate defaulting to True)."""
 QK_NORM = ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3n_text", "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_omni_moe_text", "olmo2", "olmo3",
            "step3p5", "laguna")  # fmt: skip
 LEARNED_POSITIONS = ("gpt2", "gpt_bigcode")
@@ -85,7 +88,9 @@ def _gqa(m, kv_heads: int, heads: int | None = None) -> int:
     H, nh, d = m.hidden_size, heads or m.num_attention_heads, m.kv_head_dim
     q_out, kv_out = nh * d, kv_heads * d
     r = m.share_q_dim  # Step-3: hidden → r, RMSNorm(r), r → heads · head_dim
-    q_in = H * r + r + r * q_out if r else H * q_out
+    gate = m.attn_output_gate if m.attn_output_gate is not None else m.model_type in GATED_OUTPUT
+    q_proj = q_out * (2 if gate else 1)  # the gate's values come out of q_proj
+    q_in = H * r + r + r * q_proj if r else H * q_proj
     n = q_in + 2 * H * kv_out + q_out * H
     if m.use_head_wise_attn_gate:
         n += H * nh  # Step-3.5 g_proj
