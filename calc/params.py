@@ -24,7 +24,7 @@ QKV_BIAS = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qw
 GATED_OUTPUT = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
 """Families whose attention output is gated by default (vLLM Qwen3NextAttention: q_proj of num_heads · head_dim ·
 (1 + attn_output_gate), attn_output_gate defaulting to True)."""
-QK_NORM = ("qwen3", "qwen3_moe", "qwen3_next", "gemma3_text", "gemma3n_text", "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_omni_moe_text", "olmo2", "olmo3",
+QK_NORM = ("qwen3", "qwen3_moe", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "gemma3_text", "gemma3n_text", "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_omni_moe_text", "olmo2", "olmo3",
            "step3p5", "laguna")  # fmt: skip
 LEARNED_POSITIONS = ("gpt2", "gpt_bigcode")
 """Families with a learned position table (wpe) beside the token embedding (OPT's has an offset of 2, counted apart)."""
