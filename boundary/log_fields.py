@@ -60,6 +60,8 @@ def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
     elif forced:  # a hybrid model's page-fitting size: derived by the plan, not a --block-size it could take
         notes.append(f"the log sets the attention block size to {int(forced[-1].value):,} tokens (vLLM raises it so a "
                      "Mamba / linear-attention state fits one page); the plan derives it by the same rule")  # fmt: skip
+    spec = speculative_fields(log)
+    out |= spec
     kv = cfg.get("kv_cache_dtype", "")
     if kv.startswith("fp8"):
         out["kv_cache_dtype"] = "fp8"
@@ -108,3 +110,30 @@ def min_version(log: VllmLog) -> tuple[int, ...] | None:
     """The oldest release the log's own wording implies (_SINCE_MARKERS), where it prints no version."""
     found = [v for text, v in _SINCE_MARKERS if any(text in line for line in log.lines)]
     return max(found) if found else None
+
+
+_SPEC_ENGINE = re.compile(r"SpeculativeConfig\(method='(?P<m>\w{1,40})'[^\n]{0,600}?num_spec_tokens=(?P<k>\d{1,3})")
+_SPEC_ARGS = re.compile(r"'speculative_config': \{[^}]{0,600}\}")
+
+
+def speculative_fields(log: VllmLog) -> dict:
+    """speculative_method and num_speculative_tokens from the engine config ("speculative_config=SpeculativeConfig(
+    method='mtp', …, num_spec_tokens=3)") or the non-default args ("'speculative_config': {'method': 'mtp',
+    'num_speculative_tokens': 3}"): an MTP method of any family (mtp, deepseek_mtp, qwen3_next_mtp, …) is mtp, ngram
+    and suffix are ngram; a draft model's or EAGLE's method is not planned (reconcile says so) and gives nothing."""
+    for line in log.lines:
+        if "speculative_config" not in line:
+            continue
+        if found := _SPEC_ENGINE.search(line):
+            method, k = found["m"], int(found["k"])
+        elif found := _SPEC_ARGS.search(line):
+            m = re.search(r"'method': '(\w{1,40})'", found.group(0))
+            n = re.search(r"'num_speculative_tokens': (\d{1,3})", found.group(0))
+            if not (m and n):
+                continue
+            method, k = m.group(1), int(n.group(1))
+        else:
+            continue
+        kind = "mtp" if method.endswith("mtp") else "ngram" if method in ("ngram", "suffix") else None
+        return {"speculative_method": kind, "num_speculative_tokens": k} if kind and 1 <= k <= 16 else {}
+    return {}

@@ -164,8 +164,9 @@ def _reconcile(log: VllmLog, catalog: Catalog, flags: dict, defaults: dict | Non
     if len(distinct) > 1:
         notes.append(f"workers report different Available KV cache memory ({', '.join(map(str, distinct))} GiB); "
                      "the engine keeps the fewest blocks over workers (pipeline stages hold different layers)")  # fmt: skip
-    if log.config.get("speculative_config", "None") != "None":
-        notes.append("speculative decoding: draft-model attention layers share the pool and are not in the model spec")
+    if log.config.get("speculative_config", "None") != "None" and s.speculative_method == "none":
+        notes.append("speculative decoding with a draft model (EAGLE, a separate checkpoint): its attention layers "
+                     "share the pool and are not in the model spec")  # fmt: skip
     if assumed:
         notes.insert(0, f"GPU ASSUMED: {gpu.name} ({s.gpu}); the log names no device and no --gpu was given")
     biggest = max((f.bytes_ for f in feeds if source == "logged"), default=0.0)

@@ -22,6 +22,7 @@ from calc.scenario import Scenario
 from calc.sglang_defaults import SGLANG_NO_TPU, sglang_fraction_note, sglang_runs_on
 from calc.sglang_hybrid import as_sglang_runs, mamba_pools
 from calc.specs import GPUSpec, ModelSpec
+from calc.speculative import spec_note, speculative_blocks
 from calc.speed_notes import speed_notes
 from calc.units import GiB
 from calc.workload import fit_workload
@@ -85,7 +86,7 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
     if s.shared_len and s.engine == "vllm" and mem.state_bytes_per_request and not cache_block_tokens(s, mem):
         notes.append("no prefix is reused: vLLM caches a hybrid model's prefixes only with enable_prefix_caching (from "
                      "0.15, its align mode), so the shared prompt is prefilled for every request")  # fmt: skip
-    pages = state_blocks(s, model)
+    pages = state_blocks(s, model) - speculative_blocks(s)
     if mem.state_bytes_per_request:
         notes.append(
             f"{plan.state()} of {model.num_hidden_layers} layers keep a constant state per request "
@@ -99,6 +100,8 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
                      + (f"its vLLM class may cache whole states (mamba_cache_mode all, one per {s.block_size}-token "
                         "block), which this planner does not model" if model.model_type not in ALIGN_MODE_TYPES
                         else "vLLM before 0.15 has no align mode for it"))  # fmt: skip
+    if note := spec_note(s, model):
+        notes.append(note)
     if s.kv_cache_dtype == "nvfp4" and not mem.dtype_refusal:
         notes.append("kv_cache_dtype nvfp4: 0.5625 B an element (4-bit values and an FP8 scale per 16; vLLM's "
                      "FlashInfer backend, trtllm-gen on SM 10.x, FA2 elsewhere from 0.32); no benchmark run behind the "

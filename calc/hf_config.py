@@ -34,6 +34,7 @@ ALIASES = {  # family spelling → the name ModelSpec uses
     "padded_vocab_size": "vocab_size", "num_shared_experts": "n_shared_experts",
     "num_kv_heads": "num_key_value_heads", "n_head_kv": "num_key_value_heads", "multi_query_group_num": "num_key_value_heads",
     "num_multi_query_heads": "num_key_value_heads",  # CogVLM2
+    "mtp_num_hidden_layers": "num_nextn_predict_layers",  # Qwen3-Next, Qwen3.5
     "kv_channels": "head_dim", "attention_head_dim": "head_dim", "experts_per_token": "num_experts_per_tok", "moe_topk": "num_experts_per_tok",
     "num_experts_per_token": "num_experts_per_tok", "dtype": "torch_dtype", "tie_embedding": "tie_word_embeddings",
     "mamba_n_heads": "mamba_num_heads", "mamba_d_head": "mamba_head_dim", "mamba_d_state": "ssm_state_size",

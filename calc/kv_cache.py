@@ -153,11 +153,12 @@ def forced_block_size(m, *, requested: int, arch: str) -> tuple[int, str]:
 def stage_layout(m, layers: range, *, tp: int = 1, kv_bytes_per_element: float = 2.0, model_bytes: float = 2.0,
                  block_size: int = 16, arch: str = "ampere", hybrid_manager: bool = True,
                  ssm_dtype: str = "auto", separate_state: bool = False, state_pages: int = 1,
-                 cp: int = 1) -> StageLayout:  # fmt: skip
+                 cp: int = 1, num_spec: int = 0) -> StageLayout:  # fmt: skip
     """`separate_state`: the state layers keep their own pool (SGLang's MambaPool beside its token pool, calc.sglang_hybrid),
     so a model with attention layers too gets blocks of its attention layers alone. `state_pages`: blocks a request's
     state holds (state_blocks); `cp`: the decode-context-parallel size (vLLM FullAttentionSpec.max_memory_usage_bytes
-    with DCP: cdiv(cdiv(L, dcp), block_size) blocks a request; the pool's blocks are each GPU's own)."""
+    with DCP: cdiv(cdiv(L, dcp), block_size) blocks a request; the pool's blocks are each GPU's own); `num_spec`: speculative
+    tokens, rows a conv state adds (calc.state.state_shape)."""
     plan = m.plan
     block, note = forced_block_size(m, requested=block_size, arch=arch)
     attn_1tok = attention_bytes_per_token_per_layer(m, kv_bytes_per_element=kv_bytes_per_element, tp=tp)
@@ -170,7 +171,8 @@ def stage_layout(m, layers: range, *, tp: int = 1, kv_bytes_per_element: float =
     counts = {k: n for k, n in counts.items() if n}
     if separate_state and len(counts) > 1:
         counts.pop("state", None)
-    shape = state_shape(m, tp=tp, model_bytes=model_bytes, ssm_override=ssm_dtype) if "state" in counts else None
+    shape = state_shape(m, tp=tp, model_bytes=model_bytes, ssm_override=ssm_dtype, num_spec=num_spec) \
+        if "state" in counts else None  # fmt: skip
     state_page = shape.bytes if shape else 0.0
     windows = {"sliding": m.sliding_window, "chunked": m.attention_chunk_size}
     n_layers = len(layers)
@@ -214,13 +216,15 @@ ALIGN_MODE_SINCE = (0, 15)
 
 def state_blocks(s, m) -> int:
     """Blocks each request's recurrent state takes (vLLM MambaSpec.max_memory_usage_bytes / page): 1 with
-    mamba_cache_mode none (prefix caching off, a hybrid's default), 2 + speculative blocks in align mode — the running
+    mamba_cache_mode none (prefix caching off, a hybrid's default), 2 in align mode — the running
     state and the one checkpointed at the last block boundary (v1/kv_cache_interface.py). club-3090#612: Qwen3.6-35B-A3B
-    on an RTX 5090 with prefix caching, 299 blocks / (63 attention + 3 GDN groups × 2) = 4.33x, as logged."""
+    on an RTX 5090 with prefix caching, 299 blocks / (63 attention + 3 GDN groups × 2) = 4.33x, as logged. With
+    speculative decoding, num_speculative_tokens more (MambaSpec.num_speculative_blocks)."""
+    extra = s.num_speculative_tokens if s.engine == "vllm" and s.speculative_method != "none" else 0  # calc.speculative
     if s.engine != "vllm" or not s.enable_prefix_caching or m.model_type not in ALIGN_MODE_TYPES:
-        return 1
+        return 1 + extra
     version = version_tuple(s.engine_version)
-    return 2 if version is None or version[:2] >= ALIGN_MODE_SINCE else 1
+    return (2 if version is None or version[:2] >= ALIGN_MODE_SINCE else 1) + extra
 
 
 def blocks_from_bytes(available_bytes: float, block_bytes: float) -> int:

@@ -45,6 +45,7 @@ from calc.precision_support import dtype_refusal, kv_dtype_refusal, served_forma
 from calc.scenario import Scenario
 from calc.sglang_hybrid import sglang_state_bytes, state_split
 from calc.specs import GPUSpec, ModelSpec
+from calc.speculative import draft_extra_bytes, drafted, spec_refusal, speculative_blocks
 from calc.units import DTYPE_BYTES, GB
 from calc.weights import WeightFormat, weight_format, weights_bytes, weights_bytes_per_stage
 
@@ -157,12 +158,14 @@ def linked_ranks(s: Scenario, m: ModelSpec) -> int:
 
 
 def stage_layouts(s: Scenario, m: ModelSpec, g: GPUSpec) -> list[StageLayout]:
-    """Each pipeline stage's block layout on one of its GPUs (its own layers, vLLM's get_pp_indices)."""
+    """Each pipeline stage's block layout on one of its GPUs (its own layers, vLLM's get_pp_indices), a speculative
+    draft's layers included (calc.speculative.drafted)."""
+    m = drafted(s, m)
     return [stage_layout(m, layers, tp=s.tensor_parallel_size, kv_bytes_per_element=kv_bytes_per_element(s),
                          model_bytes=DTYPE_BYTES["bf16"], block_size=s.block_size, arch=g.arch,
                          hybrid_manager=not s.disable_hybrid_kv_cache_manager, ssm_dtype=s.mamba_ssm_cache_dtype,
                          separate_state=s.engine == "sglang", state_pages=state_blocks(s, m),
-                         cp=s.decode_context_parallel_size)
+                         cp=s.decode_context_parallel_size, num_spec=speculative_blocks(s))
             for layers in pp_layer_ranges(m.num_hidden_layers, s.pipeline_parallel_size)]  # fmt: skip
 
 
@@ -238,12 +241,15 @@ def printed_kv_tokens(s: Scenario, blocks: int, block_size: int, groups: int, co
 
 def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
     tp, pp = s.tensor_parallel_size, s.pipeline_parallel_size
+    target = m  # what a step reads; the memory below has a speculative draft's layers too (calc.speculative)
+    m = drafted(s, m)
     params = m.params
     fmt = served_format(weight_format(m, s.dtype), s.dtype, g.arch)
     kv_elem = kv_bytes_per_element(s)
     sglang = s.engine == "sglang"
     total = E(g.memory_bytes, "total", unit="GiB")
     stage_weights = weights_bytes_per_stage(m, params, fmt, tp=tp, pp=pp, dp=s.data_parallel_size)
+    stage_weights[-1] += draft_extra_bytes(s, target, fmt.linear_bytes)
     if s.weights_memory_bytes is not None:
         stage_weights = [s.weights_memory_bytes] * pp
     act = s.activation_memory_bytes
@@ -304,7 +310,7 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
         blocks_e = emax0(blocks_e)
     conc_e = E(blocks, "num_gpu_blocks") / E(per_max_len, f"blocks per {s.max_model_len:,}-token request")
     return PoolResult(
-        params=params,
+        params=target.params,
         weight_format=fmt,
         weights_bytes=weights_bytes(params, fmt),
         total_memory_bytes=total.value,
@@ -341,7 +347,7 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
         whole_model_request_bytes=_whole_model_request_bytes(s, m, g) if pp > 1 else 0.0,
         encoder_profile=encoder_profile(m, max_num_batched_tokens=mnbt, max_model_len=s.max_model_len),
         dtype_refusal=dtype_refusal(s.dtype, g.arch, s.engine)
-        or kv_dtype_refusal(s.kv_cache_dtype, m, g, s.engine, s.engine_version),
+        or kv_dtype_refusal(s.kv_cache_dtype, m, g, s.engine, s.engine_version) or spec_refusal(s, target),
         formulas={"kv_bytes_per_token": kv_all, "kv_bytes_per_token_per_gpu": kv_gpu, "kv_cache_memory_bytes": avail,
                   "num_gpu_blocks": blocks_e, "max_concurrency": conc_e},  # fmt: skip
     )

@@ -41,6 +41,9 @@ def _vllm_scenario_flags(s: Scenario) -> list:
         out += ["--mamba-ssm-cache-dtype", s.mamba_ssm_cache_dtype]
     if s.disable_hybrid_kv_cache_manager:
         out.append("--disable-hybrid-kv-cache-manager")
+    if s.speculative_method != "none":  # vLLM's JSON; "mtp" serves any family's MTP layers (calc.speculative)
+        out += ["--speculative-config", json.dumps({"method": s.speculative_method,
+                                                    "num_speculative_tokens": s.num_speculative_tokens})]  # fmt: skip
     return out
 
 

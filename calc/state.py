@@ -65,8 +65,9 @@ def ssm_dtype(m, *, model_bytes: float, override: str = "auto") -> float:
     return model_bytes
 
 
-def state_shape(m, *, tp: int, model_bytes: float, ssm_override: str = "auto") -> StateShape | None:
-    """The state of one state-holding layer (None when the model has none)."""
+def state_shape(m, *, tp: int, model_bytes: float, ssm_override: str = "auto", num_spec: int = 0) -> StateShape | None:
+    """The state of one state-holding layer (None when the model has none). `num_spec`: vLLM's speculative tokens, which
+    a Mamba-2 or Gated DeltaNet conv state keeps as more rows (mamba_utils: conv_kernel − 1 + num_spec)."""
     kind = state_kind(m)
     if kind is None:
         return None
@@ -75,7 +76,7 @@ def state_shape(m, *, tp: int, model_bytes: float, ssm_override: str = "auto") -
         heads, hd, N, K = m.mamba_num_heads, m.mamba_head_dim, m.ssm_state_size, m.conv_kernel
         inner = m.mamba_intermediate_size or heads * hd
         groups = m.n_groups if m.n_groups % tp == 0 else max(m.n_groups, tp)
-        conv = (K - 1) * _div(inner + 2 * groups * N, tp)
+        conv = (K - 1 + num_spec) * _div(inner + 2 * groups * N, tp)
         return StateShape(kind, conv, _div(heads, tp) * hd * N, model_bytes, ssm_b)
     if kind == "mamba1":
         inner = m.mamba_intermediate_size or round(m.mamba_expand * m.hidden_size)
@@ -84,7 +85,7 @@ def state_shape(m, *, tp: int, model_bytes: float, ssm_override: str = "auto") -
     if kind == "gdn":
         nk, nv = m.linear_num_key_heads, m.linear_num_value_heads
         dk, dv = m.linear_key_head_dim, m.linear_value_head_dim
-        conv = (m.linear_conv_kernel_dim - 1) * _div(2 * nk * dk + nv * dv, tp)
+        conv = (m.linear_conv_kernel_dim - 1 + num_spec) * _div(2 * nk * dk + nv * dv, tp)
         return StateShape(kind, conv, _div(nv, tp) * dk * dv, model_bytes, ssm_b)
     if kind == "lightning":
         d = m.kv_head_dim

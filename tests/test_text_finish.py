@@ -105,6 +105,8 @@ CHANGES = {
     "enable_expert_parallel": ("true", {"model": "qwen3-30b-a3b", "gpu": "h100-sxm", "tensor_parallel_size": "4"}),
     "enable_prefix_caching": ("true", {"model": "qwen3-next-80b-a3b", "gpu": "h200"}),
     "decode_context_parallel_size": ("8", {"model": "deepseek-v3", "gpu": "h200", "tensor_parallel_size": "8"}),
+    "speculative_method": ("mtp", {"model": "glm-4.5-air", "gpu": "h200", "tensor_parallel_size": "2"}),
+    "num_speculative_tokens": ("5", {"model": "qwen3-next-80b-a3b", "gpu": "h200", "speculative_method": "ngram"}),
 }  # fmt: skip
 SEARCH_SPACE = {name for name in Scenario.model_fields if name.startswith("search_")}
 """The search space of `python -m calc search` and the Find a deployment tab (tests/test_cli_search.py), not of a plan."""

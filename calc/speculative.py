@@ -1,0 +1,102 @@
+"""Speculative decoding's memory under vLLM (--speculative-config): what the draft takes from the GPU.
+
+- mtp: the checkpoint's own multi-token-prediction layers (num_nextn_predict_layers; Qwen's mtp_num_hidden_layers).
+  vLLM loads them as the drafter in the same worker and registers their attention layers with the target's
+  (gpu_model_runner.get_kv_cache_spec walks every Attention layer of the config), so each is one more KV layer of
+  the model's full-attention kind in the shared pool — an MLA latent for DeepSeek, a full-attention layer for a
+  Gated DeltaNet hybrid — whatever num_speculative_tokens (the layers are reused: spec_step_idx % layers). Its weights
+  are a decoder layer with the model's FFN (MoE where the model has experts), loaded beside the model's ("Sharing
+  target model embedding weights with the draft model": embeddings and lm_head are the target's), plus its input
+  projection (eh_proj / fc, 2·hidden² parameters) and three norms, split over TP.
+- ngram: prompt lookup, no draft model.
+- Any method: a hybrid's recurrent state keeps num_speculative_tokens more blocks a request
+  (MambaSpec.num_speculative_blocks: 1 + k, or 2 + k in prefix caching's align mode; v1/kv_cache_interface.py), and a
+  Mamba-2 or Gated DeltaNet conv state k more rows (mamba_utils: conv_kernel − 1 + num_spec), which can raise the
+  attention block size a page is fitted to.
+
+Latency is planned without speculation: its gain depends on the acceptance rate of the workload's text.
+"""
+
+from __future__ import annotations
+
+from calc.model_spec import ModelSpec
+from calc.scenario import Scenario
+from calc.state import state_kind
+
+_DRAFTED: dict[tuple[int, int], tuple[ModelSpec, ModelSpec]] = {}
+_KEEP = 16
+
+
+def draft_layers(s: Scenario, m: ModelSpec) -> int:
+    """Attention layers (and decoder layers of weights) the draft adds: the MTP layers under mtp, else none."""
+    return m.num_nextn_predict_layers if s.speculative_method == "mtp" and s.engine == "vllm" else 0
+
+
+def speculative_blocks(s: Scenario) -> int:
+    """Extra state blocks a request holds (vLLM MambaSpec.num_speculative_blocks): k with any method."""
+    return s.num_speculative_tokens if s.speculative_method != "none" and s.engine == "vllm" else 0
+
+
+def drafted(s: Scenario, m: ModelSpec) -> ModelSpec:
+    """The model as vLLM lays out memory with the draft: its MTP layers appended as decoder layers of full attention
+    and the model's FFN (the same spec when the scenario drafts none). Kept for the last few models asked."""
+    n = draft_layers(s, m)
+    if not n:
+        return m
+    key = (id(m), n)
+    if key in _DRAFTED and _DRAFTED[key][0] is m:
+        return _DRAFTED[key][1]
+    data = m.model_dump(exclude_none=True)
+    per_layer = {k: v for k, v in data.items() if k in ("kv_heads_per_layer", "intermediate_size_per_layer")}
+    ffn = "moe" if m.routed_experts else "dense"
+    attention = [i for i, x in enumerate(m.layer_types) if x == "full_attention"]
+    source = attention[-1] if attention else m.num_hidden_layers - 1
+    data |= {"num_hidden_layers": m.num_hidden_layers + n, "num_nextn_predict_layers": 0,  # drafted once
+             "layer_types": (*m.layer_types, *("full_attention",) * n),
+             "mlp_layer_types": (*m.mlp_layer_types, *(ffn,) * n),
+             **{k: (*v, *(v[source],) * n) for k, v in per_layer.items()}}  # fmt: skip
+    data.pop("hybrid_override_pattern", None)  # the lists above are the layers
+    out = ModelSpec.model_validate(data)
+    if len(_DRAFTED) >= _KEEP:
+        _DRAFTED.pop(next(iter(_DRAFTED)))
+    _DRAFTED[key] = (m, out)
+    return out
+
+
+def draft_extra_bytes(s: Scenario, m: ModelSpec, linear_bytes: float) -> float:
+    """Weights an MTP layer has beyond a decoder layer, per GPU [bytes]: its input projection (2·H → H, at the
+    linear layers' bytes, split over TP) and three H-wide 16-bit norms (enorm, hnorm, the head's norm)."""
+    n, h = draft_layers(s, m), m.hidden_size
+    return n * (2 * h * h * linear_bytes / s.tensor_parallel_size + 3 * h * 2.0)
+
+
+def spec_refusal(s: Scenario, m: ModelSpec) -> str:
+    """Why speculative decoding is not planned here, or ''."""
+    if s.speculative_method == "none":
+        return ""
+    if s.engine != "vllm":
+        return "speculative decoding is planned under vLLM only: set speculative_method none for SGLang"
+    if s.pipeline_parallel_size > 1:
+        return "speculative decoding with pipeline parallelism is not planned: use pipeline_parallel_size 1"
+    if s.speculative_method == "mtp" and not m.num_nextn_predict_layers:
+        return ("this checkpoint has no multi-token-prediction layers (num_nextn_predict_layers, or Qwen's "
+                "mtp_num_hidden_layers, is 0 or absent): speculative_method mtp needs them")  # fmt: skip
+    return ""
+
+
+def spec_note(s: Scenario, m: ModelSpec) -> str:
+    """What the plan says of a scenario with speculative decoding ('' without)."""
+    if s.speculative_method == "none" or spec_refusal(s, m):
+        return ""
+    k = s.num_speculative_tokens
+    parts = []
+    if n := draft_layers(s, m):
+        parts.append(f"its {n} MTP layer{'s' if n > 1 else ''} load{'' if n > 1 else 's'} beside the model and "
+                     f"hold{'' if n > 1 else 's'} KV in the shared pool")  # fmt: skip
+    if m.plan.state():
+        rows = f" (and its conv state {k} more row{'s' if k > 1 else ''})" if state_kind(m) in ("mamba2", "gdn") else ""
+        parts.append(f"each request's recurrent state keeps {k} more block{'s' if k > 1 else ''}{rows}")
+    said = "; ".join(parts) or "no draft weights or KV"
+    return (f"speculative decoding ({s.speculative_method}, {k} token{'s' if k > 1 else ''} a step): {said}. "
+            "Latency and throughput are planned without speculation: the gain depends on the acceptance rate of "
+            "the workload's text (vLLM logs it as 'Mean acceptance length')")  # fmt: skip

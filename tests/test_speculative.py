@@ -1,0 +1,137 @@
+"""Speculative decoding's memory under vLLM (calc.speculative): the MTP layers join the KV pool and the weights, a
+hybrid's state keeps k more blocks and its conv state k more rows.
+
+Published: two stock vLLM 0.23.0 startups of Qwen3.6-27B with MTP, 3 tokens (joorklee/p2p-bench; fixtures
+tests/data/vllm_logs/p2p-bench-*): 16 attention layers + the MTP layer = 17, 48 GDN layers in groups of 17 ("Add 3
+padding layers"), the attention block raised to 800 / 1,600 tokens, and the logged pool's tokens and concurrency."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from boundary.reconcile import reconcile
+from boundary.vllm_log import parse_log
+from calc.custom import encode_custom_model
+from calc.evaluate import evaluate
+from calc.loader import load_model_file
+from calc.scenario import Scenario
+from calc.units import GiB
+
+DATA = Path(__file__).parent / "data"
+CONFIG = DATA / "hf_configs" / "qwen3.6-27b" / "config.json"
+
+
+@pytest.fixture(scope="module")
+def q27():
+    return encode_custom_model(load_model_file(CONFIG))
+
+
+def plan(catalog, **kw):
+    return evaluate(Scenario(**{"speculative_method": "mtp", "num_speculative_tokens": 3, "engine_version": "0.23.0",
+                                **kw}), catalog)  # fmt: skip
+
+
+def test_the_layout_by_hand(catalog, q27):
+    """TP 4, bf16 KV: an attention layer holds 4 / 4 KV heads · 256 · 2 · 2 B = 1,024 B a token; a GDN state
+    (6 conv rows with 3 speculative tokens) (3 + 3) · (2 · 16 · 128 + 48 · 128) / 4 · 2 B + 48 / 4 · 128 · 128 · 4 B =
+    30,720 + 786,432 = 817,152 B → the block rises to 16 · ⌈817,152 / (16 · 1,024)⌉ = 800 tokens (vLLM: "Setting
+    attention block size to 800 tokens", then "Padding mamba page size by 0.25%": 819,200 / 817,152). Layers: 17
+    attention, 48 GDN → groups of 17, ⌈48 / 17⌉ = 3 state groups, 3 · 17 − 48 = 3 padding layers. A 200,000-token
+    request with prefix caching (align mode): ⌈200,000 / 800⌉ = 250 + 3 · (2 + 3) = 265 blocks."""
+    conv = (3 + 3) * (2 * 16 * 128 + 48 * 128) // 4 * 2
+    ssm = 48 // 4 * 128 * 128 * 4
+    assert conv + ssm == 30_720 + 786_432 == 817_152
+    assert 16 * -(-817_152 // (16 * 1024)) == 800
+    r = plan(catalog, model="custom", custom_model=q27, gpu="rtx-4090", tensor_parallel_size=4, max_model_len=200_000,
+             enable_prefix_caching=True, max_num_batched_tokens=16_768, kv_cache_memory_bytes=int(5.47 * GiB))  # fmt: skip
+    m = r.memory
+    assert (m.block_size, m.layers_per_group, m.kv_groups, m.padding_layers) == (800, 17, 4, 3)
+    assert m.blocks_per_max_len_request == 250 + 3 * (2 + 3)
+    without = plan(catalog, model="custom", custom_model=q27, gpu="rtx-4090", tensor_parallel_size=4,
+                   max_model_len=200_000, enable_prefix_caching=True, speculative_method="none",
+                   kv_cache_memory_bytes=int(5.47 * GiB)).memory  # fmt: skip
+    assert (without.block_size, without.layers_per_group, without.padding_layers) == (784, 16, 0)  # 16 · ⌈801,792 / 16,384⌉
+    assert without.blocks_per_max_len_request == -(-200_000 // 784) + 3 * 2
+
+
+@pytest.mark.parametrize("name, flags, blocks, tokens, conc", [
+    ("p2p-bench-qwen3.6-27b-fp8-mtp3-tp4.log",
+     {"tensor_parallel_size": 4, "max_model_len": 200_000, "enable_prefix_caching": True, "kv_cache_dtype": "auto",
+      "max_num_batched_tokens": 16_768}, 422, 318_490, "1.59"),
+    ("p2p-bench-qwen3.6-27b-nvfp4-mtp3-tp2.log",
+     {"tensor_parallel_size": 2, "max_model_len": 65_535, "enable_prefix_caching": False, "kv_cache_dtype": "fp8",
+      "max_num_seqs": 1}, 79, 97_684, "1.49")])  # fmt: skip
+def test_two_stock_vllm_logs_reconcile(catalog, q27, name, flags, blocks, tokens, conc):
+    """The logs print int(concurrency · L) (vLLM 0.20+): 422 / 265 · 200,000 = 318,490 and 79 / (⌈65,535 / 1,600⌉ +
+    3 · (1 + 3)) = 79 / 53 · 65,535 = 97,684, as logged; the method and its 3 tokens are read from the engine config."""
+    assert int(blocks / 265 * 200_000) == tokens if blocks == 422 else int(blocks / 53 * 65_535) == tokens
+    log = parse_log((DATA / "vllm_logs" / name).read_text())
+    rec = reconcile(log, catalog, {"model": "custom", "custom_model": q27, **flags})
+    assert (rec.scenario.speculative_method, rec.scenario.num_speculative_tokens) == ("mtp", 3)
+    assert rec.matches["kv_cache_tokens"] and rec.matches["max_concurrency"]
+    assert f"{rec.predicted['max_concurrency']:.2f}" == conc
+
+
+def test_the_mtp_layer_adds_kv_and_weights(catalog):
+    """DeepSeek-V3 on eight H200s: 62 / 61 of the latent a token (70,272 → 71,424 B), and one MoE layer of FP8
+    weights more on each GPU (its 256 experts split over 8, plus the 2 · 7,168² projection)."""
+    base = plan(catalog, model="deepseek-v3", gpu="h200", tensor_parallel_size=8, speculative_method="none").memory
+    mtp = plan(catalog, model="deepseek-v3", gpu="h200", tensor_parallel_size=8).memory
+    assert base.kv_bytes_per_token == 61 * (512 + 64) * 2 and mtp.kv_bytes_per_token == 62 * (512 + 64) * 2
+    extra = mtp.weights_bytes_per_gpu - base.weights_bytes_per_gpu
+    assert 1.2 * GiB < extra < 1.5 * GiB  # 11.6 B parameters at 1 B, over 8 GPUs: about 1.35 GiB
+    assert mtp.params.total == base.params.total  # what a step reads stays the model's
+
+
+def test_a_dense_27b_mtp_layer_weighs_what_a_published_pair_adds(catalog, q27):
+    """By hand, Qwen3.6-27B's MTP layer at 16 bits: attention 5,120 · (12,288 + 2 · 1,024) + 6,144 · 5,120, MLP
+    3 · 5,120 · 17,408, projection 2 · 5,120², norms: 424.7 M parameters, 0.79 GiB. Published: a Qwen3.5-architecture
+    27 B (Qwen3.8-27B) loaded 51.1 GiB without MTP and 51.89 GiB with it (AIwork4me/Qwen3.8-27B-ROCm,
+    docs/results/rocm-7.14/vllm-validation.md)."""
+    base = plan(catalog, model="custom", custom_model=q27, gpu="h100-sxm", speculative_method="none").memory
+    mtp = plan(catalog, model="custom", custom_model=q27, gpu="h100-sxm").memory
+    layer = 5120 * (12_288 + 2 * 1024) + 6144 * 5120 + 3 * 5120 * 17_408 + 2 * 5120**2
+    assert mtp.weights_bytes_per_gpu - base.weights_bytes_per_gpu == pytest.approx(layer * 2, rel=1e-3)
+    assert (mtp.weights_bytes_per_gpu - base.weights_bytes_per_gpu) / GiB == pytest.approx(51.89 - 51.1, abs=0.02)
+
+
+def test_ngram_drafts_nothing_but_keeps_the_state_blocks(catalog, q27):
+    """Property: ngram adds no layer and no weight; a hybrid's state still keeps k more blocks (and rows)."""
+    kw = dict(model="custom", custom_model=q27, gpu="h100-sxm", kv_cache_memory_bytes=int(20 * GiB))
+    none = plan(catalog, speculative_method="none", **kw).memory
+    ngram = plan(catalog, speculative_method="ngram", **kw).memory
+    assert ngram.weights_bytes_per_gpu == none.weights_bytes_per_gpu and ngram.layers_per_group == 16
+    assert ngram.blocks_per_max_len_request == none.blocks_per_max_len_request + 3 * 3
+
+
+@pytest.mark.parametrize("kw, why", [
+    ({"model": "llama-3.1-8b"}, "no multi-token-prediction layers"),
+    ({"model": "deepseek-v3", "engine": "sglang", "tensor_parallel_size": 8}, "planned under vLLM only"),
+    ({"model": "glm-4.5-air", "pipeline_parallel_size": 2}, "pipeline parallelism is not planned")])  # fmt: skip
+def test_what_is_refused(catalog, kw, why):
+    r = plan(catalog, gpu="h200", **kw)
+    assert why in r.memory.dtype_refusal and not r.fit.fits
+
+
+def test_the_page_says_it_and_the_serve_command_passes_it(catalog):
+    r = plan(catalog, model="glm-4.5-air", gpu="h200", tensor_parallel_size=2)
+    note = next(n for n in r.notes if n.startswith("speculative decoding (mtp, 3 tokens a step)"))
+    assert "planned without speculation" in note
+    assert """--speculative-config '{"method": "mtp", "num_speculative_tokens": 3}'""" in r.to_dict()["serve_command"]
+
+
+def test_club3090_642_fits_stock_arithmetic_with_its_mtp(catalog, q27):
+    """club-3090 #642 (Qwen3.6-27B on two RTX 3090s at 262,144 tokens; its compose runs fp8 KV, prefix caching and MTP
+    with 3 tokens, which the excerpt does not print): 426 blocks of 1,600 tokens (11.05 GiB / (1,600 · 1,024 B · 17
+    layers) = 425.98, the log rounding to 426) over ⌈262,144 / 1,600⌉ = 164 + 3 · (2 + 3) = 179 blocks a request:
+    int(426 / 179 · 262,144) = 623,873 tokens, as logged (the plan, from 11.05 GiB exactly, has 425: the printed
+    rounding admits both). Without the draft's layer, blocks and rows it would be 2.65x."""
+    assert int(426 / 179 * 262_144) == 623_873
+    log = parse_log((DATA / "vllm_logs" / "club3090-642-qwen3.6-27b-2x3090-tp2.log").read_text())
+    flags = {"model": "custom", "custom_model": q27, "tensor_parallel_size": 2, "kv_cache_dtype": "fp8",
+             "enable_prefix_caching": True, "speculative_method": "mtp", "num_speculative_tokens": 3}  # fmt: skip
+    rec = reconcile(log, catalog, flags)
+    assert rec.predicted["num_gpu_blocks"] == 425 and rec.predicted["max_concurrency"] == pytest.approx(425 / 179)
+    assert rec.matches["kv_cache_tokens"] and rec.matches["max_concurrency"]
