@@ -72,11 +72,18 @@ def suggest(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> 
     return _options(s, m, g, gpus, out) or _combined(s, m, g, gpus)
 
 
+def _fp8_kv_helps(s: Scenario, m: ModelSpec, g: GPUSpec) -> bool:
+    """An fp8 KV cache is a change worth offering: from the 16-bit cache, or from an nvfp4 one this GPU or release
+    refuses (a served nvfp4 cache already holds more)."""
+    return s.kv_cache_dtype == "auto" or (s.kv_cache_dtype == "nvfp4" and bool(
+        kv_dtype_refusal("nvfp4", m, g, s.engine, s.engine_version)))  # fmt: skip
+
+
 def _combined(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> tuple[Suggestion, ...]:
     """Where no one change fits: the fp8 KV cache with each larger tensor_parallel_size, fp8 weights or the smallest
     larger GPU, and each structural change (those, and the ones alone) with as many concurrent requests as it then
     holds. The best whole fit (fewest GPUs) and the change that keeps the most requests, each its numbers."""
-    kv = {"kv_cache_dtype": "fp8"} if s.kv_cache_dtype == "auto" else {}
+    kv = {"kv_cache_dtype": "fp8"} if _fp8_kv_helps(s, m, g) else {}
     kv_label = " + fp8 KV cache (kv_cache_dtype=fp8)" if kv else ""
     tries: list[tuple[str, dict, GPUSpec]] = [("fp8 KV cache (kv_cache_dtype=fp8)", kv, g)] if kv else []
     for tp in (2, 4, 8, 16):
@@ -131,7 +138,7 @@ def _options(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec], ou
     if base_mem.max_concurrency < 1 and s.request_len <= longest < s.max_model_len:  # vLLM refuses this length alone
         out.append(_try(s, m, g, f"max_model_len={longest} (the longest the pool admits: vLLM's own estimate)",
                         max_model_len=longest))  # fmt: skip
-    if s.kv_cache_dtype == "auto":
+    if _fp8_kv_helps(s, m, g):
         out.append(_try(s, m, g, "fp8 KV cache (kv_cache_dtype=fp8)", kv_cache_dtype="fp8"))
     if s.kv_cache_dtype != "nvfp4" and not kv_dtype_refusal("nvfp4", m, g, s.engine, s.engine_version):
         out.append(_try(s, m, g, "nvfp4 KV cache (kv_cache_dtype=nvfp4)", kv_cache_dtype="nvfp4"))

@@ -107,3 +107,13 @@ def test_a_modelopt_checkpoints_nvfp4_kv_scales_make_auto_nvfp4_from_vllm_020(ca
     assert r.memory.kv_bytes_per_token == expected
     if expected == 2 * 36 * 8 * 72:
         assert any("kv_cache_dtype auto is NVFP4 for this checkpoint" in n for n in r.notes)
+
+
+def test_a_refused_nvfp4_cache_is_offered_fp8_and_a_served_one_is_not(catalog):
+    """On an RTX 4090 under vLLM 0.25 nvfp4 does not start: fp8 is the change that fits (5,177 blocks at 65,536
+    tokens); on a B200 a served nvfp4 cache is never offered the larger fp8 one."""
+    r = plan(catalog, gpu="rtx-4090", kv_cache_dtype="nvfp4", engine_version="0.25.0", max_model_len=65_536)
+    assert any(s.change.startswith("fp8 KV cache") and s.fits for s in r.suggestions)
+    b = plan(catalog, model="llama-3.1-70b", kv_cache_dtype="nvfp4", max_model_len=131_072, concurrency=64,
+             input_len=100_000)  # 64 requests of 100,256 tokens do not fit one B200 with nvfp4 either
+    assert b.suggestions and not any("fp8 KV cache" in s.change for s in b.suggestions)
