@@ -67,8 +67,6 @@ def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
         out["kv_cache_dtype"] = "fp8"
     elif kv == "nvfp4":
         out["kv_cache_dtype"] = "nvfp4"
-    elif kv == "nvfp4":
-        out["kv_cache_dtype"] = "nvfp4"
     if cfg.get("enforce_eager") in ("True", "False"):
         out["enforce_eager"] = cfg["enforce_eager"] == "True"
     if cfg.get("enable_prefix_caching") in ("True", "False"):  # a hybrid's align mode (calc.kv_cache.state_blocks)

@@ -143,6 +143,8 @@ def _reconcile(log: VllmLog, catalog: Catalog, flags: dict, defaults: dict | Non
         notes.append(checkpoint_kv_note(s, model))
     kv_model = _engine_layout_model(log, model, notes)
     est = size_pool(s, kv_model, gpu)
+    if est.dtype_refusal:  # the plan of this scenario refuses it (a KV precision, a draft): the log ran all the same
+        notes.append(f"the plan of this scenario refuses it: {est.dtype_refusal}; the rows below size the pool anyway")
     layouts = stage_layouts(s, kv_model, gpu)
     feeds, source = _feeds(log, s, layouts)
     feeds = _assign_stages(feeds, layouts, log, s, notes)

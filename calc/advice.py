@@ -11,6 +11,7 @@ from calc.resolve import other_gpu_fields
 from calc.scenario import Scenario, field_bounds
 from calc.sglang_hybrid import as_sglang_runs
 from calc.specs import GPUSpec, ModelSpec
+from calc.speculative import spec_refusal
 from calc.workload import budget_refused, fit_workload
 
 
@@ -59,10 +60,13 @@ def suggest(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -> 
         needed["max_num_batched_tokens"] = s.max_num_seqs
     if dtype_refusal(s.dtype, g.arch, s.engine):  # no kernel (or no bf16) on this GPU: the checkpoint's own weights
         needed["dtype"] = "auto"
+    if spec_refusal(s, m):  # a draft this engine, layout or checkpoint cannot plan: without it
+        needed["speculative_method"] = "none"
     if needed:
         s = s.model_copy(update=needed)
         label = " + ".join(f"{k}={v}" for k, v in needed.items())
-        out.append(_try(s, m, g, f"{label} (what vLLM needs to start)", **needed))
+        why = "what vLLM needs to start" if s.engine == "vllm" else "what SGLang needs to start, or this plan to size it"
+        out.append(_try(s, m, g, f"{label} ({why})", **needed))
     if out and out[-1] is not None and out[-1].fits:  # the change every option needs is enough alone
         return (out[-1],)
     if needed:  # the other options carry what lets vLLM start

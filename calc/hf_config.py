@@ -57,6 +57,7 @@ FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
     "falcon": {"max_position_embeddings": 2048},  # FalconConfig
     "bamba": {"max_position_embeddings": 262144},  # BambaConfig
     "ernie4_5_moe": {"max_position_embeddings": 131072},  # Ernie4_5_MoeConfig
+    "qwen3_next": {"num_nextn_predict_layers": 1},  # vLLM Qwen3NextMTP: getattr(config, "num_nextn_predict_layers", 1)
 }
 KNOWN = (
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_next", "gemma", "gemma2",

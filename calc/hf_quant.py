@@ -83,6 +83,10 @@ def quantization(q: Any) -> dict | None:
         out["kv_cache_quant_algo"] = kv
     elif method == "fp8" and str(q.get("kv_cache_quant_algo", "")).upper() == "FP8":
         out["kv_cache_quant_algo"] = "fp8"  # SGLang's Fp8Config reads it (calc.resolve.CHECKPOINT_KV_SINCE)
+    skipped = [x for k in ("ignore", "exclude_modules", "modules_to_not_convert")
+               for x in (q.get(k) if isinstance(q.get(k), list) else [])[:100_000] if isinstance(x, str)]  # fmt: skip
+    if any("mtp" in x.lower() for x in skipped):  # "mtp*", "mtp.layers.0*": the draft layers stay 16-bit
+        out["mtp_unquantized"] = True
     if method == "mxfp4":
         out["experts_only"] = True  # gpt-oss: modules_to_not_convert = attention, router, embeddings, lm_head
     return out

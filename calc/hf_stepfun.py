@@ -75,7 +75,7 @@ def stepfun(cfg: dict, mt: str, assumptions: list[str]) -> None:
 def _step3p5(cfg: dict, n: int, assumptions: list[str]) -> None:
     lt = cfg.get("layer_types")
     if isinstance(lt, list) and len(lt) > n:  # the list runs on over the MTP layers (num_nextn_predict_layers)
-        cfg["layer_types"] = lt[:n]
+        cfg["layer_types"], cfg["mtp_layer_types"] = lt[:n], lt[n:]
     cfg["use_head_wise_attn_gate"] = bool(cfg.get("use_head_wise_attn_gate"))
     other = cfg.pop("attention_other_setting", None)
     if other is not None:
@@ -99,5 +99,5 @@ def _step3p5(cfg: dict, n: int, assumptions: list[str]) -> None:
                     raise InputError("attention_other_setting.num_attention_heads", "expected a whole number ≥ 1")
                 cfg["swa_num_attention_heads"] = heads
     if cfg.get("num_nextn_predict_layers"):
-        assumptions.append(f"the {cfg['num_nextn_predict_layers']} MTP layers (num_nextn_predict_layers) are not "
-                           "loaded: vLLM serves them only as a speculative-decoding draft")  # fmt: skip
+        assumptions.append(f"the {cfg['num_nextn_predict_layers']} MTP layers (num_nextn_predict_layers) load only as "
+                           "a speculative-decoding draft (speculative_method mtp)")  # fmt: skip

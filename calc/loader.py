@@ -256,6 +256,8 @@ def modelopt_quantization(q) -> dict:
     out = {"quant_method": "modelopt", "quant_algo": algo[:40]}
     if "quantized_layers" in quant:  # MIXED_PRECISION: a format per module (calc.hf_quant.mixed_precision_algos)
         out["quantized_layers"] = quant["quantized_layers"]
+    if isinstance(quant.get("exclude_modules"), list):  # the MTP layers a checkpoint leaves at 16 bits (calc.hf_quant)
+        out["exclude_modules"] = quant["exclude_modules"]
     for key in ("kv_cache_quant_algo", "kv_cache_scheme"):  # FP8 KV scales: an FP8 cache under 'auto' (calc.resolve)
         if key in quant:
             out[key] = quant[key]

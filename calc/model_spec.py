@@ -66,6 +66,9 @@ class QuantizationConfig(BaseModel):
     and 3)."""
     experts_only: bool = False
     """True when only the MoE experts are quantized (gpt-oss: attention, router, embeddings stay bf16)."""
+    mtp_unquantized: bool = False
+    """The checkpoint leaves its multi-token-prediction layers at 16 bits (its ignore / exclude_modules /
+    modules_to_not_convert names them): a speculative draft of them loads at 2 B a weight (calc.speculative)."""
     group_size: Annotated[int, Field(ge=8, le=4096)] | None = None
     """Integer weights per 16-bit scale (compressed-tensors' config_groups weights.group_size); None: 128."""
     symmetric: bool = False
@@ -192,6 +195,9 @@ class ModelSpec(BaseModel):
     moe_latent_size: PosInt | None = None
     """Latent MoE (Nemotron 3 Super/Ultra): the routed experts work at this width, between a hidden → latent and a
     latent → hidden projection (vLLM nemotron_h.py NemotronHMoE: fc1_latent_proj, fc2_latent_proj)."""
+    mtp_layer_types: tuple[Mixer, ...] | None = Field(default=None, max_length=16)
+    """The MTP layers' mixers where the config types them (Step-3.5's layer_types runs on past num_hidden_layers);
+    unset: full attention (calc.speculative.drafted)."""
     num_nextn_predict_layers: Annotated[int, Field(ge=0, le=16)] = 0
     """Multi-token-prediction layers the checkpoint ships after its decoder layers (DeepSeek-V3, GLM-4.5; Qwen3-Next
     and Qwen3.5 call it mtp_num_hidden_layers): loaded only as a speculative draft (calc.speculative)."""

@@ -182,7 +182,7 @@ def _moe_shared(m) -> int:
         n += 2 * H * m.moe_latent_size
     if m.shared_expert_size:
         n += _mlp(m, m.shared_expert_size, gated=gated_mlp(m))
-        if m.shared_expert_intermediate_size is not None and m.model_type.startswith(("qwen2_moe", "qwen3_next")):
+        if m.shared_expert_intermediate_size is not None and m.model_type.startswith(("qwen2_moe", "qwen3_next", "qwen3_5_moe")):
             n += H  # shared_expert_gate
     return n
 

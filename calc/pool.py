@@ -45,7 +45,7 @@ from calc.precision_support import dtype_refusal, kv_dtype_refusal, served_forma
 from calc.scenario import Scenario
 from calc.sglang_hybrid import sglang_state_bytes, state_split
 from calc.specs import GPUSpec, ModelSpec
-from calc.speculative import draft_extra_bytes, drafted, spec_refusal, speculative_blocks
+from calc.speculative import draft_weight_bytes, drafted, spec_refusal, speculative_blocks
 from calc.units import DTYPE_BYTES, GB
 from calc.weights import WeightFormat, weight_format, weights_bytes, weights_bytes_per_stage
 
@@ -248,8 +248,8 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
     kv_elem = kv_bytes_per_element(s)
     sglang = s.engine == "sglang"
     total = E(g.memory_bytes, "total", unit="GiB")
-    stage_weights = weights_bytes_per_stage(m, params, fmt, tp=tp, pp=pp, dp=s.data_parallel_size)
-    stage_weights[-1] += draft_extra_bytes(s, target, fmt.linear_bytes)
+    stage_weights = weights_bytes_per_stage(target, target.params, fmt, tp=tp, pp=pp, dp=s.data_parallel_size)
+    stage_weights[-1] += draft_weight_bytes(s, target, m, fmt)
     if s.weights_memory_bytes is not None:
         stage_weights = [s.weights_memory_bytes] * pp
     act = s.activation_memory_bytes

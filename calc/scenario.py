@@ -90,7 +90,8 @@ class Scenario(BaseModel):
     keeps this many more blocks a request (vLLM MambaSpec.num_speculative_blocks). Used only with a method."""
     enable_prefix_caching: bool = False
     """vLLM's --enable-prefix-caching for a hybrid model (Gated DeltaNet: Qwen3-Next, Qwen3.5/3.6), where it is opt-in:
-    each request's recurrent state then takes 2 blocks, not 1 (mamba_cache_mode align). Attention-only models cache
+    each request's recurrent state then takes 2 blocks, not 1 (mamba_cache_mode align; k more with speculative
+    decoding). Attention-only models cache
     prefixes by default whatever this says."""
     enable_expert_parallel: bool = False
     """vLLM's --enable-expert-parallel (SGLang: --ep-size = every GPU's count): each GPU holds whole routed experts,

@@ -229,7 +229,8 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
         s = s.model_copy(update={"decode_context_parallel_size": 1})
     if s.speculative_method != "none":  # its draft's layers and weights are the plan's (calc.speculative), not the arrays'
         dp_note += (f"speculative_method {s.speculative_method} is not searched: every configuration is sized without "
-                    "a draft (open one, then set it on the plan to see its memory)",)  # fmt: skip
+                    "a draft (open one, then set it on the plan to see its memory; measured weights, if given, keep "
+                    "the draft's)",)  # fmt: skip
         s = s.model_copy(update={"speculative_method": "none"})
     sp = space_of(s, catalog.gpus)
     auto_is = checkpoint_kv(s.model_copy(update={"kv_cache_dtype": "auto"}), model).kv_cache_dtype

@@ -39,7 +39,9 @@ def speculative_blocks(s: Scenario) -> int:
 
 def drafted(s: Scenario, m: ModelSpec) -> ModelSpec:
     """The model as vLLM lays out memory with the draft: its MTP layers appended as decoder layers of full attention
-    and the model's FFN (the same spec when the scenario drafts none). Kept for the last few models asked."""
+    (or the mixers the config types them with, mtp_layer_types) and the model's FFN; per-layer lists take the values
+    of the model's last layer of that mixer. The same spec when the scenario drafts none. Kept for the last few models
+    asked."""
     n = draft_layers(s, m)
     if not n:
         return m
@@ -49,10 +51,12 @@ def drafted(s: Scenario, m: ModelSpec) -> ModelSpec:
     data = m.model_dump(exclude_none=True)
     per_layer = {k: v for k, v in data.items() if k in ("kv_heads_per_layer", "intermediate_size_per_layer")}
     ffn = "moe" if m.routed_experts else "dense"
-    attention = [i for i, x in enumerate(m.layer_types) if x == "full_attention"]
+    typed = tuple(m.mtp_layer_types or ())[:n]
+    mixers = (*typed, *("full_attention",) * (n - len(typed)))  # Step-3.5 types its MTP layers (sliding)
+    attention = [i for i, x in enumerate(m.layer_types) if x == mixers[0]]
     source = attention[-1] if attention else m.num_hidden_layers - 1
-    data |= {"num_hidden_layers": m.num_hidden_layers + n, "num_nextn_predict_layers": 0,  # drafted once
-             "layer_types": (*m.layer_types, *("full_attention",) * n),
+    data |= {"num_hidden_layers": m.num_hidden_layers + n, "num_nextn_predict_layers": 0, "mtp_layer_types": None,
+             "layer_types": (*m.layer_types, *mixers),
              "mlp_layer_types": (*m.mlp_layer_types, *(ffn,) * n),
              **{k: (*v, *(v[source],) * n) for k, v in per_layer.items()}}  # fmt: skip
     data.pop("hybrid_override_pattern", None)  # the lists above are the layers
@@ -63,11 +67,20 @@ def drafted(s: Scenario, m: ModelSpec) -> ModelSpec:
     return out
 
 
-def draft_extra_bytes(s: Scenario, m: ModelSpec, linear_bytes: float) -> float:
-    """Weights an MTP layer has beyond a decoder layer, per GPU [bytes]: its input projection (2·H → H, at the
-    linear layers' bytes, split over TP) and three H-wide 16-bit norms (enorm, hnorm, the head's norm)."""
-    n, h = draft_layers(s, m), m.hidden_size
-    return n * (2 * h * h * linear_bytes / s.tensor_parallel_size + 3 * h * 2.0)
+def draft_weight_bytes(s: Scenario, m: ModelSpec, dm: ModelSpec, fmt) -> float:
+    """The draft's weights on a GPU of the last stage [bytes]: its decoder layers (`dm`'s layers past `m`'s: linear and
+    experts split over TP, the experts over DP · TP, norms whole) plus each MTP layer's input projection (2·H → H) and
+    three H-wide norms (enorm, hnorm, the head's); at the weights' format, or at 16 bits where the checkpoint leaves
+    its MTP layers unquantized (an ignore list naming them: nvidia's Qwen3.6-35B-A3B-NVFP4, "mtp*")."""
+    n, h, tp = draft_layers(s, m), m.hidden_size, s.tensor_parallel_size
+    if not n:
+        return 0.0
+    whole = m.quantization_config is not None and m.quantization_config.mtp_unquantized
+    linear_b, expert_b = (2.0, 2.0) if whole else (fmt.linear_bytes, fmt.expert_bytes)
+    layers, p = range(m.num_hidden_layers, m.num_hidden_layers + n), dm.params
+    linear = p.in_layers("linear", layers) + n * 2 * h * h
+    experts = p.in_layers("experts", layers) / s.data_parallel_size
+    return (linear * linear_b + experts * expert_b) / tp + (p.in_layers("norms", layers) + n * 3 * h) * 2.0
 
 
 def spec_refusal(s: Scenario, m: ModelSpec) -> str:

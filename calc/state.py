@@ -67,7 +67,9 @@ def ssm_dtype(m, *, model_bytes: float, override: str = "auto") -> float:
 
 def state_shape(m, *, tp: int, model_bytes: float, ssm_override: str = "auto", num_spec: int = 0) -> StateShape | None:
     """The state of one state-holding layer (None when the model has none). `num_spec`: vLLM's speculative tokens, which
-    a Mamba-2 or Gated DeltaNet conv state keeps as more rows (mamba_utils: conv_kernel − 1 + num_spec)."""
+    a Mamba-2 or Gated DeltaNet conv state keeps as more rows (mamba_utils: conv_kernel − 1 + num_spec; read in vLLM
+    0.24's qwen_gdn_linear_attn.py and mamba_mixer2.py, and matched by 0.23.0 logs of Qwen3.6-27B; earlier releases'
+    Mamba-2 mixers were not read)."""
     kind = state_kind(m)
     if kind is None:
         return None

@@ -135,3 +135,40 @@ def test_club3090_642_fits_stock_arithmetic_with_its_mtp(catalog, q27):
     rec = reconcile(log, catalog, flags)
     assert rec.predicted["num_gpu_blocks"] == 425 and rec.predicted["max_concurrency"] == pytest.approx(425 / 179)
     assert rec.matches["kv_cache_tokens"] and rec.matches["max_concurrency"]
+
+
+def test_an_mtp_layer_the_checkpoint_leaves_unquantized_loads_at_16_bits(catalog):
+    """nvidia's Qwen3.6-35B-A3B-NVFP4 ignores "mtp*" (its quantization_config and hf_quant_config exclude_modules):
+    vLLM loads the MTP layer in bf16. Its parameters by hand: attention 2,048 · 16 · 256 · 2 (gated q) + 2 · 2,048 ·
+    2 · 256 + 16 · 256 · 2,048 + 2 · 256 = 27,263,488; 256 experts of 3 · 2,048 · 512 = 805,306,368; the shared expert
+    3 · 2,048 · 512 + its gate 2,048; the router 2,048 · 256; two norms 2 · 2,048; the input projection 2 · 2,048² and
+    three norms 3 · 2,048: 844,640,768 parameters, 2 B each (1.57 GiB, where its NVFP4 pricing gave 0.46)."""
+    m = load_model_file(DATA / "hf_configs" / "qwen3.6-35b-a3b-nvfp4" / "config.json")
+    assert m.quantization_config.mtp_unquantized
+    kw = dict(model="custom", custom_model=encode_custom_model(m), gpu="rtx-5090", max_model_len=131_072)
+    none = plan(catalog, speculative_method="none", **kw).memory
+    mtp = plan(catalog, **kw).memory
+    layer = (27_263_488 + 256 * 3 * 2048 * 512 + 3 * 2048 * 512 + 2048 + 2048 * 256 + 2 * 2048 + 2 * 2048**2 + 3 * 2048)
+    assert layer == 844_640_768
+    assert mtp.weights_bytes_per_gpu - none.weights_bytes_per_gpu == pytest.approx(layer * 2.0, rel=1e-9)
+
+
+def test_a_refused_draft_is_offered_none(catalog):
+    """A scenario whose draft the plan refuses (no MTP layers; SGLang) is offered speculative_method=none, which fits."""
+    for kw in ({"model": "llama-3.1-8b"}, {"model": "deepseek-v3", "engine": "sglang", "tensor_parallel_size": 8}):
+        r = plan(catalog, gpu="h200", **kw)
+        assert any(s.fields.get("speculative_method") == "none" and s.fits for s in r.suggestions), kw
+
+
+def test_qwen3_next_has_its_mtp_layer_and_step35_types_its_own(catalog):
+    """Qwen3-Next-80B ships one MTP layer (vLLM's Qwen3NextMTP defaults num_nextn_predict_layers to 1): 12 + 1
+    attention layers beside 36 GDN → groups of 13, ⌈36 / 13⌉ = 3 state groups, 3 padding layers. Step-3.5's
+    layer_types runs 3 entries past its 45 layers, sliding windows, which the draft keeps."""
+    from calc.speculative import drafted
+
+    m = plan(catalog, model="qwen3-next-80b-a3b", gpu="h200", tensor_parallel_size=2).memory
+    assert (m.layers_per_group, m.kv_groups, m.padding_layers) == (13, 4, 3)
+    step = load_model_file(DATA / "hf_configs" / "step-3.5-flash-partial" / "config.json")
+    d = drafted(Scenario(speculative_method="mtp"), step)
+    assert step.mtp_layer_types == ("sliding_attention",) * 3 and d.layer_types[-3:] == ("sliding_attention",) * 3
+    assert d.num_hidden_layers == 48 and d.num_nextn_predict_layers == 0

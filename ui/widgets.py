@@ -39,7 +39,7 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
         ("decode_context_parallel_size", "decode_context_parallel_size (DCP: tokens split over TP GPUs)"),
         ("disable_hybrid_kv_cache_manager", "disable_hybrid_kv_cache_manager"),
         ("mamba_ssm_cache_dtype", "mamba_ssm_cache_dtype (hybrid models)"),
-        ("enable_prefix_caching", "enable_prefix_caching (hybrid models: 2 state blocks a request)"),
+        ("enable_prefix_caching", "enable_prefix_caching (hybrid models: 2 state blocks a request, + k drafting)"),
         ("speculative_method", "speculative decoding (mtp: the checkpoint's MTP layers; memory only)"),
         ("num_speculative_tokens", "num_speculative_tokens (draft tokens a step)"),
         ("estimate_cudagraphs", "subtract CUDA-graph estimate (vLLM ≥ 0.20)"),
