@@ -69,6 +69,8 @@ def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
         out["kv_cache_dtype"] = "nvfp4"
     if cfg.get("enforce_eager") in ("True", "False"):
         out["enforce_eager"] = cfg["enforce_eager"] == "True"
+    if cfg.get("language_model_only") in ("True", "False"):  # no vision tower loaded or profiled (calc.resolve)
+        out["language_model_only"] = cfg["language_model_only"] == "True"
     if cfg.get("enable_prefix_caching") in ("True", "False"):  # a hybrid's align mode (calc.kv_cache.state_blocks)
         out["enable_prefix_caching"] = cfg["enable_prefix_caching"] == "True"
     if cfg.get("enable_expert_parallel") in ("True", "False"):  # "non-default args: {…, 'enable_expert_parallel': True}"

@@ -89,6 +89,7 @@ CONFIG_KEYS = (
     "max_seq_len", "max_model_len", "gpu_memory_utilization", "block_size", "max_num_batched_tokens", "max_num_seqs",
     "quantization", "enforce_eager", "speculative_config", "enable_chunked_prefill", "swap_space",
     "enable_expert_parallel", "data_parallel_size", "enable_prefix_caching", "decode_context_parallel_size",
+    "language_model_only",
 )  # fmt: skip
 _CONFIG_LINE = re.compile(r"with config:|non-default args|Namespace\(")
 _CONFIG_RE = {k: re.compile(rf"(?<![\w.])['\"]?{k}['\"]?\s*[:=]\s*(?P<v>'[^']{{0,300}}'|\"[^\"]{{0,300}}\"|[^,\s)}}]{{1,300}})")

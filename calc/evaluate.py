@@ -17,7 +17,7 @@ from calc.pool import size_pool
 from calc.prefix import cache_block_tokens
 from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)
-from calc.resolve import checkpoint_kv, checkpoint_kv_note, default_context, engine_of, resolve
+from calc.resolve import base_model, checkpoint_kv, checkpoint_kv_note, default_context, engine_of, resolve
 from calc.scenario import Scenario
 from calc.sglang_defaults import SGLANG_NO_TPU, sglang_fraction_note, sglang_runs_on
 from calc.sglang_hybrid import as_sglang_runs, mamba_pools
@@ -102,6 +102,7 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
                         else "vLLM before 0.15 has no align mode for it"))  # fmt: skip
     if note := spec_note(s, model):
         notes.append(note)
+
     if s.kv_cache_dtype == "nvfp4" and not mem.dtype_refusal:
         notes.append("kv_cache_dtype nvfp4: 0.5625 B an element (4-bit values and an FP8 scale per 16; vLLM's "
                      "FlashInfer backend, trtllm-gen on SM 10.x, FA2 elsewhere from 0.32); no benchmark run behind the "
@@ -306,6 +307,12 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
         notes = (*notes, mamba_note(asked, pools))
     if s.kv_cache_dtype != kv_asked:
         notes = (*notes, checkpoint_kv_note(s, model))
+    if s.language_model_only:
+        towered = base_model(s, catalog)
+        notes = (*notes, "language_model_only: " + (
+            "the vision and audio towers are neither loaded nor profiled (their weights and the encoder's dummy batch "
+            "are out of the plan)" if towered.vision_config or towered.audio_config
+            else "no effect here: the model has no vision or audio tower"))  # fmt: skip
     if newer := newer_release_note(s, catalog, engine):
         notes = (*notes, newer)
     if fit.max_concurrency_at_length >= 1:  # speed notes only where a speed figure is shown (the plan serves)

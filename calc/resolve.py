@@ -32,7 +32,11 @@ def base_model(s: Scenario, catalog: Catalog) -> ModelSpec:
 
 
 def override_model(s: Scenario, model: ModelSpec) -> ModelSpec:
+    """The model with the scenario's spec overrides; under language_model_only without its vision and audio towers,
+    which vLLM then neither loads nor profiles."""
     over = {k: getattr(s, k) for k in MODEL_OVERRIDES if getattr(s, k)}
+    if s.language_model_only and (model.vision_config or model.audio_config):
+        over |= {"vision_config": None, "audio_config": None}
     if not over:
         return model
     data = model.model_dump() | over

@@ -88,6 +88,10 @@ class Scenario(BaseModel):
     num_speculative_tokens: Annotated[int, Field(ge=1, le=16)] = 3
     """Draft tokens a step proposes (--speculative-config num_speculative_tokens): a hybrid model's recurrent state
     keeps this many more blocks a request (vLLM MambaSpec.num_speculative_blocks). Used only with a method."""
+    language_model_only: bool = False
+    """A multimodal checkpoint served for text alone: vLLM's --language-model-only (0.17+; before, --limit-mm-per-prompt
+    with 0 for every modality), under which its vision and audio towers are neither loaded nor profiled
+    (interfaces.py _mark_tower_model skips a tower whose modalities all have limit 0)."""
     enable_prefix_caching: bool = False
     """vLLM's --enable-prefix-caching for a hybrid model (Gated DeltaNet: Qwen3-Next, Qwen3.5/3.6), where it is opt-in:
     each request's recurrent state then takes 2 blocks, not 1 (mamba_cache_mode align; k more with speculative

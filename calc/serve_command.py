@@ -41,6 +41,10 @@ def _vllm_scenario_flags(s: Scenario) -> list:
         out += ["--mamba-ssm-cache-dtype", s.mamba_ssm_cache_dtype]
     if s.disable_hybrid_kv_cache_manager:
         out.append("--disable-hybrid-kv-cache-manager")
+    if s.language_model_only:  # the flag from 0.17; before, every modality's limit at 0 does the same
+        release = version_tuple(s.engine_version)
+        out += (["--language-model-only"] if release is None or release[:2] >= (0, 17)
+                else ["--limit-mm-per-prompt", json.dumps({"image": 0, "video": 0, "audio": 0})])  # fmt: skip
     if s.speculative_method != "none":  # vLLM's JSON; "mtp" serves any family's MTP layers (calc.speculative)
         out += ["--speculative-config", json.dumps({"method": s.speculative_method,
                                                     "num_speculative_tokens": s.num_speculative_tokens})]  # fmt: skip

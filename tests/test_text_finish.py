@@ -107,6 +107,7 @@ CHANGES = {
     "decode_context_parallel_size": ("8", {"model": "deepseek-v3", "gpu": "h200", "tensor_parallel_size": "8"}),
     "speculative_method": ("mtp", {"model": "glm-4.5-air", "gpu": "h200", "tensor_parallel_size": "2"}),
     "num_speculative_tokens": ("5", {"model": "qwen3-next-80b-a3b", "gpu": "h200", "speculative_method": "ngram"}),
+    "language_model_only": ("true", {"model": "qwen3-vl-30b-a3b-instruct", "gpu": "h100-sxm"}),
 }  # fmt: skip
 SEARCH_SPACE = {name for name in Scenario.model_fields if name.startswith("search_")}
 """The search space of `python -m calc search` and the Find a deployment tab (tests/test_cli_search.py), not of a plan."""
