@@ -109,7 +109,9 @@ class PoolResult:
     encoder_profile: EncoderProfile | None = None
     """What vLLM's profiling run feeds a vision encoder (multimodal models)."""
     dtype_refusal: str = ""
-    """Why vLLM refuses to start with this weight dtype on this GPU (bf16 below Ampere; calc.precision_support)."""
+    """Why the engine refuses to start with this scenario's precisions or draft, or '': a weight dtype (bf16 below
+    Ampere; calc.precision_support.dtype_refusal), a KV-cache precision (kv_dtype_refusal), a speculative draft the
+    plan cannot size (calc.speculative.spec_refusal). Named for its first use, and kept: it is a key of the JSON."""
 
     def blocks_per_request(self, tokens: int) -> int:
         """Blocks one request of `tokens` tokens takes from this pool (sliding groups cap at the window, state
