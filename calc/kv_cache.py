@@ -20,6 +20,7 @@ from math import ceil
 
 from calc.engine_spec import version_tuple
 from calc.expr import E
+from calc.speculative import speculative_blocks
 from calc.state import state_shape
 
 INDEXER_BYTES = 128 + 128 // 128 * 4  # DeepSeek-V3.2: index_head_dim fp8 values + one fp32 scale per 128
@@ -220,7 +221,7 @@ def state_blocks(s, m) -> int:
     state and the one checkpointed at the last block boundary (v1/kv_cache_interface.py). club-3090#612: Qwen3.6-35B-A3B
     on an RTX 5090 with prefix caching, 299 blocks / (63 attention + 3 GDN groups × 2) = 4.33x, as logged. With
     speculative decoding, num_speculative_tokens more (MambaSpec.num_speculative_blocks)."""
-    extra = s.num_speculative_tokens if s.engine == "vllm" and s.speculative_method != "none" else 0  # calc.speculative
+    extra = speculative_blocks(s)
     if s.engine != "vllm" or not s.enable_prefix_caching or m.model_type not in ALIGN_MODE_TYPES:
         return 1 + extra
     version = version_tuple(s.engine_version)
