@@ -88,8 +88,8 @@ def add_bench_parser(sub) -> None:
                    help="with --request-rate: gamma-distributed gaps of shape B (1, the default: Poisson; below 1 "
                         "burstier)")  # fmt: skip
     g.add_argument("--request-rate", dest="request_rate", default=None, metavar="R",
-                   help="Poisson arrivals at R requests/s (without it, and without --max-concurrency, every prompt "
-                        "at once)")  # fmt: skip
+                   help="Poisson arrivals at R requests/s; inf (the default, as vllm bench serve's) sends every prompt "
+                        "at once, or as --max-concurrency's clients free up")  # fmt: skip
     add_scenario_flags(b, skip=("input_len", "output_len", "request_rate", "concurrency",
                                 *(name for name in Scenario.model_fields if name.startswith("search_"))))
     b.add_argument("--concurrency", dest="concurrency", default=None, help=argparse.SUPPRESS)  # plan's: refused, named
@@ -125,6 +125,8 @@ def run_bench(args, catalog) -> int:
     from calc.evaluate import evaluate, json_safe
 
     data = scenario_data(args)
+    if str(data.get("request_rate", "")).strip().lower() in ("inf", "+inf", "infinity"):  # vllm bench serve's default:
+        del data["request_rate"]  # every prompt at once, as without the flag (args.request_rate keeps what was typed)
     dataset = _dataset(args)
     if dataset == "sharegpt":
         data["input_len"], data["output_len"] = (round(x) for x in SHAREGPT_MEAN_TOKENS)
@@ -142,7 +144,7 @@ def run_bench(args, catalog) -> int:
     if "concurrency" in data:  # plan's flag; the benchmark tool's clients are --max-concurrency's
         raise InputError("--concurrency", "bench sends requests as vllm bench serve does: use --max-concurrency C "
                                           "(C clients in a closed loop), --request-rate R (arrivals), or --batch-size B")  # fmt: skip
-    if batch is not None and (conc is not None or "request_rate" in data):
+    if batch is not None and (conc is not None or args.request_rate is not None):
         raise InputError("--batch-size", "selects vllm bench latency (one static batch); --max-concurrency and "
                                          "--request-rate are vllm bench serve's: give one or the other")  # fmt: skip
     if batch is not None:  # vllm bench latency has none of vllm bench serve's load and report flags: refuse, not ignore

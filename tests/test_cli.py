@@ -157,6 +157,17 @@ def test_bench_text_is_laid_out_like_the_tool(capsys):
     assert "Request rate configured (RPS):           4.00" in out and "Maximum request concurrency" not in out
 
 
+def test_bench_takes_the_tools_default_rate_inf(capsys):
+    # vllm bench serve's --request-rate defaults to inf (every prompt at once) and scripts pass it as typed: it was
+    # refused as "not a finite number"
+    flags = ("--num-prompts", "20", "--random-input-len", "100", "--random-output-len", "20", "--json")
+    code, out, _ = run(capsys, "bench", *flags)
+    for typed in ("inf", "INF", "infinity"):
+        code2, out2, _ = run(capsys, "bench", *flags, "--request-rate", typed)
+        assert (code, code2) == (0, 0) and json.loads(out2) == json.loads(out)
+    assert json.loads(out)["request_rate"] is None  # no pace: not a number a script would read as one
+
+
 def test_bench_json_has_the_tools_peak_and_count_keys(capsys):
     code, out, _ = run(capsys, "bench", "--max-concurrency", "2", "--num-prompts", "10", "--random-input-len", "100",
                        "--random-output-len", "20", "--json")  # fmt: skip
