@@ -307,11 +307,12 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
         notes = (*notes, mamba_note(asked, pools))
     if s.kv_cache_dtype != kv_asked:
         notes = (*notes, checkpoint_kv_note(s, model))
+    towered = base_model(s, catalog) if s.language_model_only else model
+    multimodal = bool(towered.vision_config or towered.audio_config)
     if s.language_model_only:
-        towered = base_model(s, catalog)
         notes = (*notes, "language_model_only: " + (
             "the vision and audio towers are neither loaded nor profiled (their weights and the encoder's dummy batch "
-            "are out of the plan)" if towered.vision_config or towered.audio_config
+            "are out of the plan)" if multimodal
             else "no effect here: the model has no vision or audio tower"))  # fmt: skip
     if newer := newer_release_note(s, catalog, engine):
         notes = (*notes, newer)
@@ -325,4 +326,4 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
         notes = (f"max_model_len {s.max_model_len:,}: the model's own maximum, which vLLM serves without "
                  f"--max-model-len (the planner's default {given:,} is beyond it)", *notes)  # fmt: skip
     return Report(s, model, gpu, engine, mem, fit, lat, conf, notes, other_gpus=catalog.gpus,
-                  accuracy=catalog.accuracy, asked=asked if asked is not s else None)  # fmt: skip
+                  accuracy=catalog.accuracy, multimodal=multimodal, asked=asked if asked is not s else None)  # fmt: skip

@@ -70,6 +70,8 @@ class Report:
     """The shipped GPUs, for the sections that compare (suggestions, GPU options)."""
     accuracy: Accuracy | None = field(repr=False, compare=False, default=None)
     """Held-out error of the latency estimates (calc.accuracy), for the bands beside TTFT and TPOT."""
+    multimodal: bool = field(repr=False, compare=False, default=False)
+    """The checkpoint has a vision or audio tower (`model` has none under language_model_only)."""
     asked: Scenario | None = field(repr=False, compare=False, default=None)
     """The scenario as given, where `scenario` runs fewer requests than it asks (SGLang's hybrid cap): the changes
     and GPU options start from it, each capped again on its own pool."""

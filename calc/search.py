@@ -116,6 +116,8 @@ class SearchResult:
     notes: tuple[str, ...] = field(default=())
     model: ModelSpec | None = field(default=None, repr=False, compare=False)
     """The model searched (its overrides applied): what moves a measured memory override to each configuration."""
+    multimodal: bool = False
+    """The checkpoint has a vision or audio tower (`model` has none under language_model_only)."""
     estimated_prices: frozenset = field(default=frozenset())
     """GPU ids whose price is their spec's estimate, not a published rate (calc.search_notes.estimated_price)."""
 
@@ -215,7 +217,8 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     row, result.cheapest the cheapest that meets the SLOs). InputError names the search field that is wrong."""
     if s.gpu not in catalog.gpus:  # its price and overrides are the scenario's GPU's: a name that is none is a typo
         raise InputError("gpu", f"unknown gpu '{s.gpu}'; shipped: {', '.join(sorted(catalog.gpus))}")
-    model = override_model(s, base_model(s, catalog))
+    base = base_model(s, catalog)
+    model = override_model(s, base)
     s = default_context(s, model)
     dp_note: tuple[str, ...] = ()
     if s.data_parallel_size > 1:  # the search's array twin of the step model has no data-parallel ranks
@@ -293,7 +296,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
         price_per_gpu_hour=price, cost_per_hour=per_hour, cost_per_million_output_tokens=per_m, why=why,
         frontier=pareto(user, per_gpu, ok), cheapest=cheapest,
         best_per_gpu=dict(zip((sp.gpus[x] for x in gpu_of[cheap_first]), cheap_first.tolist(), strict=True)),
-        notes=dp_note + notes + tuple(g.refused), model=model,
+        notes=dp_note + notes + tuple(g.refused), model=model, multimodal=bool(base.vision_config or base.audio_config),
         estimated_prices=frozenset(gid for gid in sp.gpus if estimated_price(s, catalog, gid)),
     )  # fmt: skip
 

@@ -20,9 +20,10 @@ PLACEHOLDER = "__CHECKPOINT__"  # shlex leaves it bare; replaced by "$CHECKPOINT
 NIXL = json.dumps({"kv_connector": "NixlConnector", "kv_role": "kv_both"}, separators=(",", ":"))
 
 
-def _vllm_scenario_flags(s: Scenario) -> list:
+def _vllm_scenario_flags(s: Scenario, multimodal: bool = True) -> list:
     """The scenario's own engine settings the search priced and every configuration shares: left out, vLLM would
-    serve something else (its default block size, CUDA graphs, a pool sized by memory, …)."""
+    serve something else (its default block size, CUDA graphs, a pool sized by memory, …). `multimodal`: the
+    checkpoint has a vision or audio tower (language_model_only changes nothing otherwise)."""
     default = {k: f.default for k, f in Scenario.model_fields.items()}
     out: list = []
     if s.enforce_eager:
@@ -41,7 +42,8 @@ def _vllm_scenario_flags(s: Scenario) -> list:
         out += ["--mamba-ssm-cache-dtype", s.mamba_ssm_cache_dtype]
     if s.disable_hybrid_kv_cache_manager:
         out.append("--disable-hybrid-kv-cache-manager")
-    if s.language_model_only:  # the flag from 0.17; before, every modality's limit at 0 does the same
+    if s.language_model_only and multimodal:  # the flag from 0.17; before, every modality's limit at 0 does the
+        # same, and a text model refuses it ("`limit_mm_per_prompt` is only supported for multimodal models")
         release = version_tuple(s.engine_version)
         out += (["--language-model-only"] if release is None or release[:2] >= (0, 17)
                 else ["--limit-mm-per-prompt", json.dumps({"image": 0, "video": 0, "audio": 0})])  # fmt: skip
@@ -65,12 +67,13 @@ def checkpoint_of(hf_id: str | None, name: str) -> tuple[str, str | None]:
 
 
 def serve_lines(s: Scenario, f: dict, name: str, seqs: int, *, disaggregated: bool, counts: dict | None = None,
-                note: str = "", hf_id: str | None = "", moe: bool = True) -> list[tuple[str, str]]:
+                note: str = "", hf_id: str | None = "", moe: bool = True, multimodal: bool = True) -> list[tuple[str, str]]:
     """(role, command) lines for the fields `f` (tensor_parallel_size, pipeline_parallel_size, dtype, kv_cache_dtype,
     max_num_batched_tokens, gpu_memory_utilization) of scenario `s`, the checkpoint `name`, `seqs` sequences at most;
     `counts` (prefill, decode instances) label a disaggregated pair; `note` is a comment line above. `hf_id`: the
     model's Hub id (None: it has none, so the checkpoint is $CHECKPOINT; "": `name` is the id). `moe`: the model has
-    routed experts (SGLang's data parallelism is then DP attention; a dense model's ranks are plain replicas)."""
+    routed experts (SGLang's data parallelism is then DP attention; a dense model's ranks are plain replicas).
+    `multimodal`: the checkpoint has a vision or audio tower (before language_model_only dropped it)."""
     name, unknown = (name, None) if hf_id == "" else checkpoint_of(hf_id, name)
     if f["dtype"] in CHECKPOINT:
         unknown = CHECKPOINT[f["dtype"]].format(name)
@@ -102,7 +105,7 @@ def serve_lines(s: Scenario, f: dict, name: str, seqs: int, *, disaggregated: bo
                 "--max-num-batched-tokens", f["max_num_batched_tokens"], "--gpu-memory-utilization",
                 f"{f['gpu_memory_utilization']:g}", "--kv-cache-dtype", f["kv_cache_dtype"], *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
         base += ["--data-parallel-size", dp] if dp > 1 else []
-        base += _vllm_scenario_flags(s)
+        base += _vllm_scenario_flags(s, multimodal)
         roles = (("prefill", ["--kv-transfer-config", NIXL]), ("decode", ["--kv-transfer-config", NIXL]))
     line = " ".join(shlex.quote(str(x)) for x in base)
     if unknown:  # a runnable line: the checkpoint is a shell variable the comment above explains
@@ -126,7 +129,7 @@ def plan_serve_commands(r) -> list[tuple[str, str]]:
     counts = {"prefill": fl.prefill_instances, "decode": fl.decode_instances} \
         if fl is not None and fl.prefill_instances and fl.decode_instances else None  # fmt: skip
     return serve_lines(s, f, r.model.name, s.max_num_seqs, disaggregated=s.disaggregated, counts=counts,
-                       hf_id=r.model.hf_id, moe=bool(r.model.routed_experts))  # fmt: skip
+                       hf_id=r.model.hf_id, moe=bool(r.model.routed_experts), multimodal=r.multimodal)  # fmt: skip
 
 
 def joined(lines: list[tuple[str, str]]) -> str:

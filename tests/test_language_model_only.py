@@ -39,3 +39,20 @@ def test_the_serve_command_by_release_and_the_note(catalog):
     assert """--limit-mm-per-prompt '{"image": 0, "video": 0, "audio": 0}'""" in old
     text = plan(catalog, model="llama-3.1-8b", language_model_only=True)
     assert any(n == "language_model_only: no effect here: the model has no vision or audio tower" for n in text.notes)
+    # a text model: no flag at all (vLLM before 0.17 refuses --limit-mm-per-prompt for one: "`limit_mm_per_prompt` is
+    # only supported for multimodal models", vllm config.py _init_multimodal_config; vllm-project/vllm#21120)
+    for version in ("0.15.0", "0.17.0"):
+        cmd = plan(catalog, model="llama-3.1-8b", language_model_only=True, engine_version=version).to_dict()["serve_command"]
+        assert "--limit-mm-per-prompt" not in cmd and "--language-model-only" not in cmd
+
+
+def test_the_search_rows_commands_follow_the_checkpoint(catalog):
+    from calc.search import search
+    from calc.search_rows import serve_commands
+
+    for model, has in (("qwen3-vl-30b-a3b-instruct", True), ("llama-3.1-8b", False)):
+        r = search(Scenario(model=model, gpu="h100-sxm", language_model_only=True, search_gpus="h100-sxm"), catalog)
+        i = r.cheapest
+        assert i is not None
+        cmd = " ".join(c for _, c in serve_commands(r, i))
+        assert ("--language-model-only" in cmd) is has
