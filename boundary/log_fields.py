@@ -135,5 +135,22 @@ def speculative_fields(log: VllmLog) -> dict:
         else:
             continue
         kind = "mtp" if method.endswith("mtp") else "ngram" if method in ("ngram", "suffix") else None
-        return {"speculative_method": kind, "num_speculative_tokens": k} if kind and 1 <= k <= 16 else {}
+        if not (kind and 1 <= k <= 16):
+            return {}
+        return {"speculative_method": kind, "num_speculative_tokens": k} | acceptance_fields(log)
     return {}
+
+
+_SPEC_COUNTS = re.compile(r"SpecDecoding metrics: [^\n]{0,400}?Accepted: (?P<a>\d{1,15}) tokens, Drafted: (?P<d>\d{1,15}) tokens")
+
+
+def acceptance_fields(log: VllmLog) -> dict:
+    """draft_acceptance_rate from the spec-decode metrics lines the server logs while it serves ("SpecDecoding
+    metrics: Mean acceptance length: 2.85, …, Accepted: 256 tokens, Drafted: 308 tokens, …, Avg Draft acceptance
+    rate: 83.1%"; vllm v1/spec_decode/metrics.py): every interval's accepted tokens over every interval's drafted
+    ones, the rate of the whole log. Nothing without such a line (a log cut at startup)."""
+    accepted = drafted = 0
+    for line in log.lines:
+        if "SpecDecoding metrics" in line and (found := _SPEC_COUNTS.search(line)):
+            accepted, drafted = accepted + int(found["a"]), drafted + int(found["d"])
+    return {"draft_acceptance_rate": round(accepted / drafted, 4)} if drafted and accepted <= drafted else {}

@@ -61,6 +61,8 @@ def serve(r, *, num_prompts: int, max_concurrency: int | None = None, request_ra
                  request_rate=request_rate * share, range_ratio=range_ratio, seed=seed, decoded_share=decoded_share,
                  dataset=dataset, burstiness=burstiness)  # fmt: skip
     res = simulate(engine_config(r), w, r.latency.step.step_s)
+    if r.latency.step.spec_tokens:  # steps played per token; a chunk streams τ of them (SimResult.tokens_per_chunk)
+        res = replace(res, tokens_per_chunk=r.latency.step.accepted_tokens)
     return res if dp == 1 else all_ranks(res, min(num_prompts, round(n_rank / share)))
 
 

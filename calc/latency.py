@@ -262,7 +262,7 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         chunk_riding_s=riding,
         request_overhead_s=front,
         ttft_s=ttft,
-        itl_s=dec.total_s,
+        itl_s=dec.total_s * model.accepted_tokens,  # a speculative step streams τ tokens in one chunk
         tpot_s=tpot,
         e2e_s=total,
         e2e_parts=parts,

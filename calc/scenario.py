@@ -83,11 +83,16 @@ class Scenario(BaseModel):
     speculative_method: Literal["none", "mtp", "ngram"] = "none"
     """vLLM's --speculative-config method: mtp = the checkpoint's own multi-token-prediction layers
     (num_nextn_predict_layers) as the draft, whose attention layers share the KV pool and whose weights load beside the
-    model's; ngram = prompt lookup, no draft weights. Memory is planned with them; latency is planned without
-    speculation (its gain is the workload's acceptance rate)."""
+    model's; ngram = prompt lookup, no draft weights. Memory is planned with them; latency with speculation where
+    draft_acceptance_rate is set, else without."""
     num_speculative_tokens: Annotated[int, Field(ge=1, le=16)] = 3
     """Draft tokens a step proposes (--speculative-config num_speculative_tokens): a hybrid model's recurrent state
     keeps this many more blocks a request (vLLM MambaSpec.num_speculative_blocks). Used only with a method."""
+    draft_acceptance_rate: Annotated[float, Field(ge=0, le=1)] | None = None
+    """Accepted draft tokens / drafted tokens, as vLLM's spec-decode metrics print it ("Avg Draft acceptance rate"):
+    with a speculative method, latency and throughput are planned with speculation, each decode step verifying
+    1 + num_speculative_tokens tokens a request and yielding 1 + num_speculative_tokens × this (calc.speculative).
+    Unset: planned without speculation. It depends on the workload's text and on num_speculative_tokens."""
     language_model_only: bool = False
     """A multimodal checkpoint served for text alone: vLLM's --language-model-only (0.17+; before, --limit-mm-per-prompt
     with 0 for every modality), under which its vision and audio towers are neither loaded nor profiled

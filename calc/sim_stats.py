@@ -245,6 +245,9 @@ class SimResult:
     """The simulation hit its work cap (sim_engine.MAX_SIM_ITERATIONS decisions or MAX_SIM_WORK request-decisions)
     before every request finished: the figures are
     over the `completed` requests, which a closed loop reaches in its steady state."""
+    tokens_per_chunk: float = 1.0
+    """Output tokens a streamed chunk carries on average: τ under speculative decoding (StepModel.accepted_tokens),
+    whose steps the simulation plays per token; the tool's ITL, the time between chunks, is then τ × that."""
 
     def within_slos(self, *, slo_ttft_s: float, slo_tpot_s: float, skip: int = 0) -> float:
         """Share of the completed requests, past the first `skip` (an empty server's start), with TTFT ≤ its SLO and
@@ -289,8 +292,9 @@ class SimResult:
         }
         for name in metrics:
             if name == "itl":  # kept as segments, not per request
-                mean, median, *ps = self.itl.mean_s / MS, *(x / MS for x in self.itl.percentiles_s((50, *qs)))
-                std = self.itl.std_s / MS
+                chunk = self.tokens_per_chunk / MS
+                mean, median, *ps = self.itl.mean_s * chunk, *(x * chunk for x in self.itl.percentiles_s((50, *qs)))
+                std = self.itl.std_s * chunk
             else:
                 mean, median, *ps = _stat_ms(per_request[name], qs)
                 finite = per_request[name][np.isfinite(per_request[name])]

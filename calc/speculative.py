@@ -14,7 +14,9 @@
   Mamba-2 or Gated DeltaNet conv state k more rows (mamba_utils: conv_kernel − 1 + num_spec), which can raise the
   attention block size a page is fitted to.
 
-Latency is planned without speculation: its gain depends on the acceptance rate of the workload's text.
+Speed (with draft_acceptance_rate set; calc.step_time.StepModel._spec, calc.step_inputs.draft_step_model): a step
+verifies 1 + k tokens a decoding request and the MTP drafter runs k passes; a request gains τ = 1 + k · a tokens.
+Without it latency is planned without speculation: the gain is the acceptance rate of the workload's text.
 """
 
 from __future__ import annotations
@@ -83,6 +85,15 @@ def draft_weight_bytes(s: Scenario, m: ModelSpec, dm: ModelSpec, fmt) -> float:
     return (linear * linear_b + experts * expert_b) / tp + (p.in_layers("norms", layers) + n * 3 * h) * 2.0
 
 
+def accepted_tokens(s: Scenario, m: ModelSpec) -> float | None:
+    """τ = 1 + k · a: tokens a decoding request gains a step with k draft tokens accepted at rate a (vLLM's mean
+    acceptance length = 1 + accepted / drafts, and its acceptance rate = accepted / (drafts · k)); None where latency
+    is planned without speculation (no method, no draft_acceptance_rate, or a draft the plan refuses)."""
+    if s.speculative_method == "none" or s.draft_acceptance_rate is None or spec_refusal(s, m):
+        return None
+    return 1.0 + s.num_speculative_tokens * s.draft_acceptance_rate
+
+
 def spec_refusal(s: Scenario, m: ModelSpec) -> str:
     """Why speculative decoding is not planned here, or ''."""
     if s.speculative_method == "none":
@@ -110,6 +121,14 @@ def spec_note(s: Scenario, m: ModelSpec) -> str:
         rows = f" (and its conv state {k} more row{'s' if k > 1 else ''})" if state_kind(m) in ("mamba2", "gdn") else ""
         parts.append(f"each request's recurrent state keeps {k} more block{'s' if k > 1 else ''}{rows}")
     said = "; ".join(parts) or "no draft weights or KV"
-    return (f"speculative decoding ({s.speculative_method}, {k} token{'s' if k > 1 else ''} a step): {said}. "
-            "Latency and throughput are planned without speculation: the gain depends on the acceptance rate of "
-            "the workload's text (vLLM logs it as 'Mean acceptance length')")  # fmt: skip
+    head = f"speculative decoding ({s.speculative_method}, {k} token{'s' if k > 1 else ''} a step): {said}. "
+    tau = accepted_tokens(s, m)
+    if tau is None:
+        return head + ("Latency and throughput are planned without speculation: the gain depends on the acceptance "
+                       "rate of the workload's text; set draft_acceptance_rate (vLLM logs it as 'Avg Draft acceptance "
+                       "rate') to plan with it")  # fmt: skip
+    drafter = "the MTP layer drafts" if draft_layers(s, m) else "prompt lookup drafts on the CPU"
+    return head + (f"Latency and throughput are planned with it: each decode step runs {k + 1} tokens a request through "
+                   f"the model (its last token and {k} drafted ones), {drafter} the next {k}, and a request gains 1 + {k} × {s.draft_acceptance_rate:g} = {tau:.2f} "
+                   "tokens a step (draft_acceptance_rate, the workload's own: measure it); TPOT is a step / "
+                   f"{tau:.2f}, ITL the step itself (a streamed chunk carries the step's tokens)")  # fmt: skip

@@ -5,6 +5,7 @@ input embedding is a lookup and the vision tower runs on images only, so neither
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import NamedTuple
 
 from calc.engine_spec import EngineSpec, version_tuple
@@ -13,6 +14,7 @@ from calc.kv_cache import attention_bytes_per_token_per_layer, kv_bytes_per_toke
 from calc.pool import PoolResult
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
+from calc.speculative import accepted_tokens, draft_layers, drafted
 from calc.state import state_kind, state_shape
 from calc.step_time import StepModel
 from calc.units import DTYPE_BYTES, GB, US
@@ -184,7 +186,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
     ar = allreduce_link(g, tp, engine)
     dp = s.data_parallel_size if moe_layers else 1  # a dense model's ranks never meet: each is a replica
     moe_ar = allreduce_link(g, dp * tp, engine) if dp > 1 else ar
-    return StepModel(
+    target = StepModel(
         dense_weight_bytes=dense_bytes,
         expert_bytes=expert_bytes,
         moe_layers=moe_layers,
@@ -231,3 +233,36 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         mbu_override=s.mbu is not None,
         mfu_override=s.mfu is not None,
     )
+    tau = accepted_tokens(s, m)
+    if tau is None:
+        return target
+    return replace(target, spec_tokens=s.num_speculative_tokens, accepted_tokens=tau,
+                   draft=draft_step_model(s, m, pool, target, engine) if draft_layers(s, m) else None)
+
+
+def draft_step_model(s: Scenario, m: ModelSpec, pool: PoolResult, target: StepModel, engine: EngineSpec) -> StepModel:
+    """The MTP drafter as a step model of its own: one pass runs one of the checkpoint's MTP layers (vLLM reuses
+    them, spec_step_idx % layers) — its decoder layer of the model's kind, its input projection (2·H → H) and three
+    norms — and the head's logits (the target's lm_head, read again), on the target's GPU, rates and kernel shares;
+    at 16 bits where the checkpoint leaves its MTP layers unquantized (calc.speculative.draft_weight_bytes)."""
+    dm, n, tp, fmt, h = drafted(s, m), draft_layers(s, m), s.tensor_parallel_size, pool.weight_format, m.hidden_size
+    p, layer = dm.params, range(m.num_hidden_layers, m.num_hidden_layers + 1)
+    whole = m.quantization_config is not None and m.quantization_config.mtp_unquantized
+    linear_b, expert_b = (2.0, 2.0) if whole else (fmt.linear_bytes, fmt.expert_bytes)
+    linear, norms = p.in_layers("linear", layer) + 2 * h * h, p.in_layers("norms", layer) + 3 * h
+    experts = p.in_layers("experts", layer)
+    moe = 1 if experts and m.routed_experts else 0
+    per_expert = experts / m.routed_experts if moe else 0.0
+    kv_all, flop_all = _attention_kinds(dm, pool.kv_bytes_per_element, tp)
+    kv_m, flop_m = _attention_kinds(m, pool.kv_bytes_per_element, tp)
+    kv = tuple(((b - b0) / n, cap) for (b, cap), (b0, _) in zip(kv_all, kv_m, strict=False) if b > b0)
+    fl = tuple(((f - f0) / n, cap) for (f, cap), (f0, _) in zip(flop_all, flop_m, strict=False) if f > f0)
+    return replace(
+        target, dense_weight_bytes=(linear * linear_b + p.logits_weight * 2.0) / tp + norms * 2.0,
+        expert_bytes=per_expert * expert_b / tp, moe_layers=moe, shared_moe_layers=moe if m.shared_expert_size else 0,
+        experts=m.routed_experts if moe else 0, gemm_flop_per_token=2.0 * (linear + norms) / tp,
+        expert_flop_per_token=2.0 * per_expert * (m.num_experts_per_tok or 0) / tp, kv_read=kv, attention_flop=fl,
+        state_bytes_per_seq=0.0, layers=1, blocks=1.0, cp_collectives_s=0.0, compile_s=0.0,
+        fp8_moe_s=target.fp8_moe_s / target.moe_layers * moe if target.moe_layers else 0.0,
+        weight_share=_share(engine, linear_b), expert_weight_share=_expert_share(engine, expert_b),
+        weight_half_tokens=half_tokens(engine, linear_b), expert_half_tokens=half_tokens(engine, expert_b))  # fmt: skip

@@ -46,6 +46,7 @@ TERM_LABELS = (
     ("prefill_attention_s", "prefill attention"), ("state_s", "SSM state"), ("allreduce_s", "all-reduces"),
     ("step_overhead_s", "step overhead"), ("layer_overhead_s", "layer overhead"),
     ("compile_s", "kernel compile (new prompt length)"), ("sequence_overhead_s", "per-sequence cost"),
+    ("draft_s", "speculative draft"),
 )  # fmt: skip
 
 
@@ -69,12 +70,14 @@ class StepTerms:
     floor_s: float
     flop: float
     bytes_moved: float
+    draft_s: float = 0.0
+    """Speculative decoding: the drafter's passes (StepModel.draft)."""
 
     @property
     def total_s(self) -> float:
         return (self.weights_s + self.experts_s + self.fp8_moe_s + self.kv_s + self.prefill_attention_s + self.state_s
                 + self.allreduce_s + self.step_overhead_s + self.layer_overhead_s + self.compile_s
-                + self.sequence_overhead_s)  # fmt: skip
+                + self.sequence_overhead_s + self.draft_s)  # fmt: skip
 
     def expr(self) -> E:
         """The estimate as its sum of named terms (the formula shown beside the number)."""
@@ -192,6 +195,14 @@ class StepModel:
     count, which a served workload's varied lengths make new at nearly every prompt step of a fresh server (SGLang's
     q/k L2 norm of gated-DeltaNet and KDA layers before 0.5.16: calc.step_inputs.compile_s). The simulation charges
     it only for counts it has not run before (calc.scheduler)."""
+    spec_tokens: int = 0
+    """Speculative decoding with an acceptance rate (calc.speculative): k draft tokens a decoding request verifies
+    each step; 0 = none. A step's time is then per token (`_spec`)."""
+    accepted_tokens: float = 1.0
+    """τ = 1 + k · acceptance rate: tokens a decoding request gains a step on average."""
+    draft: StepModel | None = None
+    """The drafter (one MTP layer, its input projection and the head) as a step model of its own; None: no draft
+    model on the GPU (ngram)."""
 
     def experts_touched(self, tokens: float, prefill_tokens: float = 0.0, prefill_seqs: int = 1) -> float:
         """Distinct experts per MoE layer that a step's tokens visit: touched(g^x) of calc.routing (uniform: E · (1 −
@@ -233,15 +244,16 @@ class StepModel:
         return graph * (e.layer_overhead_eager_s / e.layer_overhead_s) if eager and e.layer_overhead_s else graph
 
     def _parts(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
-               prefill_seqs: int = 1) -> tuple[tuple[float, ...], tuple[float, ...]]:  # fmt: skip
-        """The estimate's terms in StepTerms' order, and what the floor needs (FLOP, bytes, all-reduce bytes)."""
+               prefill_seqs: int = 1, extra_logits: float = 0.0) -> tuple[tuple[float, ...], tuple[float, ...]]:  # fmt: skip
+        """The estimate's terms in StepTerms' order, and what the floor needs (FLOP, bytes, all-reduce bytes).
+        `extra_logits`: logit rows beyond one a decoding sequence and one for the prompts (a speculative verify's)."""
         e = self.engine
         n = decode_seqs + prefill_tokens
         bw, fl = self.effective_bandwidth_bytes_per_s, self.effective_flop_per_s
         hd, he = self.weight_half_tokens or e.gemm_half_tokens, self.expert_half_tokens or e.gemm_half_tokens
         ramp = (n / (n + hd) if n else 1.0) * (1.0 if self.mfu_override else e.gemm_compute_share)
         share = 1.0 if self.mbu_override else self.weight_share
-        gemm_flop = n * self.gemm_flop_per_token + (decode_seqs + (prefill_tokens > 0)) * self.logits_flop_per_token
+        gemm_flop = n * self.gemm_flop_per_token + (decode_seqs + (prefill_tokens > 0) + extra_logits) * self.logits_flop_per_token
         weights_s = max(self.dense_weight_bytes / (bw * share), gemm_flop / (fl * ramp)) if n else 0.0
         touched = self.experts_touched(n, prefill_tokens, prefill_seqs) * self.moe_layers
         expert_bytes = touched * self.expert_bytes / self.dp if self.dp > 1 else touched * self.expert_bytes
@@ -346,8 +358,48 @@ class StepModel:
         floor = max(floor, (floor + (k - 1) * self._floor(*laux)) / p)
         return (*parts, seq), (floor, (aux[0] + (k - 1) * laux[0]) / p, (aux[1] + (k - 1) * laux[1]) / p)
 
+    def _verify(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
+                prefill_seqs: int) -> tuple[tuple[float, ...], float, tuple[float, float, float]]:
+        """One real speculative step (vLLM V1, v1/spec_decode/eagle.py): the target verifies 1 + k tokens of each of
+        the d decoding requests (k·d more tokens through its GEMMs and experts, routed as a prompt's, and their logits;
+        each attends to its request's context, whose KV is read once), then the drafter runs once over the step's
+        tokens and k − 1 more times over the d requests. (terms, draft [s], (floor, FLOP, bytes))."""
+        k, d = self.spec_tokens, decode_seqs
+        avg = decode_context / d if d else 0.0
+        more, pairs = k * d, prefill_pairs + k * d * (avg + (k + 1) / 2)
+        parts, (flop, moved, comm) = self._parts(prefill_tokens + more, pairs, d, decode_context,
+                                                 prefill_seqs + (d if more else 0), extra_logits=more)  # fmt: skip
+        draft, dflop, dmoved = 0.0, 0.0, 0.0
+        if self.draft is not None and (d or prefill_tokens):
+            for i in range(k if d else 1):  # after a prompt-only step the drafter proposes once, then verifies
+                dp, (f, b, _) = (self.draft._parts(prefill_tokens + more, pairs, d, decode_context, prefill_seqs) if i == 0
+                                 else self.draft._parts(0.0, 0.0, d, decode_context + d * i))  # fmt: skip
+                draft += sum(dp) - dp[7] - dp[10]  # its kernels alone: the step's fixed and per-sequence costs are once
+                dflop, dmoved = dflop + f, dmoved + b
+        floor = self._floor(flop + dflop, moved + dmoved, comm)
+        return parts, draft, (floor, flop + dflop, moved + dmoved)
+
+    def _spec(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
+              prefill_seqs: int = 1) -> tuple[tuple[float, ...], float, tuple[float, float, float]]:
+        """A speculative step per token a decoding request gains: the real step less (1 − 1/τ) of its decode-only
+        part, each term alike. A decode step is then its real time / τ (the tokens each request gains) and a prompt's
+        chunks keep their own time, so the simulation and the closed forms, one token a step, run unchanged."""
+        parts, draft, aux = self._verify(prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs)
+        if not decode_seqs:
+            return parts, draft, aux
+        f = 1.0 - 1.0 / self.accepted_tokens
+        if not prefill_tokens:
+            return tuple(x * (1 - f) for x in parts), draft * (1 - f), tuple(x * (1 - f) for x in aux)
+        dec, ddraft, daux = self._verify(0.0, 0.0, decode_seqs, decode_context, 1)
+        return (tuple(x - f * y for x, y in zip(parts, dec, strict=True)), draft - f * ddraft,
+                tuple(x - f * y for x, y in zip(aux, daux, strict=True)))  # fmt: skip
+
     def terms(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
               prefill_seqs: int = 1) -> StepTerms:
+        if self.spec_tokens:
+            parts, draft, (floor, flop, moved) = self._spec(prefill_tokens, prefill_pairs, decode_seqs, decode_context,
+                                                            prefill_seqs)  # fmt: skip
+            return StepTerms(*parts, floor_s=floor, flop=flop, bytes_moved=moved, draft_s=draft)
         parts, (floor, flop, moved) = self._round(prefill_tokens, prefill_pairs, decode_seqs, decode_context,
                                                   prefill_seqs)  # fmt: skip
         return StepTerms(*parts, floor_s=floor, flop=flop, bytes_moved=moved)
@@ -356,6 +408,10 @@ class StepModel:
                prefill_seqs: int = 1) -> float:
         """The estimate of one step [s] (the simulation's StepFn): terms(…).total_s without building the terms,
         summed in the same order (the same float). `prefill_seqs`: the prompts the prefill tokens belong to."""
+        if self.spec_tokens:
+            parts, draft, _ = self._spec(prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs)
+            w, x, f8, kv, pa, st, ar, so, lo, cs, se = parts
+            return w + x + f8 + kv + pa + st + ar + so + lo + cs + se + draft
         parts = (self._round if self.pp > 1 else self._parts)(prefill_tokens, prefill_pairs, decode_seqs,
                                                                decode_context, prefill_seqs)[0]  # fmt: skip
         w, x, f8, kv, pa, st, ar, so, lo, cs, se = parts

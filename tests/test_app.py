@@ -24,7 +24,7 @@ NON_DEFAULT = {
     "max_model_len": "16384", "max_num_seqs": "128", "disable_hybrid_kv_cache_manager": "true",
     "mamba_ssm_cache_dtype": "float32", "engine": "sglang", "engine_version": "0.5.6.post2", "max_num_batched_tokens": "4096", "enforce_eager": "true",
     "enable_expert_parallel": "true", "enable_prefix_caching": "true", "decode_context_parallel_size": "2",
-    "speculative_method": "ngram", "num_speculative_tokens": "2", "language_model_only": "true",
+    "speculative_method": "ngram", "num_speculative_tokens": "2", "draft_acceptance_rate": "0.6", "language_model_only": "true",
     "estimate_cudagraphs": "false", "kv_cache_memory_bytes": "20000000000", "weights_memory_bytes": "9000000000",
     "activation_memory_bytes": "1000000000", "non_torch_memory_bytes": "300000000", "cudagraph_memory_bytes": "400000000",
     "input_len": "2048", "output_len": "512", "concurrency": "32", "request_rate": "20", "mfu": "0.6", "mbu": "0.8",

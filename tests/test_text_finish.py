@@ -108,6 +108,8 @@ CHANGES = {
     "speculative_method": ("mtp", {"model": "glm-4.5-air", "gpu": "h200", "tensor_parallel_size": "2"}),
     "num_speculative_tokens": ("5", {"model": "qwen3-next-80b-a3b", "gpu": "h200", "speculative_method": "ngram"}),
     "language_model_only": ("true", {"model": "qwen3-vl-30b-a3b-instruct", "gpu": "h100-sxm"}),
+    "draft_acceptance_rate": ("0.6", {"model": "glm-4.5-air", "gpu": "h200", "tensor_parallel_size": "2",
+                                      "speculative_method": "mtp"}),
 }  # fmt: skip
 SEARCH_SPACE = {name for name in Scenario.model_fields if name.startswith("search_")}
 """The search space of `python -m calc search` and the Find a deployment tab (tests/test_cli_search.py), not of a plan."""
