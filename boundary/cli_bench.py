@@ -24,6 +24,7 @@ from calc.errors import InputError
 from calc.length_shapes import SHAREGPT_MEAN_TOKENS
 from calc.scenario import Scenario
 from calc.sim_stats import PERCENTILE_METRICS, percentile_word
+from calc.speculative import spec_decode_stats
 
 _MEANS = "means {:.0f} prompt / {:.0f} output tokens".format(*SHAREGPT_MEAN_TOKENS)
 
@@ -192,6 +193,8 @@ def run_bench(args, catalog) -> int:
     res = bench.serve(r, num_prompts=n, max_concurrency=conc, request_rate=s.request_rate or math.inf,
                       range_ratio=ratio, seed=seed, dataset=dataset, burstiness=burst)  # fmt: skip
     d = res.bench_summary(qs, metrics, slos)
+    spec = spec_decode_stats(s, r.model, output_tokens=d["total_output_tokens"], completed=d["completed"]) \
+        if res.completed else None  # fmt: skip
     if not res.completed:
         not_served = res.none_completed_reason(s.max_num_batched_tokens, s.input_len, s.output_len)
         if not args.json:
@@ -203,12 +206,12 @@ def run_bench(args, catalog) -> int:
                                                  "preemptions": res.preemptions, "stopped_early": res.stopped_early,
                                                  "engine": s.engine, "engine_version": s.engine_version,
                                                  "model": s.model, "gpu": s.gpu, **_layout(s),
-                                                 "not_served": not_served}  # fmt: skip
+                                                 "not_served": not_served} | (spec or {})  # fmt: skip
         if s.engine == "sglang":  # the same figures under the names sglang.bench_serving writes, for its scripts
             out |= {theirs: out[ours] for ours, theirs in SGLANG_KEYS.items() if ours in out}
         print(json.dumps(json_safe(out), indent=2))
     else:
-        print(_serve_text(d, r, res, conc, s.request_rate or math.inf, qs))
+        print(_serve_text(d, r, res, conc, s.request_rate or math.inf, qs, spec))
     return 0
 
 
@@ -287,8 +290,9 @@ def _line(label: str, value: str) -> str:
     return f"{label:<40} {value}"
 
 
-def _serve_text(d: dict, r, res, conc: int | None, rate: float, qs: tuple[float, ...]) -> str:
-    """Laid out as `vllm bench serve` (v0.10 and later) prints its summary."""
+def _serve_text(d: dict, r, res, conc: int | None, rate: float, qs: tuple[float, ...], spec: dict | None = None) -> str:
+    """Laid out as `vllm bench serve` (v0.10 and later) prints its summary; its speculative-decoding section where the
+    scenario speculates (the acceptance is the scenario's draft_acceptance_rate, the counts what follows from it)."""
     s = r.scenario
     head = (f"{r.model_name} on {s.gpus_per_replica} × {r.gpu_name} ({view.layout(r)}), {r.engine.label}, predicted "
             f"(step-time model + scheduler simulation; held-out error in README.md)")  # fmt: skip
@@ -318,6 +322,13 @@ def _serve_text(d: dict, r, res, conc: int | None, rate: float, qs: tuple[float,
         lines += [_line(f"Mean {short} (ms):", f"{d[f'mean_{name}_ms']:.2f}"),
                   _line(f"Median {short} (ms):", f"{d[f'median_{name}_ms']:.2f}")]
         lines += [_line(f"P{w} {short} (ms):", f"{d[f'p{w}_{name}_ms']:.2f}") for w in map(percentile_word, qs)]
+    if spec:
+        lines += ["{s:{c}^{n}}".format(s="Speculative Decoding", n=50, c="-"),
+                  _line("Acceptance rate (%):", f"{spec['spec_decode_acceptance_rate']:.2f}"),
+                  _line("Acceptance length:", f"{spec['spec_decode_acceptance_length']:.2f}"),
+                  _line("Drafts:", f"{spec['spec_decode_num_drafts']}"),
+                  _line("Draft tokens:", f"{spec['spec_decode_draft_tokens']}"),
+                  _line("Accepted tokens:", f"{spec['spec_decode_accepted_tokens']}")]  # fmt: skip
     lines.append("=" * 50)
     if res.preemptions:
         who = "SGLang retracted those requests" if s.engine == "sglang" else "vLLM recomputed those requests"
