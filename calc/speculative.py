@@ -146,4 +146,6 @@ def spec_note(s: Scenario, m: ModelSpec) -> str:
     return head + (f"Latency and throughput are planned with it: each decode step runs {k + 1} tokens a request through "
                    f"the model (its last token and {k} drafted ones), {drafter} the next {k}, and a request gains 1 + {k} × {s.draft_acceptance_rate:g} = {tau:.2f} "
                    "tokens a step (draft_acceptance_rate, the workload's own: measure it); TPOT is a step / "
-                   f"{tau:.2f}, ITL the step itself (a streamed chunk carries the step's tokens)")  # fmt: skip
+                   f"{tau:.2f}, ITL the step itself (a streamed chunk carries the step's tokens). At low concurrency "
+                   "read the gain as an upper bound: published one-request SGLang runs took 1.9–2.9× a plain step for a "
+                   "speculative one where this plan gives 1.2–1.4× (docs/calibration-history.md (36))")  # fmt: skip
