@@ -299,7 +299,7 @@ def chunk_spike(r) -> Chart:
     return _fig(
         f"Chunked prefill: a {s.input_len:,}-token prompt takes {fmt.plural(lat.prefill_steps, 'step')}", "engine step (one forward pass)",
         "step time (ms)",
-        [dict(type="bar", x=steps, y=[lat.itl_s * 1e3, lat.chunk_step_s * 1e3], name="inter-token latency (ms)"),
+        [dict(type="bar", x=steps, y=[lat.stream_itl_s * 1e3, lat.stream_spike_s * 1e3], name="inter-token latency (ms)"),
          _here(steps[1], lat.chunk_step_s * 1e3)],
         shapes=[shape], notes=[note],
     )  # fmt: skip
@@ -340,8 +340,8 @@ def latency_cdf(r) -> Chart:
     d, lat, s = r.benchmark_distribution, r.latency, r.scenario
     q = list(d.quantiles)
     traces, shapes, notes = [], [], []
-    low = min(lat.ttft_s, lat.itl_s)  # the lower estimate's label to the left of its line, the other's to the right
-    for name, values, est, color in (("TTFT", d.ttft_s, lat.ttft_s, "#1f77b4"), ("ITL", d.itl_s, lat.itl_s, "#2ca02c")):
+    low = min(lat.ttft_s, lat.stream_itl_s)  # the lower estimate's label to the left of its line, the other's to the right
+    for name, values, est, color in (("TTFT", d.ttft_s, lat.ttft_s, "#1f77b4"), ("ITL", d.itl_s, lat.stream_itl_s, "#2ca02c")):
         if not values:
             continue
         ms_values = [v * 1e3 for v in values]

@@ -293,7 +293,9 @@ def phases_table(r) -> Table:
     lat, s = r.latency, r.scenario
     rows = []
     for name, ph in ((f"prefill of {fmt.tokens(r.scenario.input_len)}", lat.prefill),
-                     (f"decode step, {fmt.plural(lat.decode_batch, 'sequence')}" + (" a rank" if s.data_parallel_size > 1 else ""), lat.decode)):  # fmt: skip
+                     (f"decode step, {fmt.plural(lat.decode_batch, 'sequence')}" + (" a rank" if s.data_parallel_size > 1 else "")
+                      + (f" (per token: a speculative step / {lat.step.accepted_tokens:.2f})" if lat.step.spec_tokens else ""),
+                      lat.decode)):  # fmt: skip
         rows.append([name, fmt.ms(ph.floor_s), fmt.ms(ph.estimate_s), "compute" if ph.compute_bound else "bandwidth",
                      f"{fmt.sig(ph.intensity_flop_per_byte)} FLOP/byte"])  # fmt: skip
     md = r.measured_decode
@@ -316,8 +318,10 @@ def latency_section(r) -> Section:
          + f" ({fmt.plural(lat.prefill_steps, 'step')} of ≤ {fmt.tokens(lat.chunk_tokens)})"),
         *_engine_share_row(r),
         ("TPOT (estimate)", f"{fmt.ms(lat.tpot_s)}  {band(r, 'tpot')}".rstrip() if s.output_len > 1 else fmt.missing(NO_GAP)),
-        ("ITL: plain step / with a prefill chunk", f"{fmt.ms(lat.itl_s)} / {fmt.ms(lat.chunk_step_s)}") if not s.disaggregated
-        else ("ITL (a decode instance: no prompt rides on its steps)", fmt.ms(lat.itl_s)),
+        (("ITL: plain step / with a prefill chunk" if lat.step.accepted_tokens == 1 else
+          f"ITL (a chunk of {lat.step.accepted_tokens:.2f} tokens a speculative step): plain step / with a prefill chunk"),
+         f"{fmt.ms(lat.stream_itl_s)} / {fmt.ms(lat.stream_spike_s)}") if not s.disaggregated
+        else ("ITL (a decode instance: no prompt rides on its steps)", fmt.ms(lat.stream_itl_s)),
         ("end-to-end (estimate)", fmt.seconds(lat.e2e_s)),
         ("streaming rate", f"{fmt.rate(lat.stream_tokens_per_s, 'tokens/s')} (a reader takes in {READER_TOKENS_PER_S[0]:g}–{READER_TOKENS_PER_S[1]:g} tokens/s); average over "
          f"the request {fmt.rate(lat.average_tokens_per_s, 'tokens/s')}, which describes no moment"),

@@ -30,6 +30,7 @@ def _per_request(x: np.ndarray, qs) -> tuple[float, ...]:
 
 
 def distribution(res: SimResult, quantiles: tuple[float, ...] = QUANTILES) -> Distribution:
-    itl = res.itl.percentiles_s(quantiles) if res.itl.count else ()
+    # the tool's ITL: the time between streamed chunks (a speculative step's τ tokens in one: SimResult.tokens_per_chunk)
+    itl = tuple(x * res.tokens_per_chunk for x in res.itl.percentiles_s(quantiles)) if res.itl.count else ()
     return Distribution(tuple(quantiles), _per_request(res.ttft_s, quantiles), _per_request(res.tpot_s, quantiles),
                         _per_request(res.e2e_s, quantiles), itl, int(np.isfinite(res.e2e_s).sum()))  # fmt: skip

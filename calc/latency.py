@@ -90,7 +90,13 @@ class LatencyResult:
     request_overhead_s: float
     ttft_s: float
     itl_s: float
-    """A plain decode step: the typical inter-token latency (ITL p50)."""
+    """A plain decode step: the typical inter-token latency (ITL p50); under speculative decoding per token (a step
+    / τ), which the SLOs on TPOT read."""
+    stream_itl_s: float
+    """The time between a request's streamed chunks, as `vllm bench serve` times ITL: itl_s, or under speculative
+    decoding the whole step (a chunk of τ tokens)."""
+    stream_spike_s: float
+    """The same for a step that also carries a prefill chunk: chunk_step_s, or the whole speculative step."""
     tpot_s: float
     """Mean time per output token: the decode step plus the prefill work of the requests that arrive meanwhile."""
     e2e_s: float
@@ -262,7 +268,9 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         chunk_riding_s=riding,
         request_overhead_s=front,
         ttft_s=ttft,
-        itl_s=dec.total_s * model.accepted_tokens,  # a speculative step streams τ tokens in one chunk
+        itl_s=dec.total_s,
+        stream_itl_s=dec.total_s * model.accepted_tokens,
+        stream_spike_s=model.real_step_s(min(chunk, L_in), chunk_pairs(min(chunk, L_in), 0), others, others * ctx),
         tpot_s=tpot,
         e2e_s=total,
         e2e_parts=parts,

@@ -142,10 +142,8 @@ def spec_note(s: Scenario, m: ModelSpec) -> str:
         return head + ("Latency and throughput are planned without speculation: the gain depends on the acceptance "
                        "rate of the workload's text; set draft_acceptance_rate (vLLM logs it as 'Avg Draft acceptance "
                        "rate') to plan with it")  # fmt: skip
-    drafter = "the MTP layer drafts" if draft_layers(s, m) else "prompt lookup drafts on the CPU"
-    return head + (f"Latency and throughput are planned with it: each decode step runs {k + 1} tokens a request through "
-                   f"the model (its last token and {k} drafted ones), {drafter} the next {k}, and a request gains 1 + {k} × {s.draft_acceptance_rate:g} = {tau:.2f} "
-                   "tokens a step (draft_acceptance_rate, the workload's own: measure it); TPOT is a step / "
-                   f"{tau:.2f}, ITL the step itself (a streamed chunk carries the step's tokens). At low concurrency "
-                   "read the gain as an upper bound: published one-request SGLang runs took 1.9–2.9× a plain step for a "
-                   "speculative one where this plan gives 1.2–1.4× (docs/calibration-history.md (36))")  # fmt: skip
+    drafter = "the MTP layer drafts" if draft_layers(s, m) else "prompt lookup drafts"
+    return head + (f"Planned with draft_acceptance_rate {s.draft_acceptance_rate:g}: a step runs {k + 1} tokens a "
+                   f"request, {drafter} {k}, a request gains 1 + {k} × {s.draft_acceptance_rate:g} = {tau:.2f} (TPOT "
+                   f"= step / {tau:.2f}; ITL = the step, a chunk of them). At low concurrency read the gain as an upper "
+                   "bound: one-request SGLang runs took 1.9–2.9× a plain step, planned 1.2–1.4× (history (36))")  # fmt: skip

@@ -382,8 +382,10 @@ class StepModel:
     def _spec(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
               prefill_seqs: int = 1) -> tuple[tuple[float, ...], float, tuple[float, float, float]]:
         """A speculative step per token a decoding request gains: the real step less (1 − 1/τ) of its decode-only
-        part, each term alike. A decode step is then its real time / τ (the tokens each request gains) and a prompt's
-        chunks keep their own time, so the simulation and the closed forms, one token a step, run unchanged."""
+        part, each term alike, and never less than the prompt's tokens alone take. A decode step is then its real time
+        / τ (the tokens each request gains) and a prompt's chunks keep their own time, so the simulation and the closed
+        forms, one token a step, run unchanged (the decodes riding on a chunk gain a token at no cost where their
+        share would be negative: the chunk's weights were read for them anyway)."""
         parts, draft, aux = self._verify(prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs)
         if not decode_seqs:
             return parts, draft, aux
@@ -391,8 +393,19 @@ class StepModel:
         if not prefill_tokens:
             return tuple(x * (1 - f) for x in parts), draft * (1 - f), tuple(x * (1 - f) for x in aux)
         dec, ddraft, daux = self._verify(0.0, 0.0, decode_seqs, decode_context, 1)
-        return (tuple(x - f * y for x, y in zip(parts, dec, strict=True)), draft - f * ddraft,
-                tuple(x - f * y for x, y in zip(aux, daux, strict=True)))  # fmt: skip
+        out = (tuple(x - f * y for x, y in zip(parts, dec, strict=True)), draft - f * ddraft,
+               tuple(x - f * y for x, y in zip(aux, daux, strict=True)))  # fmt: skip
+        alone = self._verify(prefill_tokens, prefill_pairs, 0, 0.0, prefill_seqs)
+        return alone if sum(alone[0]) + alone[1] > sum(out[0]) + out[1] else out
+
+    def real_step_s(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
+                    prefill_seqs: int = 1) -> float:
+        """One step as the GPU runs it [s]: step_s, or under speculation the verify-and-draft step itself, not per
+        token (the time between a request's streamed chunks)."""
+        if not self.spec_tokens:
+            return self.step_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs)
+        parts, draft, _ = self._verify(prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs)
+        return sum(parts) + draft
 
     def terms(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
               prefill_seqs: int = 1) -> StepTerms:

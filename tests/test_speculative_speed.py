@@ -77,8 +77,13 @@ def test_a_decode_step_by_hand(catalog):
     assert per_token.step_overhead_s == pytest.approx(one.step_overhead_s / 2.5, rel=1e-12)
     assert per_token.kv_s == pytest.approx(one.kv_s / 2.5, rel=1e-9)  # one request's KV, read once for 4 queries
     assert per_token.draft_s == 0.0 and spec.step_s(0, 0, 1, 2048) == pytest.approx(per_token.total_s, rel=1e-12)
-    # a prompt-only step keeps its own time (no request decodes in it)
-    assert spec.step_s(1024, 1024 * 1025 / 2, 0, 0) == pytest.approx(base.step_s(1024, 1024 * 1025 / 2, 0, 0))
+    # a prompt-only step keeps its own time (no request decodes in it), and decodes riding on a chunk never make it
+    # shorter than the chunk alone; the real step (the time between chunks) is the per-token one × τ when decoding
+    pairs = 1024 * 1025 / 2
+    assert spec.step_s(1024, pairs, 0, 0) == pytest.approx(base.step_s(1024, pairs, 0, 0))
+    for d in (1, 8, 64):
+        assert spec.step_s(1024, pairs, d, d * 2048) >= spec.step_s(1024, pairs, 0, 0)
+        assert spec.real_step_s(0, 0, d, d * 2048) == pytest.approx(2.5 * spec.step_s(0, 0, d, d * 2048), rel=1e-12)
 
 
 def test_deepseek_v3s_drafter_by_hand(catalog):
@@ -108,7 +113,8 @@ def test_the_plan_follows_the_acceptance(catalog):
     for a in (0.0, 0.25, 0.5, 0.75, 1.0):
         lat = plan(catalog, **DSV3, concurrency=1, speculative_method="mtp", draft_acceptance_rate=a).latency
         tpots.append(lat.tpot_s)
-        assert lat.itl_s == pytest.approx((1 + 3 * a) * lat.tpot_s, rel=1e-9)
+        assert lat.stream_itl_s == pytest.approx((1 + 3 * a) * lat.tpot_s, rel=1e-9)  # the tool's ITL: a chunk
+        assert lat.itl_s == pytest.approx(lat.tpot_s, rel=1e-9)  # per token, as the TPOT SLO reads it
         assert lat.decode_terms.draft_s > 0
     assert tpots == sorted(tpots, reverse=True) and tpots[0] > none.tpot_s > tpots[-1]
     assert tpots[-1] > none.tpot_s / 4  # four tokens a step at best, each step dearer than one token's
@@ -117,7 +123,7 @@ def test_the_plan_follows_the_acceptance(catalog):
 def test_the_page_note_says_how(catalog):
     r = plan(catalog, **DSV3, speculative_method="mtp", draft_acceptance_rate=0.7)
     note = next(n for n in r.notes if n.startswith("speculative decoding"))
-    assert "1 + 3 × 0.7 = 3.10 tokens a step" in note and "planned with it" in note
+    assert "1 + 3 × 0.7 = 3.10 (TPOT = step / 3.10" in note and "Planned with draft_acceptance_rate 0.7" in note
     r = plan(catalog, **DSV3, speculative_method="mtp")
     assert "set draft_acceptance_rate" in next(n for n in r.notes if n.startswith("speculative decoding"))
 
