@@ -209,7 +209,11 @@ class Report:
     @property
     def bands_withheld(self) -> str | None:
         """Why no held-out band is shown for this GPU though the table has its family's: a part far outside the
-        GPUs the bands were measured on (calc.accuracy.low_ridge)."""
+        GPUs the bands were measured on (calc.accuracy.low_ridge), or a plan with speculative decoding's speed (no
+        held-out run speculates)."""
+        if self.latency.step.spec_tokens:
+            return ("none with speculative decoding: no held-out run speculates (one published vLLM run with its "
+                    "acceptance printed was predicted blind, TPOT +6.3 %: docs/calibration-history.md (36))")  # fmt: skip
         ridge = low_ridge(self.gpu)
         if ridge is None:
             return None

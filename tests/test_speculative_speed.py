@@ -158,3 +158,11 @@ def test_a_bad_rate_names_the_flag(capsys, value):
     except SystemExit as e:  # argparse's own exit
         code = e.code
     assert code == 2 and "draft_acceptance_rate" in capsys.readouterr().err.replace("-", "_")
+
+
+def test_no_held_out_band_beside_a_speculative_plan(catalog):
+    """The held-out runs serve without speculation: their error is not the speculative plan's."""
+    plain = plan(catalog, **DSV3)
+    spec = plan(catalog, **DSV3, speculative_method="mtp", draft_acceptance_rate=0.7)
+    assert plain.error_bands and not plain.bands_withheld
+    assert spec.error_bands == {} and spec.bands_withheld.startswith("none with speculative decoding")
