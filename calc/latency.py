@@ -140,26 +140,27 @@ class LatencyResult:
         return self.decode.estimate_s
 
 
-def graphed_counts(hi, *, input_len: int, output_len: int, budget, graph_tokens: int) -> tuple:
+def graphed_counts(hi, *, input_len: int, output_len: int, budget, graph_tokens: int, decode_tokens: int = 1) -> tuple:
     """(k_mixed, k_decode): the largest in-flight counts ≤ hi whose steps keep vLLM's captured CUDA graphs (a step
     of more than graph_tokens tokens runs eagerly, calc.step_time). k_mixed for the steps that also carry prompt
     tokens (mixed_tpot_s: b + max(min(b·L/N, budget − b), min(L, budget − b)) tokens, non-decreasing in b), k_decode
     = min(hi, graph_tokens) for the decode-only steps. Past them the rate can fall as b grows (Llama-3.1-8B on an
     H100, 128 + 128: 250 in flight serve 43.3 req/s, 300 serve 39.9), so the capacity tries them too. Arrays in,
-    arrays out (calc.search_fleet takes it over every configuration; calc.replicas over one)."""
+    arrays out (calc.search_fleet takes it over every configuration; calc.replicas over one). `decode_tokens`: what
+    a decoding request takes of the step (1 + k under speculative decoding, StepModel.decode_tokens)."""
     hi = np.asarray(hi, dtype=np.int64)
-    L, N = input_len, output_len  # noqa: N806 - the formula's names
+    L, N, q = input_len, output_len, decode_tokens  # noqa: N806 - the formula's names
 
     def tokens(b):
-        room = np.maximum(0.0, budget - b)
-        return b + np.maximum(np.minimum(b * L / N, room), np.minimum(L, room))
+        room = np.maximum(0.0, budget - q * b)
+        return q * b + np.maximum(np.minimum(b * L / N, room), np.minimum(L, room))
 
     lo, top = np.zeros_like(hi), hi.copy()  # tokens(lo) ≤ graph_tokens holds at 0; find the largest in [0, hi]
     while np.any(lo < top):
         mid = (lo + top + 1) // 2
         ok = tokens(mid) <= graph_tokens
         lo, top = np.where(ok, mid, lo), np.where(ok, top, mid - 1)
-    return lo, np.minimum(hi, graph_tokens)
+    return lo, np.minimum(hi, graph_tokens // q)
 
 
 def _phase(model: StepModel, t: StepTerms) -> Phase:
@@ -209,7 +210,7 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
     riding_label, riding_part = (("the decode step decided before it came",) * 2 if c.lagged else
                                  ("decodes sharing its steps", "decode steps its chunks ride on"))  # fmt: skip
-    chunk = budget if s.disaggregated else max(1, budget - others)  # a prefill instance runs no decodes
+    chunk = budget if s.disaggregated else max(1, budget - others * model.decode_tokens)  # a prefill instance runs none
     spike = model.step_s(min(chunk, L_in), chunk_pairs(min(chunk, L_in), 0), others, others * ctx)
     # Little's law over the C in flight (a decode instance holds a request N_out steps); with data-parallel ranks the
     # busiest rank's E2E, and fewer than D requests keep only as many ranks busy

@@ -163,7 +163,7 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
         return Capacity(0, 0.0, at(1)[0].conformance, limited, "no load keeps the quota", slots)
     rate = load / best * at(best)[1].requests_per_s
     for k in graphed_counts(best, input_len=s.input_len, output_len=s.output_len, budget=s.max_num_batched_tokens,
-                            graph_tokens=engine.cudagraph_max_tokens):  # fmt: skip
+                            graph_tokens=engine.cudagraph_max_tokens, decode_tokens=model.decode_tokens):  # fmt: skip
         k = int(k)  # past the CUDA-graph size fewer in flight can serve more: the best rate within the quota
         if 1 <= k < best and at(k)[1].requests_per_s > rate * (1 + GRAPH_GAIN) and queued(k, k)[0] >= quota:
             best, load, limited, rate = k, float(k), "graphs", at(k)[1].requests_per_s

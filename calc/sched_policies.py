@@ -18,7 +18,7 @@ def vllm_step(sim) -> None:
     cfg, pool = sim.cfg, sim.pool
     preempted = False
     while True:
-        chunks, budget = sim.running_chunks(cfg.max_num_batched_tokens - sim.n_dec)
+        chunks, budget = sim.running_chunks(cfg.max_num_batched_tokens - sim.n_dec * cfg.decode_tokens)
         if sim.b_final <= pool or sim.b_dec(sim.D) + sim.b_partial(chunks) <= pool:
             break
         sim.preempt(sim.running[-1])

@@ -66,6 +66,8 @@ class EngineConfig:
     compile_s: float = 0.0
     """StepModel.compile_s, which step_s adds to every step with prompt tokens: the simulation takes it back from a
     step whose prompt-token count the server has run before (the compiled kernel is reused)."""
+    decode_tokens: int = 1
+    """Tokens of max_num_batched_tokens a decoding request takes a step (vLLM): 1 + k under speculative decoding."""
     busy_peers: float = 0.0
     """Other data-parallel ranks with requests (StepModel.busy_peers), run alike: their prompt steps hold this rank's
     decode steps in every MoE layer (the lockstep; calc.scheduler._Sim.decode)."""

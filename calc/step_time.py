@@ -204,6 +204,12 @@ class StepModel:
     """The drafter (one MTP layer, its input projection and the head) as a step model of its own; None: no draft
     model on the GPU (ngram)."""
 
+    @property
+    def decode_tokens(self) -> int:
+        """Tokens of the step budget (max_num_batched_tokens) a decoding request takes: 1, or 1 + k under speculative
+        decoding (vLLM schedules num_tokens_with_spec − num_computed_tokens and takes them from the budget)."""
+        return 1 + self.spec_tokens
+
     def experts_touched(self, tokens: float, prefill_tokens: float = 0.0, prefill_seqs: int = 1) -> float:
         """Distinct experts per MoE layer that a step's tokens visit: touched(g^x) of calc.routing (uniform: E · (1 −
         (1 − k/E)^(g^x)); the engine's routing_skew favours some experts), x the engine's routing_exponent and g the

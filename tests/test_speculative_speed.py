@@ -166,3 +166,20 @@ def test_no_held_out_band_beside_a_speculative_plan(catalog):
     spec = plan(catalog, **DSV3, speculative_method="mtp", draft_acceptance_rate=0.7)
     assert plain.error_bands and not plain.bands_withheld
     assert spec.error_bands == {} and spec.bands_withheld.startswith("none with speculative decoding")
+
+
+def test_a_speculating_request_takes_1_plus_k_of_the_budget(catalog):
+    """vLLM schedules a decoding request's 1 + k tokens and takes them from max_num_batched_tokens (scheduler.py:
+    token_budget -= num_new_tokens; history (37)). A 4,096-token prompt beside 256 decodes with a 2,048 budget:
+    chunks of 2,048 − 256 = 1,792 tokens, 3 steps, without speculation; of 2,048 − 4 · 256 = 1,024, 4 steps, with
+    k = 3. The simulation's vLLM step leaves the same room (EngineConfig.decode_tokens)."""
+    from calc.bench import engine_config
+    from calc.engine_cycle import prefill_terms
+
+    base = steps(catalog, model="llama-3.1-8b", gpu="h100-sxm")
+    spec = steps(catalog, model="llama-3.1-8b", gpu="h100-sxm", speculative_method="ngram", draft_acceptance_rate=0.5)
+    assert (base.decode_tokens, spec.decode_tokens) == (1, 4)
+    assert prefill_terms(base, 4096, budget=2048, decode_seqs=256, decode_context=256 * 2048)[1] == 3
+    assert prefill_terms(spec, 4096, budget=2048, decode_seqs=256, decode_context=256 * 2048)[1] == 4
+    r = plan(catalog, model="llama-3.1-8b", gpu="h100-sxm", speculative_method="ngram", draft_acceptance_rate=0.5)
+    assert engine_config(r).decode_tokens == 4
