@@ -300,7 +300,7 @@ def chunk_spike(r) -> Chart:
         f"Chunked prefill: a {s.input_len:,}-token prompt takes {fmt.plural(lat.prefill_steps, 'step')}", "engine step (one forward pass)",
         "step time (ms)",
         [dict(type="bar", x=steps, y=[lat.stream_itl_s * 1e3, lat.stream_spike_s * 1e3], name="inter-token latency (ms)"),
-         _here(steps[1], lat.chunk_step_s * 1e3)],
+         _here(steps[1], lat.stream_spike_s * 1e3)],
         shapes=[shape], notes=[note],
     )  # fmt: skip
 

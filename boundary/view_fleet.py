@@ -15,15 +15,18 @@ from calc.tails import quantile_label
 def _strict_why(r) -> str:
     """Why the strict variant is what it is: a chunk step over the SLO (calc.goodput.conformance), or the gaps' odds."""
     s, lat = r.scenario, r.latency
-    if lat.decode_batch > 1 and not s.disaggregated and lat.chunk_step_s > s.slo_tpot_s:
-        return (f"a step that carries another request's prefill chunk takes {fmt.ms(lat.chunk_step_s)}, over the SLO, "
+    spike, plain, tau = lat.stream_spike_s, lat.stream_itl_s, lat.step.accepted_tokens  # the streamed chunks' gaps
+    if lat.decode_batch > 1 and not s.disaggregated and spike > s.slo_tpot_s:
+        return (f"a step that carries another request's prefill chunk takes {fmt.ms(spike)}, over the SLO, "
                 "and a request decoding while another's prompt is prefilled waits through one")  # fmt: skip
     if s.output_len <= 1:
         return "a one-token output has no gap"
-    chunked = lat.decode_batch > 1 and not s.disaggregated and lat.chunk_step_s > lat.itl_s
-    around = (f"the plain step ({fmt.ms(lat.itl_s)}) or, in the share that makes their mean the TPOT, a step that "
-              f"carries another request's prefill chunk ({fmt.ms(lat.chunk_step_s)})") if chunked else "the plain step"
-    return (f"each of the {s.output_len - 1:,} gaps log-normal with σ = {s.latency_sigma:g} around {around}: a long "
+    chunked = lat.decode_batch > 1 and not s.disaggregated and spike > plain
+    around = (f"the plain step ({fmt.ms(plain)}) or, in the share that makes their mean the TPOT, a step that "
+              f"carries another request's prefill chunk ({fmt.ms(spike)})") if chunked else "the plain step"
+    gaps = f"{s.output_len - 1:,} gaps" if tau == 1 else \
+        f"{(s.output_len - 1) / tau:,.0f} gaps (chunks of {tau:.2f} tokens, a speculative step each)"  # fmt: skip
+    return (f"each of the {gaps} log-normal with σ = {s.latency_sigma:g} around {around}: a long "
             "output has that many chances to exceed it")  # fmt: skip
 
 
@@ -81,10 +84,12 @@ def _itl_line(r) -> str:
     t, s, lat = r.tails, r.scenario, r.latency
     if s.output_len <= 1:
         return "mean vs max ITL over one request: a one-token output has no gap"
-    chunked = lat.decode_batch > 1 and not s.disaggregated and t.itl_max_s > lat.itl_s
+    chunked = lat.decode_batch > 1 and not s.disaggregated and t.itl_max_s > lat.stream_itl_s
     why = "a step that carries another request's prefill chunk" if chunked else \
         "no other request's prompt rides on its steps" + (": a decode instance" if s.disaggregated else "")  # fmt: skip
-    return f"mean vs max ITL over one request: mean {fmt.ms(t.itl_mean_s)} (the TPOT estimate), max {fmt.ms(t.itl_max_s)} ({why})"
+    mean = "the TPOT estimate" if lat.step.accepted_tokens == 1 else \
+        f"the TPOT estimate × {lat.step.accepted_tokens:.2f}, a speculative step's chunk"  # fmt: skip
+    return f"mean vs max ITL over one request: mean {fmt.ms(t.itl_mean_s)} ({mean}), max {fmt.ms(t.itl_max_s)} ({why})"
 
 
 def tails_lines(r) -> list[str]:

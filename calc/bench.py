@@ -41,6 +41,7 @@ def engine_config(r) -> EngineConfig:
                         request_serial_s=0.0 if own else front_serial_s(s, r.engine, r.model) * dp,
                         overlap_schedule=r.engine.overlap_schedule, idle_launch_s=idle_launch_s(s, r.engine),
                         busy_peers=r.latency.step.busy_peers, decode_tokens=r.latency.step.decode_tokens,
+                        tokens_per_step=r.latency.step.accepted_tokens,
                         compile_s=r.latency.step.compile_s)  # fmt: skip
 
 

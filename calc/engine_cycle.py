@@ -40,11 +40,14 @@ def scaled(t: StepTerms, k: float) -> StepTerms:
 def prefill_terms(model: StepModel, tokens: int, *, budget: int, decode_seqs: int = 0, decode_context: float = 0.0
                   ) -> tuple[StepTerms, int]:  # fmt: skip
     """A prompt of `tokens` in chunks of the budget left after `decode_seqs` decodes: (summed terms, steps). The
-    chunks are costed as their mean (exact for the terms linear in tokens and pairs)."""
+    chunks are costed as their mean (exact for the terms linear in tokens and pairs). Under speculative decoding
+    with decodes beside it each chunk is a whole step (1 + k tokens a decode taken from the budget): the per-token
+    step of 1 / τ of its prompt tokens (StepModel._spec), τ times."""
     chunk = max(1, budget - decode_seqs * model.decode_tokens)
     steps = ceil(tokens / chunk)
-    mean = model.terms(tokens / steps, chunk_pairs(tokens, 0) / steps, decode_seqs, decode_context)
-    return scaled(mean, steps), steps
+    tau = model.accepted_tokens if decode_seqs and model.spec_tokens else 1.0
+    mean = model.terms(tokens / steps / tau, chunk_pairs(tokens, 0) / steps / tau, decode_seqs, decode_context)
+    return scaled(mean, steps * tau), steps
 
 
 def budget_cycle_s(model: StepModel, *, b: float, input_len: int, output_len: int, budget: int,
@@ -54,11 +57,12 @@ def budget_cycle_s(model: StepModel, *, b: float, input_len: int, output_len: in
     decode tokens of them. Saturated, d = min(b, budget · (N − 1) / (L + N − 1)) sequences decode and the rest of
     the budget, p = budget − d, prefills; requests then finish at p / L per full step T_full = step(p prefill
     tokens, d decodes), and by Little's law each of the b takes b · L · T_full / p [s]. 0 when nothing prefills.
-    A decoding request takes q = model.decode_tokens of the budget a step (1 + k under speculative decoding):
-    d = min(b, budget · (N − 1) / (L + q · (N − 1))), p = budget − q · d."""
-    L, q = input_len, model.decode_tokens  # noqa: N806 - the formula's name
-    d = min(b, budget * (output_len - 1) / (L + q * (output_len - 1)))
-    p = budget - q * d
+    Under speculative decoding a decoding request takes q = 1 + k of a real step's budget and a step is one token of
+    τ, with 1 / τ of its prompt room: d = min(b, budget · (N − 1) / (τ · L + q · (N − 1))), p = (budget − q · d) / τ.
+    """
+    L, q, tau = input_len, model.decode_tokens, model.accepted_tokens  # noqa: N806 - the formula's name
+    d = min(b, budget * (output_len - 1) / (tau * L + q * (output_len - 1)))
+    p = model.prompt_room(budget, d) if d else budget
     if p <= 0:
         return 0.0
     return b * L * model.step_s(p, p * L / 2, d, d * context, float(prompts_in(p, L))) / p
@@ -78,9 +82,10 @@ def mixed_tpot_s(model: StepModel, *, b: float, input_len: int, output_len: int,
     min(L, budget − b): a share q = min(1, X / chunk) of the steps carries one (X / q tokens), the rest only decode.
     TPOT = q · step(X / q prompt tokens, b decodes) + (1 − q) · step(b decodes). Spreading X over every step
     instead would have each plain decode step of an MoE model read the experts a whole prompt reaches. A decoding
-    request takes model.decode_tokens of the budget (1 + k under speculative decoding)."""
+    request takes model.decode_tokens of the budget (1 + k under speculative decoding), and a step is then one
+    token of τ, with 1 / τ of the room (StepModel.prompt_room)."""
     L = input_len  # noqa: N806 - the formula's name
-    room = max(0.0, budget - b * model.decode_tokens)
+    room = max(0.0, model.prompt_room(budget, b))
     x = min(b * L / output_len, room)
     chunk = min(L, room)
     q = min(1.0, x / chunk) if chunk > 0 else 1.0

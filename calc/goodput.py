@@ -43,23 +43,27 @@ class Conformance:
 
 def conformance(*, ttft_s: float, tpot_s: float, itl_s: float, spike_s: float, output_len: int,
                 others_prefill: bool, slo_ttft_s: float, slo_tpot_s: float, sigma: float,
-                throughput_rps: float) -> Conformance:  # fmt: skip
+                throughput_rps: float, tokens_per_gap: float = 1.0) -> Conformance:  # fmt: skip
+    """`itl_s`, `spike_s`: the gaps between streamed chunks, each of `tokens_per_gap` tokens (τ under speculative
+    decoding, else 1)."""
     p_f = p_within(median_s=ttft_s, slo_s=slo_ttft_s, sigma=sigma)
     p_p = p_within(median_s=tpot_s, slo_s=slo_tpot_s, sigma=sigma)
     p_gap = every_gap_within(tpot_s=tpot_s, itl_s=itl_s, spike_s=spike_s if others_prefill else itl_s,
-                             output_len=output_len, slo_s=slo_tpot_s, sigma=sigma)  # fmt: skip
+                             output_len=output_len, slo_s=slo_tpot_s, sigma=sigma, tokens_per_gap=tokens_per_gap)  # fmt: skip
     return Conformance(p_f, p_p, p_f * p_p, p_gap, p_f * p_gap, throughput_rps, throughput_rps * p_f * p_p)
 
 
 def every_gap_within(*, tpot_s: float, itl_s: float, spike_s: float, output_len: int, slo_s: float,
-                     sigma: float) -> float:  # fmt: skip
+                     sigma: float, tokens_per_gap: float = 1.0) -> float:  # fmt: skip
     """P(every one of a request's N − 1 inter-token gaps ≤ slo): the gaps are plain steps (itl_s) and steps that
     carry another request's prompt (spike_s), in the share q that makes their mean the TPOT, q = (TPOT − ITL) /
     (spike − ITL); each gap an independent log-normal draw around its step, so P = p(ITL)^((N−1)(1−q)) ·
     p(spike)^((N−1)q). A spike over the SLO that a request meets at all (q > 0) breaks it for sure. At most P(TPOT ≤
-    slo): every gap within it puts their mean within it too."""
-    gaps = max(0, output_len - 1)
-    q = min(1.0, max(0.0, (tpot_s - itl_s) / (spike_s - itl_s))) if spike_s > itl_s else 0.0
+    slo): every gap within it puts their mean within it too. Under speculative decoding a gap brings a chunk of
+    τ = tokens_per_gap tokens: (N − 1) / τ gaps, their mean τ · TPOT."""
+    gaps = max(0, output_len - 1) / tokens_per_gap
+    mean = tpot_s * tokens_per_gap
+    q = min(1.0, max(0.0, (mean - itl_s) / (spike_s - itl_s))) if spike_s > itl_s else 0.0
     if q and spike_s > slo_s:
         return 0.0
     p = p_within(median_s=itl_s, slo_s=slo_s, sigma=sigma) ** (gaps * (1 - q)) \

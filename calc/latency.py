@@ -140,20 +140,22 @@ class LatencyResult:
         return self.decode.estimate_s
 
 
-def graphed_counts(hi, *, input_len: int, output_len: int, budget, graph_tokens: int, decode_tokens: int = 1) -> tuple:
+def graphed_counts(hi, *, input_len: int, output_len: int, budget, graph_tokens: int, decode_tokens: int = 1,
+                   tokens_per_step: float = 1.0) -> tuple:  # fmt: skip
     """(k_mixed, k_decode): the largest in-flight counts ≤ hi whose steps keep vLLM's captured CUDA graphs (a step
     of more than graph_tokens tokens runs eagerly, calc.step_time). k_mixed for the steps that also carry prompt
     tokens (mixed_tpot_s: b + max(min(b·L/N, budget − b), min(L, budget − b)) tokens, non-decreasing in b), k_decode
     = min(hi, graph_tokens) for the decode-only steps. Past them the rate can fall as b grows (Llama-3.1-8B on an
     H100, 128 + 128: 250 in flight serve 43.3 req/s, 300 serve 39.9), so the capacity tries them too. Arrays in,
     arrays out (calc.search_fleet takes it over every configuration; calc.replicas over one). `decode_tokens`: what
-    a decoding request takes of the step (1 + k under speculative decoding, StepModel.decode_tokens)."""
+    a decoding request takes of the step (1 + k under speculative decoding, StepModel.decode_tokens), and
+    `tokens_per_step` the tokens it gains (τ), which brings τ times the prompt tokens a step."""
     hi = np.asarray(hi, dtype=np.int64)
-    L, N, q = input_len, output_len, decode_tokens  # noqa: N806 - the formula's names
+    L, N, q, tau = input_len, output_len, decode_tokens, tokens_per_step  # noqa: N806 - the formula's names
 
-    def tokens(b):
+    def tokens(b):  # a real step's: under speculative decoding τ steps' prompt tokens
         room = np.maximum(0.0, budget - q * b)
-        return q * b + np.maximum(np.minimum(b * L / N, room), np.minimum(L, room))
+        return q * b + np.maximum(np.minimum(tau * b * L / N, room), np.minimum(L, room))
 
     lo, top = np.zeros_like(hi), hi.copy()  # tokens(lo) ≤ graph_tokens holds at 0; find the largest in [0, hi]
     while np.any(lo < top):
@@ -210,13 +212,15 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
     riding_label, riding_part = (("the decode step decided before it came",) * 2 if c.lagged else
                                  ("decodes sharing its steps", "decode steps its chunks ride on"))  # fmt: skip
-    chunk = budget if s.disaggregated else max(1, budget - others * model.decode_tokens)  # a prefill instance runs none
+    chunk = budget if s.disaggregated else max(1, int(model.prompt_room(budget, others)))  # a prefill instance: no decodes
     spike = model.step_s(min(chunk, L_in), chunk_pairs(min(chunk, L_in), 0), others, others * ctx)
     # Little's law over the C in flight (a decode instance holds a request N_out steps); with data-parallel ranks the
     # busiest rank's E2E, and fewer than D requests keep only as many ranks busy
     rps = b / (N_out * tpot) if s.disaggregated else (s.concurrency if dp > 1 else flight) / total
     pre_ph, dec_ph = _phase(model, alone), _phase(model, dec)
-    cal_mbu = (dec.bytes_moved / (s.measured_itl_s * model.bandwidth_bytes_per_s)) if s.measured_itl_s else None
+    # a measured ITL is a whole step, τ per-token steps under speculative decoding
+    cal_mbu = (dec.bytes_moved * model.accepted_tokens / (s.measured_itl_s * model.bandwidth_bytes_per_s)) \
+        if s.measured_itl_s else None  # fmt: skip
     cal_mfu = (alone.flop / (s.measured_prefill_s * model.peak_flop_per_s)) if s.measured_prefill_s else None
     inferred = None
     if s.measured_itl_p99_s and s.measured_itl_s:
@@ -271,7 +275,7 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         ttft_s=ttft,
         itl_s=dec.total_s,
         stream_itl_s=dec.total_s * model.accepted_tokens,
-        stream_spike_s=model.real_step_s(min(chunk, L_in), chunk_pairs(min(chunk, L_in), 0), others, others * ctx),
+        stream_spike_s=spike * model.accepted_tokens if others else spike,
         tpot_s=tpot,
         e2e_s=total,
         e2e_parts=parts,

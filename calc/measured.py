@@ -32,14 +32,15 @@ class MeasuredDecode:
 def measured_decode(*, batch: float, lat: LatencyResult, measured_itl_s: float | None) -> MeasuredDecode:
     t = decode_point(lat.step, batch=batch, context=lat.decode_context)
     itl = measured_itl_s
+    tau = lat.step.accepted_tokens  # a measured ITL is a whole step: under speculative decoding τ per-token steps
     return MeasuredDecode(
         batch=batch,
         context=lat.decode_context,
-        floor_s=t.floor_s,
-        estimate_s=t.total_s,
+        floor_s=t.floor_s * tau,
+        estimate_s=t.total_s * tau,
         measured_itl_s=itl,
-        floor_share_of_measured=t.floor_s / itl if itl else None,
-        achieved_mbu=t.bytes_moved / (itl * lat.bandwidth_bytes_per_s) if itl else None,
+        floor_share_of_measured=t.floor_s * tau / itl if itl else None,
+        achieved_mbu=t.bytes_moved * tau / (itl * lat.bandwidth_bytes_per_s) if itl else None,
         intensity_flop_per_byte=t.flop / t.bytes_moved,
         compute_bound=t.flop / lat.peak_flop_per_s > t.bytes_moved / lat.bandwidth_bytes_per_s,
     )

@@ -31,7 +31,8 @@ from calc.workload import max_requests_at_length, start_refusal
 
 def conformance_of(s: Scenario, lat: LatencyResult) -> Conformance:
     return conformance(
-        ttft_s=lat.ttft_s, tpot_s=lat.tpot_s, itl_s=lat.itl_s, spike_s=lat.chunk_step_s, output_len=s.output_len,
+        ttft_s=lat.ttft_s, tpot_s=lat.tpot_s, itl_s=lat.stream_itl_s, spike_s=lat.stream_spike_s,
+        output_len=s.output_len, tokens_per_gap=lat.step.accepted_tokens,
         others_prefill=lat.decode_batch > 1 and not s.disaggregated, slo_ttft_s=s.slo_ttft_s, slo_tpot_s=tpot_slo_s(s), sigma=s.latency_sigma,
         throughput_rps=lat.requests_per_s,
     )  # fmt: skip
@@ -163,7 +164,8 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
         return Capacity(0, 0.0, at(1)[0].conformance, limited, "no load keeps the quota", slots)
     rate = load / best * at(best)[1].requests_per_s
     for k in graphed_counts(best, input_len=s.input_len, output_len=s.output_len, budget=s.max_num_batched_tokens,
-                            graph_tokens=engine.cudagraph_max_tokens, decode_tokens=model.decode_tokens):  # fmt: skip
+                            graph_tokens=engine.cudagraph_max_tokens, decode_tokens=model.decode_tokens,
+                            tokens_per_step=model.accepted_tokens):  # fmt: skip
         k = int(k)  # past the CUDA-graph size fewer in flight can serve more: the best rate within the quota
         if 1 <= k < best and at(k)[1].requests_per_s > rate * (1 + GRAPH_GAIN) and queued(k, k)[0] >= quota:
             best, load, limited, rate = k, float(k), "graphs", at(k)[1].requests_per_s

@@ -131,7 +131,8 @@ class Report:
         s, lat = self.scenario, self.latency
         others = lat.decode_batch > 1 and not s.disaggregated  # another request's prompt can ride on a step
         return tails(fanout=s.fanout, chain_calls=s.chain_calls, e2e_s=lat.e2e_s, sigma=s.latency_sigma,
-                     itl_s=lat.itl_s, spike_s=lat.chunk_step_s if others else lat.itl_s, tpot_s=lat.tpot_s)  # fmt: skip
+                     itl_s=lat.stream_itl_s, spike_s=lat.stream_spike_s if others else lat.stream_itl_s,
+                     tpot_s=lat.tpot_s * lat.step.accepted_tokens)  # the gaps between streamed chunks  # fmt: skip
 
     def _price_estimated(self, gid: str) -> bool:
         """The GPU's price is its spec's own estimate (its `derived` list), not a published rate nor the user's."""

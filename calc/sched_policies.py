@@ -18,7 +18,10 @@ def vllm_step(sim) -> None:
     cfg, pool = sim.cfg, sim.pool
     preempted = False
     while True:
-        chunks, budget = sim.running_chunks(cfg.max_num_batched_tokens - sim.n_dec * cfg.decode_tokens)
+        room = cfg.max_num_batched_tokens - sim.n_dec * cfg.decode_tokens
+        if sim.n_dec and cfg.tokens_per_step != 1:  # a step per token: 1 / τ of a real step's prompt room
+            room = int(room / cfg.tokens_per_step)
+        chunks, budget = sim.running_chunks(room)
         if sim.b_final <= pool or sim.b_dec(sim.D) + sim.b_partial(chunks) <= pool:
             break
         sim.preempt(sim.running[-1])

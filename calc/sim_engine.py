@@ -68,6 +68,9 @@ class EngineConfig:
     step whose prompt-token count the server has run before (the compiled kernel is reused)."""
     decode_tokens: int = 1
     """Tokens of max_num_batched_tokens a decoding request takes a step (vLLM): 1 + k under speculative decoding."""
+    tokens_per_step: float = 1.0
+    """Under speculative decoding τ, the tokens a decoding request gains a real step: the simulation plays a step per
+    token, so a step with decoding requests has 1 / τ of the prompt budget a real step leaves them."""
     busy_peers: float = 0.0
     """Other data-parallel ranks with requests (StepModel.busy_peers), run alike: their prompt steps hold this rank's
     decode steps in every MoE layer (the lockstep; calc.scheduler._Sim.decode)."""

@@ -21,6 +21,8 @@ Without it latency is planned without speculation: the gain is the acceptance ra
 
 from __future__ import annotations
 
+import math
+
 from calc.model_spec import ModelSpec
 from calc.scenario import Scenario
 from calc.state import state_kind
@@ -89,9 +91,20 @@ def accepted_tokens(s: Scenario, m: ModelSpec) -> float | None:
     """τ = 1 + k · a: tokens a decoding request gains a step with k draft tokens accepted at rate a (vLLM's mean
     acceptance length = 1 + accepted / drafts, and its acceptance rate = accepted / (drafts · k)); None where latency
     is planned without speculation (no method, no draft_acceptance_rate, or a draft the plan refuses)."""
-    if s.speculative_method == "none" or s.draft_acceptance_rate is None or spec_refusal(s, m):
-        return None
+    if s.speculative_method == "none" or s.draft_acceptance_rate is None or s.output_len < 2 or spec_refusal(s, m):
+        return None  # a one-token output has no decode step to speculate in
     return 1.0 + s.num_speculative_tokens * s.draft_acceptance_rate
+
+
+def tokens_per_step(s: Scenario, m: ModelSpec) -> float | None:
+    """What a decoding request gains a step over its whole output: a request's N − 1 decoded tokens take whole
+    steps, ⌈(N − 1) / τ⌉ of them, so (N − 1) / ⌈(N − 1) / τ⌉ ≤ τ (a 2-token output gains nothing from any τ: its one
+    token takes a step); None where latency is planned without speculation (accepted_tokens)."""
+    tau = accepted_tokens(s, m)
+    if tau is None:
+        return None
+    decoded = s.output_len - 1
+    return decoded / math.ceil(decoded / tau - 1e-9)
 
 
 def spec_decode_stats(s: Scenario, m: ModelSpec, *, output_tokens: int, completed: int) -> dict | None:
@@ -103,10 +116,10 @@ def spec_decode_stats(s: Scenario, m: ModelSpec, *, output_tokens: int, complete
     if tau is None:
         return None
     k = s.num_speculative_tokens
-    drafts = max(0, output_tokens - completed) / tau
+    drafts = round(max(0, output_tokens - completed) / tokens_per_step(s, m))  # whole steps: tokens_per_step
     return {"spec_decode_acceptance_rate": 100.0 * s.draft_acceptance_rate, "spec_decode_acceptance_length": tau,
-            "spec_decode_num_drafts": round(drafts), "spec_decode_draft_tokens": round(drafts * k),
-            "spec_decode_accepted_tokens": round(drafts * (tau - 1))}  # fmt: skip
+            "spec_decode_num_drafts": drafts, "spec_decode_draft_tokens": drafts * k,
+            "spec_decode_accepted_tokens": round(drafts * (tau - 1))}  # vLLM counts a last step's extra tokens too
 
 
 def spec_refusal(s: Scenario, m: ModelSpec) -> str:
@@ -125,6 +138,8 @@ def spec_refusal(s: Scenario, m: ModelSpec) -> str:
 
 def spec_note(s: Scenario, m: ModelSpec) -> str:
     """What the plan says of a scenario with speculative decoding ('' without)."""
+    if s.speculative_method == "none" and s.draft_acceptance_rate is not None:
+        return "draft_acceptance_rate: no effect without a speculative_method (mtp or ngram)"
     if s.speculative_method == "none" or spec_refusal(s, m):
         return ""
     k = s.num_speculative_tokens
@@ -143,7 +158,15 @@ def spec_note(s: Scenario, m: ModelSpec) -> str:
                        "rate of the workload's text; set draft_acceptance_rate (vLLM logs it as 'Avg Draft acceptance "
                        "rate') to plan with it")  # fmt: skip
     drafter = "the MTP layer drafts" if draft_layers(s, m) else "prompt lookup drafts"
+    per = tokens_per_step(s, m)
+    n = s.output_len - 1
+    whole = f", {per:.2f} over {n:,} token{'s' if n > 1 else ''} in whole steps" if per < tau * 0.995 else ""
+    budget = ""
+    if (c := min(s.rank_concurrency, s.max_num_seqs)) * (k + 1) >= s.max_num_batched_tokens:
+        budget = (f". {c:,} requests × {k + 1} tokens fill max_num_batched_tokens {s.max_num_batched_tokens:,}: "
+                  "vLLM then trims or skips decodes and admits no prompt, which this plan does not model; raise "
+                  f"max_num_batched_tokens above {c * (k + 1):,}")  # fmt: skip
     return head + (f"Planned with draft_acceptance_rate {s.draft_acceptance_rate:g}: a step runs {k + 1} tokens a "
-                   f"request, {drafter} {k}, a request gains 1 + {k} × {s.draft_acceptance_rate:g} = {tau:.2f} (TPOT "
-                   f"= step / {tau:.2f}; ITL = the step, a chunk of them). At low concurrency read the gain as an upper "
+                   f"request, {drafter} {k}, a request gains 1 + {k} × {s.draft_acceptance_rate:g} = {tau:.2f}{whole} "
+                   f"(TPOT = step / {per:.2f}; ITL = the step, a chunk of them){budget}. At low concurrency read the gain as an upper "
                    "bound: one-request SGLang runs took 1.9–2.9× a plain step, planned 1.2–1.4× (history (36))")  # fmt: skip

@@ -14,7 +14,7 @@ from calc.kv_cache import attention_bytes_per_token_per_layer, kv_bytes_per_toke
 from calc.pool import PoolResult
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
-from calc.speculative import accepted_tokens, draft_layers, drafted
+from calc.speculative import draft_layers, drafted, tokens_per_step
 from calc.state import state_kind, state_shape
 from calc.step_time import StepModel
 from calc.units import DTYPE_BYTES, GB, US
@@ -233,7 +233,7 @@ def step_model(s: Scenario, m: ModelSpec, g: GPUSpec, pool: PoolResult, engine: 
         mbu_override=s.mbu is not None,
         mfu_override=s.mfu is not None,
     )
-    tau = accepted_tokens(s, m)
+    tau = tokens_per_step(s, m)
     if tau is None:
         return target
     return replace(target, spec_tokens=s.num_speculative_tokens, accepted_tokens=tau,

@@ -210,21 +210,31 @@ class StepModel:
         decoding (vLLM schedules num_tokens_with_spec − num_computed_tokens and takes them from the budget)."""
         return 1 + self.spec_tokens
 
-    def experts_touched(self, tokens: float, prefill_tokens: float = 0.0, prefill_seqs: int = 1) -> float:
+    def prompt_room(self, budget: float, decode_seqs: float) -> float:
+        """Prompt tokens a step has room for beside `decode_seqs` decoding requests: the budget less their tokens
+        (decode_tokens each); under speculative decoding a step is one token of τ, so 1 / τ of that."""
+        room = budget - decode_seqs * self.decode_tokens
+        return room / self.accepted_tokens if decode_seqs and self.spec_tokens else room
+
+    def experts_touched(self, tokens: float, prefill_tokens: float = 0.0, prefill_seqs: int = 1,
+                        verify_tokens: float = 0.0, verify_seqs: int = 0) -> float:  # fmt: skip
         """Distinct experts per MoE layer that a step's tokens visit: touched(g^x) of calc.routing (uniform: E · (1 −
         (1 − k/E)^(g^x)); the engine's routing_skew favours some experts), x the engine's routing_exponent and g the
         independent draws: one per decoding sequence, m^y for the m tokens of each prompt being prefilled (y:
         `prefill_routing`; `prefill_seqs` prompts share the `prefill_tokens` evenly). `tokens` counts them all
-        (decode sequences + prefill tokens)."""
+        (decode sequences + prefill tokens). Speculative decoding: `verify_tokens` of the prefill tokens are the
+        draft tokens of `verify_seqs` decoding requests, routed as a short prompt each."""
         if not self.experts:
             return 0.0
         e = self.engine
         g = tokens
-        if prefill_tokens and self.prefill_routing != 1.0:
-            seqs = max(1, prefill_seqs)
-            g = tokens - prefill_tokens + seqs * (prefill_tokens / seqs) ** self.prefill_routing
+        y = self.prefill_routing
+        if prefill_tokens and y != 1.0:
+            prompt, seqs = prefill_tokens - verify_tokens, max(1, prefill_seqs)
+            g = tokens - prefill_tokens + (seqs * (prompt / seqs) ** y if prompt else 0.0)
+            g += verify_seqs * (verify_tokens / verify_seqs) ** y if verify_tokens else 0.0
         if self.dp > 1:  # the busy ranks' decodes (moe_tokens); the idle ranks' dummy tokens alike: one draw
-            decodes = (self.dp - 1) * self.dp_busy * (tokens - prefill_tokens)
+            decodes = (self.dp - 1) * self.dp_busy * (tokens - prefill_tokens + verify_tokens)
             g = g + decodes + (1.0 if self.dp_busy < 1 or not decodes else 0.0)
         return distinct_experts(experts=self.experts, top_k=self.top_k, tokens=g ** e.routing_exponent,
                                 skew=e.routing_skew)
@@ -261,11 +271,11 @@ class StepModel:
         share = 1.0 if self.mbu_override else self.weight_share
         gemm_flop = n * self.gemm_flop_per_token + (decode_seqs + (prefill_tokens > 0) + extra_logits) * self.logits_flop_per_token
         weights_s = max(self.dense_weight_bytes / (bw * share), gemm_flop / (fl * ramp)) if n else 0.0
-        touched = self.experts_touched(n, prefill_tokens, prefill_seqs) * self.moe_layers
+        touched = self.experts_touched(n, prefill_tokens, prefill_seqs, extra_logits, decode_seqs) * self.moe_layers
         expert_bytes = touched * self.expert_bytes / self.dp if self.dp > 1 else touched * self.expert_bytes
         m = m_gpu = n  # every rank's tokens in a MoE layer, their expert FLOPs shared by dp times the GPUs
         if self.dp > 1:
-            m = self.moe_tokens(n, decode_seqs)
+            m = self.moe_tokens(n, decode_seqs, extra_logits)
             m_gpu = m / self.dp
         experts_s = 0.0
         if touched:
@@ -285,7 +295,9 @@ class StepModel:
         attn_bw = 1.0 if self.mbu_override else e.attention_bandwidth_share
         kv_s = max(kv_bytes / (bw * attn_bw), decode_attn_flop / (fl * e.attention_compute_share))
         prefill_attention_s = prefill_attn_flop / (fl * e.attention_compute_share)
-        state_bytes = 2 * decode_seqs * self.state_bytes_per_seq
+        # read once and written back; a speculative verify writes the state after each draft token too (vLLM keeps
+        # them to roll back to the accepted one: the fused recurrent kernels' per-token state indices)
+        state_bytes = (2 * decode_seqs + extra_logits) * self.state_bytes_per_seq
         state_s = state_bytes / bw
         comm_bytes = 2 * (self.tp - 1) / self.tp * n * self.allreduce_bytes_per_token if self.tp > 1 else 0.0
         allreduce_s = 2 * self.blocks * (self.allreduce_latency_s + comm_bytes / self.link_bytes_per_s
@@ -314,14 +326,15 @@ class StepModel:
         layers too (the lockstep; calc.engine_cycle.lockstep_share)."""
         return (self.dp - 1) * self.dp_busy if self.dp > 1 else 0.0
 
-    def moe_tokens(self, n: float, decode_seqs: float) -> float:
+    def moe_tokens(self, n: float, decode_seqs: float, verify_tokens: float = 0.0) -> float:
         """Tokens a MoE layer runs: this rank's n; on each busy one of the other dp − 1 ranks as many decodes as this
         rank's (evenly loaded ranks, whose prompts come at other steps than this one's), and one dummy token on each
         idle one or where this rank has no decodes to mirror. Prompts sent to every rank at once (a benchmark's
-        burst) are prefilled together, which this leaves out (history, 2026-12-05 (13))."""
+        burst) are prefilled together, which this leaves out (history, 2026-12-05 (13)). Under speculative decoding
+        each decode is 1 + k tokens (`verify_tokens` the k · d of this rank's), the busy ranks' alike."""
         if self.dp == 1:
             return n
-        busy = self.dp_busy * decode_seqs
+        busy = self.dp_busy * (decode_seqs + verify_tokens)
         return n + (self.dp - 1) * (busy + (1 - self.dp_busy) if decode_seqs else 1.0)
 
     def moe_bus_bytes(self, m: float) -> float:
@@ -373,8 +386,8 @@ class StepModel:
         k, d = self.spec_tokens, decode_seqs
         avg = decode_context / d if d else 0.0
         more, pairs = k * d, prefill_pairs + k * d * (avg + (k + 1) / 2)
-        parts, (flop, moved, comm) = self._parts(prefill_tokens + more, pairs, d, decode_context,
-                                                 prefill_seqs + (d if more else 0), extra_logits=more)  # fmt: skip
+        parts, (flop, moved, comm) = self._parts(prefill_tokens + more, pairs, d, decode_context, prefill_seqs,
+                                                 extra_logits=more)  # fmt: skip
         draft, dflop, dmoved = 0.0, 0.0, 0.0
         if self.draft is not None and (d or prefill_tokens):
             for i in range(k if d else 1):  # after a prompt-only step the drafter proposes once, then verifies
@@ -387,31 +400,16 @@ class StepModel:
 
     def _spec(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
               prefill_seqs: int = 1) -> tuple[tuple[float, ...], float, tuple[float, float, float]]:
-        """A speculative step per token a decoding request gains: the real step less (1 − 1/τ) of its decode-only
-        part, each term alike, and never less than the prompt's tokens alone take. A decode step is then its real time
-        / τ (the tokens each request gains) and a prompt's chunks keep their own time, so the simulation and the closed
-        forms, one token a step, run unchanged (the decodes riding on a chunk gain a token at no cost where their
-        share would be negative: the chunk's weights were read for them anyway)."""
-        parts, draft, aux = self._verify(prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs)
+        """A speculative step per token a decoding request gains, τ of them a real step: with d > 0 decoding, the
+        real step over τ × the prompt tokens, / τ, each term alike (the simulation and the closed forms, one token a
+        step, give a step 1 / τ of the prompt budget a real step leaves: calc.sched_policies, calc.engine_cycle); a
+        step with no decoding request is itself."""
         if not decode_seqs:
-            return parts, draft, aux
-        f = 1.0 - 1.0 / self.accepted_tokens
-        if not prefill_tokens:
-            return tuple(x * (1 - f) for x in parts), draft * (1 - f), tuple(x * (1 - f) for x in aux)
-        dec, ddraft, daux = self._verify(0.0, 0.0, decode_seqs, decode_context, 1)
-        out = (tuple(x - f * y for x, y in zip(parts, dec, strict=True)), draft - f * ddraft,
-               tuple(x - f * y for x, y in zip(aux, daux, strict=True)))  # fmt: skip
-        alone = self._verify(prefill_tokens, prefill_pairs, 0, 0.0, prefill_seqs)
-        return alone if sum(alone[0]) + alone[1] > sum(out[0]) + out[1] else out
-
-    def real_step_s(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
-                    prefill_seqs: int = 1) -> float:
-        """One step as the GPU runs it [s]: step_s, or under speculation the verify-and-draft step itself, not per
-        token (the time between a request's streamed chunks)."""
-        if not self.spec_tokens:
-            return self.step_s(prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs)
-        parts, draft, _ = self._verify(prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs)
-        return sum(parts) + draft
+            return self._verify(prefill_tokens, prefill_pairs, 0, 0.0, prefill_seqs)
+        tau = self.accepted_tokens
+        parts, draft, aux = self._verify(prefill_tokens * tau, prefill_pairs * tau, decode_seqs, decode_context,
+                                         prefill_seqs)  # fmt: skip
+        return tuple(x / tau for x in parts), draft / tau, tuple(x / tau for x in aux)
 
     def terms(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
               prefill_seqs: int = 1) -> StepTerms:

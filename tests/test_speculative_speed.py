@@ -11,6 +11,7 @@ fp8-h200.yaml): its mean ITL is τ × its mean TPOT, and the plan's TPOT as it f
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -77,13 +78,13 @@ def test_a_decode_step_by_hand(catalog):
     assert per_token.step_overhead_s == pytest.approx(one.step_overhead_s / 2.5, rel=1e-12)
     assert per_token.kv_s == pytest.approx(one.kv_s / 2.5, rel=1e-9)  # one request's KV, read once for 4 queries
     assert per_token.draft_s == 0.0 and spec.step_s(0, 0, 1, 2048) == pytest.approx(per_token.total_s, rel=1e-12)
-    # a prompt-only step keeps its own time (no request decodes in it), and decodes riding on a chunk never make it
-    # shorter than the chunk alone; the real step (the time between chunks) is the per-token one × τ when decoding
+    # a prompt-only step keeps its own time (no request decodes in it); beside decodes a step is one token of τ, with
+    # 1 / τ of the prompt tokens: τ of them are the real step, never shorter than its prompt tokens alone
     pairs = 1024 * 1025 / 2
     assert spec.step_s(1024, pairs, 0, 0) == pytest.approx(base.step_s(1024, pairs, 0, 0))
     for d in (1, 8, 64):
-        assert spec.step_s(1024, pairs, d, d * 2048) >= spec.step_s(1024, pairs, 0, 0)
-        assert spec.real_step_s(0, 0, d, d * 2048) == pytest.approx(2.5 * spec.step_s(0, 0, d, d * 2048), rel=1e-12)
+        assert 2.5 * spec.step_s(1024 / 2.5, pairs / 2.5, d, d * 2048) >= spec.step_s(1024, pairs, 0, 0)
+    assert spec.prompt_room(2048, 64) == pytest.approx((2048 - 4 * 64) / 2.5) and spec.prompt_room(2048, 0) == 2048
 
 
 def test_deepseek_v3s_drafter_by_hand(catalog):
@@ -100,7 +101,8 @@ def test_deepseek_v3s_drafter_by_hand(catalog):
     assert m.draft.dense_weight_bytes == pytest.approx((linear * lb + 129_280 * 7168 * 2) / 8 + norms * 2, rel=1e-4)
     assert (m.draft.moe_layers, m.draft.blocks, m.draft.expert_bytes) == (1, 1.0, m.expert_bytes)
     assert m.draft.state_bytes_per_seq == 0 and m.draft.draft is None and not m.draft.spec_tokens
-    assert m.accepted_tokens == pytest.approx(1 + 3 * 0.7)
+    # 256 output tokens: 255 decoded in ⌈255 / 3.1⌉ = 83 whole steps, 255 / 83 a step
+    assert m.accepted_tokens == pytest.approx(255 / 83)
 
 
 def test_the_plan_follows_the_acceptance(catalog):
@@ -113,7 +115,9 @@ def test_the_plan_follows_the_acceptance(catalog):
     for a in (0.0, 0.25, 0.5, 0.75, 1.0):
         lat = plan(catalog, **DSV3, concurrency=1, speculative_method="mtp", draft_acceptance_rate=a).latency
         tpots.append(lat.tpot_s)
-        assert lat.stream_itl_s == pytest.approx((1 + 3 * a) * lat.tpot_s, rel=1e-9)  # the tool's ITL: a chunk
+        tau = 255 / math.ceil(255 / (1 + 3 * a))  # 256 output tokens: 255 decoded in whole steps
+        assert lat.step.accepted_tokens == pytest.approx(tau)
+        assert lat.stream_itl_s == pytest.approx(tau * lat.tpot_s, rel=1e-9)  # the tool's ITL: a chunk
         assert lat.itl_s == pytest.approx(lat.tpot_s, rel=1e-9)  # per token, as the TPOT SLO reads it
         assert lat.decode_terms.draft_s > 0
     assert tpots == sorted(tpots, reverse=True) and tpots[0] > none.tpot_s > tpots[-1]
@@ -123,7 +127,8 @@ def test_the_plan_follows_the_acceptance(catalog):
 def test_the_page_note_says_how(catalog):
     r = plan(catalog, **DSV3, speculative_method="mtp", draft_acceptance_rate=0.7)
     note = next(n for n in r.notes if n.startswith("speculative decoding"))
-    assert "1 + 3 × 0.7 = 3.10 (TPOT = step / 3.10" in note and "Planned with draft_acceptance_rate 0.7" in note
+    assert "1 + 3 × 0.7 = 3.10, 3.07 over 255 tokens in whole steps (TPOT = step / 3.07" in note
+    assert "Planned with draft_acceptance_rate 0.7" in note
     r = plan(catalog, **DSV3, speculative_method="mtp")
     assert "set draft_acceptance_rate" in next(n for n in r.notes if n.startswith("speculative decoding"))
 
@@ -182,4 +187,49 @@ def test_a_speculating_request_takes_1_plus_k_of_the_budget(catalog):
     assert prefill_terms(base, 4096, budget=2048, decode_seqs=256, decode_context=256 * 2048)[1] == 3
     assert prefill_terms(spec, 4096, budget=2048, decode_seqs=256, decode_context=256 * 2048)[1] == 4
     r = plan(catalog, model="llama-3.1-8b", gpu="h100-sxm", speculative_method="ngram", draft_acceptance_rate=0.5)
-    assert engine_config(r).decode_tokens == 4
+    assert (engine_config(r).decode_tokens, engine_config(r).tokens_per_step) == (4, r.latency.step.accepted_tokens)
+
+
+def test_whole_steps_for_short_outputs(catalog, capsys):
+    """A request's N − 1 decoded tokens take ⌈(N − 1) / τ⌉ whole steps: a 2-token output gains nothing from any
+    acceptance (its one decoded token is a step), and vllm bench's drafts are one a step a request."""
+    one = plan(catalog, **DSV3, concurrency=1, output_len=2)
+    spec = plan(catalog, **DSV3, concurrency=1, output_len=2, speculative_method="mtp", draft_acceptance_rate=1.0)
+    assert spec.latency.step.accepted_tokens == 1.0 and spec.latency.tpot_s > one.latency.tpot_s  # the verify's cost
+    code = main(["bench", "--model", "deepseek-v3", "--gpu", "h200", "--tensor-parallel-size", "8", "--max-concurrency",
+                 "1", "--num-prompts", "20", "--random-output-len", "2", "--speculative-method", "mtp",
+                 "--draft-acceptance-rate", "1", "--json"])  # fmt: skip
+    d = json.loads(capsys.readouterr().out)
+    assert code == 0 and d["spec_decode_num_drafts"] == 20 and d["spec_decode_draft_tokens"] == 60
+    assert d["mean_itl_ms"] == pytest.approx(d["mean_tpot_ms"], rel=1e-6)  # one gap: TPOT is ITL
+
+
+def test_the_strict_slo_reads_the_streamed_gaps(catalog):
+    """Every streamed gap (a whole speculative step, τ tokens) against the TPOT SLO: Llama-3.1-8B, ngram at 0.7,
+    one request, an SLO of 5 ms a token. The plan's TPOT is under it, its every step over it: the strict variant
+    is ~0, where reading the per-token times as gaps gave 36 %."""
+    r = plan(catalog, model="llama-3.1-8b", gpu="h100-sxm", concurrency=1, slo_tpot_s=0.005,
+             speculative_method="ngram", draft_acceptance_rate=0.7)  # fmt: skip
+    lat = r.latency
+    assert lat.tpot_s < 0.005 < lat.stream_itl_s
+    assert r.conformance.strict_conformance < 0.01 < r.conformance.conformance
+    assert r.tails.itl_max_s >= lat.stream_itl_s
+
+
+def test_a_verify_writes_the_state_after_each_draft_token(catalog):
+    """Qwen3-Next (Gated DeltaNet): a plain step reads and writes each request's state once (2 · state); a verify of
+    1 + 3 tokens writes it after each draft token as well (vLLM's fused recurrent kernel keeps them to roll back):
+    2 + 3 = 5 states a request, 5/2 of the plain step's."""
+    base = steps(catalog, model="qwen3-next-80b-a3b", gpu="h200")
+    spec = steps(catalog, model="qwen3-next-80b-a3b", gpu="h200", speculative_method="ngram", draft_acceptance_rate=0.5)
+    plain, per_token = base.terms(0, 0, 16, 16 * 2048), spec.terms(0, 0, 16, 16 * 2048)
+    assert per_token.state_s * spec.accepted_tokens == pytest.approx(plain.state_s * 5 / 2, rel=1e-12)
+
+
+def test_data_parallel_peers_verify_too(catalog):
+    """At DP 4 each busy peer runs its decodes' 1 + k tokens through the shared MoE layers, as this rank does:
+    16 decodes + 48 draft tokens a rank, 3 peers → 3 · 64 more tokens (not 3 · 16)."""
+    m = steps(catalog, model="qwen3-30b-a3b", gpu="h100-sxm", data_parallel_size=4, concurrency=64,
+              speculative_method="ngram", draft_acceptance_rate=0.5)  # fmt: skip
+    assert m.dp == 4 and m.dp_busy == 1.0
+    assert m.moe_tokens(64, 16, 48) == 64 + 3 * 64 and m.moe_tokens(16, 16) == 16 + 3 * 16
