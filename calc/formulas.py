@@ -33,7 +33,7 @@ def _experts_read(step, batch: float) -> str:
 
 
 def _pipeline(step, batch: float) -> str:
-    """For a pipeline: how the decode step's requests split into micro-batches, one a stage (StepModel._round)."""
+    """For a pipeline: how the decode step's requests split into micro-batches, one a stage (calc.pipeline_round.pipeline_round)."""
     if step.pp == 1:
         return ""
     k = max(1.0, min(step.pp, batch))

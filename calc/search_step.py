@@ -91,7 +91,7 @@ class Consts:
     """Whole experts spread over the TP group (the scenario's enable_expert_parallel, a MoE model): a step waits for
     its busiest GPU (calc.expert_parallel; rows 'rk' and 'zep')."""
     pipelined: bool = False
-    """Some configuration has pipeline stages (row 'pp'): its step is StepModel._round's, a micro-batch a stage."""
+    """Some configuration has pipeline stages (row 'pp'): its step is calc.pipeline_round.pipeline_round's, a micro-batch a stage."""
 
 
 def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, dict[str, np.ndarray]]:
@@ -190,7 +190,7 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
 
 def step_total(c: Consts, v, pt, pairs, ds, dctx, scale=None, pseqs=1):
     """StepModel.terms(pt, pairs, ds, dctx, pseqs).total_s (each term × `scale` first when given, as
-    latency.scaled); with pipeline stages, StepModel._round's: the heavy micro-batch and k − 1 light ones of d / k
+    latency.scaled); with pipeline stages, calc.pipeline_round.pipeline_round's: the heavy micro-batch and k − 1 light ones of d / k
     decodes each, k = min(pp, d)."""
     if not c.pipelined:
         return _one_batch(c, v, pt, pairs, ds, dctx, scale, pseqs)

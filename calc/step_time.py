@@ -27,7 +27,7 @@ exponent: a prompt's tokens favour the same experts). The Scenario's `mbu`/`mfu`
 With p pipeline stages a step is a round in which every running request advances one token: the engines keep one
 micro-batch in flight a stage, so the d decoding requests split into k = min(p, d) micro-batches (the prompt tokens in
 one of them) and the round takes max(t(heavy), (t(heavy) + (k − 1) · t(light)) / p), each t the estimate above for the
-whole model at one micro-batch, plus the d requests' per-sequence costs once (StepModel._round).
+whole model at one micro-batch, plus the d requests' per-sequence costs once (calc.pipeline_round.pipeline_round).
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ import numpy as np
 from calc.engine_spec import EngineSpec
 from calc.expert_parallel import bytes_factor, tokens_factor
 from calc.expr import E
+from calc.pipeline_round import pipeline_round
 from calc.routing import distinct_experts
+from calc.spec_step import per_token
 
 TERM_LABELS = (
     ("weights_s", "weights"), ("experts_s", "experts"), ("fp8_moe_s", "FP8 expert kernels (CDNA3)"), ("kv_s", "KV reads"),
@@ -173,7 +175,7 @@ class StepModel:
     """Served on the chat endpoint (Scenario.endpoint_type 'openai-chat'): its streamed tokens cost more."""
     pp: int = 1
     """Pipeline stages, each working on its own micro-batch (vLLM V1's max_concurrent_batches = pipeline size,
-    SGLang's event_loop_pp): a step is then a round in which every running request advances one token (`_round`)."""
+    SGLang's event_loop_pp): a step is then a round in which every running request advances one token (calc.pipeline_round)."""
     dp: int = 1
     """Data-parallel attention ranks (Scenario.data_parallel_size). A MoE layer runs every rank's tokens at once, its
     experts spread over the dp · tp GPUs (each holds 1 / dp of what a tp-only rank holds, `expert_bytes` already
@@ -197,7 +199,7 @@ class StepModel:
     it only for counts it has not run before (calc.scheduler)."""
     spec_tokens: int = 0
     """Speculative decoding with an acceptance rate (calc.speculative): k draft tokens a decoding request verifies
-    each step; 0 = none. A step's time is then per token (`_spec`)."""
+    each step; 0 = none. A step's time is then per token (calc.spec_step.per_token)."""
     accepted_tokens: float = 1.0
     """τ = 1 + k · acceptance rate: tokens a decoding request gains a step on average."""
     draft: StepModel | None = None
@@ -353,72 +355,14 @@ class StepModel:
         floor = max(moved / self.bandwidth_bytes_per_s, flop / self.peak_flop_per_s)
         return floor + comm_floor_s
 
-    def _round(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
-               prefill_seqs: int = 1) -> tuple[tuple[float, ...], tuple[float, float, float]]:
-        """The step's terms and (floor, FLOP, bytes) per GPU. A pipeline of p stages (pp > 1) holds one micro-batch a
-        stage: the d decoding requests spread over k = min(p, d) micro-batches, the prompt tokens in one of them (the
-        heavy one); a stage works on one at a time, so a round, in which every request advances one token, takes
-        max(t(heavy), (t(heavy) + (k − 1) · t(light)) / p), t the whole model's step at a micro-batch (all stages'
-        weights, layers and launches, each term alike). The per-request CPU costs stay those of all d requests, once
-        a round (one engine core schedules every micro-batch). The stage-to-stage transfers are not carried."""
-        if self.pp == 1:
-            parts, aux = self._parts(prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs)
-            return parts, (self._floor(*aux), aux[0], aux[1])
-        p, k = self.pp, max(1, min(self.pp, decode_seqs))  # at least one micro-batch, none of less than one request
-        heavy, aux = self._parts(prefill_tokens, prefill_pairs, decode_seqs / k, decode_context / k, prefill_seqs)
-        seq = heavy[-1] * k  # the d requests' CPU costs, once a round (a micro-batch carries d / k of them)
-        floor = self._floor(*aux)
-        if k == 1 or not prefill_tokens:  # decode only: the k micro-batches are alike and k ≤ p, so one paces the round
-            return (*heavy[:-1], seq), (floor, aux[0], aux[1])
-        light, laux = self._parts(0.0, 0.0, decode_seqs / k, decode_context / k)
-        if sum(heavy[:-1]) * p >= sum(heavy[:-1]) + (k - 1) * sum(light[:-1]):  # the heavy micro-batch paces the round
-            return (*heavy[:-1], seq), (floor, aux[0], aux[1])
-        parts = tuple((h + (k - 1) * li) / p for h, li in zip(heavy[:-1], light[:-1], strict=True))
-        floor = max(floor, (floor + (k - 1) * self._floor(*laux)) / p)
-        return (*parts, seq), (floor, (aux[0] + (k - 1) * laux[0]) / p, (aux[1] + (k - 1) * laux[1]) / p)
-
-    def _verify(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
-                prefill_seqs: int) -> tuple[tuple[float, ...], float, tuple[float, float, float]]:
-        """One real speculative step (vLLM V1, v1/spec_decode/eagle.py): the target verifies 1 + k tokens of each of
-        the d decoding requests (k·d more tokens through its GEMMs and experts, routed as a prompt's, and their logits;
-        each attends to its request's context, whose KV is read once), then the drafter runs once over the step's
-        tokens and k − 1 more times over the d requests. (terms, draft [s], (floor, FLOP, bytes))."""
-        k, d = self.spec_tokens, decode_seqs
-        avg = decode_context / d if d else 0.0
-        more, pairs = k * d, prefill_pairs + k * d * (avg + (k + 1) / 2)
-        parts, (flop, moved, comm) = self._parts(prefill_tokens + more, pairs, d, decode_context, prefill_seqs,
-                                                 extra_logits=more)  # fmt: skip
-        draft, dflop, dmoved = 0.0, 0.0, 0.0
-        if self.draft is not None and (d or prefill_tokens):
-            for i in range(k if d else 1):  # after a prompt-only step the drafter proposes once, then verifies
-                dp, (f, b, _) = (self.draft._parts(prefill_tokens + more, pairs, d, decode_context, prefill_seqs) if i == 0
-                                 else self.draft._parts(0.0, 0.0, d, decode_context + d * i))  # fmt: skip
-                draft += sum(dp) - dp[7] - dp[10]  # its kernels alone: the step's fixed and per-sequence costs are once
-                dflop, dmoved = dflop + f, dmoved + b
-        floor = self._floor(flop + dflop, moved + dmoved, comm)
-        return parts, draft, (floor, flop + dflop, moved + dmoved)
-
-    def _spec(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
-              prefill_seqs: int = 1) -> tuple[tuple[float, ...], float, tuple[float, float, float]]:
-        """A speculative step per token a decoding request gains, τ of them a real step: with d > 0 decoding, the
-        real step over τ × the prompt tokens, / τ, each term alike (the simulation and the closed forms, one token a
-        step, give a step 1 / τ of the prompt budget a real step leaves: calc.sched_policies, calc.engine_cycle); a
-        step with no decoding request is itself."""
-        if not decode_seqs:
-            return self._verify(prefill_tokens, prefill_pairs, 0, 0.0, prefill_seqs)
-        tau = self.accepted_tokens
-        parts, draft, aux = self._verify(prefill_tokens * tau, prefill_pairs * tau, decode_seqs, decode_context,
-                                         prefill_seqs)  # fmt: skip
-        return tuple(x / tau for x in parts), draft / tau, tuple(x / tau for x in aux)
-
     def terms(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
               prefill_seqs: int = 1) -> StepTerms:
         if self.spec_tokens:
-            parts, draft, (floor, flop, moved) = self._spec(prefill_tokens, prefill_pairs, decode_seqs, decode_context,
-                                                            prefill_seqs)  # fmt: skip
+            parts, draft, (floor, flop, moved) = per_token(self, prefill_tokens, prefill_pairs, decode_seqs,
+                                                           decode_context, prefill_seqs)  # fmt: skip
             return StepTerms(*parts, floor_s=floor, flop=flop, bytes_moved=moved, draft_s=draft)
-        parts, (floor, flop, moved) = self._round(prefill_tokens, prefill_pairs, decode_seqs, decode_context,
-                                                  prefill_seqs)  # fmt: skip
+        parts, (floor, flop, moved) = pipeline_round(self, prefill_tokens, prefill_pairs, decode_seqs, decode_context,
+                                                     prefill_seqs)  # fmt: skip
         return StepTerms(*parts, floor_s=floor, flop=flop, bytes_moved=moved)
 
     def step_s(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
@@ -426,11 +370,12 @@ class StepModel:
         """The estimate of one step [s] (the simulation's StepFn): terms(…).total_s without building the terms,
         summed in the same order (the same float). `prefill_seqs`: the prompts the prefill tokens belong to."""
         if self.spec_tokens:
-            parts, draft, _ = self._spec(prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs)
+            parts, draft, _ = per_token(self, prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs)
             w, x, f8, kv, pa, st, ar, so, lo, cs, se = parts
             return w + x + f8 + kv + pa + st + ar + so + lo + cs + se + draft
-        parts = (self._round if self.pp > 1 else self._parts)(prefill_tokens, prefill_pairs, decode_seqs,
-                                                               decode_context, prefill_seqs)[0]  # fmt: skip
+        parts = (pipeline_round(self, prefill_tokens, prefill_pairs, decode_seqs, decode_context, prefill_seqs)
+                 if self.pp > 1 else self._parts(prefill_tokens, prefill_pairs, decode_seqs, decode_context,
+                                                 prefill_seqs))[0]  # fmt: skip
         w, x, f8, kv, pa, st, ar, so, lo, cs, se = parts
         return w + x + f8 + kv + pa + st + ar + so + lo + cs + se
 
