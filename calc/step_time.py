@@ -264,7 +264,8 @@ class StepModel:
     def _parts(self, prefill_tokens: float, prefill_pairs: float, decode_seqs: int, decode_context: float,
                prefill_seqs: int = 1, extra_logits: float = 0.0) -> tuple[tuple[float, ...], tuple[float, ...]]:  # fmt: skip
         """The estimate's terms in StepTerms' order, and what the floor needs (FLOP, bytes, all-reduce bytes).
-        `extra_logits`: logit rows beyond one a decoding sequence and one for the prompts (a speculative verify's)."""
+        `extra_logits`: a speculative verify's k · d draft tokens among the prefill tokens: their logit rows, their
+        routing as a short prompt of each decoding request, their recurrent-state writes (calc.spec_step.verify)."""
         e = self.engine
         n = decode_seqs + prefill_tokens
         bw, fl = self.effective_bandwidth_bytes_per_s, self.effective_flop_per_s
