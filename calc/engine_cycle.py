@@ -42,7 +42,7 @@ def prefill_terms(model: StepModel, tokens: int, *, budget: int, decode_seqs: in
     """A prompt of `tokens` in chunks of the budget left after `decode_seqs` decodes: (summed terms, steps). The
     chunks are costed as their mean (exact for the terms linear in tokens and pairs). Under speculative decoding
     with decodes beside it each chunk is a whole step (1 + k tokens a decode taken from the budget): the per-token
-    step of 1 / τ of its prompt tokens (StepModel._spec), τ times."""
+    step of 1 / τ of its prompt tokens (calc.spec_step.per_token), τ times."""
     chunk = max(1, budget - decode_seqs * model.decode_tokens)
     steps = ceil(tokens / chunk)
     tau = model.accepted_tokens if decode_seqs and model.spec_tokens else 1.0

@@ -212,8 +212,11 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
     riding_label, riding_part = (("the decode step decided before it came",) * 2 if c.lagged else
                                  ("decodes sharing its steps", "decode steps its chunks ride on"))  # fmt: skip
-    chunk = budget if s.disaggregated else max(1, int(model.prompt_room(budget, others)))  # a prefill instance: no decodes
-    spike = model.step_s(min(chunk, L_in), chunk_pairs(min(chunk, L_in), 0), others, others * ctx)
+    # a real step's prompt room (a prefill instance runs no decodes); under speculative decoding beside decodes that
+    # step is τ per-token steps of 1 / τ of its prompt tokens (calc.spec_step.per_token)
+    chunk = budget if s.disaggregated else max(1, budget - others * model.decode_tokens)
+    tau = model.accepted_tokens if others and model.spec_tokens else 1.0
+    spike = model.step_s(min(chunk, L_in) / tau, chunk_pairs(min(chunk, L_in), 0) / tau, others, others * ctx)
     # Little's law over the C in flight (a decode instance holds a request N_out steps); with data-parallel ranks the
     # busiest rank's E2E, and fewer than D requests keep only as many ranks busy
     rps = b / (N_out * tpot) if s.disaggregated else (s.concurrency if dp > 1 else flight) / total
@@ -275,7 +278,7 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         ttft_s=ttft,
         itl_s=dec.total_s,
         stream_itl_s=dec.total_s * model.accepted_tokens,
-        stream_spike_s=spike * model.accepted_tokens if others else spike,
+        stream_spike_s=spike * tau,
         tpot_s=tpot,
         e2e_s=total,
         e2e_parts=parts,
