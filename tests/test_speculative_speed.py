@@ -233,3 +233,18 @@ def test_data_parallel_peers_verify_too(catalog):
               speculative_method="ngram", draft_acceptance_rate=0.5)  # fmt: skip
     assert m.dp == 4 and m.dp_busy == 1.0
     assert m.moe_tokens(64, 16, 48) == 64 + 3 * 64 and m.moe_tokens(16, 16) == 16 + 3 * 16
+
+
+def test_the_search_times_without_speculation_and_says_so(catalog):
+    """The search's arrays have no draft: every configuration is sized and timed without it, the note says so, and
+    the scenario its rows open carries neither the method nor the rate (a rate alone would do nothing)."""
+    from calc.search import search
+    from calc.search_rows import scenario_of
+
+    r = search(Scenario(**DSV3, speculative_method="mtp", draft_acceptance_rate=0.7, search_gpus="h200"), catalog)
+    assert any(n.startswith("speculative_method mtp is not searched") for n in r.notes)
+    assert r.cheapest is not None
+    s = scenario_of(r, r.cheapest)
+    assert (s.speculative_method, s.draft_acceptance_rate) == ("none", None)
+    note = plan(catalog, **DSV3, draft_acceptance_rate=0.7).notes
+    assert "draft_acceptance_rate: no effect without a speculative_method (mtp or ngram)" in note
