@@ -173,7 +173,10 @@ def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: fl
         tpot = dec.total_s / max(1 - lockstep_share(x / (dec.total_s + x), model.busy_peers), LOCKSTEP_FLOOR)
     else:
         tpot = dec.total_s + (b - 1) / N_out * alone.total_s
-    in_flight = in_flight_wait_s(tpot_s=tpot, front_s=front) if mixed and b > 1 and N_out > 1 else 0.0
+    # a prompt joins at a real step's end: under speculative decoding a step is τ per-token ones (the mean real step
+    # τ · TPOT, the first decode step τ of them)
+    tau = model.accepted_tokens
+    in_flight = in_flight_wait_s(tpot_s=tpot * tau, front_s=front) if mixed and b > 1 and N_out > 1 else 0.0
     if lagged:  # the step in flight, alone too: it was launched with the predecessor in it (calc.scheduler)
         in_flight = in_flight_wait_s(tpot_s=dec.total_s, front_s=front)
     ttft += in_flight
@@ -181,10 +184,10 @@ def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: fl
     if s.disaggregated:  # the prompt alone on a prefill instance, its KV sent over, then decodes with no prompt riding
         riding = in_flight = 0.0
         if s.request_rate:  # open arrivals queue for a prefill instance, as many as the TTFT SLO needs
-            one = decode_point(model, batch=1, context=ctx).total_s
+            one = decode_point(model, batch=1, context=ctx).total_s * tau
             most = prefill_wait_budget_s(s, front + s.queue_s + alone.total_s + transfer + one, one)
             prefill_n, _, prefill_wait = prefill_pool(rate_rps=s.request_rate, prefill_s=alone.total_s, max_wait_s=most)
-        ttft = front + s.queue_s + prefill_wait + alone.total_s + transfer + dec.total_s
+        ttft = front + s.queue_s + prefill_wait + alone.total_s + transfer + dec.total_s * tau
         tpot = dec.total_s
     total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
     budget_wait = 0.0 if s.disaggregated else max(0.0, budget_cycle_s(model, b=b, input_len=L_in, output_len=N_out,

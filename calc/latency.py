@@ -165,6 +165,14 @@ def graphed_counts(hi, *, input_len: int, output_len: int, budget, graph_tokens:
     return lo, np.minimum(hi, graph_tokens // q)
 
 
+def speculating_room(budget: int, input_len: int, decode_tokens: int) -> int:
+    """Requests the engine keeps decoding under speculative decoding, each taking decode_tokens = 1 + k of the step
+    budget: as many as leave one prompt chunk of min(L, budget / 2) tokens beside them, at least 1. vLLM reserves no
+    such room: past budget / (1 + k) decodes it skips some decodes a step and admits no prompt until some finish (the
+    simulation plays that out); the plan reads that steady state as these many in the engine, the rest in its queue."""
+    return max(1, (budget - min(input_len, budget // 2)) // decode_tokens)
+
+
 def _phase(model: StepModel, t: StepTerms) -> Phase:
     return phase(flop=t.flop, bytes_moved=t.bytes_moved, peak_flop_per_s=model.peak_flop_per_s,
                  bandwidth_bytes_per_s=model.bandwidth_bytes_per_s, floor_s=t.floor_s, estimate_s=t.total_s)  # fmt: skip
@@ -195,6 +203,8 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     busy = 0.0 if s.disaggregated else front_busy_s(s, engine, m) * front_ranks  # one API server feeds every rank
     room = min(flight, s.max_num_seqs) if s.disaggregated else \
         min(flight, max_requests_at_length(s, mem, m) or s.max_num_seqs)  # ≤ max_num_seqs
+    if model.spec_tokens and not s.disaggregated:  # decodes of 1 + k tokens each fill the step budget: vLLM then
+        room = min(room, speculating_room(budget, L_in, model.decode_tokens))  # skips decodes and admits no prompt
     seen = {room: cycle(s, model, engine, room, front, transfer)}
 
     def e2e(k: float) -> float:
@@ -234,7 +244,8 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     if s.disaggregated:
         if prefill_wait:
             ttft_e = ttft_e + E(prefill_wait, "wait for a prefill instance", unit="ms")
-        ttft_e = ttft_e + E(transfer, "KV transfer", unit="ms") + E(dec.total_s, "first decode step", unit="ms")
+        ttft_e = ttft_e + E(transfer, "KV transfer", unit="ms") + E(dec.total_s * model.accepted_tokens,
+                                                                    "first decode step", unit="ms")  # fmt: skip
     else:
         ttft_e = ttft_e + E(riding, riding_label, unit="ms")
         if in_flight:
@@ -248,7 +259,8 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         if pool_wait:
             ttft_e = ttft_e + E(pool_wait, POOL_WAIT, unit="ms")
     waits = (("waiting for a prefill instance", prefill_wait), ("waiting for the step in flight", in_flight))
-    after = (("transfer of its KV", transfer), ("first decode step", dec.total_s)) if s.disaggregated else \
+    after = (("transfer of its KV", transfer), ("first decode step", dec.total_s * model.accepted_tokens)) \
+        if s.disaggregated else \
         ((riding_part, riding), (IDLE_LAUNCH, c.idle_launch), ("waiting for the step budget", budget_wait),
          ("waiting for the API server", front_wait), (POOL_WAIT, pool_wait))  # fmt: skip
     optional = (IDLE_LAUNCH, "waiting for the step budget", "waiting for the API server", POOL_WAIT)

@@ -165,8 +165,9 @@ def spec_note(s: Scenario, m: ModelSpec) -> str:
     budget = ""
     if (c := min(s.rank_concurrency, s.max_num_seqs)) * (k + 1) >= s.max_num_batched_tokens:
         budget = (f". {c:,} requests × {k + 1} tokens fill max_num_batched_tokens {s.max_num_batched_tokens:,}: "
-                  "vLLM then trims or skips decodes and admits no prompt, which this plan does not model; raise "
-                  f"max_num_batched_tokens above {c * (k + 1):,}")  # fmt: skip
+                  "vLLM then skips decodes and admits no prompt until some finish; the plan keeps as many in the "
+                  "engine as leave one prompt chunk beside them and the rest in its queue (the simulation plays it "
+                  f"out); raise max_num_batched_tokens above {c * (k + 1):,} to avoid it")  # fmt: skip
     return head + (f"Planned with draft_acceptance_rate {s.draft_acceptance_rate:g}: a step runs {k + 1} tokens a "
                    f"request, {drafter} {k}, a request gains 1 + {k} × {s.draft_acceptance_rate:g} = {tau:.2f}{whole} "
                    f"(TPOT = step / {per:.2f}; ITL = the step, a chunk of them){budget}. At low concurrency read the gain as an upper "
