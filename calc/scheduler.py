@@ -41,12 +41,13 @@ from calc.sched_policies import (
     sglang_step,
     vllm_step,
 )
+from calc.sim_blocks import BlockBook
 from calc.sim_engine import MAX_SIM_ITERATIONS, MAX_SIM_WORK, EngineConfig, StepFn, steps_to_cover, stretch_s
 from calc.sim_lockstep import Lockstep
 from calc.sim_stats import SimResult, Workload, sim_result, workload_arrays
 
 
-class _Sim:
+class _Sim(BlockBook):
     """Mutable state of one run (private; simulate() is the pure entry point)."""
 
     def __init__(self, cfg: EngineConfig, w: Workload, step_s: StepFn) -> None:
@@ -85,49 +86,12 @@ class _Sim:
         self._a_buf, self._a_who, self._a_at = np.zeros(n, np.int64), [0] * n, {}
         self._h_np: np.ndarray | None = None
 
-    # --- blocks ---------------------------------------------------------------------------------------------
-    def blk(self, tokens: int) -> int:
-        m = -(-tokens // self.bs)
-        b = self._memo.get(m)
-        if b is None:
-            b = self._memo[m] = self.cfg.blocks_for(m * self.bs)
-        return b
-
-    def _decoder_arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """a of every decoder, and blocks_for by block index m (blocks_for(t) = table[⌈t / block_size⌉])."""
-        if self._h_np is None:
-            top = -(-max(x + y for x, y in zip(self.prompt, self.out, strict=True)) // self.bs) + 1
-            self._h_np = np.array([self.blk(m * self.bs) for m in range(top + 1)], dtype=np.int64)
-        return self._a_buf[: len(self._a_at)], self._h_np
-
-    def _a_add(self, r: int, a: int) -> None:
-        i = self._a_at[r] = len(self._a_at)
-        self._a_buf[i], self._a_who[i] = a, r
-
-    def _a_drop(self, r: int) -> None:
-        """O(1), where rebuilding the array from `dec` at each change cost 0.23 s of a 5,000-running run."""
-        i, last = self._a_at.pop(r), len(self._a_at)
-        if i != last:
-            moved = self._a_who[last]
-            self._a_buf[i], self._a_who[i], self._a_at[moved] = self._a_buf[last], moved, i
-
     def _unrun(self, r: int) -> None:
         """Take r out of the running list; the newest (a preemption's victim) without scanning the list."""
         if self.running[-1] == r:
             self.running.pop()
         else:
             self.running.remove(r)
-
-    def b_dec(self, d: int) -> int:
-        """Blocks the decoders hold after step d: Σ blocks_for(a + d), one numpy gather."""
-        if not self.dec:
-            return 0
-        a, table = self._decoder_arrays()
-        return int(table[(a + (d + self.bs - 1)) // self.bs].sum())
-
-    def b_partial(self, chunks: dict[int, int] | None = None) -> int:
-        chunks = chunks or {}
-        return sum(self.blk(self.pos[r] + chunks.get(r, 0)) for r in self.partial)
 
     # --- arrivals and bookkeeping ---------------------------------------------------------------------------
     def sent_at(self) -> float:
