@@ -45,7 +45,7 @@ def prefill_terms(model: StepModel, tokens: int, *, budget: int, decode_seqs: in
     step of 1 / τ of its prompt tokens (calc.spec_step.per_token), τ times."""
     chunk = max(1, budget - decode_seqs * model.decode_tokens)
     steps = ceil(tokens / chunk)
-    tau = model.accepted_tokens if decode_seqs and model.spec_tokens else 1.0
+    tau = model.steps_per_real(decode_seqs)
     mean = model.terms(tokens / steps / tau, chunk_pairs(tokens, 0) / steps / tau, decode_seqs, decode_context)
     return scaled(mean, steps * tau), steps
 

@@ -225,7 +225,7 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     # a real step's prompt room (a prefill instance runs no decodes); under speculative decoding beside decodes that
     # step is τ per-token steps of 1 / τ of its prompt tokens (calc.spec_step.per_token)
     chunk = budget if s.disaggregated else max(1, budget - others * model.decode_tokens)
-    tau = model.accepted_tokens if others and model.spec_tokens else 1.0
+    tau = model.steps_per_real(others)
     spike = model.step_s(min(chunk, L_in) / tau, chunk_pairs(min(chunk, L_in), 0) / tau, others, others * ctx)
     # Little's law over the C in flight (a decode instance holds a request N_out steps); with data-parallel ranks the
     # busiest rank's E2E, and fewer than D requests keep only as many ranks busy

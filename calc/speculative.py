@@ -14,7 +14,7 @@
   Mamba-2 or Gated DeltaNet conv state k more rows (mamba_utils: conv_kernel − 1 + num_spec), which can raise the
   attention block size a page is fitted to.
 
-Speed (with draft_acceptance_rate set; calc.step_time.StepModel._spec, calc.step_inputs.draft_step_model): a step
+Speed (with draft_acceptance_rate set; calc.spec_step, calc.step_inputs.draft_step_model): a step
 verifies 1 + k tokens a decoding request and the MTP drafter runs k passes; a request gains τ = 1 + k · a tokens.
 Without it latency is planned without speculation: the gain is the acceptance rate of the workload's text.
 """
@@ -22,6 +22,7 @@ Without it latency is planned without speculation: the gain is the acceptance ra
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from calc.model_spec import ModelSpec
 from calc.scenario import Scenario
@@ -71,20 +72,38 @@ def drafted(s: Scenario, m: ModelSpec) -> ModelSpec:
     return out
 
 
+class DraftLayers(NamedTuple):
+    """Parameters of MTP layers (linear with each one's 2·H → H input projection, routed experts, norms with its
+    three H-wide ones) and the bytes a linear weight and an expert weight take in them."""
+
+    linear: int
+    experts: int
+    norms: int
+    linear_bytes: float
+    expert_bytes: float
+
+
+def draft_layer_parts(m: ModelSpec, dm: ModelSpec, fmt, n: int) -> DraftLayers:
+    """The first `n` MTP layers of `dm` (drafted(s, m)), at the weights' format, or at 16 bits where the checkpoint
+    leaves its MTP layers unquantized (an ignore list naming them: nvidia's Qwen3.6-35B-A3B-NVFP4, "mtp*")."""
+    h, p, layers = m.hidden_size, dm.params, range(m.num_hidden_layers, m.num_hidden_layers + n)
+    whole = m.quantization_config is not None and m.quantization_config.mtp_unquantized
+    linear_b, expert_b = (2.0, 2.0) if whole else (fmt.linear_bytes, fmt.expert_bytes)
+    return DraftLayers(p.in_layers("linear", layers) + n * 2 * h * h, p.in_layers("experts", layers),
+                       p.in_layers("norms", layers) + n * 3 * h, linear_b, expert_b)  # fmt: skip
+
+
 def draft_weight_bytes(s: Scenario, m: ModelSpec, dm: ModelSpec, fmt) -> float:
     """The draft's weights on a GPU of the last stage [bytes]: its decoder layers (`dm`'s layers past `m`'s: linear and
     experts split over TP, the experts over DP · TP, norms whole) plus each MTP layer's input projection (2·H → H) and
     three H-wide norms (enorm, hnorm, the head's); at the weights' format, or at 16 bits where the checkpoint leaves
     its MTP layers unquantized (an ignore list naming them: nvidia's Qwen3.6-35B-A3B-NVFP4, "mtp*")."""
-    n, h, tp = draft_layers(s, m), m.hidden_size, s.tensor_parallel_size
+    n = draft_layers(s, m)
     if not n:
         return 0.0
-    whole = m.quantization_config is not None and m.quantization_config.mtp_unquantized
-    linear_b, expert_b = (2.0, 2.0) if whole else (fmt.linear_bytes, fmt.expert_bytes)
-    layers, p = range(m.num_hidden_layers, m.num_hidden_layers + n), dm.params
-    linear = p.in_layers("linear", layers) + n * 2 * h * h
-    experts = p.in_layers("experts", layers) / s.data_parallel_size
-    return (linear * linear_b + experts * expert_b) / tp + (p.in_layers("norms", layers) + n * 3 * h) * 2.0
+    d = draft_layer_parts(m, dm, fmt, n)
+    return (d.linear * d.linear_bytes + d.experts / s.data_parallel_size * d.expert_bytes) / s.tensor_parallel_size \
+        + d.norms * 2.0  # fmt: skip
 
 
 def accepted_tokens(s: Scenario, m: ModelSpec) -> float | None:

@@ -215,8 +215,12 @@ class StepModel:
     def prompt_room(self, budget: float, decode_seqs: float) -> float:
         """Prompt tokens a step has room for beside `decode_seqs` decoding requests: the budget less their tokens
         (decode_tokens each); under speculative decoding a step is one token of τ, so 1 / τ of that."""
-        room = budget - decode_seqs * self.decode_tokens
-        return room / self.accepted_tokens if decode_seqs and self.spec_tokens else room
+        return (budget - decode_seqs * self.decode_tokens) / self.steps_per_real(decode_seqs)
+
+    def steps_per_real(self, decode_seqs: float) -> float:
+        """Per-token steps in one real step beside `decode_seqs` decoding requests: τ under speculative decoding
+        (calc.spec_step.per_token), else 1 (and 1 for a step with no decoding request)."""
+        return self.accepted_tokens if decode_seqs and self.spec_tokens else 1.0
 
     def experts_touched(self, tokens: float, prefill_tokens: float = 0.0, prefill_seqs: int = 1,
                         verify_tokens: float = 0.0, verify_seqs: int = 0) -> float:  # fmt: skip
