@@ -70,8 +70,8 @@ def add_bench_parser(sub) -> None:
     g.add_argument("--random-range-ratio", dest="range_ratio", default="0", metavar="R",
                    help="lengths uniform in [len·(1−R), len·(1+R)] (default 0: fixed)")  # fmt: skip
     g.add_argument("--dataset-name", dest="dataset_name", default="random", metavar="D",
-                   help=f"random (default), or sharegpt: ShareGPT's lengths as vllm bench serve filters them ({_MEANS}, "
-                        "LLaMA tokenizer; calc/length_shapes.py)")  # fmt: skip
+                   help=f"random (default), or sharegpt: ShareGPT's lengths as vllm bench serve samples them ({_MEANS}, "
+                        "Llama-3 tokenizer; calc/length_shapes.py)")  # fmt: skip
     g.add_argument("--num-prompts", dest="num_prompts", default="1000", metavar="N", help="requests (default 1000)")
     g.add_argument("--seed", dest="seed", default="0", metavar="S", help="random seed of lengths and arrivals")
     g.add_argument("--batch-size", dest="batch_size", default=None, metavar="B",

@@ -196,7 +196,7 @@ def data_parallel_note(s: Scenario, model: ModelSpec) -> str:
 
 DP_REPLAY = ("Data-parallel attention as replayed: the 15 published data-parallel runs (GPUStack's DeepSeek-R1 and "
              "V3.2 on eight H200s, the SGLang cookbook, the vLLM recipes), at constants fitted without them: the "
-             "plan's output throughput a median 46 % above the measured (−26 % … +173 %), its TPOT a median 14 % "
+             "plan's output throughput a median 14 % above the measured (−26 % … +125 %), its TPOT a median 12 % "
              "below. Most are bursts whose prompts all start at once, which the lockstep (every MoE layer waiting for "
              "every rank's prompt steps) leaves untouched; take the gain over tensor parallelism as an upper bound "
              "(history, 2026-12-05 (14))")

@@ -39,8 +39,8 @@ class Workload:
     range_ratio: float = 0.0
     """Lengths uniform on the integers of [len·(1 − r), len·(1 + r)], as vllm's random dataset."""
     dataset: str = "random"
-    """"random" (range_ratio), or a dataset of calc.length_shapes.DATASETS whose shape, scaled to the mean lengths
-    input_len and output_len, gives each request's lengths (range_ratio then unused)."""
+    """"random" (range_ratio), or a dataset of calc.length_shapes.DATASETS whose (prompt, reply) pairs, scaled to the
+    mean lengths input_len and output_len, give each request's lengths (range_ratio then unused)."""
     seed: int = 0
     burstiness: float = 1.0
     """`--burstiness`: the gamma shape of the gaps between paced requests (mean 1 / request_rate): 1 is Poisson,
@@ -73,8 +73,7 @@ def workload_arrays(w: Workload) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if w.dataset == "random":
         prompt, out = lengths(w.input_len), lengths(w.output_len)
     else:
-        shape_in, shape_out = DATASETS[w.dataset]
-        prompt, out = draw(shape_in, w.input_len, w.num_prompts, rng), draw(shape_out, w.output_len, w.num_prompts, rng)
+        prompt, out = draw(DATASETS[w.dataset], w.input_len, w.output_len, w.num_prompts, rng)
     ready = np.zeros(w.num_prompts)
     if math.isfinite(w.request_rate) and w.num_prompts > 1:  # vllm bench serve: gamma(b, 1 / (rate · b)) gaps
         mean_gap, n = 1.0 / w.request_rate, w.num_prompts - 1

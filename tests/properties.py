@@ -213,6 +213,16 @@ def tab_case(draw):
     return draw(valid_scenario_data()), draw(st.sampled_from(TAB_NAMES))
 
 
+@cache
+def warm_tabs() -> None:
+    """Each tab drawn once on the default scenario, untimed: a process's first draw imports and caches what every
+    later one reuses (0.5–0.7 s on this host), which is start-up, not the cost of an input."""
+    r = evaluate(Scenario(), catalog())
+    for draw in (tabs.memory_tab, tabs.latency_tab, tabs.beyond_tab, tabs.slo_tab):
+        draw(r)
+    search_tab.render(Scenario(), catalog(), "http://localhost:8501/")
+
+
 @bounded("a tab's rerun")
 def check_tab(case: tuple[dict, str]) -> str:
     """That tab's own drawing code (ui.tabs, Streamlit in bare mode: nothing is sent) on the scenario's Report."""

@@ -31,6 +31,7 @@ def test_valid_scenarios_give_a_report(data):
 @FUZZ
 @given(P.tab_case())
 def test_each_tabs_rerun_is_within_the_cost_bound(case):
+    P.warm_tabs()
     assert P.check_tab(case) == "valid"
 
 
