@@ -21,6 +21,7 @@ from calc.resolve import base_model, checkpoint_kv, checkpoint_kv_note, default_
 from calc.scenario import Scenario
 from calc.sglang_defaults import SGLANG_NO_TPU, sglang_fraction_note, sglang_runs_on
 from calc.sglang_hybrid import as_sglang_runs, mamba_pools
+from calc.sglang_swa import split_note, windowed_share
 from calc.specs import GPUSpec, ModelSpec
 from calc.speculative import spec_note, speculative_blocks
 from calc.speed_notes import speed_notes
@@ -52,12 +53,18 @@ def resolve_checked(s: Scenario, catalog: Catalog) -> tuple[ModelSpec, GPUSpec]:
     return model, gpu
 
 
-def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
+def notes_for(s: Scenario, model: ModelSpec, mem, arch: str) -> tuple[str, ...]:
     notes = list(model.assumptions)
     if mem.block_size_note:
         notes.append(mem.block_size_note)
     plan = model.plan
-    if model.sliding_layer_count and model.sliding_window >= s.max_model_len:
+    windowed = model.sliding_layer_count or plan.count("chunked_attention")
+    share = windowed_share(s.engine, s.engine_version, model.model_type, arch) if windowed else None
+    if share is not None:
+        window = model.sliding_window if model.sliding_layer_count else model.attention_chunk_size
+        notes.append(split_note(share, window, windowed, model.num_hidden_layers,
+                                chunked=not model.sliding_layer_count))
+    elif model.sliding_layer_count and model.sliding_window >= s.max_model_len:
         notes.append(f"{model.sliding_layer_count} of {model.num_hidden_layers} layers declare a "
                      f"{model.sliding_window:,}-token sliding window, no shorter than max_model_len: full attention here")  # fmt: skip
     elif model.sliding_layer_count:
@@ -71,7 +78,7 @@ def notes_for(s: Scenario, model: ModelSpec, mem) -> tuple[str, ...]:
         notes.append(f"{plan.attention() - plan.cached_attention()} of {model.num_hidden_layers} layers reuse an "
                      f"earlier layer's KV (num_kv_shared_layers) and keep none: KV is held for "
                      f"{plan.cached_attention()} layers")  # fmt: skip
-    if plan.count("chunked_attention"):
+    if plan.count("chunked_attention") and share is None:
         notes.append(
             f"{plan.count('chunked_attention')} of {model.num_hidden_layers} layers attend within "
             f"{model.attention_chunk_size:,}-token chunks (Llama 4). vLLM 0.14+ keeps only the current chunk plus "
@@ -294,7 +301,7 @@ def evaluate(s: Scenario, catalog: Catalog) -> Report:
     engine = engine_of(s, catalog)
     lat = latency(s, model, gpu, mem, engine)
     conf = conformance_of(s, lat)
-    notes = notes_for(s, model, mem)
+    notes = notes_for(s, model, mem, gpu.arch)
     if defaults := defaults_note(s, model, gpu, mem):
         notes = (*notes, defaults)
     if sampler := sampler_note(s, model, mem):

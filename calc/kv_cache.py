@@ -96,15 +96,21 @@ class KVGroup:
     """Pages a request's state holds: 1, or 2 under prefix caching's align mode (calc.kv_cache.state_blocks)."""
     cp: int = 1
     """Decode context parallelism: a request's tokens split over this many GPUs, ⌈L / cp⌉ on each."""
+    share: float = 1.0
+    """kind "split" (SGLang's two pools, calc.sglang_swa): SWA tokens per full token."""
 
     def blocks_for(self, tokens: int, *, block_size: int, max_num_batched_tokens: int) -> int:
         """Blocks one request of `tokens` tokens holds in this group (vLLM max_memory_usage_bytes / page).
 
         sliding: cdiv(min(W − 1 + max_num_batched_tokens, L), bs) + 1 (the window may start mid-block)
         chunked: cdiv(min(chunk + max_num_batched_tokens, L), bs)      state: 1 page (2 in align mode), whatever L
+        split (SGLang's full and SWA pools, in full-pool blocks): max(b, cdiv(min(b, cdiv(W, bs)), r)), b = cdiv(L, bs)
         """
         if self.kind == "state":
             return self.state_blocks
+        if self.kind == "split":
+            b = ceil(tokens / block_size)
+            return max(b, ceil(min(b, ceil(self.window / block_size)) / self.share))  # type: ignore[operator]
         if self.kind == "sliding":
             return ceil(min(self.window - 1 + max_num_batched_tokens, tokens) / block_size) + 1  # type: ignore[operator]
         if self.kind == "chunked":
@@ -154,8 +160,9 @@ def forced_block_size(m, *, requested: int, arch: str) -> tuple[int, str]:
 def stage_layout(m, layers: range, *, tp: int = 1, kv_bytes_per_element: float = 2.0, model_bytes: float = 2.0,
                  block_size: int = 16, arch: str = "ampere", hybrid_manager: bool = True,
                  ssm_dtype: str = "auto", separate_state: bool = False, state_pages: int = 1,
-                 cp: int = 1, num_spec: int = 0) -> StageLayout:  # fmt: skip
-    """`separate_state`: the state layers keep their own pool (SGLang's MambaPool beside its token pool, calc.sglang_hybrid),
+                 cp: int = 1, num_spec: int = 0, windowed_share: float | None = None) -> StageLayout:  # fmt: skip
+    """`windowed_share`: SGLang's cost of a windowed layer's token against a full layer's (calc.sglang_swa; None:
+    vLLM's window caps). `separate_state`: the state layers keep their own pool (SGLang's MambaPool beside its token pool, calc.sglang_hybrid),
     so a model with attention layers too gets blocks of its attention layers alone. `state_pages`: blocks a request's
     state holds (state_blocks); `cp`: the decode-context-parallel size (vLLM FullAttentionSpec.max_memory_usage_bytes
     with DCP: cdiv(cdiv(L, dcp), block_size) blocks a request; the pool's blocks are each GPU's own); `num_spec`: speculative
@@ -167,9 +174,12 @@ def stage_layout(m, layers: range, *, tp: int = 1, kv_bytes_per_element: float =
     counts = {"full": plan.cached("full_attention", layers) + plan.cached("hybrid", layers),
               "sliding": plan.cached("sliding_attention", layers), "chunked": plan.cached("chunked_attention", layers),
               "state": plan.state(layers)}  # fmt: skip
-    if not hybrid_manager:  # --disable-hybrid-kv-cache-manager: windows and chunks are charged in full
-        counts["full"] += counts.pop("sliding") + counts.pop("chunked")
+    if not hybrid_manager or windowed_share == 1.0:  # vLLM's --disable-hybrid-kv-cache-manager, or SGLang's pool
+        counts["full"] += counts.pop("sliding") + counts.pop("chunked")  # without its split: windows in full
     counts = {k: n for k, n in counts.items() if n}
+    if windowed_share is not None and counts.keys() & {"sliding", "chunked"} and "state" not in counts:
+        return _split_layout(m, layers, counts, windowed_share, block_size=block, kv_bytes_per_element=kv_bytes_per_element,
+                             tp=tp, attn_1tok=attn_1tok, attn_stage=attn_stage, note=note)  # fmt: skip
     if separate_state and len(counts) > 1:
         counts.pop("state", None)
     shape = state_shape(m, tp=tp, model_bytes=model_bytes, ssm_override=ssm_dtype, num_spec=num_spec) \
@@ -206,6 +216,21 @@ def stage_layout(m, layers: range, *, tp: int = 1, kv_bytes_per_element: float =
         groups += [KVGroup(kind, windows.get(kind), state_pages, cp)] * ceil(n / size)
     padding = len(groups) * size - sum(counts.values())
     return StageLayout(n_layers, tuple(groups), size, padding, page_bytes=page, block_bytes=page * size, **common)
+
+
+def _split_layout(m, layers: range, counts: dict, share: float, *, block_size: int, kv_bytes_per_element: float,
+                  tp: int, attn_1tok: float, attn_stage: float, note: str) -> StageLayout:
+    """SGLang's full and SWA pools as one pool of full-pool blocks (calc.sglang_swa): a block holds block_size tokens
+    of every full layer and share × block_size of every windowed one."""
+    kind = "sliding" if "sliding" in counts else "chunked"
+    window = m.sliding_window if kind == "sliding" else m.attention_chunk_size
+    windowed = sum(kv_bytes_per_token_expr(m, range(i, i + 1), kv_bytes_per_element=kv_bytes_per_element, tp=tp).value
+                   for i in layers if m.plan.cached(kind + "_attention", range(i, i + 1)))  # fmt: skip
+    per_token = attn_stage - windowed + share * windowed
+    return StageLayout(len(layers), (KVGroup("split", window, share=share),), len(layers), 0,
+                       page_bytes=block_size * attn_1tok, block_bytes=block_size * per_token, block_size=block_size,
+                       attention_bytes_per_token=attn_stage, state_bytes_per_request=0.0, state_bytes_unpadded=0.0,
+                       block_size_note=note)  # fmt: skip
 
 
 ALIGN_MODE_TYPES = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")

@@ -44,6 +44,7 @@ from calc.params import ParamCounts
 from calc.precision_support import dtype_refusal, kv_dtype_refusal, served_format
 from calc.scenario import Scenario
 from calc.sglang_hybrid import sglang_state_bytes, state_split
+from calc.sglang_swa import windowed_share
 from calc.specs import GPUSpec, ModelSpec
 from calc.speculative import draft_weight_bytes, drafted, spec_refusal, speculative_blocks
 from calc.units import DTYPE_BYTES, GB
@@ -167,7 +168,8 @@ def stage_layouts(s: Scenario, m: ModelSpec, g: GPUSpec) -> list[StageLayout]:
                          model_bytes=DTYPE_BYTES["bf16"], block_size=s.block_size, arch=g.arch,
                          hybrid_manager=not s.disable_hybrid_kv_cache_manager, ssm_dtype=s.mamba_ssm_cache_dtype,
                          separate_state=s.engine == "sglang", state_pages=state_blocks(s, m),
-                         cp=s.decode_context_parallel_size, num_spec=speculative_blocks(s))
+                         cp=s.decode_context_parallel_size, num_spec=speculative_blocks(s),
+                         windowed_share=windowed_share(s.engine, s.engine_version, m.model_type, g.arch))
             for layers in pp_layer_ranges(m.num_hidden_layers, s.pipeline_parallel_size)]  # fmt: skip
 
 
