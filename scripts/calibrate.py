@@ -92,7 +92,8 @@ UNFITTED = ("sglang-cookbook-llama4-mi300x|", "sglang-cookbook-deepseek-v3.1-mi3
             "sglang-cookbook-qwen3-coder-next-b200|",  # (and its fifth)
             "dstack-deepseek-r1-mi300x-h200|",  # (and its sixth; (5): a refit on the 4th and 5th, not kept)
             "kvcached-pr331-qwen3-0.6b-h100-vllm019|",
-            "kvcached-overhead-llama32-3b-a100-sglang0462|")  # fmt: skip (2026-12-06's eighth, (30))
+            "kvcached-overhead-llama32-3b-a100-sglang0462|",  # (2026-12-06's eighth, (30))
+            "pegainfer-bs1-4k64-qwen3-4b-rtx5090-vllm0191|")  # fmt: skip (and its ninth, (43))
 
 
 def _fitted_on(run) -> bool:
