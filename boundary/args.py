@@ -55,11 +55,14 @@ def add_scenario_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -
                            help=with_default(help_text(info), info))  # fmt: skip
 
 
-def add_spec_flags(p: argparse.ArgumentParser) -> None:
+def add_spec_flags(p: argparse.ArgumentParser, *, model_default: str = "", gpu_default: str = "") -> None:
+    """--model and --gpu; `model_default` / `gpu_default`: what stands in when they are not given, where that is not
+    the Scenario's default (reconcile reads both from its log)."""
     fields = Scenario.model_fields
     p.add_argument("--model", dest="model", default=None, help="model spec id, or a model YAML / config.json path "
-                   f"(default: {fields['model'].default})")  # fmt: skip
-    p.add_argument("--gpu", dest="gpu", default=None, help=f"accelerator spec id (default: {fields['gpu'].default})")
+                   f"(default: {model_default or fields['model'].default})")  # fmt: skip
+    p.add_argument("--gpu", dest="gpu", default=None,
+                   help=f"accelerator spec id (default: {gpu_default or fields['gpu'].default})")
 
 
 MAX_NUMBER_CHARS = 40  # "1e15", "0.000001", "10000000000000000": a number here needs far fewer characters

@@ -33,7 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print them as a JSON list")
     rec = sub.add_parser("reconcile", help="hold a vLLM startup log against the prediction")
     rec.add_argument("logfile", help="the path of a vLLM startup log file")
-    add_spec_flags(rec)
+    add_spec_flags(rec, model_default="the model the log names",
+                   gpu_default="the device the log names or its memory matches, else "
+                               f"{Scenario.model_fields['gpu'].default}, marked ASSUMED")
     rec.add_argument("--json", action="store_true", help="print the logged, predicted and calibrated figures as JSON")
     add_scenario_flags(rec, skip=SEARCH_ONLY)
     add_bench_parser(sub)
@@ -47,7 +49,7 @@ def main(argv: list[str] | None = None, catalog=None) -> int:
         print("error: give a command: plan, bench, search, reconcile, models or gpus (python -m calc COMMAND --help)",
               file=sys.stderr)  # fmt: skip
         return 2
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_signed_values(list(sys.argv[1:] if argv is None else argv)))
     try:
         return _run(args, catalog)
     except InputError as e:  # a Scenario field is named by its flag, as the user typed it
@@ -59,6 +61,28 @@ def main(argv: list[str] | None = None, catalog=None) -> int:
     except (ValueError, ArithmeticError, OSError, UnicodeError, MemoryError, RecursionError) as e:  # last resort: one line, status 2
         print(f"error: {type(e).__name__}: {_one_line(str(e))}", file=sys.stderr)
         return 2
+
+
+def _signed_values(argv: list[str]) -> list[str]:
+    """`--request-rate -1e3` as `--request-rate=-1e3`: argparse reads a value that starts with '-' and is not a plain
+    negative number (an exponent, -inf) as another flag, and answers "expected one argument" without the allowed
+    range; joined, the value reaches the field's own check."""
+    out: list[str] = []
+    for tok in argv:
+        prev = out[-1] if out else ""
+        if tok.startswith("-") and prev.startswith("--") and "=" not in prev and _is_float(tok):
+            out[-1] = f"{prev}={tok}"
+        else:
+            out.append(tok)
+    return out
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _columns(rows: list[tuple[str, ...]], align_after_two: str) -> str:

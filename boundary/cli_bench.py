@@ -32,6 +32,13 @@ COUNT_KEYS = ("completed", "failed", "duration", "total_input_tokens", "total_ou
               "request_goodput", "output_throughput", "max_output_tokens_per_s", "max_concurrent_requests",
               "total_token_throughput")  # fmt: skip
 MAX_PERCENTILES = 20  # --metric-percentiles: more is no summary
+NOT_BENCHED = ("queue_s", "slo_ttft_s", "slo_tpot_s", "conformance_quota", "latency_sigma", "sim_ttft_median_s",
+               "sim_tpot_median_s", "sim_window_s", "gpu_hour_price", "currency", "fanout", "chain_calls", "turns",
+               "tokens_per_turn", "document_len", "document_queries", "host_link_gb_per_s", "ssd_gb_per_s",
+               "network_gb_per_s", "host_cache_gib", "ssd_cache_gib", "remote_cache_gib", "swap_overlap",
+               "kv_transfer_gb_per_s")  # fmt: skip
+"""Scenario fields the benchmark's simulation does not read (SLOs and their spread, queueing, price, agent and RAG
+workloads, KV offload, disaggregation): a flag among them gets a note, not silence."""
 
 
 def serve_keys(metrics: tuple[str, ...], qs: tuple[float, ...]) -> tuple[str, ...]:
@@ -172,23 +179,24 @@ def run_bench(args, catalog) -> int:
     except InputError as e:  # --random-input-len -5 is named as typed, not as the --input-len it also sets
         raise InputError(getattr(args, "typed", {}).get(e.field, e.field), e.message) from None
     r = evaluate(s, catalog)
+    notes = _notes(r, data)
     # a plan vLLM could not serve has no latency: say why, as `calc plan` does, rather than print zeros as times
     not_served = None if r.serves else view.verdict(r)
     if batch is not None and not_served:
-        print(json.dumps({"avg_latency": None, "percentiles": {}, "not_served": not_served}, indent=2) if args.json
-              else _not_served_text(not_served, s))  # fmt: skip
+        print(json.dumps({"avg_latency": None, "percentiles": {}, "not_served": not_served, "notes": notes}, indent=2)
+              if args.json else _not_served_text(not_served, r))  # fmt: skip
         return 0
     if batch is not None:
         out = bench.static_batch(r, batch_size=batch, input_len=s.input_len, output_len=s.output_len).bench_summary()
-        print(json.dumps(out, indent=2) if args.json else _latency_text(out, batch, s))
+        print(json.dumps(out | {"notes": notes}, indent=2) if args.json else _latency_text(out, batch, s, notes))
         return 0
     if not_served:  # nothing to time: the keys with null values, not zeros a script would read as latencies; every
         # request fails (completed + failed = num_prompts, as where the simulation completes none)
         meta = {"completed": 0, "failed": n, "num_prompts": n, "max_concurrency": conc, "request_rate": s.request_rate,
                 "preemptions": 0, "engine": s.engine, "engine_version": s.engine_version, "model": s.model, "gpu": s.gpu,
-                **_layout(s), "not_served": not_served}  # fmt: skip
+                **_layout(s), "not_served": not_served, "notes": notes}  # fmt: skip
         print(json.dumps(dict.fromkeys(serve_keys(metrics, qs)) | meta, indent=2) if args.json
-              else _not_served_text(not_served, s))  # fmt: skip
+              else _not_served_text(not_served, r))  # fmt: skip
         return 0
     res = bench.serve(r, num_prompts=n, max_concurrency=conc, request_rate=s.request_rate or math.inf,
                       range_ratio=ratio, seed=seed, dataset=dataset, burstiness=burst)  # fmt: skip
@@ -198,7 +206,7 @@ def run_bench(args, catalog) -> int:
     if not res.completed:
         not_served = res.none_completed_reason(s.max_num_batched_tokens, s.input_len, s.output_len)
         if not args.json:
-            print(_not_served_text(not_served, s))
+            print(_not_served_text(not_served, r))
             return 0
     if args.json:
         out = {k: d[k] for k in serve_keys(metrics, qs)} | {"num_prompts": n, "max_concurrency": conc,
@@ -206,18 +214,32 @@ def run_bench(args, catalog) -> int:
                                                  "preemptions": res.preemptions, "stopped_early": res.stopped_early,
                                                  "engine": s.engine, "engine_version": s.engine_version,
                                                  "model": s.model, "gpu": s.gpu, **_layout(s),
-                                                 "not_served": not_served} | (spec or {})  # fmt: skip
+                                                 "not_served": not_served, "notes": notes} | (spec or {})  # fmt: skip
         if s.engine == "sglang":  # the same figures under the names sglang.bench_serving writes, for its scripts
             out |= {theirs: out[ours] for ours, theirs in SGLANG_KEYS.items() if ours in out}
         print(json.dumps(json_safe(out), indent=2))
     else:
-        print(_serve_text(d, r, res, conc, s.request_rate or math.inf, qs, spec))
+        print(_serve_text(d, r, res, conc, s.request_rate or math.inf, qs, spec, dataset=dataset))
+        print("\n".join(f"note: {n}" for n in notes) if notes else "", end="\n" if notes else "")
     return 0
 
 
-def _not_served_text(why: str, s) -> str:
+def _notes(r, data: dict) -> list[str]:
+    """The plan's notes (the server's own defaults where the plan's differ, what a flag changes or not, where the
+    step model extrapolates), and the flags a benchmark does not read."""
+    unread = [f"--{k.replace('_', '-')}" for k in NOT_BENCHED if k in data]
+    return list(r.notes) + ([f"{', '.join(unread)} change{'s' if len(unread) == 1 else ''} nothing in a benchmark: "
+                             "SLOs, queueing, price, agent and document workloads and KV offload are `calc plan`'s"]
+                            if unread else [])  # fmt: skip
+
+
+def _not_served_text(why: str, r) -> str:
     """The refusal, and where the changes that would serve it are listed (`calc plan` on the same flags)."""
-    fix = f"; --max-model-len {s.input_len + s.output_len} admits it" if "exceeds max_model_len" in why else ""
+    s, fix = r.scenario, ""
+    if "exceeds max_model_len" in why:
+        need, most = s.input_len + s.output_len, r.model.max_len_limit
+        fix = (f"; --max-model-len {need} admits it" if need <= most else
+               f"; no --max-model-len admits it: {need:,} tokens is more than the model's maximum, {r.model.max_len_text}")
     return f"not served: {why}{fix} (`python -m calc plan` with the same server flags lists the changes that fit)"
 
 
@@ -290,7 +312,8 @@ def _line(label: str, value: str) -> str:
     return f"{label:<40} {value}"
 
 
-def _serve_text(d: dict, r, res, conc: int | None, rate: float, qs: tuple[float, ...], spec: dict | None = None) -> str:
+def _serve_text(d: dict, r, res, conc: int | None, rate: float, qs: tuple[float, ...], spec: dict | None = None,
+                dataset: str = "random") -> str:
     """Laid out as `vllm bench serve` (v0.10 and later) prints its summary; its speculative-decoding section where the
     scenario speculates (the acceptance is the scenario's draft_acceptance_rate, the counts what follows from it)."""
     s = r.scenario
@@ -338,17 +361,19 @@ def _serve_text(d: dict, r, res, conc: int | None, rate: float, qs: tuple[float,
                      "prompts take a step each, thousands running make each step long); the figures are over those")  # fmt: skip
     elif done < len(res.e2e_s):
         lines.append(f"note: {len(res.e2e_s) - done} requests can never fit the KV pool and were not completed")
-    if s.engine == "sglang":  # the tool's layout and keys are vllm bench serve's; SGLang's client reads R otherwise
+    if s.engine == "sglang" and dataset == "random":  # the layout is vllm bench serve's; SGLang's client reads R otherwise
         lines.append("note: laid out as vllm bench serve prints it, with its --random-range-ratio (lengths in "
                      "[L·(1 − R), L·(1 + R)]); SGLang's bench_serving draws them in [L·R, L] (its default R = 0: "
                      "uniform in [1, L], mean about L / 2)")  # fmt: skip
     return "\n".join(lines)
 
 
-def _latency_text(out: dict, batch: int, s) -> str:
-    """Laid out as `vllm bench latency` prints it."""
-    lines = [f"predicted `vllm bench latency --batch-size {batch} --input-len {s.input_len} --output-len "
-             f"{s.output_len}` (no noise: every iteration alike)",
-             f"Avg latency: {out['avg_latency']} seconds"]  # fmt: skip
+def _latency_text(out: dict, batch: int, s, notes: list[str] = ()) -> str:
+    """Laid out as `vllm bench latency` prints it (SGLang's own static-batch tool is sglang.bench_one_batch)."""
+    flags = f"--batch-size {batch} --input-len {s.input_len} --output-len {s.output_len}"
+    head = (f"predicted `vllm bench latency {flags}`" if s.engine == "vllm" else
+            f"predicted static batch under SGLang (`python -m sglang.bench_one_batch {flags}`, its total latency), "
+            "laid out as vllm bench latency prints it")  # fmt: skip
+    lines = [f"{head} (no noise: every iteration alike)", f"Avg latency: {out['avg_latency']} seconds"]
     lines += [f"{p}% percentile latency: {v} seconds" for p, v in out["percentiles"].items()]
-    return "\n".join(lines)
+    return "\n".join(lines + [f"note: {n}" for n in notes])

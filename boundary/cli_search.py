@@ -43,10 +43,12 @@ def add_search_parser(sub) -> None:
     out.add_argument("--csv", action="store_true", help="one configuration per line, for spreadsheets")
     p.add_argument("--all", action="store_true", help="with --json or --csv: every configuration, not only the frontier")
     g = p.add_argument_group("search space (comma-separated lists) and filters")
-    for flag, field in DIMENSIONS.items():
-        g.add_argument(flag, dest=field, default=None, metavar="N" if flag in ("--max-gpus", "--budget-per-hour") else "LIST",
+    for flag, field in DIMENSIONS.items():  # each also under its field's own name, as in the URL and the JSON
+        g.add_argument(flag, "--" + field.replace("_", "-"), dest=field, default=None,
+                       metavar="N" if flag in ("--max-gpus", "--budget-per-hour") else "LIST",
                        help=help_text(Scenario.model_fields[field]))  # fmt: skip
-    g.add_argument("--disaggregated", dest="search_disaggregated", action=argparse.BooleanOptionalAction, default=None,
+    g.add_argument("--disaggregated", "--search-disaggregated", dest="search_disaggregated",
+                   action=argparse.BooleanOptionalAction, default=None,
                    help="also try disaggregated serving (default), or not")  # fmt: skip
     # data_parallel_size: every configuration has one attention rank (calc.search), so the flag is not offered
     skip = tuple(DIMENSIONS.values()) + VARIED + ("search_disaggregated", "data_parallel_size")
@@ -68,6 +70,9 @@ def run_search(args, catalog) -> int:
         raise InputError("--all", "lists every configuration in the --json or --csv output: add one of them")
     try:
         data = scenario_data(args)
+        narrowed = "gpu" in data and "search_gpus" not in data
+        if narrowed:  # `search --gpu X` searched every GPU, silently: one GPU named is the one searched
+            data["search_gpus"] = data["gpu"]
         gpus = [x.strip() for x in str(data.get("search_gpus", "")).split(",") if x.strip()]
         if "gpu" not in data and len(gpus) == 1 and gpus[0] in catalog.gpus:  # one GPU searched: the scenario's
             # GPU (its price, its overrides); 'all' or a typo is for the space's own check to name
@@ -95,7 +100,9 @@ def run_search(args, catalog) -> int:
     out = {"model": s.model, "model_name": r.model_name, "configs_evaluated": r.configs_evaluated, "seconds": seconds,
            "configs_meeting_slo": int(r.eligible.sum()), "why_not_counts": r.why_counts(), "frontier": frontier,
            "cheapest": cheapest(r.cheapest) if r.cheapest is not None else None,
-           "best_per_gpu": {g: row(r, i) for g, i in r.best_per_gpu.items()}, "notes": list(r.notes),
+           "best_per_gpu": {g: row(r, i) for g, i in r.best_per_gpu.items()},
+           "notes": list(r.notes) + ([f"--gpu {s.gpu} without --gpus: that GPU alone is searched (--gpus all tries "
+                                      "every GPU)"] if narrowed else []),
            "scenario": s.model_dump()}  # fmt: skip
     if args.all:
         out["configurations"] = [row(r, i) for i in range(r.configs_evaluated)]

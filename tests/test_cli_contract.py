@@ -132,3 +132,62 @@ def test_a_block_size_in_other_digits_is_refused_as_every_integer_is(capsys, val
     assert err.count("8, 16, 32") == 1  # the choices once, not again as '(allowed: …)'
     values, warnings = validate_query({"block_size": [value]})
     assert values == {} and warnings[0].startswith("block_size: Input should be 8, 16")
+
+
+def test_a_benchmark_says_what_the_plan_says(capsys):
+    """bench printed none of plan's notes: on an H100 `vllm serve` starts with 8,192 / 1,024 where the plan keeps
+    2,048 / 256 (a TTFT 17× apart at 512 clients), and SLO or price flags changed nothing without a word."""
+    args = ["bench", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--max-concurrency", "8", "--num-prompts", "16",
+            "--queue-s", "5", "--gpu-hour-price", "9"]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "note: vllm serve on this GPU (NVIDIA H100 SXM 80GB" in out and "max_num_seqs 1,024" in out
+    assert "note: --queue-s, --gpu-hour-price change nothing in a benchmark" in out
+    assert main([*args, "--json"]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert any(n.startswith("--queue-s, --gpu-hour-price change nothing") for n in notes)
+
+
+def test_a_length_no_max_model_len_admits_is_not_offered_one(capsys):
+    # Qwen2.5-7B-Instruct: max_position_embeddings 32,768 < 100,000 + 256
+    assert main(["bench", "--model", "qwen2.5-7b-instruct", "--random-input-len", "100000", "--max-concurrency", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "no --max-model-len admits it: 100,256 tokens is more than the model's maximum" in out
+    assert "--max-model-len 100256 admits it" not in out
+
+
+def test_an_sglang_static_batch_names_sglangs_tool(capsys):
+    assert main(["bench", "--engine", "sglang", "--batch-size", "2", "--input-len", "64", "--output-len", "16"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("predicted static batch under SGLang (`python -m sglang.bench_one_batch --batch-size 2")
+    assert "vllm bench latency --batch-size" not in out
+
+
+@pytest.mark.parametrize("value", ["-1e3", "-inf"])
+def test_a_signed_exponent_reaches_the_fields_own_check(capsys, value):
+    """argparse took `-1e3` for another flag ("expected one argument"), naming no allowed range."""
+    err = one_error_line(capsys, ["plan", "--request-rate", value])
+    assert err.startswith("error: --request-rate: ") and err.rstrip().endswith("allowed: ≥ 1e-06, ≤ 10,000,000"), err
+
+
+def test_search_gpu_alone_searches_that_gpu(capsys):
+    assert main(["search", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--tensor-parallel-size", "1",
+                 "--json"]) == 0  # fmt: skip
+    d = json.loads(capsys.readouterr().out)
+    assert d["scenario"]["search_gpus"] == "h100-sxm" and set(d["best_per_gpu"]) <= {"h100-sxm"}
+    assert any(n.startswith("--gpu h100-sxm without --gpus: that GPU alone is searched") for n in d["notes"])
+
+
+def test_search_dimensions_take_their_fields_names(capsys):
+    # one vocabulary: the link and the JSON's scenario say search_gpus; the flag --search-gpus is --gpus's twin
+    assert main(["search", "--model", "llama-3.1-8b", "--search-gpus", "l40s", "--search-tensor-parallel-size", "1",
+                 "--json"]) == 0  # fmt: skip
+    d = json.loads(capsys.readouterr().out)
+    assert d["scenario"]["search_gpus"] == "l40s" and d["scenario"]["search_tensor_parallel_size"] == "1"
+
+
+def test_reconcile_help_says_the_log_names_model_and_gpu(capsys):
+    with pytest.raises(SystemExit):
+        main(["reconcile", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "(default: the model the log names)" in out and "(default: the device the log names" in out
