@@ -161,8 +161,10 @@ def memory_breakdown(r) -> Chart:
     bars += [dict(type="bar", y=[load], x=[b / GiB], name=f"{n}: {fmt.gib(b)}", orientation="h",
                   marker=dict(color=use_colors[n.split()[0]], **(dict(pattern=dict(shape="/")) if n.startswith("free") else {})))
              for n, b in use if b > 0]  # fmt: skip
+    held = m.kv_cache_memory_bytes > 0 and m.num_gpu_blocks > 0  # a pool to take a share of, or none at all
     bars.append(dict(type="scatter", y=[load], x=[sf.pool_used_bytes / GiB], mode="markers", marker=CURRENT,
-                     name=f"this scenario: {fmt.gib(sf.pool_used_bytes)} of the pool"))  # fmt: skip
+                     name=f"this scenario: {fmt.gib(sf.pool_used_bytes)} "
+                          + ("of the pool" if held else "needed, and no KV pool to hold it")))  # fmt: skip
     usable_end = sf.usable_bytes + (m.non_torch_bytes if s.engine == "sglang" else 0.0)  # SGLang's starts past what was in use
     lines = [_vline(usable_end / GiB, f"usable {fmt.gib(sf.usable_bytes)}"),
              _vline(m.total_memory_bytes / GiB, f"GPU {fmt.gib(m.total_memory_bytes)}", color="black", dash="solid",

@@ -120,8 +120,9 @@ def memory_metrics(r) -> list[Metric]:
                 f"vLLM's 'GPU KV cache size': {fmt.tokens(m.kv_cache_tokens)} = {kv_tokens_formula(r)}") + rank),
         Metric(f"Max conc. @ {fmt.count(s.max_model_len)}" + ("/rank" if d > 1 else ""), f"{m.max_concurrency:,.2f}x",
                "vLLM's 'Maximum concurrency for max_model_len tokens per request'" + rank),
-        Metric("Fit at this length", fmt.count(f.max_concurrency_at_length),
-               "most requests of input_len + output_len held at once (capped by max_num_seqs)"),
+        Metric("Fit at this length" + (" (all ranks)" if d > 1 else ""), fmt.count(f.max_concurrency_at_length),
+               "most requests of input_len + output_len held at once (capped by max_num_seqs)"
+               + (f", summed over the {d} data-parallel ranks (the tiles marked /rank are one rank's)" if d > 1 else "")),
         Metric((f"Longest @ {s.max_num_seqs:,} running" if s.rank_concurrency > s.max_num_seqs else
                 f"Longest @ C={s.rank_concurrency:,}") + ("/rank" if s.data_parallel_size > 1 else ""),
                f"{fmt.count(f.longest_request_at_concurrency)} tok"
@@ -196,10 +197,12 @@ def latency_metrics(r) -> list[Metric]:
     value = fmt.money(cost, fl.currency) if cost is not None else fmt.missing(cost_reason(r, short=True))
     if cost is not None and fl.currency and math.isfinite(cost):  # the currency in the label: a tile has room for
         label, value = f"{label} ({fl.currency})", fmt.sig(cost)  # a few characters ('0.0889 USD' was cut short)
+    missed = outside_slos(r)  # priced at a load that misses the quota: say so under the number, not only in its help
     out.append(Metric(label, value,
                       "price per GPU-hour × GPUs / output tokens per hour" + (
                           f" at {fmt.rate(s.request_rate, 'req/s')}" if s.request_rate
-                          else " at this scenario's own throughput") + outside_slos(r)))  # fmt: skip
+                          else " at this scenario's own throughput") + missed,
+                      short=f"at {fmt.pct(r.conformance.conformance)} within SLOs" if missed else ""))  # fmt: skip
     return out
 
 

@@ -40,6 +40,12 @@ def benchmark_lines(r) -> list[str]:
         out.append(f"{fmt.count(b.preemptions)} preemptions: the KV pool ran out and "
                    + ("SGLang retracted those requests (recomputed when readmitted)" if s.engine == "sglang"
                       else "vLLM recomputed those requests"))  # fmt: skip
+    steady = r.benchmark_steady_p99_ttft_s
+    if steady is not None and d["p99_ttft_ms"] is not None and d["p99_ttft_ms"] / 1e3 > WAVE_RATIO * steady:
+        out.append(f"p99 TTFT {fmt.ms(d['p99_ttft_ms'] / 1e3)} is the first wave's: the tool starts its "
+                   f"{s.concurrency:,} clients together, so their prompts wait for each other's prefill; past the "
+                   f"first {s.concurrency:,} requests the p99 is {fmt.ms(steady)} (the SLOs tab's shares are for "
+                   "requests spread in time, as traffic is)")  # fmt: skip
     c, dp = s.rank_concurrency, s.data_parallel_size  # one rank's share against its own caps
     rank = f" on each of {dp} ranks" if dp > 1 else ""
     if c > s.max_num_seqs:
@@ -64,6 +70,7 @@ def benchmark_lines(r) -> list[str]:
 
 
 LOCKSTEP_RATIO = 1.3  # beyond the held-out TTFT error, the gap is the fixed lengths' lockstep, worth a word
+WAVE_RATIO = 2.0  # a p99 TTFT twice the steady one's: the benchmark's opening burst sets it, worth a word
 LOCKSTEP_WORDS = "requests finish together"
 
 

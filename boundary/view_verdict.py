@@ -30,7 +30,9 @@ def verdict(r) -> str:
                 + (f", but SGLang runs out of memory at its first large step: its activations and CUDA graphs need "
                    f"{fmt.gib(oom)} more than --mem-fraction-static {s.gpu_memory_utilization:g} leaves" if oom else ""))  # fmt: skip
     if not r.shortfall.engine_starts:
-        return f"{head}: cannot run — {_start_problem(r)}"
+        problem = _start_problem(r)
+        # the planner's own limits (speculation or DCP under SGLang, speculation with PP) are not the engine's refusal
+        return f"{head}: {'not planned' if 'planned' in problem else 'cannot run'} — {problem}"
     return f"{head}: does not fit — {f.reasons[0]}"
 
 

@@ -91,8 +91,8 @@ def defaults_note(s: Scenario, m: ModelSpec, g: GPUSpec, mem) -> str | None:
     seqs = theirs_fields["max_num_seqs"]
     ours = mem  # this plan's pool (calc.pool.size_pool)
     theirs = size_pool(s.model_copy(update=theirs_fields), m, g)
-    kv = (f": {theirs.pool_token_capacity:,} tokens of KV cache rather than {ours.pool_token_capacity:,} (the larger "
-          "step's activation peak)" if theirs.pool_token_capacity != ours.pool_token_capacity else "")  # fmt: skip
+    kv = (f": {theirs.kv_cache_tokens:,} tokens of KV cache rather than {ours.kv_cache_tokens:,} (the larger "
+          "step's activation peak)" if theirs.kv_cache_tokens != ours.kv_cache_tokens else "")  # fmt: skip
     return (f"vllm serve on this GPU ({g.name}: 70 GiB or more{'' if g.memory_gib >= 70 and s.gpu.startswith('a100') else ', not an A100'}) starts with max_num_batched_tokens {budget:,} "
             f"and max_num_seqs {seqs:,} when neither is given; this plan uses the planner's "
             f"{s.max_num_batched_tokens:,} and {s.max_num_seqs:,}, as a server started with those flags. Set both "

@@ -114,7 +114,7 @@ def notes_for(s: Scenario, model: ModelSpec, mem, arch: str) -> tuple[str, ...]:
         notes.append("kv_cache_dtype nvfp4: 0.5625 B an element (4-bit values and an FP8 scale per 16; vLLM's "
                      "FlashInfer backend, trtllm-gen on SM 10.x, FA2 elsewhere from 0.32); no benchmark run behind the "
                      "step-time fit used it, so its attention reads are timed at the FP8 cache's kernel efficiency")
-    if mem.encoder_profile:
+    if mem.encoder_profile and s.engine == "vllm":  # SGLang's activations come out of what its fraction leaves
         e = mem.encoder_profile
         notes.append(
             f"multimodal: vLLM profiles the vision encoder with {e.items} {e.modality} item(s) of {e.tokens_per_item:,} "

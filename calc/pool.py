@@ -233,11 +233,14 @@ def _whole_model_request_bytes(s: Scenario, m: ModelSpec, g: GPUSpec) -> float:
 
 def printed_kv_tokens(s: Scenario, blocks: int, block_size: int, groups: int, concurrency: float) -> int:
     """The "GPU KV cache size: N tokens" a vLLM release prints (reference/vllm_kv.md §5): int(concurrency · L) from
-    0.20 ('latest' included; SGLang, which prints no such line, the same); before, num_blocks · block_size, and for
-    a hybrid model's several KV groups ⌊num_blocks / groups⌋ · block_size (Qwen3-Next on two H200s, vLLM 0.10.2:
+    0.20 ('latest' included); before, num_blocks · block_size, and for a hybrid model's several KV groups ⌊num_blocks / groups⌋ · block_size (Qwen3-Next on two H200s, vLLM 0.10.2:
     ⌊7,162 / 4⌋ · 544 = 973,760, tests/data/vllm_logs/h200x2-qwen3-next-80b-tp2-defaults.log); with decode
-    context parallelism those releases print it × dcp ("Multiplying the GPU KV cache size by the dcp_world_size")."""
-    version = version_tuple(s.engine_version) if s.engine == "vllm" else None
+    context parallelism those releases print it × dcp ("Multiplying the GPU KV cache size by the dcp_world_size").
+    SGLang: num_blocks · block_size, its max_total_num_tokens ("KV Cache is allocated. #tokens"; the full layers'
+    pool where it splits off an SWA pool, calc.sglang_swa)."""
+    if s.engine == "sglang":
+        return blocks * block_size
+    version = version_tuple(s.engine_version)
     if version is None or version[:2] >= (0, 20):
         return int(concurrency * s.max_model_len)
     return (blocks // groups if groups > 1 else blocks) * block_size * s.decode_context_parallel_size

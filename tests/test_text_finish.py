@@ -371,9 +371,15 @@ def test_vllms_own_batch_defaults_on_a_large_gpu_are_named(catalog):
     h100 = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm"), catalog)
     (note,) = [n for n in h100.notes if n.startswith("vllm serve on this GPU")]
     theirs = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm", max_num_batched_tokens=8192, max_num_seqs=1024),
-                      catalog).memory.pool_token_capacity  # fmt: skip
-    assert f"{theirs:,} tokens of KV cache rather than {h100.memory.pool_token_capacity:,}" in note
-    assert theirs < h100.memory.pool_token_capacity and "8,192" in note and "1,024" in note
+                      catalog).memory.kv_cache_tokens  # fmt: skip
+    assert f"{theirs:,} tokens of KV cache rather than {h100.memory.kv_cache_tokens:,}" in note
+    assert theirs < h100.memory.kv_cache_tokens and "8,192" in note and "1,024" in note
+    # a hybrid layout (Llama 4: 12 full + 36 chunked layers, four groups to a block id): the note counts tokens as the
+    # "KV cache (tokens)" tile does, not blocks × block_size (four times as many; a page audit, 2026-12-06)
+    scout = evaluate(Scenario(model="llama-4-scout-17b-16e", gpu="h100-sxm", tensor_parallel_size=4), catalog)
+    (note,) = [n for n in scout.notes if n.startswith("vllm serve on this GPU")]
+    assert f"rather than {scout.memory.kv_cache_tokens:,} " in note
+    assert f"{scout.memory.pool_token_capacity:,}" not in note
     for quiet in (dict(gpu="a100-80gb-sxm"), dict(gpu="rtx-4090"), dict(gpu="h100-sxm", max_num_seqs=512),
                   dict(gpu="h100-sxm", engine="sglang")):  # fmt: skip
         r = evaluate(Scenario(model="llama-3.1-8b", **quiet), catalog)
@@ -394,3 +400,20 @@ def test_sglangs_own_chunk_size_on_a_large_gpu_is_named(catalog):
     for quiet in (dict(gpu="rtx-4090", max_num_seqs=128), dict(gpu="h100-sxm", max_num_batched_tokens=4096, max_num_seqs=128)):
         r = evaluate(Scenario(model="llama-3.1-8b", engine="sglang", **quiet), catalog)
         assert not any(n.startswith("SGLang on this GPU") for n in r.notes), quiet
+
+
+def test_a_first_wave_p99_ttft_is_named(catalog):
+    """The benchmark table's p99 TTFT at C = 128 (4 s) sat beside an SLO tab at 100 % within 500 ms: the tool starts
+    its C clients together, and 128 prompts of 1,024 tokens at 2,048 a step are 64 prefill steps before the last first
+    token — the opening burst, not steady traffic (a page audit, 2026-12-06)."""
+    from boundary.view_bench import benchmark_lines
+
+    r = evaluate(Scenario(model="qwen3-8b", gpu="h100-sxm", concurrency=128, request_rate=40), catalog)
+    d = r.benchmark.bench_summary()
+    steady = r.benchmark_steady_p99_ttft_s
+    assert steady is not None and steady < d["p99_ttft_ms"] / 1e3 / 2
+    assert 128 * 1024 / 2048 * r.latency.step.step_s(2048, 0, 0, 0) < d["p99_ttft_ms"] / 1e3  # 64 prefill steps
+    (line,) = [x for x in benchmark_lines(r) if "first wave" in x]
+    assert line.startswith("p99 TTFT ") and "past the first 128 requests the p99 is" in line
+    one = evaluate(Scenario(model="qwen3-8b", gpu="h100-sxm", concurrency=1), catalog)
+    assert not [x for x in benchmark_lines(one) if "first wave" in x]

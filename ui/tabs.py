@@ -69,7 +69,7 @@ def latency_tab(r) -> None:
     if _cannot(r):
         return
     s = r.scenario
-    a, b = st.columns(2)
+    a, b = st.container(key="latency_tables").columns(2)  # keyed: app.py's CSS stacks these two sooner than others
     with a:
         st.markdown("**Floors and estimates** (floors are roofline lower bounds; estimates the step-time model)")
         table(view.phases_table(r))
