@@ -19,7 +19,7 @@ import sys
 import time
 from dataclasses import asdict
 
-from boundary.args import add_scenario_flags, add_spec_flags, help_text, scenario_data, validate_scenario
+from boundary.args import add_scenario_flags, add_spec_flags, help_text, scenario_data, validate_scenario, with_default
 from calc.errors import InputError
 from calc.scenario import Scenario
 
@@ -46,7 +46,7 @@ def add_search_parser(sub) -> None:
     for flag, field in DIMENSIONS.items():  # each also under its field's own name, as in the URL and the JSON
         g.add_argument(flag, "--" + field.replace("_", "-"), dest=field, default=None,
                        metavar="N" if flag in ("--max-gpus", "--budget-per-hour") else "LIST",
-                       help=help_text(Scenario.model_fields[field]))  # fmt: skip
+                       help=with_default(help_text(Scenario.model_fields[field]), Scenario.model_fields[field]))  # fmt: skip
     g.add_argument("--disaggregated", "--search-disaggregated", dest="search_disaggregated",
                    action=argparse.BooleanOptionalAction, default=None,
                    help="also try disaggregated serving (default), or not")  # fmt: skip

@@ -262,6 +262,10 @@ def capacity_text(r) -> str:
                    "prompts that arrive together queue for prefill and stall the decodes, which the capacity counts")  # fmt: skip
     if cap.concurrency != s.concurrency:
         at += f"; not the scenario's {s.concurrency:,} in flight"
+        if cap.concurrency < s.concurrency and r.conformance.conformance >= s.conformance_quota:
+            # both are right: a closed loop of C clients vs traffic that arrives at random (it queues for prefill)
+            at += (f", where a closed loop of {s.concurrency:,} clients meets both SLOs {fmt.pct(r.conformance.conformance)} "
+                   "of the time: the capacity counts arrivals at random, whose prompts queue for prefill")  # fmt: skip
     if cap.overcommitted:
         slots, rank = cap.slots // s.data_parallel_size, " each rank's" if s.data_parallel_size > 1 else " the"
         at += (f". max_num_seqs {s.max_num_seqs:,} is above the {slots:,} requests{rank} KV pool holds at this "

@@ -53,7 +53,7 @@ def message_of(err: dict) -> str:
     bound = BOUNDS.get(err["type"])
     if bound and isinstance((err.get("ctx") or {}).get(bound[0]), (int, float)):  # 'at most 10,000,000', separated
         v = err["ctx"][bound[0]]
-        whole = isinstance(v, int) or (float(v).is_integer() and abs(v) < 1e15)
+        whole = isinstance(v, int) or (float(v).is_integer() and abs(v) <= 1e15)  # as bounds_text writes them
         return f"{bound[1]} {int(v):,}" if whole else f"{bound[1]} {v:g}"
     return err["msg"].removeprefix("Value error, ")
 

@@ -129,7 +129,8 @@ def _rope(raw: Any) -> dict | None:
     factor, original = raw.get("factor"), raw.get("original_max_position_embeddings")
     if factor is not None:
         if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not 0 < factor <= 10_000:
-            raise InputError("rope_scaling.factor", f"expected a positive number, such as 2.0 or 4.0 (got {str(factor)[:20]!r})")
+            raise InputError("config.json: rope_scaling.factor", "expected a number above 0 and at most 10,000, such "
+                             f"as 2.0 or 4.0 (got {str(factor)[:20]!r})")  # fmt: skip
         out["factor"] = float(factor)
     if isinstance(original, int) and not isinstance(original, bool) and 0 < original <= 2**31:
         out["original_max_position_embeddings"] = original

@@ -207,7 +207,10 @@ def _slider_label(v, unset: str) -> str:
         return unset
     if isinstance(v, int) and v >= 1024 and v % 1024 == 0:
         return f"{v // 1024}k"
-    return f"{v:,}" if isinstance(v, int) else fmt.sig(v, 4)  # 1,000,000, not 1e+06
+    if isinstance(v, int):
+        return f"{v:,}"  # 1,000,000, not 1e+06
+    text = fmt.sig(v, 4)  # as the number box beside it shows it: 40, not 40.00
+    return text.rstrip("0").rstrip(".") if "." in text and "e" not in text else text
 
 
 def _follow(name: str) -> None:
