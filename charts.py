@@ -103,7 +103,7 @@ def _fig(title, x_title, y_title, traces, *, height=380, shapes=(), notes=(), **
         xaxis=dict(title=dict(text=x_title), **layout.pop("xaxis", {})),
         yaxis=dict(title=dict(text=y_title), **layout.pop("yaxis", {})),
         height=height,
-        margin=dict(l=60, r=20, t=60 + 24 * title.count("<br>"), b=50),  # a wrapped title's lines clear the labels
+        margin=dict(l=60, r=20, t=60 + 30 * title.count("<br>"), b=50),  # a wrapped title clears the labels (24 px a line did not)
         legend=layout.pop("legend", FOOT_LEGEND),
         **layout,
     )
