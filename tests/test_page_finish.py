@@ -388,15 +388,3 @@ def test_a_small_models_tpot_is_called_a_lower_bound(catalog):
     small = evaluate(Scenario(model="llama-3.2-1b", gpu="h100-sxm"), catalog).notes
     assert any(n.startswith("a 1.2 B-parameter model") and "lower bound" in n for n in small)
     assert not any("B-parameter model" in n for n in evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm"), catalog).notes)
-
-
-def test_a_rejected_upload_is_said_on_the_page_too():
-    """A config.json that is not valid JSON was named only in the sidebar, between two inputs, while the page kept the
-    previous model as if the upload had worked (a page audit, 2026-12-06)."""
-    at = run()
-    at.session_state["upload_error"] = "config.json: not valid JSON (Expecting value: line 1 column 1 (char 0))"
-    at.run()
-    main = [w.value.replace("\\", "") for w in at.main.warning]  # Markdown-escaped (boundary.urlstate.plain)
-    assert any(v.startswith("The uploaded config.json was not used (the sidebar says why): config.json: not valid")
-               for v in main), main  # fmt: skip
-    assert any("The uploaded config.json was not used" in w.value for w in at.sidebar.warning)

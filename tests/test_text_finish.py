@@ -400,39 +400,3 @@ def test_sglangs_own_chunk_size_on_a_large_gpu_is_named(catalog):
     for quiet in (dict(gpu="rtx-4090", max_num_seqs=128), dict(gpu="h100-sxm", max_num_batched_tokens=4096, max_num_seqs=128)):
         r = evaluate(Scenario(model="llama-3.1-8b", engine="sglang", **quiet), catalog)
         assert not any(n.startswith("SGLang on this GPU") for n in r.notes), quiet
-
-
-def test_a_first_wave_p99_ttft_is_named(catalog):
-    """The benchmark table's p99 TTFT at C = 128 (4 s) sat beside an SLO tab at 100 % within 500 ms: the tool starts
-    its C clients together, and 128 prompts of 1,024 tokens at 2,048 a step are 64 prefill steps before the last first
-    token — the opening burst, not steady traffic (a page audit, 2026-12-06)."""
-    from boundary.view_bench import benchmark_lines
-
-    r = evaluate(Scenario(model="qwen3-8b", gpu="h100-sxm", concurrency=128, request_rate=40), catalog)
-    d = r.benchmark.bench_summary()
-    steady = r.benchmark_steady_p99_ttft_s
-    assert steady is not None and steady < d["p99_ttft_ms"] / 1e3 / 2
-    assert 128 * 1024 / 2048 * r.latency.step.step_s(2048, 0, 0, 0) < d["p99_ttft_ms"] / 1e3  # 64 prefill steps
-    (line,) = [x for x in benchmark_lines(r) if "first wave" in x]
-    assert line.startswith("p99 TTFT ") and "past the first 128 requests the p99 is" in line
-    one = evaluate(Scenario(model="qwen3-8b", gpu="h100-sxm", concurrency=1), catalog)
-    assert not [x for x in benchmark_lines(one) if "first wave" in x]
-
-
-def test_capacity_below_a_closed_loop_that_meets_the_quota_says_why(catalog):
-    """At 128 in flight the headline read 'Within both SLOs 91.3 %' beside a capacity of '126 requests … the most that
-    keeps 90 %': both right (a closed loop vs arrivals at random), said only in a tooltip (a page audit, 2026-12-06)."""
-    from boundary.view import capacity_text
-
-    r = evaluate(Scenario(model="qwen3-8b", gpu="h100-sxm", concurrency=128), catalog)
-    assert r.fleet.capacity.concurrency < 128 <= r.scenario.concurrency and r.conformance.conformance >= 0.9  # the case
-    assert "where a closed loop of 128 clients meets both SLOs" in capacity_text(r)
-    low = evaluate(Scenario(model="qwen3-8b", gpu="h100-sxm", concurrency=8), catalog)
-    assert "closed loop of" not in capacity_text(low)
-
-
-def test_a_slider_shows_a_rate_as_its_box_does():
-    from ui.widgets import _slider_label
-
-    assert [_slider_label(v, "unset") for v in (40.0, 0.5, 1000.0, 40.5, None, 2048)] == \
-        ["40", "0.5", "1,000", "40.5", "unset", "2k"]  # fmt: skip
