@@ -182,6 +182,8 @@ def run_bench(args, catalog) -> int:
     notes = _notes(r, data)
     # a plan vLLM could not serve has no latency: say why, as `calc plan` does, rather than print zeros as times
     not_served = None if r.serves else view.verdict(r)
+    if not_served and conc is None and batch is None:  # no clients to count: plan's default C is not this run's
+        not_served = not_served.removeprefix(f"{s.concurrency:,} × ")
     if batch is not None and not_served:
         print(json.dumps({"avg_latency": None, "percentiles": {}, "not_served": not_served, "notes": notes}, indent=2)
               if args.json else _not_served_text(not_served, r))  # fmt: skip

@@ -191,3 +191,9 @@ def test_reconcile_help_says_the_log_names_model_and_gpu(capsys):
         main(["reconcile", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "(default: the model the log names)" in out and "(default: the device the log names" in out
+
+
+def test_an_uncapped_benchmark_does_not_count_plans_clients(capsys):
+    """Without --max-concurrency every prompt is sent at once: the refusal named plan's default 16 clients."""
+    assert main(["bench", "--model", "qwen2.5-7b-instruct", "--random-input-len", "100000"]) == 0
+    assert capsys.readouterr().out.startswith("not served: 100,256 tokens: does not fit")

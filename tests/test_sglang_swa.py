@@ -75,3 +75,18 @@ def test_note_names_the_rule(catalog):
     assert any(n.startswith("SGLang splits its pool") for n in r.notes)
     r, _ = _mem(catalog, "latest", engine="vllm")
     assert not any(n.startswith("SGLang") for n in r.notes)
+
+
+def test_the_verdict_says_when_the_swa_pool_binds(catalog):
+    """16 × 1,280 tokens of Llama 4 Scout under SGLang: 1,280 / 16 = 80 blocks a request in the full pool, but the
+    chunked layers' pool holds 0.8 × as many tokens and a request of 1,280 < 8,192 keeps all of them there:
+    ⌈80 / 0.8⌉ = 100 blocks a request, 1,600 for 16 — more than tokens / block_size, so the banner says why."""
+    from boundary import view
+
+    r = evaluate(Scenario(model="llama-4-scout-17b-16e", gpu="h100-sxm", tensor_parallel_size=4, engine="sglang"),
+                 catalog)  # fmt: skip
+    assert r.fit.blocks_needed == 16 * math.ceil(1280 / 16 / 0.8) == 1_600
+    assert "SGLang's sliding-window pool (0.8 × the full pool's tokens) binds below 10,240 tokens" in view.verdict(r)
+    # gpt-oss: 1,280 tokens > 128 / 0.8: the full pool binds, nothing to say
+    assert "binds" not in view.verdict(evaluate(Scenario(model="gpt-oss-20b", gpu="h100-sxm", engine="sglang",
+                                                         engine_version="0.5.9"), catalog))  # fmt: skip
