@@ -36,6 +36,10 @@ def verdict(r) -> str:
     return f"{head}: does not fit — {f.reasons[0]}"
 
 
+def engine_name(s) -> str:
+    return "SGLang" if s.engine == "sglang" else "vLLM"
+
+
 def _swa_binds(r) -> str:
     """Where SGLang's SWA pool, not its full one, sets a request's blocks (calc.sglang_swa): say so, since the count is
     then more than its tokens / block_size."""
@@ -83,7 +87,7 @@ def missing_lines(r) -> list[str]:
     if s.request_len > s.max_model_len:
         ctx = r.model.max_len_limit
         out.append(f"request length: {fmt.tokens(s.request_len)} exceeds max_model_len {fmt.count(s.max_model_len)} "
-                   f"by {fmt.tokens(s.request_len - s.max_model_len)}: vLLM rejects it" + (
+                   f"by {fmt.tokens(s.request_len - s.max_model_len)}: {engine_name(s)} rejects it" + (
                        f"; it also exceeds the model's own context ({r.model.max_len_text}), so no "
                        "max_model_len admits it: shorten input_len + output_len" if s.request_len > ctx else ""))  # fmt: skip
     rank = each_rank(s)
@@ -92,7 +96,8 @@ def missing_lines(r) -> list[str]:
         out.append(f"KV cache for {fmt.plural(running, 'running request')} of {fmt.tokens(f.request_tokens)}{rank}: "
                    f"{fmt.count(f.blocks_needed)} blocks, the pool has {fmt.count(m.num_gpu_blocks)} — "
                    f"{fmt.count(sf.workload_missing_blocks)} blocks ({fmt.gib(sf.workload_missing_bytes)} per GPU) short"
-                   + beyond(sf.workload_missing_bytes) + (": vLLM preempts" if sf.engine_starts else ""))  # fmt: skip
+                   + beyond(sf.workload_missing_bytes) + ((": SGLang retracts requests" if s.engine == "sglang" else
+                                                           ": vLLM preempts") if sf.engine_starts else ""))  # fmt: skip
     if s.rank_concurrency > s.max_num_seqs:
         out.append(f"{running_limit(s, m)} < concurrency {s.rank_concurrency:,}{rank}: "
                    f"{s.rank_concurrency - s.max_num_seqs:,} requests{rank} wait in the queue")  # fmt: skip

@@ -60,10 +60,14 @@ def notes_for(s: Scenario, model: ModelSpec, mem, arch: str) -> tuple[str, ...]:
     plan = model.plan
     windowed = model.sliding_layer_count or plan.count("chunked_attention")
     share = windowed_share(s.engine, s.engine_version, model.model_type, arch) if windowed else None
+    off = bool(share and share < 1 and s.disable_hybrid_kv_cache_manager)  # SGLang's --disable-hybrid-swa-memory
     if share is not None:
         window = model.sliding_window if model.sliding_layer_count else model.attention_chunk_size
-        notes.append(split_note(share, window, windowed, model.num_hidden_layers,
-                                chunked=not model.sliding_layer_count))
+        notes.append(split_note(1.0 if off else share, window, windowed, model.num_hidden_layers,
+                                chunked=not model.sliding_layer_count, disabled=off))
+        if s.disable_hybrid_kv_cache_manager and not off:
+            notes.append("disable_hybrid_kv_cache_manager (SGLang's --disable-hybrid-swa-memory) changes nothing here: "
+                         "SGLang already keeps this model's whole context in every layer in this release")  # fmt: skip
     elif model.sliding_layer_count and model.sliding_window >= s.max_model_len:
         notes.append(f"{model.sliding_layer_count} of {model.num_hidden_layers} layers declare a "
                      f"{model.sliding_window:,}-token sliding window, no shorter than max_model_len: full attention here")  # fmt: skip

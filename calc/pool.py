@@ -169,7 +169,8 @@ def stage_layouts(s: Scenario, m: ModelSpec, g: GPUSpec) -> list[StageLayout]:
                          hybrid_manager=not s.disable_hybrid_kv_cache_manager, ssm_dtype=s.mamba_ssm_cache_dtype,
                          separate_state=s.engine == "sglang", state_pages=state_blocks(s, m),
                          cp=s.decode_context_parallel_size, num_spec=speculative_blocks(s),
-                         windowed_share=windowed_share(s.engine, s.engine_version, m.model_type, g.arch))
+                         windowed_share=windowed_share(s.engine, s.engine_version, m.model_type, g.arch,
+                                                       disabled=s.disable_hybrid_kv_cache_manager))
             for layers in pp_layer_ranges(m.num_hidden_layers, s.pipeline_parallel_size)]  # fmt: skip
 
 

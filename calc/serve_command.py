@@ -96,6 +96,7 @@ def serve_lines(s: Scenario, f: dict, name: str, seqs: int, *, disaggregated: bo
         release = version_tuple(s.engine_version)
         old_ep = release is not None and release[:2] < (0, 5)  # 0.4: --ep-size alone leaves the experts TP-sliced
         base += (["--ep-size", gpus, *(["--enable-ep-moe"] if old_ep else [])] if s.enable_expert_parallel else [])
+        base += ["--disable-hybrid-swa-memory"] if s.disable_hybrid_kv_cache_manager else []  # the same switch
         base += (["--disable-cuda-graph"] if s.enforce_eager else []) + (
             ["--page-size", s.block_size] if s.block_size != Scenario.model_fields["block_size"].default else [])
         roles = (("prefill", ["--disaggregation-mode", "prefill"]), ("decode", ["--disaggregation-mode", "decode"]))

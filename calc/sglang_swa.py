@@ -33,12 +33,15 @@ TRTLLM_MHA_SPLIT_SINCE = (0, 5, 10)
 """gpt-oss under trtllm_mha (Blackwell's default backend) keeps every layer whole before this release."""
 
 
-def windowed_share(engine: str, version: str, model_type: str, arch: str) -> float | None:
+def windowed_share(engine: str, version: str, model_type: str, arch: str, *, disabled: bool = False) -> float | None:
     """What one token of a windowed layer costs SGLang's pool, as a share of a full layer's token: 1 where every
     layer keeps the whole context, SWA_FULL_TOKENS_RATIO where its two pools split the memory; None under vLLM
-    (its hybrid manager's window caps, calc.kv_cache)."""
+    (its hybrid manager's window caps, calc.kv_cache). `disabled`: the scenario's disable_hybrid_kv_cache_manager,
+    under SGLang its --disable-hybrid-swa-memory."""
     if engine != "sglang":
         return None
+    if disabled:
+        return 1.0
     since = SPLIT_SINCE.get(model_type)
     v = version_tuple(version)  # None: the newest release
     if since is None or (v is not None and v < since):
@@ -48,13 +51,16 @@ def windowed_share(engine: str, version: str, model_type: str, arch: str) -> flo
     return SWA_FULL_TOKENS_RATIO
 
 
-def split_note(share: float, window: int, windowed_layers: int, layers: int, *, chunked: bool = False) -> str:
+def split_note(share: float, window: int, windowed_layers: int, layers: int, *, chunked: bool = False,
+               disabled: bool = False) -> str:
     """The Memory tab's line for an SGLang pool of a model with sliding-window or chunked-attention layers."""
     kind = f"chunked-attention layers ({window:,}-token chunks)" if chunked else \
         f"sliding-window layers ({window:,} tokens)"  # fmt: skip
     if share >= 1:
-        return (f"SGLang keeps the whole context in all {layers} layers: its hybrid SWA memory is off for this model "
-                f"in this release, so the {windowed_layers} {kind} are charged in full")
+        why = "--disable-hybrid-swa-memory (disable_hybrid_kv_cache_manager)" if disabled else \
+            "its hybrid SWA memory is off for this model in this release"  # fmt: skip
+        return (f"SGLang keeps the whole context in all {layers} layers: {why}, so the {windowed_layers} {kind} are "
+                "charged in full")
     return (f"SGLang splits its pool: the {windowed_layers} {kind} hold "
             f"{share:g} × as many tokens as the full ones (--swa-full-tokens-ratio), a request taking its whole "
             f"length in the full pool and at most {window:,} tokens in the windowed one")

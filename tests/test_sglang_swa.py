@@ -90,3 +90,41 @@ def test_the_verdict_says_when_the_swa_pool_binds(catalog):
     # gpt-oss: 1,280 tokens > 128 / 0.8: the full pool binds, nothing to say
     assert "binds" not in view.verdict(evaluate(Scenario(model="gpt-oss-20b", gpu="h100-sxm", engine="sglang",
                                                          engine_version="0.5.9"), catalog))  # fmt: skip
+
+
+def test_the_hybrid_manager_flag_is_sglangs_disable_hybrid_swa_memory(catalog):
+    """disable_hybrid_kv_cache_manager under SGLang shrank the pool to the whole-context one while the note still said
+    the pool was split and the launch line passed no flag (an audit, 2026-12-06): it is SGLang's own switch."""
+    from calc.serve_command import joined, plan_serve_commands
+
+    _, off = _mem(catalog, "0.5.9")
+    s = Scenario(model="gpt-oss-20b", gpu="h100-sxm", engine="sglang", engine_version="0.5.9",
+                 disable_hybrid_kv_cache_manager=True)  # fmt: skip
+    flagged = evaluate(s, catalog)
+    _, whole = _mem(catalog, "0.5.4.post2")
+    assert flagged.memory.num_gpu_blocks == whole.num_gpu_blocks < off.num_gpu_blocks
+    assert any(n.startswith("SGLang keeps the whole context in all 24 layers: --disable-hybrid-swa-memory")
+               for n in flagged.notes)  # fmt: skip
+    assert "--disable-hybrid-swa-memory" in joined(plan_serve_commands(flagged))
+    already = evaluate(s.model_copy(update={"engine_version": "0.5.4"}), catalog)
+    assert any(n.startswith("disable_hybrid_kv_cache_manager (SGLang's --disable-hybrid-swa-memory) changes nothing")
+               for n in already.notes)  # fmt: skip
+
+
+def test_the_memory_table_gives_the_split_pools_bytes_a_token(catalog):
+    # gpt-oss-20b under SGLang 0.5.9: 12 × 2,048 + 0.8 × 12 × 2,048 = 44,236.8 B a full-pool token
+    from boundary.view_memory import kv_section
+
+    r, m = _mem(catalog, "0.5.9")
+    rows = dict(kv_section(r).rows)
+    assert rows["per full-pool token per GPU (SGLang's split)"].startswith("44,237 B")
+    assert m.num_gpu_blocks == math.floor(m.kv_cache_memory_bytes / (16 * 44_236.8))
+
+
+def test_a_short_pool_names_the_engine_that_recovers(catalog):
+    from boundary import view
+
+    kw = dict(model="llama-4-scout-17b-16e", gpu="h100-sxm", tensor_parallel_size=4, input_len=8000, concurrency=64,
+              max_model_len=16384)  # fmt: skip
+    sg = view.missing_lines(evaluate(Scenario(engine="sglang", **kw), catalog))
+    assert any(x.endswith(": SGLang retracts requests") for x in sg) and not any("vLLM" in x for x in sg)
