@@ -109,6 +109,7 @@ def memory_metrics(r) -> list[Metric]:
     kv_short = -m.kv_cache_memory_bytes if m.kv_cache_memory_bytes < 0 else short.start_missing_bytes
     d = s.data_parallel_size
     rank = f"; one of the {d} data-parallel ranks' (the server holds {d} such pools)" if d > 1 else ""
+    unplanned = "planned" in (f.refused or "")  # the planner's own limit (calc.speculative), not the engine's refusal
     out = [
         Metric("Available KV cache", fmt.gib(m.kv_cache_memory_bytes) if m.kv_cache_memory_bytes >= 0 else "none",
                ("per GPU; SGLang's KV pool (its 'KV Cache is allocated … K size + V size')" if s.engine == "sglang"
@@ -120,13 +121,14 @@ def memory_metrics(r) -> list[Metric]:
                 f"vLLM's 'GPU KV cache size': {fmt.tokens(m.kv_cache_tokens)} = {kv_tokens_formula(r)}") + rank),
         Metric(f"Max conc. @ {fmt.count(s.max_model_len)}" + ("/rank" if d > 1 else ""), f"{m.max_concurrency:,.2f}x",
                "vLLM's 'Maximum concurrency for max_model_len tokens per request'" + rank),
-        Metric("Fit at this length" + (" (all ranks)" if d > 1 else ""), fmt.count(f.max_concurrency_at_length),
+        Metric("Fit at this length" + (" (all ranks)" if d > 1 else ""),
+               fmt.missing("not planned") if unplanned else fmt.count(f.max_concurrency_at_length),
                "most requests of input_len + output_len held at once (capped by max_num_seqs)"
                + (f", summed over the {d} data-parallel ranks (the tiles marked /rank are one rank's)" if d > 1 else "")),
         Metric((f"Longest @ {s.max_num_seqs:,} running" if s.rank_concurrency > s.max_num_seqs else
                 f"Longest @ C={s.rank_concurrency:,}") + ("/rank" if s.data_parallel_size > 1 else ""),
                f"{fmt.count(f.longest_request_at_concurrency)} tok"
-               if short.engine_starts else "none",
+               if short.engine_starts else fmt.missing("not planned") if unplanned else "none",
                "longest prompt + output each of the requests running at once can have (concurrency, at most max_num_seqs)" + ("" if short.engine_starts else
                " — none: the engine does not start")),
         Metric("Pool used", fmt.pct(f.pool_fraction, 0) if m.num_gpu_blocks and short.engine_starts else "none",

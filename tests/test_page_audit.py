@@ -52,3 +52,14 @@ def test_a_rejected_upload_is_said_on_the_page_too():
                for v in main), main  # fmt: skip
     assert any("The uploaded config.json was not used" in w.value for w in at.sidebar.warning)
 
+
+
+def test_a_planner_limit_is_not_an_empty_fit(catalog):
+    """SGLang with speculation: the planner does not plan it (calc.speculative), which the tiles showed as a fit of 0
+    and no longest request beside a 403,296-token pool (a page audit, 2026-12-06)."""
+    from boundary import view
+
+    r = evaluate(Scenario(model="qwen3-8b", gpu="h100-sxm", engine="sglang", speculative_method="ngram"), catalog)
+    assert view.verdict(r).startswith("16 × 1,280 tokens: not planned — speculative decoding is planned under vLLM")
+    tiles = {m.label: m.value for m in view.memory_metrics(r)}
+    assert tiles["Fit at this length"] == tiles["Longest @ C=16"] == "— (not planned)"
