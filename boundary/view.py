@@ -109,7 +109,7 @@ def memory_metrics(r) -> list[Metric]:
     kv_short = -m.kv_cache_memory_bytes if m.kv_cache_memory_bytes < 0 else short.start_missing_bytes
     d = s.data_parallel_size
     rank = f"; one of the {d} data-parallel ranks' (the server holds {d} such pools)" if d > 1 else ""
-    unplanned = "planned" in (f.refused or "")  # the planner's own limit (calc.speculative), not the engine's refusal
+    unplanned = f.planner_limit  # the planner's own limit, not the engine's refusal
     out = [
         Metric("Available KV cache", fmt.gib(m.kv_cache_memory_bytes) if m.kv_cache_memory_bytes >= 0 else "none",
                ("per GPU; SGLang's KV pool (its 'KV Cache is allocated … K size + V size')" if s.engine == "sglang"

@@ -50,11 +50,10 @@ def kv_section(r) -> Section:
     s, m = r.scenario, r.memory
     rows = [("bytes per token (all layers)", f"{fmt.bytes_exact(m.kv_bytes_per_token)} = {fmt.size(m.kv_bytes_per_token)}"),
             ("bytes per token per GPU", fmt.bytes_exact(m.kv_bytes_per_token_per_gpu))]  # fmt: skip
-    g = m.layout.groups
-    if len(g) == 1 and g[0].kind == "split":  # SGLang's two pools: a full-pool token carries share × a windowed one
-        per = m.layout.block_bytes / m.block_size
-        rows.append(("per full-pool token per GPU (SGLang's split)", f"{fmt.bytes_exact(per)}: the full layers' bytes "
-                     f"+ {g[0].share:g} × the windowed layers' (its SWA pool holds {g[0].share:g} × the tokens)"))  # fmt: skip
+    if g := m.layout.split:  # SGLang's two pools: a full-pool token carries share × a windowed one
+        rows.append(("per full-pool token per GPU (SGLang's split)", f"{fmt.bytes_exact(m.layout.bytes_per_pool_token)}: "
+                     f"the full layers' bytes + {g.share:g} × the windowed layers' (its SWA pool holds {g.share:g} × "
+                     "the tokens)"))  # fmt: skip
     if m.state_bytes_per_request:
         rows.append(("state per request per GPU", f"{fmt.bytes_exact(m.state_bytes_per_request)} = "
                      f"{fmt.size(m.state_bytes_per_request)} (Mamba / linear attention)"))  # fmt: skip

@@ -30,9 +30,7 @@ def verdict(r) -> str:
                 + (f", but SGLang runs out of memory at its first large step: its activations and CUDA graphs need "
                    f"{fmt.gib(oom)} more than --mem-fraction-static {s.gpu_memory_utilization:g} leaves" if oom else ""))  # fmt: skip
     if not r.shortfall.engine_starts:
-        problem = _start_problem(r)
-        # the planner's own limits (speculation or DCP under SGLang, speculation with PP) are not the engine's refusal
-        return f"{head}: {'not planned' if 'planned' in problem else 'cannot run'} — {problem}"
+        return f"{head}: {'not planned' if f.planner_limit else 'cannot run'} — {_start_problem(r)}"
     return f"{head}: does not fit — {f.reasons[0]}"
 
 
@@ -43,12 +41,12 @@ def engine_name(s) -> str:
 def _swa_binds(r) -> str:
     """Where SGLang's SWA pool, not its full one, sets a request's blocks (calc.sglang_swa): say so, since the count is
     then more than its tokens / block_size."""
-    g, m = r.memory.layout.groups, r.memory
-    tokens = r.fit.request_tokens
-    if len(g) != 1 or g[0].kind != "split" or m.blocks_per_request(tokens) <= -(-tokens // m.block_size):
+    lay = r.memory.layout
+    if not lay.swa_binds(r.fit.request_tokens):
         return ""
-    return (f"; SGLang's sliding-window pool ({g[0].share:g} × the full pool's tokens) binds below "
-            f"{g[0].window / g[0].share:,.0f} tokens a request: each takes {1 / g[0].share:g} × its blocks")
+    g = lay.split
+    return (f"; SGLang's sliding-window pool ({g.share:g} × the full pool's tokens) binds below "
+            f"{g.swa_bound_below:,.0f} tokens a request: each takes {1 / g.share:g} × its blocks")
 
 
 def _start_problem(r) -> str:

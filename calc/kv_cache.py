@@ -99,6 +99,11 @@ class KVGroup:
     share: float = 1.0
     """kind "split" (SGLang's two pools, calc.sglang_swa): SWA tokens per full token."""
 
+    @property
+    def swa_bound_below(self) -> float:
+        """kind "split": the request length under which the SWA pool binds, window / share [tokens]."""
+        return self.window / self.share  # type: ignore[operator]
+
     def blocks_for(self, tokens: int, *, block_size: int, max_num_batched_tokens: int) -> int:
         """Blocks one request of `tokens` tokens holds in this group (vLLM max_memory_usage_bytes / page).
 
@@ -139,6 +144,23 @@ class StageLayout:
     """This stage's state layers, one request, this GPU, as vLLM charges them (padded pages)."""
     state_bytes_unpadded: float
     block_size_note: str
+
+    @property
+    def split(self) -> KVGroup | None:
+        """SGLang's full and SWA pools as one group (calc.sglang_swa), or None for any other layout."""
+        return self.groups[0] if len(self.groups) == 1 and self.groups[0].kind == "split" else None
+
+    @property
+    def bytes_per_pool_token(self) -> float:
+        """One block's bytes / block_size [B]: under SGLang's split, the full layers' bytes a token + share × the
+        windowed layers' (gpt-oss-20b: 12 × 2,048 + 0.8 × 12 × 2,048 = 44,236.8 B)."""
+        return self.block_bytes / self.block_size
+
+    def swa_binds(self, tokens: int) -> bool:
+        """Whether SGLang's SWA pool, not its full one, sets a request's blocks: requests under window / share tokens
+        take more blocks than tokens / block_size."""
+        return self.split is not None and \
+            self.blocks_per_request(tokens, max_num_batched_tokens=0) > ceil(tokens / self.block_size)  # fmt: skip
 
     def blocks_per_request(self, tokens: int, *, max_num_batched_tokens: int) -> int:
         """Blocks a request of `tokens` tokens takes from the shared pool: the sum over groups."""

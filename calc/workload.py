@@ -16,6 +16,7 @@ from calc.pool import PoolResult, whole_model_check
 from calc.scenario import Scenario
 from calc.sglang_hybrid import mamba_ratio, running_limit
 from calc.specs import ModelSpec
+from calc.speculative import spec_refusal
 from calc.units import GiB
 
 
@@ -46,6 +47,9 @@ class WorkloadFit:
     refused: str = ""
     """Why vLLM refuses to start whatever the pool holds (max_model_len beyond the model's positions, a
     kv_cache_memory_bytes the GPU cannot hold), else ''."""
+    planner_limit: bool = False
+    """`refused` is this planner's own limit (a speculative draft it does not plan: calc.speculative.spec_refusal),
+    not the engine's refusal: the page says "not planned", not "cannot run"."""
 
 
 def budget_refused(engine: str, max_num_batched_tokens, max_num_seqs):
@@ -140,4 +144,5 @@ def fit_workload(s: Scenario, m: ModelSpec, mem: PoolResult) -> WorkloadFit:
         longest_prompt_at_concurrency=max(0, longest - s.output_len),
         formula=E(R, running if dp == 1 else "requests a rank") * E(per_req, f"blocks per {L:,}-token request"),
         refused=refused,
+        planner_limit=bool(refused) and refused == spec_refusal(s, m),
     )

@@ -63,3 +63,12 @@ def test_a_planner_limit_is_not_an_empty_fit(catalog):
     assert view.verdict(r).startswith("16 × 1,280 tokens: not planned — speculative decoding is planned under vLLM")
     tiles = {m.label: m.value for m in view.memory_metrics(r)}
     assert tiles["Fit at this length"] == tiles["Longest @ C=16"] == "— (not planned)"
+
+
+def test_the_defaults_note_counts_tokens_as_the_tile_does(catalog):
+    """A hybrid layout (Llama 4: 12 full + 36 chunked layers, four groups to a block id): the vLLM defaults note
+    quoted blocks × block_size, four times the "KV cache (tokens)" tile beside it."""
+    scout = evaluate(Scenario(model="llama-4-scout-17b-16e", gpu="h100-sxm", tensor_parallel_size=4), catalog)
+    (note,) = [n for n in scout.notes if n.startswith("vllm serve on this GPU")]
+    assert f"rather than {scout.memory.kv_cache_tokens:,} " in note
+    assert f"{scout.memory.pool_token_capacity:,}" not in note

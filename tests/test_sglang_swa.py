@@ -118,6 +118,7 @@ def test_the_memory_table_gives_the_split_pools_bytes_a_token(catalog):
     r, m = _mem(catalog, "0.5.9")
     rows = dict(kv_section(r).rows)
     assert rows["per full-pool token per GPU (SGLang's split)"].startswith("44,237 B")
+    assert m.layout.bytes_per_pool_token == pytest.approx(12 * 2048 + 0.8 * 12 * 2048)
     assert m.num_gpu_blocks == math.floor(m.kv_cache_memory_bytes / (16 * 44_236.8))
 
 

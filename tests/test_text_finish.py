@@ -374,12 +374,6 @@ def test_vllms_own_batch_defaults_on_a_large_gpu_are_named(catalog):
                       catalog).memory.kv_cache_tokens  # fmt: skip
     assert f"{theirs:,} tokens of KV cache rather than {h100.memory.kv_cache_tokens:,}" in note
     assert theirs < h100.memory.kv_cache_tokens and "8,192" in note and "1,024" in note
-    # a hybrid layout (Llama 4: 12 full + 36 chunked layers, four groups to a block id): the note counts tokens as the
-    # "KV cache (tokens)" tile does, not blocks × block_size (four times as many; a page audit, 2026-12-06)
-    scout = evaluate(Scenario(model="llama-4-scout-17b-16e", gpu="h100-sxm", tensor_parallel_size=4), catalog)
-    (note,) = [n for n in scout.notes if n.startswith("vllm serve on this GPU")]
-    assert f"rather than {scout.memory.kv_cache_tokens:,} " in note
-    assert f"{scout.memory.pool_token_capacity:,}" not in note
     for quiet in (dict(gpu="a100-80gb-sxm"), dict(gpu="rtx-4090"), dict(gpu="h100-sxm", max_num_seqs=512),
                   dict(gpu="h100-sxm", engine="sglang")):  # fmt: skip
         r = evaluate(Scenario(model="llama-3.1-8b", **quiet), catalog)
