@@ -23,7 +23,7 @@ from calc.hf_families import adapt, img_processor_tower, vision_defaults
 from calc.hf_quant import quantization, quantized_name
 from calc.hf_recent import audio_tower, omni_thinker
 from calc.model_spec import MAX_LAYERS, ModelSpec, VisionConfig
-from calc.params import NON_GATED_ACTS
+from calc.params import NON_GATED_ACTS, count_params
 from calc.weights import SIZED_DTYPES, SIZED_METHODS
 
 WRAPPERS = ("text_config", "llm_config", "language_config")
@@ -343,6 +343,14 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
     if wrapper and not data.get("architectures"):
         data["architectures"] = (wrapper,)
     try:
-        return ModelSpec.model_validate(data)
+        spec = ModelSpec.model_validate(data)
     except ValidationError as e:
         raise InputError("config.json", describe(e)) from None
+    return spec if name or hf_id else _sized(spec)
+
+
+def _sized(spec: ModelSpec) -> ModelSpec:
+    """A config that names no checkpoint is called by its model_type, which many sizes share (every Qwen3 is
+    'qwen3'): the name carries its parameter count, so a shared link says which one was planned."""
+    total = count_params(spec).total
+    return spec.model_copy(update={"name": f"{spec.name} ({total / 1e9:,.2f} B parameters)"[:120]})

@@ -377,3 +377,18 @@ def test_cogvlm2_names_its_kv_heads_num_multi_query_heads():
     m = model_from_hf_config(cfg, name="cogvlm2-llama3")
     assert m.num_key_value_heads == 8
     assert kv_bytes_per_token(m, kv_bytes_per_element=2) == 2 * 32 * 8 * 128 * 2
+
+
+def test_a_config_without_a_checkpoint_name_is_called_by_its_type_and_size():
+    """Qwen3-4B's config.json names no checkpoint (no _name_or_path), and every Qwen3 is model_type 'qwen3': a link
+    titled 'qwen3' does not say which was planned. Its size, by hand (hidden 2,560, 36 layers, 32 / 8 heads of 128,
+    MLP 9,728, tied 151,936 × 2,560 embeddings): per layer q 2,560 · 4,096, k and v 2,560 · 1,024, o 4,096 · 2,560,
+    q/k norms 2 · 128, MLP 3 · 2,560 · 9,728, two norms 2 · 2,560 → 100,930,816; × 36 + 388,956,160 + 2,560 =
+    4,022,468,096. A name given (the upload's file name, a Hub id) is kept as it is."""
+    cfg = json.loads((CONFIGS / "qwen3-4b" / "config.json").read_text())
+    assert "_name_or_path" not in cfg
+    layer = 2560 * 4096 + 2 * 2560 * 1024 + 4096 * 2560 + 2 * 128 + 3 * 2560 * 9728 + 2 * 2560
+    assert layer * 36 + 151_936 * 2560 + 2560 == 4_022_468_096
+    assert model_from_hf_config(cfg).name == "qwen3 (4.02 B parameters)"
+    assert model_from_hf_config(cfg, name="Qwen3-4B").name == "Qwen3-4B"
+    assert model_from_hf_config({**cfg, "_name_or_path": "Qwen/Qwen3-4B"}).name == "Qwen/Qwen3-4B"

@@ -252,7 +252,8 @@ def test_an_upload_the_plan_refuses_at_this_tp_shows_that_model_at_the_default_t
     at.file_uploader(key="upload").upload("config.json", config, "application/json").run()
     assert not at.exception
     assert any("tensor\\_parallel\\_size at its default \\(1\\)" in w.value for w in at.warning), [w.value for w in at.warning]
-    assert any(m.value.startswith("#### glm4\\_moe\\_lite on NVIDIA H100 SXM 80GB \\(TP\\=1") for m in at.markdown)
+    assert any(m.value.startswith("#### glm4\\_moe\\_lite \\(") and "B parameters\\) on NVIDIA H100 SXM 80GB \\(TP\\=1"
+               in m.value for m in at.markdown)  # named by model_type and size: its config names no checkpoint
 
 
 def test_a_fresh_link_that_cannot_be_planned_keeps_its_model_and_gpu():

@@ -48,8 +48,9 @@ def test_the_thinker_is_planned_with_its_text_models_kv_geometry(thinker):
 
 
 def test_an_omni_config_without_a_name_is_called_by_its_own_model_type(raw):
-    """Uploaded without _name_or_path, the plan was titled by its thinker's text model, 'qwen3_omni_moe_text'."""
-    assert model_from_hf_config(raw).name == "qwen3_omni_moe"
+    """Uploaded without _name_or_path, the plan was titled by its thinker's text model, 'qwen3_omni_moe_text'; its
+    size follows (the thinker's total, counted by hand below)."""
+    assert model_from_hf_config(raw).name == f"qwen3_omni_moe ({count_params(model_from_hf_config(raw, name='x')).total / 1e9:.2f} B parameters)"
 
 
 def test_text_vision_and_audio_count_by_hand(thinker):
