@@ -15,9 +15,10 @@ _QUANT_DTYPE = {"fp8": "fp8", "fbgemm_fp8": "fp8", "modelopt": "fp8", "awq": "in
                 "auto-round": "int4", "auto_round": "int4", "inc": "int4"}  # fmt: skip
 """The log's `quantization` → the nearest dtype, for a shipped model spec (a config.json's own quantization_config is
 read as the checkpoint's format instead: calc.reconcile keeps dtype auto for it)."""
-_SINCE_MARKERS = (("(default since v0.21.0)", (0, 21)),)
+_SINCE_MARKERS = (("(default since v0.21.0)", (0, 21)), ("tokens, Maximum concurrency for", (0, 26)))
 """Text a release prints where its version line is cut off: vLLM 0.21+'s "CUDA graph memory profiling is enabled
-(default since v0.21.0)"."""
+(default since v0.21.0)"; the KV size and concurrency on one line ("GPU KV cache size: N tokens, Maximum concurrency
+for L tokens per request"), two lines through 0.25 and one by 0.33 (reference/vllm_kv.md §5), read as 0.26."""
 _TORCH_DTYPE = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16"}
 BLOCK_SIZES = typing.get_args(Scenario.model_fields["block_size"].annotation)  # what --block-size takes
 
@@ -26,14 +27,15 @@ def _int(text: str | None) -> int | None:
     return int(text) if text and re.fullmatch(r"[0-9]{1,18}", text) else None
 
 
-def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
+def log_scenario_fields(log: VllmLog, given_version: tuple[int, ...] | None = None) -> tuple[dict, list[str]]:
     """Scenario fields the log states (engine config line first, then the measured lines), plus notes on guesses.
 
     max_model_len: config max_seq_len / max_model_len, else the L of "Maximum concurrency for L tokens", else a
     failed start's "max seq len (L)" (V1), else the
     V0 "max seq len (L)" error. V0 without chunked prefill (≤ 32k context) profiles max(L, 2048) batched tokens.
     estimate_cudagraphs: only vLLM ≥ 0.20 (or a log with "Estimated CUDA graph memory") subtracts CUDA graphs.
-    engine_version: the version the log prints, from 0.8 on (older ones predate the costs the step time has).
+    engine_version: the version the log prints, from 0.8 on (older ones predate the costs the step time has);
+    `given_version` (--engine-version) stands in for a log that prints none.
     """
     cfg, notes, out = log.config, [], {}
     for name in _INT_FIELDS:
@@ -89,7 +91,9 @@ def log_scenario_fields(log: VllmLog) -> tuple[dict, list[str]]:
             notes.append(f"V0 without chunked prefill: the profiling run uses max(max_model_len, 2048) = "
                          f"{out['max_num_batched_tokens']} batched tokens")  # fmt: skip
     version = log.version_tuple
-    if version is not None and version >= (0, 8):  # the release whose fixed costs the plan's step time uses
+    if version is None and given_version:
+        version = given_version  # the flag sets engine_version itself; here it decides what the release subtracts
+    elif version is not None and version >= (0, 8):  # the release whose fixed costs the plan's step time uses
         out |= {"engine": "vllm", "engine_version": ".".join(str(p) for p in version)}
     elif version is None and (since := min_version(log)):
         out |= {"engine": "vllm", "engine_version": ".".join(str(p) for p in since)}

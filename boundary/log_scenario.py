@@ -10,6 +10,7 @@ from boundary.log_names import detect_gpu, match_model
 from boundary.vllm_log import VllmLog
 from calc.catalog import Catalog
 from calc.engine_defaults import default_budget
+from calc.engine_spec import version_tuple
 from calc.errors import InputError, describe, first_field
 from calc.scenario import Scenario
 
@@ -20,7 +21,8 @@ def build_scenario(log: VllmLog, catalog: Catalog, flags: dict,
     `defaults` (the page's scenario) only fill what the log does not state.
 
     Returns (scenario, where the GPU came from, whether it was assumed, notes)."""
-    data, notes = log_scenario_fields(log)
+    given = version_tuple(flags.get("engine_version") or "") if flags.get("engine", "vllm") == "vllm" else None
+    data, notes = log_scenario_fields(log, given)
     if "tensor_parallel_size" not in data and "pipeline_parallel_size" not in data and len(log.workers) > 1:
         tp, pp = _split_from_ranks(log)
         data |= {"tensor_parallel_size": tp, "pipeline_parallel_size": pp}

@@ -6,7 +6,7 @@ engine keeps the fewest blocks over workers. The logged X is rounded to two deci
 the values at X − 0.005 and X + 0.005 GiB; concurrency and "GPU KV cache size" follow from the blocks:
 
     concurrency = blocks / ceil(L / block_size)   (V1 ≥ 0.9; V0 and V1 0.7–0.8 print blocks · block_size / L)
-    tokens      = blocks · block_size             (≤ 0.19)  or  int(concurrency · L)  (≥ 0.20)
+    tokens      = blocks · block_size             (≤ 0.20.0)  or  int(concurrency · L)  (≥ 0.20.1)
 
 LMCache #1739 (Qwen3-14B, 163,840 B/token): 6.51 GiB → 2,666 blocks (2,664 – 2,668) = 42,656 tokens, 2,666 / 2,048 = 1.30x.
 The overhead lines (weights, activation, non-torch, CUDA graphs) are compared with the planner's estimates, and the
@@ -312,9 +312,12 @@ def adoptable(s: Scenario, cal: dict, notes: list[str]) -> tuple[dict, Scenario]
 
 
 def calibration(log: VllmLog, pool_bytes: float | None) -> dict:
-    """Scenario overrides that adopt the logged overheads: weights from "Model loading took"; activation and
-    non-torch memory where the V0 profiling or 0.10.2 "Actual usage" line prints them (0.6.4: activation = peak torch
-    − weights); otherwise the pool itself (`pool_bytes`: logged or implied, of the worker with the fewest blocks)."""
+    """Scenario overrides that adopt the logged overheads: weights from "Model loading took"; the pool in whole bytes
+    where the log prints it so ("Current kv cache memory in use is B bytes", 0.10.2 on: the overheads beside it carry
+    two decimals each, and rebuilt from them the pool misses by blocks — 14,849 for Qwen3-235B's logged 14,834 on
+    eight L40S); else activation and non-torch memory where the V0 profiling or "Actual usage" line prints them
+    (0.6.4: activation = peak torch − weights); otherwise the pool itself (`pool_bytes`: logged or implied, of the
+    worker with the fewest blocks)."""
     cal: dict = {}
     weights = log.get("weights_gib")
     if weights:
@@ -327,7 +330,10 @@ def calibration(log: VllmLog, pool_bytes: float | None) -> dict:
     if graphs:
         # "took -0.22 GiB" happens (the pool freed cached memory while capturing): a negative cost is no cost
         cal["cudagraph_memory_bytes"] = max(0.0, max(m.value for m in graphs)) * GiB
-    if act and non_torch and weights:
+    exact = log.get("kv_cache_bytes")
+    if exact:
+        cal["kv_cache_memory_bytes"] = min(m.value for m in exact)
+    elif act and non_torch and weights:
         cal["activation_memory_bytes"] = max(0.0, max(act)) * GiB
         cal["non_torch_memory_bytes"] = max(0.0, max(non_torch)) * GiB
         for key, out in (("total_memory_gib", "memory_gib"), ("gpu_memory_utilization", "gpu_memory_utilization")):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from boundary.vllm_log import VllmLog
 from calc.engine_spec import version_tuple
 from calc.kv_cache import StageLayout, blocks_from_bytes
-from calc.pool import PoolResult
+from calc.pool import PoolResult, prints_concurrency_tokens
 from calc.scenario import Scenario
 from calc.units import GiB
 
@@ -111,18 +111,20 @@ def _need(lay: StageLayout, tokens: int, s: Scenario) -> int:
     return lay.blocks_per_request(tokens, max_num_batched_tokens=s.max_num_batched_tokens)
 
 
-def _candidates(kind: str, b: int, lay: StageLayout, s: Scenario, v0: bool, new: bool) -> list:
-    """(print convention, value) for one pool, most likely convention first."""
+def _candidates(kind: str, b: int, lay: StageLayout, s: Scenario, v0: bool, new: bool,
+                version: tuple[int, ...] | None = None) -> list:  # fmt: skip
+    """(print convention, value) for one pool, most likely convention first; a log without its version may print
+    either (`version` None)."""
     L, block = s.max_model_len, lay.block_size
     conc = [("blocks / ⌈L / block_size⌉ (V1 ≥ 0.9)", b / _need(lay, L, s))]
     flat = [("blocks · block_size / L (V0, V1 0.7–0.8)", b * block / L)]
-    if kind == "max_concurrency":
-        return flat if v0 else conc + flat
+    if kind == "max_concurrency":  # a V1 release that prints its version is one formula: 0.9 on, concurrency
+        return flat if v0 or (version is not None and version < (0, 9)) else conc if version else conc + flat
     dcp = s.decode_context_parallel_size  # "Multiplying the GPU KV cache size by the dcp_world_size" (≤ 0.19)
-    old = [("blocks · block_size (≤ 0.19)" + (f" × dcp {dcp}" if dcp > 1 else ""), b * block * dcp)]
+    old = [("blocks · block_size (≤ 0.20.0)" + (f" × dcp {dcp}" if dcp > 1 else ""), b * block * dcp)]
     if len(lay.groups) > 1:
-        old.append(("blocks // groups · block_size (hybrid, 0.11–0.19)", b // len(lay.groups) * block))
-    newer = [("int(concurrency · L) (≥ 0.20)", int(conc[0][1] * L))]
+        old.append(("blocks // groups · block_size (hybrid, 0.11–0.20.0)", b // len(lay.groups) * block))
+    newer = [("int(concurrency · L) (≥ 0.20.1)", int(conc[0][1] * L))]
     return newer + old if new else old + newer
 
 
@@ -131,15 +133,15 @@ def pool_rows(log: VllmLog, s: Scenario, feeds, source, layouts, check_layouts=N
     PP > 1: the whole model as one stage, calc.pool.PP_WHOLE_MODEL_CHECK)."""
     v0 = log.engine == "V0"
     version = log.version_tuple or (version_tuple(s.engine_version) if s.engine == "vllm" else None)
-    new = bool(version and version >= (0, 20))
+    new = bool(version) and prints_concurrency_tokens(version)
     pools = [blocks_range(feeds, sign, layouts) for sign in (-1, 0, 1)]
     binding, block = pools[1][2], pools[1][1].block_size
     logged: dict = {}
     if source == "logged":
         logged["kv_cache_memory_bytes"] = binding.bytes_
     predicted = {"num_gpu_blocks": pools[1][0],
-                 "max_concurrency": _candidates("max_concurrency", *pools[1][:2], s, v0, new)[0][1],
-                 "kv_cache_tokens": _candidates("kv_cache_tokens", *pools[1][:2], s, v0, new)[0][1]}  # fmt: skip
+                 "max_concurrency": _candidates("max_concurrency", *pools[1][:2], s, v0, new, version)[0][1],
+                 "kv_cache_tokens": _candidates("kv_cache_tokens", *pools[1][:2], s, v0, new, version)[0][1]}  # fmt: skip
     if source == "implied":
         base = "pool implied by the logged blocks (no Available line): checks block_size, max_model_len, formula"
     elif binding.slack_bytes:
@@ -165,13 +167,13 @@ def pool_rows(log: VllmLog, s: Scenario, feeds, source, layouts, check_layouts=N
         logged[key] = val
 
         def cands(p, key=key):
-            return [("blocks", p[0])] if key == "num_gpu_blocks" else _candidates(key, *p[:2], s, v0, new)
+            return [("blocks", p[0])] if key == "num_gpu_blocks" else _candidates(key, *p[:2], s, v0, new, version)
 
         lo, mid, hi = (cands(p) for p in pools)
         hit = next((i for i in range(len(mid)) if lo[i][1] - tol <= val <= hi[i][1] + tol), None)
         i = hit if hit is not None else 0
         predicted[key] = mid[i][1]
-        note = base if hit is not None else _hypotheses(key, val, tol, feeds, layouts, s, v0, new)
+        note = base if hit is not None else _hypotheses(key, val, tol, feeds, layouts, s, v0, new, version)
         if hit is not None and key != "num_gpu_blocks":
             note += f"; printed as {mid[i][0]}"
         rows.append(Row(key, label, unit, val, mid[i][1], lo[i][1], hi[i][1], hit is not None, note))
@@ -181,7 +183,7 @@ def pool_rows(log: VllmLog, s: Scenario, feeds, source, layouts, check_layouts=N
     return rows, logged, predicted
 
 
-def _hypotheses(key, val, tol, feeds, layouts, s, v0, new) -> str:
+def _hypotheses(key, val, tol, feeds, layouts, s, v0, new, version=None) -> str:
     """Which single change would reproduce the logged value: another worker's pool, one more (draft) layer per
     block, or the other KV dtype."""
     trials = [(f"a different rank: matches {f.label}'s {f.bytes_ / GiB:g} GiB", [f], 0, 1.0)
@@ -197,8 +199,8 @@ def _hypotheses(key, val, tol, feeds, layouts, s, v0, new) -> str:
             if lo[0] <= val <= hi[0]:
                 return text
             continue
-        for (_, a), (_, b) in zip(_candidates(key, *lo[:2], s, v0, new),
-                                  _candidates(key, *hi[:2], s, v0, new), strict=True):  # fmt: skip
+        for (_, a), (_, b) in zip(_candidates(key, *lo[:2], s, v0, new, version),
+                                  _candidates(key, *hi[:2], s, v0, new, version), strict=True):  # fmt: skip
             if a - tol <= val <= b + tol:
                 return text
     return "not explained by rounding, rank, draft layers or KV dtype: check the model, TP/PP and block_size"

@@ -12,7 +12,8 @@ Recognised lines (vLLM 0.5 – 0.33, V0 and V1 engines; GiB figures are binary e
     V1 pool        "Available KV cache memory: X GiB" (0.9+, one line per worker, "%.2f"; ≥ 0.19 may print "8.0")
     0.10.2         "Free memory on device (f/T GiB) … Desired GPU memory utilization is (u, R GiB). Actual usage is W GiB for
                    weight, A GiB for peak activation, N GiB for non-torch memory, and C GiB for CUDAGraph memory. …
-                   Current kv cache memory in use is B bytes."
+                   Current kv cache memory in use is B bytes." · 0.2x "… Actual usage is X GiB for consumed memory
+                   (weights + non-torch), A GiB for peak activation, … Current kv cache memory in use is K GiB." (K: the pool)
     blocks/tokens  "# GPU blocks: B, # CPU blocks: C" (V0 ≤ 0.7, V1 0.7) · "# cuda blocks: B" (V0 0.8+) · "num_gpu_blocks is:
                    B" · "GPU KV cache size: N tokens" · "Maximum concurrency for L tokens per request: Y.YYx" (0.33: one line)
     CUDA graphs    "Graph capturing finished in S secs, took X GiB" · "Estimated CUDA graph memory: X GiB total" (0.19+)
@@ -49,7 +50,8 @@ PATTERNS: dict[str, tuple[str, ...]] = {
                     rf"model weights take (?P<v>{_F})\s*GiB"),
     "available_kv_gib": (rf"Available KV cache memory:\s*(?P<v>{_F})\s*GiB",
                          rf"the rest of the memory reserved for KV Cache is (?P<v>{_F})\s*GiB",
-                         rf"kv_cache_size=(?P<v>{_F})\s*GiB"),
+                         rf"kv_cache_size=(?P<v>{_F})\s*GiB",
+                         rf"Current kv cache memory in use is (?P<v>{_F})\s*GiB"),  # 0.2x: the pool, in GiB
     "total_memory_gib": (rf"total_gpu_memory \((?P<v>{_F})\s*GiB\)", rf"total_gpu_memory=(?P<v>{_F})\s*GiB",
                          rf"Free memory on device \({_F}/(?P<v>{_F}) GiB\)"),
     "gpu_memory_utilization": (rf"gpu_memory_utilization \((?P<v>{_F})\)",
@@ -98,13 +100,15 @@ _VERSION = (
     re.compile(r"engine \(v(?P<v>[0-9]{1,4}\.[0-9]{1,4}[\w.+-]{0,40})\)"),
     re.compile(r"vLLM API server version (?P<v>[0-9]{1,4}\.[0-9]{1,4}[\w.+-]{0,40})"),
 )
+SGLANG_MARKERS = ("KV Cache is allocated. #tokens", "Load weight end. type=", "max_total_num_tokens=")
+"""Lines only an SGLang server prints (its scheduler's memory lines, its server args)."""
 _WORKER = re.compile(r"\((?P<w>[^()]*?\bpid=\d{1,10}[^()]*)\)")  # searched in a line's first 120 characters
 _LEVEL = re.compile(r"\b(?:INFO|WARNING|DEBUG|ERROR|CRITICAL)\b")
 # A literal that every line of a key contains: the patterns run only on lines that hold one (found in one pass
 # over the text), so a megabyte of other lines costs one C-level scan, not 45 regex calls per line.
 _KEYWORDS: dict[str, tuple[str, ...]] = {
     "weights_gib": ("Model loading took", "Loading model weights took", "model weights take"),
-    "available_kv_gib": ("Available KV cache memory", "reserved for KV Cache", "kv_cache_size="),
+    "available_kv_gib": ("Available KV cache memory", "reserved for KV Cache", "kv_cache_size=", "kv cache memory in use"),
     "total_memory_gib": ("total_gpu_memory", "Free memory on device"),
     "gpu_memory_utilization": ("gpu_memory_utilization", "Desired GPU memory utilization"),
     "activation_gib": ("activation peak memory takes", "GiB for peak activation", "torch peak memory increase"),
@@ -381,6 +385,11 @@ def parse_log(text: str) -> VllmLog:
     _wrapped_config(scan, body)
     if not scan.found and not scan.config:
         more = f" ({skipped:,} lines over {MAX_LINE_CHARS:,} characters were skipped)" if skipped else ""
+        if any(mark in line for line in body[:MAX_RECOGNISED_LINES] for mark in SGLANG_MARKERS):
+            raise InputError("log", "this is an SGLang startup log ('KV Cache is allocated. #tokens: …'): reconcile "
+                             "reads vLLM's; plan it with `python -m calc plan --engine sglang` and its "
+                             "--mem-fraction-static as --gpu-memory-utilization, and compare the log's #tokens with "
+                             "the plan's 'GPU KV cache size' (SGLang's max_total_num_tokens)")  # fmt: skip
         raise InputError(
             "log",
             "no vLLM startup lines found (expected lines such as 'Available KV cache memory: …', "

@@ -239,6 +239,25 @@ def _display_name(hf_id: str | None) -> str | None:
     return hf_id
 
 
+EXPERT_COUNTS = ("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts", "num_experts_per_tok")
+
+
+def _no_experts(cfg: dict, mt: str, assumptions: list[str]) -> None:
+    """A count of 0 experts is a dense model saying so: Granite 4.0's dense checkpoints (granite-4.0-micro,
+    -h-micro) carry "num_local_experts": 0 and "num_experts_per_tok": 0. The fields are dropped; GraniteMoeHybrid's
+    MLP is then its shared MLP alone (vLLM builds the routed block only for num_local_experts > 0), a gated MLP of
+    shared_intermediate_size, which becomes the dense width."""
+    zero = [k for k in EXPERT_COUNTS if type(cfg.get(k)) is int and cfg[k] == 0]
+    if not zero or any(type(cfg.get(k)) is int and cfg[k] > 0 for k in EXPERT_COUNTS[:4]):
+        return
+    for k in zero:
+        cfg.pop(k)
+    if mt == "granitemoehybrid" and type(cfg.get("shared_intermediate_size")) is int and cfg["shared_intermediate_size"] > 0:
+        cfg["intermediate_size"] = cfg.pop("shared_intermediate_size")
+        assumptions.append("no routed experts (num_local_experts 0): each layer's MLP is its shared MLP, of "
+                           f"shared_intermediate_size {cfg['intermediate_size']:,}")  # fmt: skip
+
+
 def model_from_hf_config(config: Any, name: str | None = None, source: str = "uploaded config.json") -> ModelSpec:
     """Build a ModelSpec from a parsed config.json."""
     if not isinstance(config, dict):
@@ -272,6 +291,7 @@ def model_from_hf_config(config: Any, name: str | None = None, source: str = "up
     if towers:  # Phi-4-multimodal: its image and audio encoders and LoRA adapters sit in these
         assumptions.append(f"{', '.join(towers)} (image or audio encoders, LoRA adapters) are not counted: the "
                            "weights and the profiling are the language model's alone")  # fmt: skip
+    _no_experts(cfg, mt, assumptions)
     for old, new in ALIASES.items():
         if old in cfg and cfg.get(new) is None:
             cfg[new] = cfg.pop(old)

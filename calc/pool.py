@@ -4,7 +4,7 @@
     available  = requested − weights − activation peak − non-torch [− CUDA-graph estimate]   ("Available KV cache memory")
     num_blocks = ⌊available / block bytes⌋, each pipeline stage from its own layers; the engine keeps the minimum
     max_concurrency = num_blocks / blocks one max_model_len request needs                    ("Maximum concurrency for L tokens")
-    kv_cache_tokens = int(max_concurrency · max_model_len)                                    ("GPU KV cache size", vLLM ≥ 0.20;
+    kv_cache_tokens = int(max_concurrency · max_model_len)                                  ("GPU KV cache size", vLLM > 0.20.0;
                       num_blocks · block_size before, ⌊num_blocks / groups⌋ · block_size for a hybrid: printed_kv_tokens)
 
 SGLang (model_runner.profile_max_num_token) takes its --mem-fraction-static (the scenario's gpu_memory_utilization)
@@ -232,17 +232,28 @@ def _whole_model_request_bytes(s: Scenario, m: ModelSpec, g: GPUSpec) -> float:
     return whole.blocks_per_request(s.max_model_len, max_num_batched_tokens=s.max_num_batched_tokens) * whole.block_bytes
 
 
+CONCURRENCY_TOKENS_SINCE = (0, 20, 1)
+"""The first vLLM release printing "GPU KV cache size" as int(concurrency · L): 0.20.0 still printed ⌊blocks / groups⌋
+· block_size (RedHatAI/Qwen3.6-35B-A3B-NVFP4's log, tests/data/vllm_logs/redhat-qwen3.6-35b-a3b-nvfp4-v0.20.0.log:
+⌊4,123 / 4⌋ · 2,096 = 2,158,880 tokens beside 108.50x at 65,536), the 0.20.2 wheel the new form (reference/vllm_kv.md
+§5, after vllm#40691); 0.20.1, seen in no log, is read as 0.20.2."""
+
+
+def prints_concurrency_tokens(version: tuple[int, ...] | None) -> bool:
+    """Whether this vLLM release prints its KV cache size as int(concurrency · L) (None: the newest release)."""
+    return version is None or version >= CONCURRENCY_TOKENS_SINCE
+
+
 def printed_kv_tokens(s: Scenario, blocks: int, block_size: int, groups: int, concurrency: float) -> int:
-    """The "GPU KV cache size: N tokens" a vLLM release prints (reference/vllm_kv.md §5): int(concurrency · L) from
-    0.20 ('latest' included); before, num_blocks · block_size, and for a hybrid model's several KV groups ⌊num_blocks / groups⌋ · block_size (Qwen3-Next on two H200s, vLLM 0.10.2:
+    """The "GPU KV cache size: N tokens" a vLLM release prints (reference/vllm_kv.md §5): int(concurrency · L) after
+    0.20.0 ('latest' included, CONCURRENCY_TOKENS_SINCE); before, num_blocks · block_size, and for a hybrid model's several KV groups ⌊num_blocks / groups⌋ · block_size (Qwen3-Next on two H200s, vLLM 0.10.2:
     ⌊7,162 / 4⌋ · 544 = 973,760, tests/data/vllm_logs/h200x2-qwen3-next-80b-tp2-defaults.log); with decode
     context parallelism those releases print it × dcp ("Multiplying the GPU KV cache size by the dcp_world_size").
     SGLang: num_blocks · block_size, its max_total_num_tokens ("KV Cache is allocated. #tokens"; the full layers'
     pool where it splits off an SWA pool, calc.sglang_swa)."""
     if s.engine == "sglang":
         return blocks * block_size
-    version = version_tuple(s.engine_version)
-    if version is None or version[:2] >= (0, 20):
+    if prints_concurrency_tokens(version_tuple(s.engine_version)):
         return int(concurrency * s.max_model_len)
     return (blocks // groups if groups > 1 else blocks) * block_size * s.decode_context_parallel_size
 

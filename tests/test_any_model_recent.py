@@ -392,3 +392,24 @@ def test_a_config_without_a_checkpoint_name_is_called_by_its_type_and_size():
     assert model_from_hf_config(cfg).name == "qwen3 (4.02 B parameters)"
     assert model_from_hf_config(cfg, name="Qwen3-4B").name == "Qwen3-4B"
     assert model_from_hf_config({**cfg, "_name_or_path": "Qwen/Qwen3-4B"}).name == "Qwen/Qwen3-4B"
+
+
+def test_a_dense_granite_4_config_with_zero_experts_is_planned_dense():
+    """Granite 4.0's dense checkpoints (granite-4.0-micro) say "num_local_experts": 0, "num_experts_per_tok": 0, which
+    the planner refused ("num_local_experts: more than 0"). vLLM builds GraniteMoeHybrid's routed block only for
+    num_local_experts > 0: each layer's MLP is the shared one, of shared_intermediate_size. By hand (hidden 2,560,
+    40 attention layers of 40 heads of 64, 8 KV heads, MLP 8,192 gated, tied 100,352-token embeddings): per layer
+    2 · 2,560² + 2 · 2,560 · 512 + 3 · 2,560 · 8,192 + 2 · 2,560 = 78,648,320; × 40 + 100,352 · 2,560 + 2,560 =
+    3,402,836,480 (IBM's card: 3 B dense, 3.4 B on the Hub)."""
+    cfg = {"architectures": ["GraniteMoeHybridForCausalLM"], "model_type": "granitemoehybrid", "vocab_size": 100_352,
+           "hidden_act": "silu", "max_position_embeddings": 131_072, "hidden_size": 2560, "num_hidden_layers": 40,
+           "num_attention_heads": 40, "num_key_value_heads": 8, "intermediate_size": 8192,
+           "shared_intermediate_size": 8192, "num_local_experts": 0, "num_experts_per_tok": 0,
+           "layer_types": ["attention"] * 40, "position_embedding_type": "rope", "tie_word_embeddings": True,
+           "torch_dtype": "bfloat16"}
+    layer = 2 * 2560**2 + 2 * 2560 * 512 + 3 * 2560 * 8192 + 2 * 2560
+    assert layer == 78_648_320 and layer * 40 + 100_352 * 2560 + 2560 == 3_402_836_480
+    m = model_from_hf_config(cfg, name="granite-4.0-micro")
+    assert count_params(m).total == 3_402_836_480 and not m.routed_experts
+    assert kv_bytes_per_token(m, kv_bytes_per_element=2) == 2 * 40 * 8 * 64 * 2  # 81,920 B: every layer attends
+    assert model_from_hf_config({**cfg, "num_local_experts": 64, "num_experts_per_tok": 6}).routed_experts == 64

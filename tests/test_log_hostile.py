@@ -29,7 +29,7 @@ ROOT_LOGS = Path(__file__).resolve().parent / "data" / "vllm_logs"
 SAMPLES: dict[str, tuple[str, ...]] = {
     "weights_gib": ("Loading model weights took 14.9888 GB", "model weights take 14.25GiB"),
     "available_kv_gib": ("Available KV cache memory: 5.98 GiB", "the rest of the memory reserved for KV Cache is 4.47GiB",
-                         "kv_cache_size=4.47GiB"),
+                         "kv_cache_size=4.47GiB", "Current kv cache memory in use is 8.64 GiB."),
     "total_memory_gib": ("total_gpu_memory (23.58GiB)", "total_gpu_memory=23.58GiB",
                          "Free memory on device (22.1/23.58 GiB) on startup"),
     "gpu_memory_utilization": ("gpu_memory_utilization (0.90)",

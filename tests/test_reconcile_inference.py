@@ -2,6 +2,8 @@
 prefill is enabled with max_num_batched_tokens=N" line, else vLLM's defaults for the GPU) and an engine config line
 wrapped over indented lines."""
 
+from pathlib import Path
+
 import pytest
 from test_reconcile import LOGS, run_json
 
@@ -111,9 +113,10 @@ def test_releases_before_0_20_keep_the_cuda_graphs_out_of_the_pool(catalog):
 
 
 def test_the_plan_prints_the_kv_cache_size_as_its_release_does(capsys, catalog):
-    """vLLM before 0.20 printed "GPU KV cache size" as num_blocks · block_size, a hybrid model's as ⌊num_blocks /
-    groups⌋ · block_size; from 0.20 int(concurrency · max_model_len) (reference/vllm_kv.md §5). The log's 973,760
-    (⌊7,162 / 4⌋ · 544) is what the calibrated plan prints too, where it printed 14.77 · 262,144 = 3,871,083 before."""
+    """vLLM to 0.20.0 printed "GPU KV cache size" as num_blocks · block_size, a hybrid model's as ⌊num_blocks /
+    groups⌋ · block_size; after it int(concurrency · max_model_len) (reference/vllm_kv.md §5: the 0.20.2 wheel). The
+    log's 973,760 (⌊7,162 / 4⌋ · 544) is what the calibrated plan prints too, where it printed 14.77 · 262,144 =
+    3,871,083 before."""
     from calc.evaluate import evaluate
     from calc.scenario import Scenario
 
@@ -123,7 +126,53 @@ def test_the_plan_prints_the_kv_cache_size_as_its_release_does(capsys, catalog):
     for version in ("0.10.2", "0.19.0"):
         m = evaluate(Scenario(engine_version=version, **hybrid), catalog).memory
         assert m.kv_groups == 4 and m.kv_cache_tokens == m.num_gpu_blocks // 4 * m.block_size
-    m = evaluate(Scenario(engine_version="0.20.0", **hybrid), catalog).memory
+    m = evaluate(Scenario(engine_version="0.20.2", **hybrid), catalog).memory
     assert m.kv_cache_tokens == int(m.max_concurrency * 262_144)
     dense = evaluate(Scenario(engine_version="0.15.0"), catalog).memory  # the seed's Qwen2.5-7B on an RTX 4090
     assert dense.kv_cache_tokens == dense.num_gpu_blocks * 16
+
+
+def test_vllm_0_20_0_still_prints_the_old_kv_cache_size(capsys, catalog):
+    """RedHatAI/Qwen3.6-35B-A3B-NVFP4 under vLLM 0.20.0 (tests/data/vllm_logs/redhat-qwen3.6-35b-a3b-nvfp4-v0.20.0.log):
+    82.42 GiB of fp8 KV with prefix caching (align mode), block size 2,096. A request takes ⌈65,536 / 2,096⌉ = 32
+    full-attention blocks and 2 for each of its 3 GDN groups, 38: 108.50x is 4,123 / 38, and the logged 2,158,880
+    tokens are ⌊4,123 / 4 groups⌋ · 2,096, not int(4,123 / 38 · 65,536) = 7,110,656, which the 0.20.2 wheel prints."""
+    assert f"{4_123 / 38:.2f}" == "108.50" and 4_123 // 4 * 2_096 == 2_158_880 and int(4_123 / 38 * 65_536) == 7_110_656
+    d = run_json(capsys, LOGS / "redhat-qwen3.6-35b-a3b-nvfp4-v0.20.0.log", "--model", "qwen3.6-35b-a3b", "--gpu",
+                 "rtx-pro-6000-blackwell", "--kv-cache-dtype", "fp8", "--enable-prefix-caching")
+    assert d["predicted"]["num_gpu_blocks"] == 4_123 and d["predicted"]["kv_cache_tokens"] == 2_158_880
+    assert d["matches"]["kv_cache_tokens"] and d["matches"]["max_concurrency"]
+    from calc.evaluate import evaluate
+    from calc.scenario import Scenario
+
+    same = dict(model="qwen3.6-35b-a3b", gpu="rtx-pro-6000-blackwell", kv_cache_dtype="fp8", max_model_len=65_536,
+                enable_prefix_caching=True, max_num_batched_tokens=8_192, kv_cache_memory_bytes=int(82.42 * 2**30))
+    assert evaluate(Scenario(engine_version="0.20.0", **same), catalog).memory.kv_cache_tokens == 2_158_880
+    assert evaluate(Scenario(engine_version="0.20.2", **same), catalog).memory.kv_cache_tokens == 7_110_656
+
+
+def test_a_v1_log_that_prints_its_version_is_held_to_its_own_concurrency_formula(capsys):
+    """Mistral-7B-Instruct-v0.2 under vLLM 0.11.0 (tests/data/vllm_logs/arm-lp-dgx-spark-mistral-7b-v0.2-gptq-v0.11.log):
+    52,510 blocks, 25.64x at 32,768 = 52,510 / ⌈32,768 / 16⌉. Planned with Mistral-7B-v0.1's spec (a 4,096-token
+    window: ⌈min(4,095 + 2,048, 32,768) / 16⌉ + 1 = 385 blocks a request, 136.39x) the row matched anyway through V0's
+    blocks · 16 / L, a formula vLLM 0.11 does not print; with v0.2's shape (no window; the v0.3 config) it matches."""
+    assert f"{52_510 / 2_048:.2f}" == "25.64" and f"{52_510 / 385:.2f}" == "136.39"
+    log = LOGS / "arm-lp-dgx-spark-mistral-7b-v0.2-gptq-v0.11.log"
+    wrong = run_json(capsys, log, "--model", "mistral-7b-v0.1")
+    assert not wrong["matches"]["max_concurrency"] and round(wrong["predicted"]["max_concurrency"], 2) == 136.39
+    right = run_json(capsys, log, "--model", str(Path(__file__).parent / "data/hf_configs/mistral-7b-instruct-v0.3/config.json"))
+    assert right["predicted"]["num_gpu_blocks"] == 52_510 and right["matches"]["max_concurrency"]
+
+
+def test_the_calibration_adopts_a_pool_printed_in_bytes(capsys):
+    """Qwen3-235B-A22B-FP8 on eight L40S under vLLM 0.10.2 (tests/data/vllm_logs/l40sx8-qwen3-235b-a22b-2507-fp8-tp8-ep-v0.10.2.log):
+    its workers print the pool in bytes ("Current kv cache memory in use is 11423138508 bytes", the smallest) beside
+    overheads of two decimals. A token is 94 layers · 2 · 1 KV head a GPU (4 over 8 ranks, replicated) · 128 · 2 B =
+    48,128 B, a block 770,048 B: ⌊11,423,138,508 / 770,048⌋ = 14,834 blocks, 237,344 tokens, the smallest worker's
+    line. Rebuilt from the two-decimal overheads, the calibrated plan gave 14,849."""
+    assert 94 * 2 * 1 * 128 * 2 * 16 == 770_048 and 11_423_138_508 // 770_048 == 14_834 and 14_834 * 16 == 237_344
+    d = run_json(capsys, LOGS / "l40sx8-qwen3-235b-a22b-2507-fp8-tp8-ep-v0.10.2.log", "--model", "qwen3-235b-a22b",
+                 "--dtype", "fp8", "--gpu", "l40s", "--tensor-parallel-size", "8", "--enable-expert-parallel")
+    assert d["logged"]["kv_cache_tokens"] == 237_344 and d["matches"]["kv_cache_tokens"]
+    assert d["calibrated"]["num_gpu_blocks"] == 14_834 and d["calibrated"]["kv_cache_tokens"] == 237_344
+    assert d["calibration"]["kv_cache_memory_bytes"] == 14_834 * 770_048

@@ -65,6 +65,38 @@ def test_v0_065_profiling_and_0102_actual_usage_lines():
     assert p.first("gpu_memory_utilization").value == 0.90
 
 
+def test_the_newer_actual_usage_line_gives_the_pool_in_gib():
+    """A later release folds weights and non-torch memory into "consumed memory" and prints the pool in GiB, with
+    the KV size and concurrency on one line (a journal quoted verbatim in a public test module, stored code index
+    file 70918295951): the pool was read as not logged."""
+    text = (
+        "(EngineCore pid=42623) INFO 09-18 22:23:41 [gpu_worker.py:298] Free memory on device (94.41/94.97 GiB) on "
+        "startup. Desired GPU memory utilization is (0.97, 92.12 GiB). Actual usage is 81.7 GiB for consumed memory "
+        "(weights + non-torch), 1.78 GiB for peak activation, and 0.28 GiB for CUDAGraph memory. Replace "
+        "gpu_memory_utilization config with `--kv-cache-memory=8820325233` (8.21 GiB) to fit into requested memory, or "
+        "`--kv-cache-memory=11273977344` (10.5 GiB) to fully utilize gpu memory. Current kv cache memory in use is "
+        "8.64 GiB.\n"
+        "(EngineCore pid=42623) INFO 09-18 22:23:42 [kv_cache_utils.py:1229] GPU KV cache size: 315,039 tokens, "
+        "Maximum concurrency for 262,144 tokens per request: 1.20x\n"
+    )
+    p = parse_log(text)
+    assert [m.value for m in p.get("available_kv_gib")] == [8.64] and p.first("available_kv_gib").half_unit == 0.005
+    assert p.first("total_memory_gib").value == 94.97 and p.first("activation_gib").value == 1.78
+    assert p.first("kv_cache_tokens").value == 315_039 and p.first("max_concurrency").value == 1.20
+    assert not p.get("non_torch_gib")  # folded into "consumed memory": not a non-torch figure
+
+
+def test_an_sglang_log_is_named_as_one():
+    """SGLang's memory lines (sgl-project/sglang PR #4760's log of Llama-3.1-8B on an H100) are not vLLM's: the
+    message says what the log is and how to plan it, not only that no vLLM line was found."""
+    text = ("[2025-03-25 16:37:06 TP0] Load weight end. type=LlamaForCausalLM, dtype=torch.bfloat16, avail mem=63.48 GB, "
+            "mem usage=15.11 GB.\n[2025-03-25 16:37:06 TP0] KV Cache is allocated. #tokens: 442750, K size: 27.02 GB, "
+            "V size: 27.02 GB\n")  # fmt: skip
+    with pytest.raises(InputError) as e:
+        parse_log(text)
+    assert e.value.field == "log" and "SGLang startup log" in e.value.message and "--engine sglang" in e.value.message
+
+
 def test_not_a_vllm_log_is_an_input_error():
     with pytest.raises(InputError) as e:
         parse_log("Traceback (most recent call last):\n  File 'x.py', line 1\nKeyError: 'foo'\n")
