@@ -157,7 +157,7 @@ def _reconcile(log: VllmLog, catalog: Catalog, flags: dict, defaults: dict | Non
                      "stage's pool (vllm#32105, fixed by vllm#33698, merged 2026-02): the fixes above are for a release that "
                      "checks each stage's own, where one request of max_model_len needs "
                      f"{est.blocks_per_max_len_request * est.layout.block_bytes / GiB:,.2f} GiB a GPU")  # fmt: skip
-    rows = overhead_rows(log, est, feeds, layouts, assumed) + rows
+    rows = overhead_rows(log, est, feeds, layouts, assumed and s.memory_gib is None) + rows  # a given total is not assumed
     predicted["kv_cache_memory_bytes"] = est.kv_cache_memory_bytes
     pool = blocks_range(feeds, 0, layouts)
     cal = exact_pool(calibration(log, pool[2].bytes_ if source in ("logged", "implied") else None), logged, pool)
@@ -170,7 +170,8 @@ def _reconcile(log: VllmLog, catalog: Catalog, flags: dict, defaults: dict | Non
         notes.append("speculative decoding with a draft model (EAGLE, a separate checkpoint): its attention layers "
                      "share the pool and are not in the model spec")  # fmt: skip
     if assumed:
-        notes.insert(0, f"GPU ASSUMED: {gpu.name} ({s.gpu}); the log names no device and no --gpu was given")
+        total = f"; its total memory is the given {s.memory_gib:g} GiB" if s.memory_gib is not None else ""
+        notes.insert(0, f"GPU ASSUMED: {gpu.name} ({s.gpu}); the log names no device and no --gpu was given{total}")
     biggest = max((f.bytes_ for f in feeds if source == "logged"), default=0.0)
     if biggest > gpu.memory_bytes:  # more KV memory than the whole GPU: the log ran on another
         notes.insert(0, f"WRONG GPU? the log's available KV cache memory ({biggest / GiB:,.2f} GiB) is more than the "
