@@ -124,7 +124,8 @@ def speculative_fields(log: VllmLog) -> dict:
     """speculative_method and num_speculative_tokens from the engine config ("speculative_config=SpeculativeConfig(
     method='mtp', …, num_spec_tokens=3)") or the non-default args ("'speculative_config': {'method': 'mtp',
     'num_speculative_tokens': 3}"): an MTP method of any family (mtp, deepseek_mtp, qwen3_next_mtp, …) is mtp, ngram
-    and suffix are ngram; a draft model's or EAGLE's method is not planned (reconcile says so) and gives nothing."""
+    and suffix are ngram, eagle and eagle3 themselves; a draft model's method is not planned (reconcile says so) and
+    gives nothing."""
     for line in log.lines:
         if "speculative_config" not in line:
             continue
@@ -138,7 +139,8 @@ def speculative_fields(log: VllmLog) -> dict:
             method, k = m.group(1), int(n.group(1))
         else:
             continue
-        kind = "mtp" if method.endswith("mtp") else "ngram" if method in ("ngram", "suffix") else None
+        kind = ("mtp" if method.endswith("mtp") else "ngram" if method in ("ngram", "suffix")
+                else method if method in ("eagle", "eagle3") else None)  # fmt: skip
         if not (kind and 1 <= k <= 16):
             return {}
         return {"speculative_method": kind, "num_speculative_tokens": k} | acceptance_fields(log)

@@ -167,8 +167,8 @@ def _reconcile(log: VllmLog, catalog: Catalog, flags: dict, defaults: dict | Non
         notes.append(f"workers report different Available KV cache memory ({', '.join(map(str, distinct))} GiB); "
                      "the engine keeps the fewest blocks over workers (pipeline stages hold different layers)")  # fmt: skip
     if log.config.get("speculative_config", "None") != "None" and s.speculative_method == "none":
-        notes.append("speculative decoding with a draft model (EAGLE, a separate checkpoint): its attention layers "
-                     "share the pool and are not in the model spec")  # fmt: skip
+        notes.append("speculative decoding with a draft model (a separate checkpoint): its attention layers share the "
+                     "pool and are not in the model spec (an EAGLE head is: --speculative-method eagle or eagle3)")  # fmt: skip
     if assumed:
         total = f"; its total memory is the given {s.memory_gib:g} GiB" if s.memory_gib is not None else ""
         notes.insert(0, f"GPU ASSUMED: {gpu.name} ({s.gpu}); the log names no device and no --gpu was given{total}")

@@ -80,11 +80,12 @@ class Scenario(BaseModel):
     """vLLM's --decode-context-parallel-size (DCP): the tensor-parallel GPUs that hold the same KV head (MLA's latent,
     or a GQA head when TP exceeds the KV heads) split each request's tokens among this many of them, so a request takes
     1/dcp of the blocks and a decode step reads 1/dcp of its cache on each GPU; tensor_parallel_size must be a multiple."""
-    speculative_method: Literal["none", "mtp", "ngram"] = "none"
+    speculative_method: Literal["none", "mtp", "ngram", "eagle", "eagle3"] = "none"
     """vLLM's --speculative-config method: mtp = the checkpoint's own multi-token-prediction layers
     (num_nextn_predict_layers) as the draft, whose attention layers share the KV pool and whose weights load beside the
-    model's; ngram = prompt lookup, no draft weights. Memory is planned with them; latency with speculation where
-    draft_acceptance_rate is set, else without."""
+    model's; eagle / eagle3 = a separate one-layer EAGLE head (its checkpoint is the config's "model"), planned as one
+    decoder layer of the target's shape; ngram = prompt lookup, no draft weights. Memory is planned with them; latency
+    with speculation where draft_acceptance_rate is set, else without."""
     num_speculative_tokens: Annotated[int, Field(ge=1, le=16)] = 3
     """Draft tokens a step proposes (--speculative-config num_speculative_tokens): a hybrid model's recurrent state
     keeps this many more blocks a request (vLLM MambaSpec.num_speculative_blocks). Used only with a method."""

@@ -48,7 +48,8 @@ def _vllm_scenario_flags(s: Scenario, multimodal: bool = True) -> list:
         out += (["--language-model-only"] if release is None or release[:2] >= (0, 17)
                 else ["--limit-mm-per-prompt", json.dumps({"image": 0, "video": 0, "audio": 0})])  # fmt: skip
     if s.speculative_method != "none":  # vLLM's JSON; "mtp" serves any family's MTP layers (calc.speculative)
-        out += ["--speculative-config", json.dumps({"method": s.speculative_method,
+        head = {"model": "EAGLE_HEAD_CHECKPOINT"} if s.speculative_method in ("eagle", "eagle3") else {}  # its own
+        out += ["--speculative-config", json.dumps({"method": s.speculative_method, **head,
                                                     "num_speculative_tokens": s.num_speculative_tokens})]  # fmt: skip
     return out
 

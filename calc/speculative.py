@@ -8,6 +8,13 @@
   are a decoder layer with the model's FFN (MoE where the model has experts), loaded beside the model's ("Sharing
   target model embedding weights with the draft model": embeddings and lm_head are the target's), plus its input
   projection (eh_proj / fc, 2·hidden² parameters) and three norms, split over TP.
+- eagle, eagle3: a separate EAGLE head checkpoint (--speculative-config's "model"), one decoder layer vLLM loads as
+  the drafter (llama_eagle.py / llama_eagle3.py): its attention layer is one more KV layer of the target's shape in
+  the shared pool (vllm#19996: Llama-3.1-8B with EAGLE on an H100, 51.63 GiB → 25,633 blocks = 33 layers of KV, not
+  32's 26,434), its MLP dense of the target's width. Its weights are planned as that layer plus EAGLE's input
+  projection (2·H → H) or EAGLE-3's (3·H → H, its attention reading 2·H, and its own head over a 32,000-token draft
+  vocabulary); the embeddings (and EAGLE's head) are the target's. A head's real size varies by checkpoint: the plan
+  says so, and weights_memory_bytes takes a measured one.
 - ngram: prompt lookup, no draft model.
 - Any method: a hybrid's recurrent state keeps num_speculative_tokens more blocks a request
   (MambaSpec.num_speculative_blocks: 1 + k, or 2 + k in prefix caching's align mode; v1/kv_cache_interface.py), and a
@@ -28,13 +35,22 @@ from calc.model_spec import ModelSpec
 from calc.scenario import Scenario
 from calc.state import state_kind
 
-_DRAFTED: dict[tuple[int, int], tuple[ModelSpec, ModelSpec]] = {}
+_DRAFTED: dict[tuple[int, int, bool], tuple[ModelSpec, ModelSpec]] = {}
 _KEEP = 16
 
 
+EAGLE = ("eagle", "eagle3")
+EAGLE_MARK = "an EAGLE head's decoder layer is appended as the last layer (calc.speculative.drafted)"
+EAGLE3_DRAFT_VOCAB = 32_000
+"""EAGLE-3 heads' own output vocabulary (draft_vocab_size in their configs, with a d2t map to the target's)."""
+
+
 def draft_layers(s: Scenario, m: ModelSpec) -> int:
-    """Attention layers (and decoder layers of weights) the draft adds: the MTP layers under mtp, else none."""
-    return m.num_nextn_predict_layers if s.speculative_method == "mtp" and s.engine == "vllm" else 0
+    """Attention layers (and decoder layers of weights) the draft adds: the MTP layers under mtp, an EAGLE head's one
+    layer under eagle / eagle3, else none."""
+    if s.engine != "vllm":
+        return 0
+    return m.num_nextn_predict_layers if s.speculative_method == "mtp" else 1 if s.speculative_method in EAGLE else 0
 
 
 def speculative_blocks(s: Scenario) -> int:
@@ -48,15 +64,16 @@ def drafted(s: Scenario, m: ModelSpec) -> ModelSpec:
     of the model's last layer of that mixer. The same spec when the scenario drafts none. Kept for the last few models
     asked."""
     n = draft_layers(s, m)
-    if not n:
+    if not n or EAGLE_MARK in m.assumptions:  # an MTP draft zeroes num_nextn_predict_layers; an EAGLE one says so
         return m
-    key = (id(m), n)
+    key = (id(m), n, s.speculative_method in EAGLE)
     if key in _DRAFTED and _DRAFTED[key][0] is m:
         return _DRAFTED[key][1]
     data = m.model_dump(exclude_none=True)
     per_layer = {k: v for k, v in data.items() if k in ("kv_heads_per_layer", "intermediate_size_per_layer")}
-    ffn = "moe" if m.routed_experts else "dense"
-    typed = tuple(m.mtp_layer_types or ())[:n]
+    eagle = s.speculative_method in EAGLE
+    ffn = "moe" if m.routed_experts and not eagle else "dense"  # an EAGLE head's MLP is dense
+    typed = tuple(m.mtp_layer_types or ())[:n] if not eagle else ()
     mixers = (*typed, *("full_attention",) * (n - len(typed)))  # Step-3.5 types its MTP layers (sliding)
     attention = [i for i, x in enumerate(m.layer_types) if x == mixers[0]]
     source = attention[-1] if attention else m.num_hidden_layers - 1
@@ -65,6 +82,8 @@ def drafted(s: Scenario, m: ModelSpec) -> ModelSpec:
              "mlp_layer_types": (*m.mlp_layer_types, *(ffn,) * n),
              **{k: (*v, *(v[source],) * n) for k, v in per_layer.items()}}  # fmt: skip
     data.pop("hybrid_override_pattern", None)  # the lists above are the layers
+    if eagle:
+        data["assumptions"] = (*m.assumptions, EAGLE_MARK)
     out = ModelSpec.model_validate(data)
     if len(_DRAFTED) >= _KEEP:
         _DRAFTED.pop(next(iter(_DRAFTED)))
@@ -83,13 +102,23 @@ class DraftLayers(NamedTuple):
     expert_bytes: float
 
 
-def draft_layer_parts(m: ModelSpec, dm: ModelSpec, fmt, n: int) -> DraftLayers:
-    """The first `n` MTP layers of `dm` (drafted(s, m)), at the weights' format, or at 16 bits where the checkpoint
-    leaves its MTP layers unquantized (an ignore list naming them: nvidia's Qwen3.6-35B-A3B-NVFP4, "mtp*")."""
+def eagle3_extra(m: ModelSpec) -> int:
+    """What an EAGLE-3 head has beyond a decoder layer and a 2·H → H projection [parameters]: its projection takes
+    3·H (three of the target's hidden states), its attention's q, k and v read 2·H (the embedding beside the fused
+    state), and its own head over EAGLE3_DRAFT_VOCAB tokens (llama_eagle3.py)."""
+    h, d = m.hidden_size, m.kv_head_dim
+    return h * h + h * (m.num_attention_heads or 1) * d + 2 * h * m.kv_heads * d + EAGLE3_DRAFT_VOCAB * h
+
+
+def draft_layer_parts(m: ModelSpec, dm: ModelSpec, fmt, n: int, method: str = "mtp") -> DraftLayers:
+    """The first `n` MTP layers of `dm` (drafted(s, m)), or an EAGLE head's one, at the weights' format, or at 16 bits
+    where the checkpoint leaves its MTP layers unquantized (an ignore list naming them: nvidia's
+    Qwen3.6-35B-A3B-NVFP4, "mtp*") or the head is a checkpoint of its own (EAGLE heads are published in bf16)."""
     h, p, layers = m.hidden_size, dm.params, range(m.num_hidden_layers, m.num_hidden_layers + n)
-    whole = m.quantization_config is not None and m.quantization_config.mtp_unquantized
+    whole = method in EAGLE or (m.quantization_config is not None and m.quantization_config.mtp_unquantized)
     linear_b, expert_b = (2.0, 2.0) if whole else (fmt.linear_bytes, fmt.expert_bytes)
-    return DraftLayers(p.in_layers("linear", layers) + n * 2 * h * h, p.in_layers("experts", layers),
+    extra = eagle3_extra(m) if method == "eagle3" else 0
+    return DraftLayers(p.in_layers("linear", layers) + n * 2 * h * h + extra, p.in_layers("experts", layers),
                        p.in_layers("norms", layers) + n * 3 * h, linear_b, expert_b)  # fmt: skip
 
 
@@ -101,7 +130,7 @@ def draft_weight_bytes(s: Scenario, m: ModelSpec, dm: ModelSpec, fmt) -> float:
     n = draft_layers(s, m)
     if not n:
         return 0.0
-    d = draft_layer_parts(m, dm, fmt, n)
+    d = draft_layer_parts(m, dm, fmt, n, s.speculative_method)
     return (d.linear * d.linear_bytes + d.experts / s.data_parallel_size * d.expert_bytes) / s.tensor_parallel_size \
         + d.norms * 2.0  # fmt: skip
 
@@ -149,6 +178,9 @@ def spec_refusal(s: Scenario, m: ModelSpec) -> str:
         return "speculative decoding is planned under vLLM only: set speculative_method none for SGLang"
     if s.pipeline_parallel_size > 1:
         return "speculative decoding with pipeline parallelism is not planned: use pipeline_parallel_size 1"
+    if s.speculative_method in EAGLE and m.kv_lora_rank is not None:
+        return ("an EAGLE head for an MLA model (DeepSeek, Kimi) is not planned: its KV layout is the head's own; use "
+                "speculative_method mtp with the checkpoint's MTP layers")  # fmt: skip
     if s.speculative_method == "mtp" and not m.num_nextn_predict_layers:
         return ("this checkpoint has no multi-token-prediction layers (num_nextn_predict_layers, or Qwen's "
                 "mtp_num_hidden_layers, is 0 or absent): speculative_method mtp needs them")  # fmt: skip
@@ -158,12 +190,18 @@ def spec_refusal(s: Scenario, m: ModelSpec) -> str:
 def spec_note(s: Scenario, m: ModelSpec) -> str:
     """What the plan says of a scenario with speculative decoding ('' without)."""
     if s.speculative_method == "none" and s.draft_acceptance_rate is not None:
-        return "draft_acceptance_rate: no effect without a speculative_method (mtp or ngram)"
+        return "draft_acceptance_rate: no effect without a speculative_method (mtp, eagle, eagle3 or ngram)"
     if s.speculative_method == "none" or spec_refusal(s, m):
         return ""
     k = s.num_speculative_tokens
     parts = []
-    if n := draft_layers(s, m):
+    if s.speculative_method in EAGLE:
+        parts.append("its EAGLE head, a checkpoint of its own, loads beside the model and holds one layer of KV of "
+                     "the model's shape in the shared pool; its weights are planned as one dense decoder layer of the "
+                     "model's width with its input projection" + (" and a 32,000-token head" if s.speculative_method
+                     == "eagle3" else "") + ", in bf16: a head's real size varies, set weights_memory_bytes to the "
+                     "model's and the head's together where known")  # fmt: skip
+    elif n := draft_layers(s, m):
         parts.append(f"its {n} MTP layer{'s' if n > 1 else ''} load{'' if n > 1 else 's'} beside the model and "
                      f"hold{'' if n > 1 else 's'} KV in the shared pool")  # fmt: skip
     if m.plan.state():
@@ -177,7 +215,8 @@ def spec_note(s: Scenario, m: ModelSpec) -> str:
                        "rate of the workload's text; set draft_acceptance_rate (vLLM logs it as 'Avg Draft acceptance "
                        "rate') to plan with it. Published rates: DeepSeek-R1 with MTP 1, 81–82 % (vllm-project/vllm"
                        "#12755); GLM-5-FP8 with MTP 3 on random-token prompts, 21 % (vLLM recipes)")  # fmt: skip
-    drafter = "the MTP layer drafts" if draft_layers(s, m) else "prompt lookup drafts"
+    drafter = ("the EAGLE head drafts" if s.speculative_method in EAGLE else "the MTP layer drafts"
+               if draft_layers(s, m) else "prompt lookup drafts")  # fmt: skip
     per = tokens_per_step(s, m)
     n = s.output_len - 1
     whole = f", {per:.2f} over {n:,} token{'s' if n > 1 else ''} in whole steps" if per < tau * 0.995 else ""

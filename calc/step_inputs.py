@@ -14,7 +14,7 @@ from calc.kv_cache import attention_bytes_per_token_per_layer, kv_bytes_per_toke
 from calc.pool import PoolResult
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
-from calc.speculative import draft_layer_parts, draft_layers, drafted, tokens_per_step
+from calc.speculative import EAGLE3_DRAFT_VOCAB, draft_layer_parts, draft_layers, drafted, tokens_per_step
 from calc.state import state_kind, state_shape
 from calc.step_time import StepModel
 from calc.units import DTYPE_BYTES, GB, US
@@ -246,7 +246,10 @@ def draft_step_model(s: Scenario, m: ModelSpec, pool: PoolResult, target: StepMo
     norms — and the head's logits (the target's lm_head, read again), on the target's GPU, rates and kernel shares;
     at 16 bits where the checkpoint leaves its MTP layers unquantized (calc.speculative.draft_weight_bytes)."""
     dm, n, tp = drafted(s, m), draft_layers(s, m), s.tensor_parallel_size
-    linear, experts, norms, linear_b, expert_b = draft_layer_parts(m, dm, pool.weight_format, 1)  # one a pass
+    linear, experts, norms, linear_b, expert_b = draft_layer_parts(m, dm, pool.weight_format, 1, s.speculative_method)
+    head = EAGLE3_DRAFT_VOCAB * m.hidden_size if s.speculative_method == "eagle3" else dm.params.logits_weight
+    if s.speculative_method == "eagle3":
+        linear -= head  # read below as the head, at 16 bits
     moe = 1 if experts and m.routed_experts else 0
     per_expert = experts / m.routed_experts if moe else 0.0
     kv_all, flop_all = _attention_kinds(dm, pool.kv_bytes_per_element, tp)
@@ -254,7 +257,7 @@ def draft_step_model(s: Scenario, m: ModelSpec, pool: PoolResult, target: StepMo
     kv = tuple(((b - b0) / n, cap) for (b, cap), (b0, _) in zip(kv_all, kv_m, strict=False) if b > b0)
     fl = tuple(((f - f0) / n, cap) for (f, cap), (f0, _) in zip(flop_all, flop_m, strict=False) if f > f0)
     return replace(
-        target, dense_weight_bytes=(linear * linear_b + dm.params.logits_weight * 2.0) / tp + norms * 2.0,
+        target, dense_weight_bytes=(linear * linear_b + head * 2.0) / tp + norms * 2.0,
         expert_bytes=per_expert * expert_b / tp, moe_layers=moe, shared_moe_layers=moe if m.shared_expert_size else 0,
         experts=m.routed_experts if moe else 0, gemm_flop_per_token=2.0 * (linear + norms) / tp,
         expert_flop_per_token=2.0 * per_expert * (m.num_experts_per_tok or 0) / tp, kv_read=kv, attention_flop=fl,

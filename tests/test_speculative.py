@@ -172,3 +172,55 @@ def test_qwen3_next_has_its_mtp_layer_and_step35_types_its_own(catalog):
     d = drafted(Scenario(speculative_method="mtp"), step)
     assert step.mtp_layer_types == ("sliding_attention",) * 3 and d.layer_types[-3:] == ("sliding_attention",) * 3
     assert d.num_hidden_layers == 48 and d.num_nextn_predict_layers == 0
+
+
+def test_an_eagle_head_is_one_more_layer_of_kv_as_a_logged_pool_shows(catalog):
+    """vllm#19996: Llama-3.1-8B with an EAGLE head on an H100 under vLLM 0.9.1 logged 51.63 GiB, 410,128 tokens and
+    3.13x at 131,072. Its 32 layers make a 16-token block 32 · 2 · 8 · 128 · 2 · 16 = 2,097,152 B (26,434 blocks);
+    with the head's attention layer in the pool 33 layers, 2,162,688 B: ⌊51.63 GiB / 2,162,688⌋ = 25,633 blocks,
+    25,633 · 16 = 410,128 tokens, 25,633 / 8,192 = 3.13x, as logged."""
+    pool = int(51.63 * GiB)
+    assert pool // (33 * 4096 * 16) == 25_633 and pool // (32 * 4096 * 16) == 26_434 and 25_633 * 16 == 410_128
+    log = parse_log((DATA / "vllm_logs" / "vllm-19996-llama31-8b-eagle-h100.log").read_text())
+    flags = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "max_model_len": 131_072, "engine_version": "0.9.1"}
+    rec = reconcile(log, catalog, flags | {"speculative_method": "eagle"})
+    assert rec.predicted["num_gpu_blocks"] == 25_633 and rec.matches["kv_cache_tokens"] and rec.matches["max_concurrency"]
+    assert not reconcile(log, catalog, flags).matches["kv_cache_tokens"]  # without the head: 26,434 blocks
+
+
+def test_an_eagle_head_weighs_one_dense_layer_and_its_projection(catalog):
+    """Llama-3.1-8B (hidden 4,096, 32 / 8 heads of 128, MLP 14,336): a decoder layer is 2 · 4,096² + 2 · 4,096 ·
+    1,024 (attention) + 3 · 4,096 · 14,336 (MLP) + 2 · 4,096 (norms) = 218,112,000 parameters; EAGLE adds its 2 · H
+    → H projection (33,554,432) and a norm, EAGLE-3 a 3 · H one, q, k and v reading 2 · H (4,096 · (4,096 + 2 ·
+    1,024) more) and a 32,000 · 4,096 head: all at 16 bits, on the one GPU."""
+    layer = 2 * 4096**2 + 2 * 4096 * 1024 + 3 * 4096 * 14336 + 2 * 4096
+    assert layer == 218_112_000
+    none = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm"), catalog).memory
+    eagle = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm", speculative_method="eagle"), catalog).memory
+    eagle3 = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm", speculative_method="eagle3"), catalog).memory
+    head = layer + 2 * 4096**2 + 3 * 4096
+    assert eagle.weights_bytes_per_gpu - none.weights_bytes_per_gpu == pytest.approx(2 * head, rel=1e-9)
+    extra3 = 4096**2 + 4096 * (4096 + 2 * 1024) + 32_000 * 4096
+    assert eagle3.weights_bytes_per_gpu - eagle.weights_bytes_per_gpu == pytest.approx(2 * extra3, rel=1e-9)
+    assert eagle.kv_bytes_per_token == 33 * 2 * 8 * 128 * 2 == none.kv_bytes_per_token * 33 / 32
+
+
+def test_an_eagle_head_is_named_in_the_serve_command_and_refused_for_mla(catalog):
+    r = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm", speculative_method="eagle3", draft_acceptance_rate=0.6),
+                 catalog)  # fmt: skip
+    assert '"method": "eagle3", "model": "EAGLE_HEAD_CHECKPOINT"' in r.to_dict()["serve_command"]
+    assert any("EAGLE head" in n and "weights_memory_bytes" in n for n in r.notes)
+    base = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm"), catalog)
+    assert r.latency.tpot_s < base.latency.tpot_s  # 1 + 3 · 0.6 = 2.8 tokens a step, each step a little longer
+    mla = evaluate(Scenario(model="deepseek-v3", gpu="h200", tensor_parallel_size=8, speculative_method="eagle"), catalog)
+    assert "MLA" in mla.memory.dtype_refusal
+
+
+def test_a_log_that_speculates_with_eagle3_is_read_so():
+    from boundary.log_fields import speculative_fields
+
+    line = ("INFO 06-23 14:20:01 [core.py:69] Initializing a V1 LLM engine (v0.10.1) with config: model='meta-llama/"
+            "Llama-3.1-8B-Instruct', speculative_config=SpeculativeConfig(method='eagle3', model='yuhuili/EAGLE3-LLaMA3.1-"
+            "Instruct-8B', num_spec_tokens=3), tokenizer='meta-llama/Llama-3.1-8B-Instruct'\n"
+            "INFO 06-23 14:21:48 [gpu_worker.py:232] Available KV cache memory: 51.63 GiB\n")  # fmt: skip
+    assert speculative_fields(parse_log(line)) == {"speculative_method": "eagle3", "num_speculative_tokens": 3}

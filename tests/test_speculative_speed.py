@@ -247,7 +247,7 @@ def test_the_search_times_without_speculation_and_says_so(catalog):
     s = scenario_of(r, r.cheapest)
     assert (s.speculative_method, s.draft_acceptance_rate) == ("none", None)
     note = plan(catalog, **DSV3, draft_acceptance_rate=0.7).notes
-    assert "draft_acceptance_rate: no effect without a speculative_method (mtp or ngram)" in note
+    assert "draft_acceptance_rate: no effect without a speculative_method (mtp, eagle, eagle3 or ngram)" in note
 
 
 def test_decodes_that_fill_the_budget(catalog, capsys):

@@ -41,7 +41,7 @@ GROUPS: dict[str, list[tuple[str, str]]] = {
         ("mamba_ssm_cache_dtype", "mamba_ssm_cache_dtype (hybrid models)"),
         ("enable_prefix_caching", "enable_prefix_caching (hybrid models: 2 state blocks a request, + k drafting)"),
         ("language_model_only", "language_model_only (multimodal models served for text: no vision tower)"),
-        ("speculative_method", "speculative decoding (mtp: the checkpoint's MTP layers)"),
+        ("speculative_method", "speculative decoding (mtp: the checkpoint's MTP layers; eagle / eagle3: an EAGLE head)"),
         ("num_speculative_tokens", "num_speculative_tokens (draft tokens a step)"),
         ("draft_acceptance_rate", "draft_acceptance_rate (vLLM's 'Avg Draft acceptance rate'; blank: latency without speculation)"),
         ("estimate_cudagraphs", "subtract CUDA-graph estimate (vLLM ≥ 0.20)"),
