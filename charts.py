@@ -312,7 +312,8 @@ def swap_ratio(r) -> Chart:
     ys = [p.ratio for p in off.curve]
     shape, note = _hline(1, "parity (ratio 1)", log=True)
     cross = off.attention_crossover_tokens
-    traces = [_line([p.context for p in off.curve], ys, "ratio"), _here(r.scenario.request_len, off.swap_recompute_ratio)]
+    here = off.recompute_s / off.swap_s  # as the curve counts a swap: out and back where it does not overlap
+    traces = [_line([p.context for p in off.curve], ys, "ratio"), _here(r.scenario.request_len, here)]
     title = "Recompute time / swap time vs context (> 1: swapping wins)"
     if cross <= 2 * max(p.context for p in off.curve):  # drawn where it falls within the curve's range
         traces.insert(1, _line([cross] * 2, [min(ys + [1]), max(ys + [1])], f"attention crossover ({fmt.tokens(cross)})",
@@ -322,7 +323,7 @@ def swap_ratio(r) -> Chart:
     xs = [p.context for p in off.curve] + [r.scenario.request_len]
     return _fig(title, "context (tokens)", "recompute / swap (ratio)", traces, shapes=[shape], notes=[note],
                 xaxis=dict(type="log", **log_ticks(xs)),
-                yaxis=dict(type="log", **log_ticks([*ys, 1, off.swap_recompute_ratio])))  # fmt: skip
+                yaxis=dict(type="log", **log_ticks([*ys, 1, here])))  # fmt: skip
 
 
 def fanout(r) -> Chart:

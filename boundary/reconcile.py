@@ -173,9 +173,16 @@ def _reconcile(log: VllmLog, catalog: Catalog, flags: dict, defaults: dict | Non
         total = f"; its total memory is the given {s.memory_gib:g} GiB" if s.memory_gib is not None else ""
         notes.insert(0, f"GPU ASSUMED: {gpu.name} ({s.gpu}); the log names no device and no --gpu was given{total}")
     biggest = max((f.bytes_ for f in feeds if source == "logged"), default=0.0)
+    logged_w = log.get("weights_gib")
+    weights = max(m.value for m in logged_w) * GiB if logged_w else est.weights_bytes_per_gpu
     if biggest > gpu.memory_bytes:  # more KV memory than the whole GPU: the log ran on another
         notes.insert(0, f"WRONG GPU? the log's available KV cache memory ({biggest / GiB:,.2f} GiB) is more than the "
                         f"whole {gpu.name} ({gpu.memory_bytes / GiB:,.2f} GiB): it ran on another GPU; pick that one")  # fmt: skip
+    elif biggest and biggest + weights > gpu.memory_bytes:  # the pool and the weights cannot share this GPU
+        said = "logged" if logged_w else "planned"
+        notes.insert(0, f"WRONG GPU? the log's available KV cache memory ({biggest / GiB:,.2f} GiB) and the {said} "
+                        f"weights ({weights / GiB:,.2f} GiB) are more than the whole {gpu.name} "
+                        f"({gpu.memory_bytes / GiB:,.2f} GiB): it ran on another GPU (or another model); pick that one")  # fmt: skip
     return Reconciliation(s, model.name, gpu.name, gpu_source, assumed, logged, predicted, _pool_dict(est),
                           _pool_dict(size_pool(s_cal, kv_model, gpu)), tuple(rows), cal, tuple(notes), log,
                           start_failure(log, s, kv_model, gpu))  # fmt: skip

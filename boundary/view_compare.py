@@ -3,6 +3,8 @@ which holds the Report's own sections): the page's Compare and Check-a-log tabs 
 
 from __future__ import annotations
 
+import re
+
 from boundary import fmt
 from boundary.view import Table
 
@@ -45,7 +47,14 @@ def changed_inputs(a, b, escape=str) -> str:
     """The inputs in which scenario b differs from a, 'field: a → b, …' ('none'); `escape` each value (user text)
     for the surface that shows it."""
     changed = [(k, getattr(a, k), getattr(b, k)) for k in type(b).model_fields if getattr(a, k) != getattr(b, k)]
-    return ", ".join(f"{k}: {escape(input_value(va))} → {escape(input_value(vb))}" for k, va, vb in changed) or "none"
+    return ", ".join(f"{k}: {escape(_shown(k, va))} → {escape(_shown(k, vb))}" for k, va, vb in changed) or "none"
+
+
+def _shown(name: str, v) -> str:
+    """An input's value as the comparison names it: an uploaded config.json by that, not by its encoded text."""
+    if name == "custom_model":
+        return "an uploaded config.json" if v else "unset"
+    return input_value(v)
 
 
 def log_value(value: float | None, unit: str, signed: bool = False) -> str:
@@ -110,3 +119,13 @@ def calibration_text(cal: dict) -> str:
         else:
             out.append(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}")
     return ", ".join(out)
+
+
+_FLAG = re.compile(r"--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
+
+
+def page_note(note: str) -> str:
+    """A reconcile note as the page says it: the command line's 'pass --max-model-len' is the sidebar's
+    max_model_len there (the fields' one name in the link, the JSON and the page's inputs)."""
+    note = re.sub(r"pass (--[\w-]+(?: / --[\w-]+)*)( to set it)?", r"set \1 in the sidebar", note)
+    return _FLAG.sub(lambda m: m.group(1).replace("-", "_"), note)

@@ -172,22 +172,40 @@ def beyond_lines(r) -> list[str]:
         f"closed form valid between the knee ({fmt.tokens(off.knee_tokens)}) and the attention crossover "
         f"({fmt.opt(off.attention_crossover_tokens, fmt.tokens, '')}): "
         f"{fmt.yes_no(off.closed_form_valid)}",
-        f"conversation of {s.turns:,} turns × {fmt.tokens(s.tokens_per_turn)}: {fmt.count(pre.conversation_tokens_without_reuse)} "
-        f"prefill tokens without reuse, {fmt.count(pre.conversation_tokens_with_reuse)} with ({fmt.ratio(pre.prefix_reuse_saving)} "
-        f"fewer); last turn TTFT {fmt.ms(pre.last_turn_ttft_without_reuse_s)} → {fmt.ms(pre.last_turn_ttft_with_reuse_s)}",
+        *([pre.reuse_note] if pre.reuse_note else []),
+        (f"conversation of {s.turns:,} turns × {fmt.tokens(s.tokens_per_turn)}: {fmt.count(pre.conversation_tokens_without_reuse)} "
+         f"prefill tokens without reuse, {fmt.count(pre.conversation_tokens_with_reuse)} with ({fmt.ratio(pre.prefix_reuse_saving)} "
+         f"fewer); last turn TTFT {fmt.ms(pre.last_turn_ttft_without_reuse_s)} → {fmt.ms(pre.last_turn_ttft_with_reuse_s)}"
+         if not pre.reuse_note else
+         f"conversation of {s.turns:,} turns × {fmt.tokens(s.tokens_per_turn)}: {fmt.count(pre.conversation_tokens_without_reuse)} "
+         f"prefill tokens, none reused; last turn TTFT {fmt.ms(pre.last_turn_ttft_without_reuse_s)}")
+        + _past_limit(s.turns * s.tokens_per_turn, s.max_model_len, "its last turn"),
         (f"shared system prompt of {fmt.tokens(s.shared_len)}: {fmt.plural(pre.max_concurrency_with_sharing, 'request')} "
          f"fit ({fmt.count(pre.max_concurrency_without_sharing)} without sharing), {fmt.count(pre.blocks_saved)} blocks saved at "
-         f"C={s.concurrency:,}, TTFT {fmt.ms(pre.ttft_saved_per_request_s)} shorter per request" if s.shared_prefix_len else
+         f"C={s.rank_concurrency:,}{' (each data-parallel rank' + chr(39) + 's pool)' if s.data_parallel_size > 1 else ''}, "
+         f"TTFT {fmt.ms(pre.ttft_saved_per_request_s)} shorter per request" if s.shared_prefix_len else
          "shared system prompt: none (set shared_prefix_len to see the blocks and prefill a shared prompt saves)"),
-        f"document of {fmt.tokens(s.document_len)} asked {s.document_queries:,}×: {fmt.count(pre.document_tokens_without_reuse)} → "
-        f"{fmt.count(pre.document_tokens_with_reuse)} prefill tokens; repeat TTFT {fmt.ms(pre.document_ttft_repeat_s)} vs "
-        f"{fmt.ms(pre.document_ttft_first_s)} the first time",
+        (f"document of {fmt.tokens(s.document_len)} asked {s.document_queries:,}×: {fmt.count(pre.document_tokens_without_reuse)} → "
+         f"{fmt.count(pre.document_tokens_with_reuse)} prefill tokens; repeat TTFT {fmt.ms(pre.document_ttft_repeat_s)} vs "
+         f"{fmt.ms(pre.document_ttft_first_s)} the first time" if not pre.reuse_note else
+         f"document of {fmt.tokens(s.document_len)} asked {s.document_queries:,}×: {fmt.count(pre.document_tokens_without_reuse)} "
+         f"prefill tokens, every question prefilled whole ({fmt.ms(pre.document_ttft_first_s)})")
+        + _past_limit(s.document_len + s.tokens_per_turn, s.max_model_len, "a question"),
     ]  # fmt: skip
+
+
+def _past_limit(tokens: int, max_model_len: int, what: str) -> str:
+    """' (… beyond max_model_len …)' where a prefix-reuse example asks more than the server takes, else ''."""
+    if tokens <= max_model_len:
+        return ""
+    return (f" ({what} is {fmt.tokens(tokens)}, beyond max_model_len {max_model_len:,}: vLLM refuses it; the figures "
+            "are the arithmetic, not a served request)")
 
 
 def tiers_table(r) -> Table:
     rows = [[t.name, fmt.bandwidth(t.bandwidth_bytes_per_s), fmt.ms(t.reload_s), fmt.ms(t.recompute_s),
-             "yes" if t.worth_keeping else "no, recompute", fmt.tokens(t.capacity_tokens)] for t in r.offload.tiers]  # fmt: skip
+             "no room (0 GiB)" if not t.capacity_tokens else "yes" if t.worth_keeping else "no, recompute",
+             fmt.tokens(t.capacity_tokens)] for t in r.offload.tiers]  # fmt: skip
     host = fmt.bandwidth(r.offload.host_bytes_per_s)
     s = r.scenario
     sizes = (f"host_cache_gib {s.host_cache_gib:,g}, ssd_cache_gib {s.ssd_cache_gib:,g}, remote_cache_gib "

@@ -51,6 +51,13 @@ class PrefixResult:
     document_ttft_repeat_s: float
     """A later question about the same document (tokens_per_turn tokens) with its KV reused."""
     tenant_note: str
+    reuse_note: str = ""
+    """Why the engine reuses no prefix for this scenario ('' where it does): the 'with reuse' figures then equal the
+    ones without."""
+
+
+NO_REUSE = ("no prefix is reused here: vLLM caches a hybrid model's prefixes (its recurrent state beside the KV) only "
+            "with enable_prefix_caching, from 0.15 (the state's align mode)")
 
 
 def cache_block_tokens(s: Scenario, mem: PoolResult) -> int:
@@ -85,10 +92,11 @@ def prefix(s: Scenario, mem: PoolResult, lat: LatencyResult) -> PrefixResult:
         return max(rec(cached + new) - rec(cached), rec(new))
 
     D, q, k = s.document_len, t, s.document_queries
+    without = conversation_prefill_tokens(turns=n, tokens_per_turn=t, reuse=False)
     return PrefixResult(
-        conversation_tokens_without_reuse=conversation_prefill_tokens(turns=n, tokens_per_turn=t, reuse=False),
-        conversation_tokens_with_reuse=conversation_prefill_tokens(turns=n, tokens_per_turn=t, reuse=True),
-        prefix_reuse_saving=reuse_saving(n),
+        conversation_tokens_without_reuse=without,
+        conversation_tokens_with_reuse=conversation_prefill_tokens(turns=n, tokens_per_turn=t, reuse=True) if unit else without,
+        prefix_reuse_saving=reuse_saving(n) if unit else 1.0,
         last_turn_ttft_without_reuse_s=rec(ctx_last),
         last_turn_ttft_with_reuse_s=extend(ctx_last - t, t) if unit else rec(ctx_last),
         shared_prefix_blocks=shared_blocks,
@@ -97,8 +105,9 @@ def prefix(s: Scenario, mem: PoolResult, lat: LatencyResult) -> PrefixResult:
         max_concurrency_without_sharing=min(B // per_req, s.max_num_seqs),
         max_concurrency_with_sharing=min(with_sharing, s.max_num_seqs),
         document_tokens_without_reuse=k * (D + q),
-        document_tokens_with_reuse=D + k * q,
+        document_tokens_with_reuse=D + k * q if unit else k * (D + q),
         document_ttft_first_s=rec(D + q),
-        document_ttft_repeat_s=extend(D, q),
+        document_ttft_repeat_s=extend(D, q) if unit else rec(D + q),
         tenant_note=TENANT_NOTE,
+        reuse_note="" if unit else NO_REUSE,
     )

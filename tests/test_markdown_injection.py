@@ -56,11 +56,12 @@ def test_a_pin_with_markdown_keys_or_a_custom_model_warns_as_text():
 
 
 def test_a_pinned_custom_model_in_the_inputs_that_differ_is_text():
-    """custom_model is free text while model is not 'custom': the pin plans, and the caption shows the text."""
+    """custom_model is free text while model is not 'custom': the pin plans, and the caption names it without its
+    text (an encoded config.json was printed whole there: a page audit, 2026-12-06)."""
     at = run({"pin": pin({"custom_model": EVIL, "concurrency": 8})}, tab="Compare & export")
     assert not at.exception
     differ = next(c.value for c in at.caption if c.value.startswith("Inputs that differ"))
-    assert "custom_model" in differ and "evil" in differ and not UNESCAPED.search(differ), differ
+    assert "custom_model: an uploaded config" in differ and "evil" not in differ and not UNESCAPED.search(differ), differ
 
 
 def ticks_around(text: str) -> tuple[int, str]:

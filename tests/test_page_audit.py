@@ -1,6 +1,7 @@
 """What a page audit of 2026-12-06 found and the page now does: a benchmark's opening burst named beside its p99
 TTFT, capacity beside a closed loop that meets the quota, a rejected upload said on the page, a rate shown as typed."""
 
+import pytest
 from test_page_finish import run
 
 from calc.evaluate import evaluate
@@ -72,3 +73,88 @@ def test_the_defaults_note_counts_tokens_as_the_tile_does(catalog):
     (note,) = [n for n in scout.notes if n.startswith("vllm serve on this GPU")]
     assert f"rather than {scout.memory.kv_cache_tokens:,} " in note
     assert f"{scout.memory.pool_token_capacity:,}" not in note
+
+
+def test_a_failed_start_of_another_model_offers_no_fixes_or_reproduction():
+    """vllm#32105 (GLM-4.7-FP8 at PP 8 on A100s, a failed start) held against the page's Qwen2.5-7B: its 'KV needed
+    for one 202,752-token request' does not follow from Qwen2.5-7B's bytes per token, yet the tab said the pool was
+    reproduced and listed fixes for Qwen2.5-7B on an RTX 4090 (a page audit, 2026-12-06)."""
+    from pathlib import Path
+
+    from test_app import run as run_app
+
+    log = (Path(__file__).parent / "data/vllm_logs/vllm-32105-glm-4.7-fp8-pp8-a100-fail.log").read_text()
+    at = run_app(tab="Check a vLLM log")
+    at.text_area(key="vllm_log_text").input(log)
+    at.run()
+    assert not at.exception
+    assert any("another model" in w.value or "not a shipped model" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert not any("reproduces" in i.value for i in at.info) and not any("To make it fit" in m.value for m in at.markdown)
+    assert not any(b.key == "adopt_btn" for b in at.button)
+
+
+def test_a_log_whose_pool_and_weights_exceed_this_gpu_is_flagged_and_not_adopted():
+    """LMCache#1739's Qwen3-14B (config uploaded) on the page's RTX 4090: 6.51 GiB of KV beside 27.5 GiB of weights
+    cannot share a 23.68 GiB card, and Adopt gave 'cannot run' (a page audit, 2026-12-06)."""
+    from pathlib import Path
+
+    from test_app import run as run_app
+
+    data = Path(__file__).parent / "data/vllm_logs"
+    at = run_app(tab="Check a vLLM log")
+    at.file_uploader(key="upload").upload("config.json", (data / "qwen3-14b/config.json").read_bytes(),
+                                          "application/json").run()  # fmt: skip
+    at.text_area(key="vllm_log_text").input((data / "lmcache-1739-qwen3-14b.log").read_text())
+    at.run()
+    assert not at.exception
+    assert any(w.value.startswith("WRONG GPU") for w in at.warning), [w.value for w in at.warning]
+    assert not any(b.key == "adopt_btn" for b in at.button)
+
+
+def test_the_beyond_tab_says_what_a_hybrid_without_prefix_caching_reuses(catalog):
+    """Qwen3-Next on two H200s (prefix caching off, vLLM's default for a hybrid): the tab said 13,750 → 2,500 prefill
+    tokens (5.5× fewer) beside a last-turn TTFT that did not move; a 0 GiB tier was 'worth keeping' (a page audit,
+    2026-12-06). 10 turns of 250 tokens prefill 250 · (1 + 2 + … + 10) = 13,750 tokens without reuse."""
+    from boundary.view_fleet import beyond_lines, tiers_table
+
+    assert 250 * sum(range(1, 11)) == 13_750
+    r = evaluate(Scenario(model="qwen3-next-80b-a3b", gpu="h200", tensor_parallel_size=2, ssd_cache_gib=0), catalog)
+    lines = beyond_lines(r)
+    assert any(x.startswith("no prefix is reused here") for x in lines)
+    assert any("13,750 prefill tokens, none reused" in x for x in lines)
+    assert r.prefix.document_ttft_repeat_s == r.prefix.document_ttft_first_s
+    ssd = next(row for row in tiers_table(r).rows if row[0] == "local NVMe SSD")
+    assert ssd[4] == "no room (0 GiB)" and ssd[5] == "0 tokens"
+    on = evaluate(Scenario(model="qwen3-next-80b-a3b", gpu="h200", tensor_parallel_size=2, enable_prefix_caching=True),
+                  catalog)  # fmt: skip
+    assert on.prefix.conversation_tokens_with_reuse == 250 * 10 and not on.prefix.reuse_note
+
+
+def test_a_shared_prompt_saves_blocks_per_rank_and_says_so(catalog):
+    """At DP 2 × TP 4 and 64 in flight each rank holds 32: the line said C = 64 beside one rank's 992 blocks
+    (32 · 32 − 32 for a 512-token prompt of 32 blocks shared by 32 requests)."""
+    from boundary.view_fleet import beyond_lines
+
+    r = evaluate(Scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4, data_parallel_size=2,
+                          concurrency=64, shared_prefix_len=512), catalog)  # fmt: skip
+    assert r.prefix.blocks_saved == 32 * 32 - 32 == 992
+    assert any("992 blocks saved at C=32 (each data-parallel rank's pool)" in x for x in beyond_lines(r))
+
+
+def test_the_swap_chart_marks_this_scenario_on_its_own_curve(catalog):
+    """Without swap overlap the curve counts a swap out and back; the star was the one-way ratio, twice as high."""
+    import charts
+
+    r = evaluate(Scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4, swap_overlap=False), catalog)
+    spec = charts.swap_ratio(r).to_dict()
+    star = next(t for t in spec["data"] if t.get("name") == "this scenario")
+    assert star["y"][0] == pytest.approx(r.offload.swap_recompute_ratio_both_ways, rel=1e-12)  # recompute / (2 · one way)
+
+
+def test_the_log_tab_names_sidebar_fields_and_an_uploaded_config():
+    from boundary.view_compare import changed_inputs, page_note
+
+    assert page_note("max_model_len is not in the log: using 8192 (pass --max-model-len)") == \
+        "max_model_len is not in the log: using 8192 (set max_model_len in the sidebar)"
+    a, b = Scenario(model="custom", custom_model="eNrtVD1PxDAM"), Scenario(model="qwen3-32b")
+    assert changed_inputs(a, b) == "model: custom → qwen3-32b, custom_model: an uploaded config.json → unset"

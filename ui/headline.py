@@ -89,9 +89,10 @@ def headline_rest(r, link_base: str) -> None:
     if share := lazy_expander("Share: link and command line", SHARE):
         with share:
             st.caption("The address bar already holds this scenario; copy it or this link:")
-            tab = st.query_params.get("tab")  # the address bar's open tab, which a reader should land on too
-            st.code(f"{link_base}?{query_string(s)}" + (f"&tab={quote(tab)}" if tab else ""), language=None,
-                    wrap_lines=True)  # fmt: skip
+            # the address bar's open tab and pinned comparison, which a reader should land on too
+            extra = [f"{k}={quote(v)}" for k in ("pin", "tab") if (v := st.query_params.get(k))]
+            query = "&".join(x for x in (query_string(s), *extra) if x)
+            st.code(f"{link_base}?{query}" if query else link_base, language=None, wrap_lines=True)
             st.code(cli_command(s), language="bash", wrap_lines=True)
             st.caption("The server this scenario describes:")
             st.code(joined(plan_serve_commands(r)), language="bash", wrap_lines=True)

@@ -17,6 +17,8 @@ from boundary.urlstate import MAX_MESSAGE_SHOWN, plain, query_string
 from boundary.vllm_log import MAX_LOG_CHARS
 from calc.evaluate import evaluate, json_safe
 
+MODEL_CHECKS = ("num_gpu_blocks", "kv_cache_tokens", "max_concurrency", "kv_needed_bytes")
+"""Reconciled figures that follow from the model's KV bytes per token: one that misses marks another model's log."""
 PASTE_CHARS = 400_000  # the log box's limit: a parse of this much stays well under the cost bound
 TABS = ["Memory", "Latency", "Beyond the GPU", "SLOs & replicas", "Compare & export", "Check a vLLM log"]
 
@@ -215,13 +217,16 @@ def log_tab(r, catalog) -> None:
                "log's own settings win; where it is silent (TP, PP, dtypes, max_model_len, …) this scenario's "
                "apply, and the GPU (unless the log names its device or a memory this GPU does not have) and, if "
                "the log does not name a shipped model, the model come from this scenario.")  # fmt: skip
-    text = st.text_area("vLLM startup log", key="vllm_log_text", height=220, max_chars=PASTE_CHARS)
+    # no max_chars: Streamlit's box drops a longer paste whole (not cut) and keeps the last text without a word; the
+    # paste comes in whole (bounded by server.maxMessageSize) and is cut here, where the page can say so
+    text = st.text_area("vLLM startup log", key="vllm_log_text", height=220)
     if not text.strip():
         return
-    if len(text) >= PASTE_CHARS:  # the browser cuts a longer paste at the box's limit without a word
-        st.warning(f"The box holds {PASTE_CHARS:,} characters: a longer paste was cut there. The startup lines come "
-                   "first, so what is left usually reconciles; for a whole log, `python -m calc reconcile LOGFILE` "
-                   f"reads up to {MAX_LOG_CHARS:,} characters.", icon=":material/content_cut:")  # fmt: skip
+    if len(text) > PASTE_CHARS:
+        text = text[:PASTE_CHARS]
+        st.warning(f"Only the first {PASTE_CHARS:,} characters of the paste are read: the rest was cut. The startup "
+                   "lines come first, so what is left usually reconciles; for a whole log, `python -m calc reconcile "
+                   f"LOGFILE` reads a file of up to {MAX_LOG_CHARS:,} bytes.", icon=":material/content_cut:")  # fmt: skip
     flags = {"gpu": s.gpu} | ({"model": s.model, "custom_model": s.custom_model} if s.model == "custom" else {})
     defaults = {k: v for k, v in s.changed().items() if k in LOG_GAPS}  # where the log is silent, this scenario's
     named, fell_back, log, theirs = "", False, None, None
@@ -236,10 +241,10 @@ def log_tab(r, catalog) -> None:
                 rec = reconcile(log, catalog, flags | {"model": s.model}, defaults)
                 fell_back, named = True, str(log.config.get("model") or "").strip()
             except ValueError as e2:
-                st.warning(f"Cannot reconcile this log — {plain(e2, MAX_MESSAGE_SHOWN)}")
+                st.warning(f"Cannot reconcile this log — {plain(view_compare.page_note(str(e2)), MAX_MESSAGE_SHOWN)}")
                 return
         else:
-            st.warning(f"Cannot reconcile this log — {plain(e, MAX_MESSAGE_SHOWN)}")
+            st.warning(f"Cannot reconcile this log — {plain(view_compare.page_note(str(e)), MAX_MESSAGE_SHOWN)}")
             return
     except ValueError as e:  # a pydantic error reconcile did not foresee: still a message, not a traceback
         st.warning(f"Cannot reconcile this log — {plain(type(e).__name__)}: {plain(e, MAX_MESSAGE_SHOWN)}")
@@ -250,18 +255,22 @@ def log_tab(r, catalog) -> None:
         st.info(f"The log ran on {plain(rec.gpu_name)} ({plain(rec.gpu_source, 160)}), not on this scenario's "
                 f"{plain(r.gpu.name)}: reconciled on the log's GPU; adopting sets it too.")  # fmt: skip
     st.markdown(f"**{plain(rec.model_name)}** on **{plain(rec.gpu_name)}**")
+    # held against this scenario's model, a log is another model's when its pool (or a failed start's KV need) does
+    # not follow from this model's KV bytes per token: no calibration or fix comes of it (the same rule whether the
+    # log names its model or not)
+    checks = [rec.matches[k] for k in MODEL_CHECKS if rec.matches.get(k) is not None]
+    foreign = fell_back and any(ok is False for ok in checks)
+    wrong_gpu = any(n.startswith("WRONG GPU?") for n in rec.notes)
     if rec.failure:
         st.error(plain(rec.failure.message[0].upper() + rec.failure.message[1:]), icon=":material/block:")
-        st.markdown("**To make it fit:**\n" + "\n".join(f"- {plain(fix)}" for fix in rec.failure.fixes))
+        if not foreign:
+            st.markdown("**To make it fit:**\n" + "\n".join(f"- {plain(fix)}" for fix in rec.failure.fixes))
     table(view_compare.reconcile_table(rec))
-    for note in rec.notes:
+    for note in map(view_compare.page_note, rec.notes):  # the sidebar's field names, not the command line's flags
         if note.startswith("WRONG GPU?"):
             st.warning(plain(note, MAX_MESSAGE_SHOWN), icon=":material/warning:")
         else:
             st.caption(f"note: {plain(note, MAX_MESSAGE_SHOWN)}")
-    # held against this scenario's model, a log is another model's when its pool does not follow from this model's
-    # KV bytes per token: no calibration comes of it (the same rule whether the log names its model or not)
-    foreign = fell_back and any(rec.matches.get(k) is False for k in ("num_gpu_blocks", "kv_cache_tokens", "max_concurrency"))
     if foreign:
         whose = f"of {plain(named, 120)}, which is not a shipped model" if named else "probably of another model"
         st.warning(f"The logged KV cache does not follow from the logged memory with {plain(s.model)}'s KV bytes "
@@ -270,8 +279,13 @@ def log_tab(r, catalog) -> None:
                    icon=":material/warning:")  # fmt: skip
     elif fell_back:
         said = f"is of {plain(named, 120)}, not a shipped model" if named else "names no shipped model"
-        st.info(f"The log {said}; reconciled as {plain(s.model)} (this scenario's model), whose pool it reproduces.")
-    if rec.calibration and not foreign:
+        how = ("whose pool it reproduces" if checks else "which it cannot confirm: it logs no block count, size or "
+               "concurrency that would follow from the model's KV bytes per token")  # fmt: skip
+        st.info(f"The log {said}; reconciled as {plain(s.model)} (this scenario's model), {how}.")
+    if rec.calibration and not foreign and wrong_gpu:
+        st.caption("No calibration offered: the log ran on another GPU than this one (the warning above). Pick it in "
+                   "the sidebar, then paste the log again.")  # fmt: skip
+    elif rec.calibration and not foreign:
         st.markdown("**Calibrate this scenario from the log** (the overrides travel in the link; with them, the "
                     "log's own settings — TP, PP, max_model_len, … — that reproduce its pool):")  # fmt: skip
         st.code(view_compare.calibration_text(rec.adopted), language=None, wrap_lines=True)
