@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from boundary import fmt
-from boundary.view import Table
+from boundary.view import Table, outside_slos
 
 COMPARE = (
     ("model", "Model", lambda r: r.model_name),
@@ -23,7 +23,8 @@ COMPARE = (
     ("capacity", "Capacity per replica", lambda r: fmt.rate(r.fleet.capacity.rps, "req/s")),
     ("replicas", "Replicas", lambda r: fmt.opt(r.fleet.replicas, fmt.count, "no request rate")),
     ("gpus", "GPUs", lambda r: fmt.opt(r.fleet.gpus, fmt.count, "no request rate")),
-    ("cost", "Cost / M output tokens", lambda r: fmt.money(r.fleet.cost_per_million_output_tokens, r.fleet.currency)),
+    ("cost", "Cost / M output tokens", lambda r: fmt.money(r.fleet.cost_per_million_output_tokens, r.fleet.currency)
+     + (f" (at {fmt.pct(r.conformance.conformance)} within SLOs)" if outside_slos(r) else "")),
 )
 _MEMORY_ROWS = ("model", "gpu", "blocks", "tokens", "conc", "fits")
 

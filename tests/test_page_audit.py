@@ -158,3 +158,26 @@ def test_the_log_tab_names_sidebar_fields_and_an_uploaded_config():
         "max_model_len is not in the log: using 8192 (set max_model_len in the sidebar)"
     a, b = Scenario(model="custom", custom_model="eNrtVD1PxDAM"), Scenario(model="qwen3-32b")
     assert changed_inputs(a, b) == "model: custom → qwen3-32b, custom_model: an uploaded config.json → unset"
+
+
+def test_the_compare_table_marks_a_cost_priced_outside_the_slos(catalog):
+    """B at 64 in flight is 45 % cheaper per token at 34 % within the SLOs: the tile said so, the table did not."""
+    from boundary.view_compare import compare_table
+
+    a, b = evaluate(Scenario(), catalog), evaluate(Scenario(concurrency=64), catalog)
+    cost = next(row for row in compare_table(a, b).rows if row[0].startswith("Cost"))
+    assert "within SLOs" not in cost[1] and cost[2].endswith(f"(at {b.conformance.conformance:.1%} within SLOs)")
+
+
+def test_adopting_a_shorter_max_model_len_is_said_before_the_click():
+    """vllm PR 20665's DeepSeek-V2-Lite ran at max_model_len 1,024; the page's requests are 1,024 + 256 tokens."""
+    from pathlib import Path
+
+    from test_app import run as run_app
+
+    at = run_app(tab="Check a vLLM log")
+    at.text_area(key="vllm_log_text").input((Path(__file__).parent / "data/vllm_logs/vllm-pr20665-deepseek-v2-lite-pp.log").read_text())
+    at.run()
+    assert not at.exception
+    assert any("max_model_len 1,024, shorter than this scenario's requests (1,280 tokens)" in c.value.replace("\\", "")
+               for c in at.caption)  # fmt: skip

@@ -289,6 +289,10 @@ def log_tab(r, catalog) -> None:
         st.markdown("**Calibrate this scenario from the log** (the overrides travel in the link; with them, the "
                     "log's own settings — TP, PP, max_model_len, … — that reproduce its pool):")  # fmt: skip
         st.code(view_compare.calibration_text(rec.adopted), language=None, wrap_lines=True)
+        if (mml := rec.adopted.get("max_model_len")) is not None and mml < s.request_len:
+            st.caption(f"Adopting sets the log's max_model_len {mml:,}, shorter than this scenario's requests "
+                       f"({s.request_len:,} tokens): the plan will then say they do not fit; shorten input_len or "
+                       "output_len after adopting.")  # fmt: skip
         st.button("Adopt the logged overheads", on_click=_adopt, args=(rec.adopted | {"gpu": rec.scenario.gpu},),
                   key="adopt_btn")  # fmt: skip
 
