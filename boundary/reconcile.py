@@ -162,6 +162,7 @@ def _reconcile(log: VllmLog, catalog: Catalog, flags: dict, defaults: dict | Non
     pool = blocks_range(feeds, 0, layouts)
     cal = exact_pool(calibration(log, pool[2].bytes_ if source in ("logged", "implied") else None), logged, pool)
     cal, s_cal = adoptable(s, cal, notes)
+    cal, s_cal = exact_overheads(cal, s_cal, logged, pool, kv_model, gpu)
     distinct = sorted({round(f.bytes_ / GiB, 4) for f in feeds}) if source == "logged" else []
     if len(distinct) > 1:
         notes.append(f"workers report different Available KV cache memory ({', '.join(map(str, distinct))} GiB); "
@@ -282,6 +283,23 @@ def exact_pool(cal: dict, logged: dict, pool) -> dict:
     if abs(exact - cal["kv_cache_memory_bytes"]) <= feed.slack_bytes + layout.block_bytes:
         return cal | {"kv_cache_memory_bytes": float(exact)}
     return cal
+
+
+def exact_overheads(cal: dict, s_cal: Scenario, logged: dict, pool, model: ModelSpec, gpu) -> tuple[dict, Scenario]:
+    """Adopted overheads of two decimals each (V0's profiling line: weights, activation, non-torch, total) rebuild
+    the pool a block or two from the logged count (vllm#10517's 20k log: 1,951 for 1,952): where that is within
+    their rounding, the non-torch memory takes the difference, so the calibrated plan gives the logged blocks."""
+    blocks = logged.get("num_gpu_blocks")
+    if not blocks or "non_torch_memory_bytes" not in cal or "kv_cache_memory_bytes" in cal:
+        return cal, s_cal
+    _, layout, feed = pool
+    got = size_pool(s_cal, model, gpu).kv_cache_memory_bytes
+    target = (int(blocks) + 0.5) * layout.block_bytes  # the middle of the logged block: no float lands it a block off
+    delta = got - target
+    if abs(delta) > feed.slack_bytes * 4 + layout.block_bytes or cal["non_torch_memory_bytes"] + delta < 0:
+        return cal, s_cal
+    cal = cal | {"non_torch_memory_bytes": float(round(cal["non_torch_memory_bytes"] + delta))}
+    return cal, s_cal.model_copy(update={"non_torch_memory_bytes": cal["non_torch_memory_bytes"]})
 
 
 CAL_SOURCES = {"weights_memory_bytes": "'Model loading took'", "activation_memory_bytes": "activation peak",

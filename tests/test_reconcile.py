@@ -73,7 +73,9 @@ def test_v0_llama_rtx3090(capsys, name, logged_blocks, max_len, logged_conc, gib
     assert d["gpu"] == "rtx-3090"
     cal = d["calibration"]
     assert cal["weights_memory_bytes"] == pytest.approx(14.9888 * GiB)  # "Loading model weights took 14.9888 GB"
-    assert cal["non_torch_memory_bytes"] == pytest.approx(0.35 * GiB)  # "non_torch_memory=0.35GiB"
+    # "non_torch_memory=0.35GiB", within its rounding: it takes the rest of the two-decimal figures' rounding, so the
+    # calibrated pool is the logged block count (tests/test_reconcile_inference.py)
+    assert abs(cal["non_torch_memory_bytes"] / GiB - 0.35) <= 0.005
     # 23.58 GiB · 0.90 − peak torch − non-torch = the logged kv_cache_size, within its rounding
     assert cal["memory_gib"] == 23.58 and cal["gpu_memory_utilization"] == 0.90
     assert abs(d["calibrated"]["kv_cache_memory_bytes"] / GiB - gib) < 0.01

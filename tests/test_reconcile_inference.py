@@ -176,3 +176,14 @@ def test_the_calibration_adopts_a_pool_printed_in_bytes(capsys):
     assert d["logged"]["kv_cache_tokens"] == 237_344 and d["matches"]["kv_cache_tokens"]
     assert d["calibrated"]["num_gpu_blocks"] == 14_834 and d["calibrated"]["kv_cache_tokens"] == 237_344
     assert d["calibration"]["kv_cache_memory_bytes"] == 14_834 * 770_048
+
+
+@pytest.mark.parametrize("name, blocks", [("vllm-10517-llama-3.1-8b-rtx3090-v0-20k.log", 1_952),
+                                          ("vllm-10517-llama-3.1-8b-rtx3090-v0-29k.log", 1_478)])  # fmt: skip
+def test_v0_profiling_overheads_reproduce_the_logged_blocks(capsys, name, blocks):
+    """vllm#10517's V0 logs print their overheads with two decimals (weights, activation, non-torch, total): rebuilt
+    from them the calibrated pool was 1,951 and 1,480 blocks against the logged 1,952 and 1,478 (a page audit,
+    2026-12-06); the non-torch memory now takes the rounding, and the calibration gives the logged count."""
+    d = run_json(capsys, LOGS / name)
+    assert d["logged"]["num_gpu_blocks"] == blocks and d["calibrated"]["num_gpu_blocks"] == blocks
+    assert {"weights_memory_bytes", "activation_memory_bytes", "non_torch_memory_bytes"} <= set(d["calibration"])
