@@ -49,6 +49,8 @@ st.html("""<style>
 /* the Latency tab's two wide tables (five columns, and the benchmark's four of "4,068 ms"): side by side only where
    each gets 26rem, stacked at 1,024 px (a page audit found numbers cut and wrapped there) */
 .st-key-latency_tables [data-testid="stColumn"] { min-width: min(100%, 26rem); }
+/* seven tabs need ~690 px: narrower, they wrap onto a second row rather than hide the last behind a scroll arrow */
+@media (max-width: 1300px) { [role="tablist"] { flex-wrap: wrap; row-gap: 0.25rem; } }
 </style>""")
 
 
