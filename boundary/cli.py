@@ -31,8 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print them as a JSON list")
     sub.add_parser("gpus", help="list the shipped accelerator specs").add_argument(
         "--json", action="store_true", help="print them as a JSON list")
-    rec = sub.add_parser("reconcile", help="hold a vLLM startup log against the prediction")
-    rec.add_argument("logfile", help="the path of a vLLM startup log file")
+    rec = sub.add_parser("reconcile", help="hold a vLLM (or SGLang) startup log against the prediction")
+    rec.add_argument("logfile", help="the path of a vLLM startup log file (an SGLang one: its pool's tokens, weights "
+                                     "and pool by SGLang's arithmetic; pass --model and --gpu, which it does not name)")
     add_spec_flags(rec, model_default="the model the log names",
                    gpu_default="the device the log names or its memory matches, else "
                                f"{Scenario.model_fields['gpu'].default}, marked ASSUMED")

@@ -13,6 +13,7 @@ import json
 from boundary import fmt
 from boundary.args import flag, scenario_from_args
 from boundary.reconcile import Reconciliation, reconcile
+from boundary.sglang_log import check_sglang, has_vllm_lines, is_sglang_log, parse_sglang_log, render_sglang
 from boundary.urlstate import cli_command
 from boundary.view_compare import log_value, reconcile_table
 from boundary.vllm_log import MAX_LOG_CHARS, parse_log
@@ -32,7 +33,12 @@ def flags_from_args(args: argparse.Namespace) -> dict:
 
 
 def run_reconcile(args: argparse.Namespace, catalog: Catalog) -> int:
-    rec = reconcile(parse_log(read_log(args.logfile)), catalog, flags_from_args(args))
+    text = read_log(args.logfile)
+    if is_sglang_log(text) and not has_vllm_lines(text):  # SGLang's own lines: its pool by its arithmetic
+        check = check_sglang(parse_sglang_log(text), catalog, flags_from_args(args))
+        print(json.dumps(check.to_dict(), indent=2) if args.json else render_sglang(check, args.logfile))
+        return 0
+    rec = reconcile(parse_log(text), catalog, flags_from_args(args))
     if args.json:
         from calc.evaluate import json_safe
 

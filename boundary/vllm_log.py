@@ -386,10 +386,10 @@ def parse_log(text: str) -> VllmLog:
     if not scan.found and not scan.config:
         more = f" ({skipped:,} lines over {MAX_LINE_CHARS:,} characters were skipped)" if skipped else ""
         if any(mark in line for line in body[:MAX_RECOGNISED_LINES] for mark in SGLANG_MARKERS):
-            raise InputError("log", "this is an SGLang startup log ('KV Cache is allocated. #tokens: …'): reconcile "
-                             "reads vLLM's; plan it with `python -m calc plan --engine sglang` and its "
-                             "--mem-fraction-static as --gpu-memory-utilization, and compare the log's #tokens with "
-                             "the plan's 'GPU KV cache size' (SGLang's max_total_num_tokens)")  # fmt: skip
+            raise InputError("log", "this is an SGLang startup log ('KV Cache is allocated. #tokens: …'), not vLLM's: "
+                             "`python -m calc reconcile` checks it by SGLang's own arithmetic (boundary.sglang_log), "
+                             "and `python -m calc plan --engine sglang` with its --mem-fraction-static as "
+                             "--gpu-memory-utilization plans it")  # fmt: skip
         raise InputError(
             "log",
             "no vLLM startup lines found (expected lines such as 'Available KV cache memory: …', "

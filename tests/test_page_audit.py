@@ -181,3 +181,20 @@ def test_adopting_a_shorter_max_model_len_is_said_before_the_click():
     assert not at.exception
     assert any("max_model_len 1,024, shorter than this scenario's requests (1,280 tokens)" in c.value.replace("\\", "")
                for c in at.caption)  # fmt: skip
+
+
+def test_an_sglang_log_pasted_on_the_page_is_checked_as_sglangs():
+    """The tab said only 'no vLLM startup lines found' for an SGLang log (a page audit, 2026-12-06): sglang PR #4760's
+    Llama-3.1-8B log, held against the page's Llama-3.1-8B on an H100, shows its tokens row and the calibration."""
+    from pathlib import Path
+
+    from test_app import run as run_app
+
+    log = (Path(__file__).parent / "data/sglang_logs/sglang-pr4760-llama-3.1-8b-h100.log").read_text()
+    at = run_app({"model": "llama-3.1-8b", "gpu": "h100-sxm", "engine": "sglang", "gpu_memory_utilization": "0.88"},
+                 tab="Check a vLLM log")  # fmt: skip
+    at.text_area(key="vllm_log_text").input(log)
+    at.run()
+    assert not at.exception and not at.warning, [w.value for w in at.warning]
+    assert any("SGLang log" in m.value for m in at.markdown)
+    assert any("442,750" in m.value and "KV cache (tokens)" in m.value for m in at.markdown)

@@ -187,3 +187,27 @@ def test_v0_profiling_overheads_reproduce_the_logged_blocks(capsys, name, blocks
     d = run_json(capsys, LOGS / name)
     assert d["logged"]["num_gpu_blocks"] == blocks and d["calibrated"]["num_gpu_blocks"] == blocks
     assert {"weights_memory_bytes", "activation_memory_bytes", "non_torch_memory_bytes"} <= set(d["calibration"])
+
+
+def test_an_sglang_log_is_held_to_sglangs_own_token_arithmetic(capsys):
+    """SGLang sizes its pool in tokens and prints K and V in GiB with two decimals (tests/data/sglang_logs): sglang
+    PR #4760's Llama-3.1-8B on an H100, 442,750 tokens in 27.02 + 27.02 GiB: at 32 · 2 · 8 · 128 · 2 = 131,072 B a
+    token, ⌊(54.04 ± 0.01) GiB / 131,072⌋ = 442,613 … 442,777 holds the logged count. The same for vllm#21348's
+    Qwen3-235B-FP8 at TP 4 (one KV head a GPU: 48,128 B): 16.46 ± 0.01 GiB → 367,001 … 367,447 ∋ 367,404."""
+    import json
+
+    from boundary.cli import main
+
+    logs = Path(__file__).parent / "data" / "sglang_logs"
+    assert (54.03 * 2**30) // 131_072 <= 442_750 <= (54.05 * 2**30) // 131_072
+    assert 94 * 2 * 1 * 128 * 2 == 48_128 and (16.45 * 2**30) // 48_128 <= 367_404 <= (16.47 * 2**30) // 48_128
+    for name, flags in (("sglang-pr4760-llama-3.1-8b-h100.log", ["--model", "llama-3.1-8b", "--gpu", "h100-sxm"]),
+                        ("sglang-21348-qwen3-235b-a22b-fp8-tp4-h100.log", ["--model", "qwen3-235b-a22b", "--dtype", "fp8",
+                                                                          "--gpu", "h100-sxm", "--tensor-parallel-size", "4"])):  # fmt: skip
+        assert main(["reconcile", str(logs / name), *flags, "--json"]) == 0
+        d = json.loads(capsys.readouterr().out)
+        row = next(r for r in d["rows"] if r["quantity"] == "KV cache (tokens)")
+        assert d["engine"] == "sglang" and row["matches"] == "yes", row
+    assert main(["reconcile", str(logs / "sglang-pr4760-llama-3.1-8b-h100.log"), "--model", "qwen3-8b", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)  # another model's bytes per token: the tokens do not follow
+    assert next(r for r in d["rows"] if r["quantity"] == "KV cache (tokens)")["matches"] == "no"

@@ -13,6 +13,7 @@ import charts
 from boundary import fmt, view, view_bench, view_compare, view_fleet, view_memory
 from boundary.markdown import curves_csv, markdown_report, md_table, md_text
 from boundary.search_text import REPLICA_CHECK_LABEL
+from boundary.sglang_log import has_vllm_lines, is_sglang_log
 from boundary.urlstate import MAX_MESSAGE_SHOWN, plain, query_string
 from boundary.vllm_log import MAX_LOG_CHARS
 from calc.evaluate import evaluate, json_safe
@@ -211,8 +212,9 @@ def log_tab(r, catalog) -> None:
 
     s = r.scenario
     if s.engine == "sglang":
-        st.info("This check reads vLLM's startup log: an SGLang server's log is not read here, and a pasted vLLM log is "
-                "planned as vLLM (its pool is vLLM's arithmetic, not SGLang's).", icon=":material/info:")  # fmt: skip
+        st.info("A pasted SGLang log is checked by SGLang's arithmetic (its pool's tokens, weights and pool against "
+                "this scenario); a pasted vLLM log is planned as vLLM (its pool is vLLM's arithmetic, not SGLang's).",
+                icon=":material/info:")  # fmt: skip
     st.caption("Paste the engine's startup lines (from 'Initializing … engine' to 'Maximum concurrency'). The "
                "log's own settings win; where it is silent (TP, PP, dtypes, max_model_len, …) this scenario's "
                "apply, and the GPU (unless the log names its device or a memory this GPU does not have) and, if "
@@ -228,6 +230,9 @@ def log_tab(r, catalog) -> None:
                    "lines come first, so what is left usually reconciles; for a whole log, `python -m calc reconcile "
                    f"LOGFILE` reads a file of up to {MAX_LOG_CHARS:,} bytes.", icon=":material/content_cut:")  # fmt: skip
     flags = {"gpu": s.gpu} | ({"model": s.model, "custom_model": s.custom_model} if s.model == "custom" else {})
+    if is_sglang_log(text) and not has_vllm_lines(text):
+        _sglang_log(text, s, catalog, flags)
+        return
     defaults = {k: v for k, v in s.changed().items() if k in LOG_GAPS}  # where the log is silent, this scenario's
     named, fell_back, log, theirs = "", False, None, None
     try:
@@ -295,6 +300,28 @@ def log_tab(r, catalog) -> None:
                        "output_len after adopting.")  # fmt: skip
         st.button("Adopt the logged overheads", on_click=_adopt, args=(rec.adopted | {"gpu": rec.scenario.gpu},),
                   key="adopt_btn")  # fmt: skip
+
+
+def _sglang_log(text: str, s, catalog, flags: dict) -> None:
+    """An SGLang log: its weights, pool and tokens against this scenario's model and GPU under SGLang
+    (boundary.sglang_log); the scenario's model where the log names none, its fraction where it runs SGLang."""
+    from boundary.sglang_log import check_sglang, parse_sglang_log
+    from boundary.sglang_log import table as sglang_table
+    from calc.errors import InputError
+
+    flags = flags | {"model": s.model} | ({"gpu_memory_utilization": s.gpu_memory_utilization}
+                                           if s.engine == "sglang" else {})  # fmt: skip
+    try:
+        c = check_sglang(parse_sglang_log(text), catalog, flags)
+    except (InputError, ValueError) as e:
+        st.warning(f"Cannot check this SGLang log — {plain(view_compare.page_note(str(e)), MAX_MESSAGE_SHOWN)}")
+        return
+    st.markdown(f"**SGLang log: {plain(c.model_name)}** on **{plain(c.gpu_name)}** (this scenario's model and GPU)")
+    table(sglang_table(c))
+    for note in map(view_compare.page_note, c.notes):
+        st.caption(f"note: {plain(note, MAX_MESSAGE_SHOWN)}")
+    st.caption("To plan with the logged figures, set engine sglang and these memory overrides in the sidebar:")
+    st.code(view_compare.calibration_text(c.calibration), language=None, wrap_lines=True)
 
 
 def log_gpu(log, catalog, page_gpu: str) -> str | None:
