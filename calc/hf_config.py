@@ -41,13 +41,14 @@ ALIASES = {  # family spelling → the name ModelSpec uses
     "mamba_n_groups": "n_groups", "mamba_d_conv": "conv_kernel", "mamba_d_ssm": "mamba_intermediate_size",
     "moe_shared_expert_intermediate_size": "shared_expert_intermediate_size",
     "shared_intermediate_size": "shared_expert_intermediate_size", "time_step_rank": "mamba_dt_rank",
+    "num_dense_layers": "first_k_dense_replace",  # LFM2-MoE, Arcee AFMoE: a dense MLP below it, MoE from it on
 }  # fmt: skip
 PURE_MAMBA_ALIASES = {"state_size": "ssm_state_size", "expand": "mamba_expand", "num_heads": "mamba_num_heads",
                       "head_dim": "mamba_head_dim", "intermediate_size": "mamba_intermediate_size"}  # fmt: skip
 VISION_ALIASES = {"depth": "num_hidden_layers", "num_heads": "num_attention_heads", "in_chans": "in_channels",
                   "num_channels": "in_channels"}  # fmt: skip
 TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3_text", "gemma3n_text", "opt", "cohere", "cohere2", "gpt_bigcode",
-                   "bloom", "mpt", "gpt2", "smollm3")  # fmt: skip
+                   "bloom", "mpt", "gpt2", "smollm3", "lfm2_moe")  # fmt: skip
 FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {
     "gemma3_text": {"vocab_size": 262208, "max_position_embeddings": 131072, "sliding_window_pattern": 6,
                     "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256},  # Gemma3TextConfig
@@ -64,7 +65,8 @@ KNOWN = (
     "gemma3_text", "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "gpt_oss", "phi3", "opt", "llama4_text",
     "qwen2_5_vl_text", "qwen2_vl_text", "qwen3_vl_text", "qwen3_vl_moe_text", "glm4_moe", "minimax_m2",
     "ministral3", "nemotron_h", "nemotron-nas", "granitemoehybrid", "exaone4", "cohere", "cohere2", "olmo2", "olmo3",
-    "starcoder2", "internlm2", "baichuan", "falcon_h1", "jamba", "mamba", "mamba2", "falcon_mamba", "lfm2", "minimax",
+    "starcoder2", "internlm2", "baichuan", "falcon_h1", "jamba", "mamba", "mamba2", "falcon_mamba", "lfm2", "lfm2_moe",
+    "afmoe", "minimax",
     "bamba", "granite", "granitemoe", "phi", "ernie4_5", "ernie4_5_moe", "hunyuan_v1_dense", "seed_oss", "dbrx",
     "arctic", "falcon", "minicpm3", "olmoe", "chatglm", "gpt_bigcode", "gptj", "bloom", "gpt_neox", "nemotron",
     "persimmon", "llava", "qwen2_audio", "hunyuan", "hunyuan_v1_moe", "phi3_v", "mpt", "gpt2", "qwen", "internlm",
@@ -179,7 +181,8 @@ def _positive_int(x: Any) -> bool:
 
 def _layers_from_indices(cfg: dict, mt: str) -> None:
     """Families that list their attention layers by index: Bamba (attn_layer_indices), LFM2 (full_attn_idxs),
-    MiniMax-Text-01 (attn_type_list: 1 softmax, 0 lightning)."""
+    MiniMax-Text-01 (attn_type_list: 1 softmax, 0 lightning); AFMoE by a period (global_attn_every_n_layers: every
+    n-th layer full attention, the others its sliding window)."""
     n = cfg.get("num_hidden_layers")
     if not isinstance(n, int) or cfg.get("layer_types") is not None or not 0 < n <= MAX_LAYERS:
         return
@@ -195,6 +198,9 @@ def _layers_from_indices(cfg: dict, mt: str) -> None:
     if isinstance(cfg.get("full_attn_idxs"), list):
         idx = layer_indices(cfg["full_attn_idxs"])
         cfg["layer_types"] = ["full_attention" if i in idx else "conv" for i in range(n)]
+    g = cfg.get("global_attn_every_n_layers")  # Arcee AFMoE: transformers' AfmoeConfig fills layer_types so
+    if _positive_int(g) and cfg.get("sliding_window") and "layer_types" not in cfg:
+        cfg["layer_types"] = ["sliding_attention" if (i + 1) % g else "full_attention" for i in range(n)]
 
 
 def layer_indices(items: list) -> frozenset:

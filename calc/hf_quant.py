@@ -63,10 +63,6 @@ def quantization(q: Any) -> dict | None:
                 out["group_size"] = group
             if four.get("symmetric") is True:
                 out["symmetric"] = True
-        raw = q.get("ignore")
-        ignore = [x[:300] for x in raw[:100_000] if isinstance(x, str)] if isinstance(raw, list) else []
-        if any("self_attn" in x for x in ignore) and any("mlp" in x or "shared_expert" in x for x in ignore):
-            out["experts_only"] = True  # attention and dense / shared MLPs left out: the routed experts alone (Kimi-K2-Thinking)
     if str(q.get("quant_algo", "")).upper() in ("NVFP4", "W4A16_AWQ"):
         bits = 4
     if str(q.get("quant_algo", "")).upper() == "MIXED_PRECISION":
@@ -87,6 +83,10 @@ def quantization(q: Any) -> dict | None:
                for x in (q.get(k) if isinstance(q.get(k), list) else [])[:100_000] if isinstance(x, str)]  # fmt: skip
     if any("mtp" in x.lower() for x in skipped):  # "mtp*", "mtp.layers.0*": the draft layers stay 16-bit
         out["mtp_unquantized"] = True
+    if method in ("compressed-tensors", "modelopt") and any("self_attn" in x for x in skipped) and \
+            any("mlp" in x or "shared_expert" in x for x in skipped):  # fmt: skip
+        out["experts_only"] = True  # attention and dense / shared MLPs left out: the routed experts alone (Kimi-K2-Thinking,
+        # compressed-tensors; Kimi-K2.6-NVFP4, ModelOpt's ignore list in the same form)
     if method == "mxfp4":
         out["experts_only"] = True  # gpt-oss: modules_to_not_convert = attention, router, embeddings, lm_head
     return out

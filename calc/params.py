@@ -21,11 +21,12 @@ NON_GATED_MLP = ("opt", "starcoder2", "nemotron_h", "gpt2", "gpt_bigcode", "phi"
 NON_GATED_ACTS = ("relu2", "xielu")
 """Activations whose families use no gate: up, activation, down (vLLM arcee.py's ReLU², apertus.py's XIELU)."""
 QKV_BIAS = ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl", "qwen2_vl_text", "qwen2_5_vl_text")
-GATED_OUTPUT = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text")
+GATED_OUTPUT = ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "afmoe")
 """Families whose attention output is gated by default (vLLM Qwen3NextAttention: q_proj of num_heads · head_dim ·
-(1 + attn_output_gate), attn_output_gate defaulting to True)."""
+(1 + attn_output_gate), attn_output_gate defaulting to True; Arcee's AFMoE: a gate_proj of the same shape, its
+sigmoid on the attention's output)."""
 QK_NORM = ("qwen3", "qwen3_moe", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text", "gemma3_text", "gemma3n_text", "qwen3_vl_text", "qwen3_vl_moe_text", "qwen3_omni_moe_text", "olmo2", "olmo3",
-           "step3p5", "laguna")  # fmt: skip
+           "step3p5", "laguna", "afmoe")  # fmt: skip
 LEARNED_POSITIONS = ("gpt2", "gpt_bigcode")
 """Families with a learned position table (wpe) beside the token embedding (OPT's has an offset of 2, counted apart)."""
 NORMS_PER_LAYER = {"gemma2": 4, "gemma3_text": 4, "gemma3n_text": 5, "olmo2": 2, "opt": 4, "zamba2": 1,

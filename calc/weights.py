@@ -57,6 +57,8 @@ def weight_format(m: ModelSpec, dtype: str) -> WeightFormat:
             b = 1 + FP8_BLOCK_SCALE_OVERHEAD
             return WeightFormat(b, NVFP4_BYTES, "fp8", "nvfp4 experts, fp8 rest (modelopt mixed precision)")
         if method in ("nvfp4", "modelopt_fp4") or (method == "modelopt" and q.bits == 4):
+            if q.experts_only:  # its ignore list keeps attention and the dense / shared MLPs 16-bit (Kimi-K2.6-NVFP4)
+                return WeightFormat(2.0, NVFP4_BYTES, native, f"nvfp4 experts ({method}), {native} rest")
             return WeightFormat(NVFP4_BYTES, NVFP4_BYTES, native, f"nvfp4 ({method})")
         if method in FP8_METHODS or (method in ("compressed-tensors", "modelopt") and q.bits != 4):
             b = 1 + FP8_BLOCK_SCALE_OVERHEAD

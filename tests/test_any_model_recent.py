@@ -413,3 +413,36 @@ def test_a_dense_granite_4_config_with_zero_experts_is_planned_dense():
     assert count_params(m).total == 3_402_836_480 and not m.routed_experts
     assert kv_bytes_per_token(m, kv_bytes_per_element=2) == 2 * 40 * 8 * 64 * 2  # 81,920 B: every layer attends
     assert model_from_hf_config({**cfg, "num_local_experts": 64, "num_experts_per_tok": 6}).routed_experts == 64
+
+
+@pytest.mark.parametrize("name, total, active", [
+    ("lfm2-8b-a1b-partial", 8.3e9, 1.5e9),  # LiquidAI's card: 8.3 B total, 1.5 B active
+    ("trinity-mini", 26e9, 3e9),  # Arcee's Trinity report: 26 B, 3 B active
+    ("trinity-nano-preview", 6e9, 1e9)])  # fmt: skip  # 6 B, 1 B active
+def test_dense_first_layers_and_a_period_of_full_attention_are_read(name, total, active):
+    """LFM2-MoE and Arcee's AFMoE put a dense MLP in their first num_dense_layers layers (vLLM lfm2_moe.py, transformers'
+    afmoe: `layer_idx < num_dense_layers`), which was read as MoE everywhere (LFM2-8B-A1B 9.09 B, Trinity-Mini 27.4 B,
+    an audit of 2026-12-06); AFMoE's attention has a sigmoid output gate and q/k norms; an AFMoE config without
+    layer_types slides every layer but each global_attn_every_n_layers-th (AfmoeConfig fills them so), where every one
+    slid. Totals within 3 % of the published ones."""
+    m = load(name)
+    p = count_params(m)
+    assert abs(p.total / total - 1) < 0.03, p.total
+    assert p.active < 1.6 * active
+    if m.model_type == "afmoe":
+        g = json.loads((CONFIGS / name / "config.json").read_text()).get("global_attn_every_n_layers", 4)
+        slid = [i for i, t in enumerate(m.layer_types) if "sliding" in str(t)]
+        assert len(slid) == m.num_hidden_layers - m.num_hidden_layers // g and all((i + 1) % g for i in slid)
+    assert not any("not one this planner knows" in a for a in m.assumptions)
+
+
+def test_a_modelopt_nvfp4_ignore_list_keeps_attention_and_shared_experts_16_bit():
+    """nvidia/Kimi-K2.6-NVFP4 (ModelOpt, quant_algo NVFP4) ignores self_attn, shared_experts and the dense layer 0 in
+    an `ignore` list shaped as compressed-tensors': vLLM loads those unquantized. Planned all NVFP4 they were ~9.4 B
+    parameters at 0.5625 B instead of 2 (an audit of 2026-12-06): now only the routed experts are 4-bit."""
+    from calc.weights import weight_format
+
+    m = load("kimi-k2.6-nvfp4")
+    assert m.quantization_config.experts_only
+    f = weight_format(m, "auto")
+    assert f.linear_bytes == 2.0 and f.expert_bytes < 0.6 and "experts" in f.label
