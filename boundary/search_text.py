@@ -39,7 +39,9 @@ def render_text(out: dict) -> str:
     if c is None:
         counts = out.get("why_not_counts", {})
         first = next(iter(counts), "")
-        lines += ["", f"No configuration can serve: {first}." if counts.get(first) == out["configs_evaluated"] else
+        hint = (f" (set --max-model-len {s['input_len'] + s['output_len']} or more)"
+                if first == "a request is longer than max_model_len" else "")  # fmt: skip
+        lines += ["", f"No configuration can serve: {first}{hint}." if counts.get(first) == out["configs_evaluated"] else
                   "No configuration meets the SLOs within the filters: widen the space, relax the SLOs or raise the limits."]
         lines += [f"  {n:,} of {out['configs_evaluated']:,}: {why}" for why, n in counts.items()]
     else:

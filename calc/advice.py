@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 from calc.parallel_rules import tp_check
 from calc.pool import linked_ranks, measured_at, size_pool
-from calc.precision_support import dtype_refusal, kv_dtype_refusal
+from calc.precision_support import checkpoint_refusal, dtype_refusal, kv_dtype_refusal
 from calc.resolve import other_gpu_fields
 from calc.scenario import Scenario, field_bounds
 from calc.sglang_hybrid import as_sglang_runs
@@ -123,10 +123,10 @@ def _combined(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec]) -
 def _gpu_keeping_dtype(s: Scenario, m: ModelSpec, g: GPUSpec, gpus: dict[str, GPUSpec], carry: dict) -> tuple:
     """Where the weights' precision has no kernel on this GPU, the smallest GPU that has one and fits, the
     precision kept (fp8 on an L4 rather than 16-bit weights on a T4)."""
-    if not dtype_refusal(s.dtype, g.arch, s.engine):
+    if not checkpoint_refusal(s.dtype, m, g.arch, s.engine):
         return ()
     for _, gid in sorted((gg.memory_gib, gid) for gid, gg in gpus.items() if gid != s.gpu):
-        if dtype_refusal(s.dtype, gpus[gid].arch, s.engine):
+        if checkpoint_refusal(s.dtype, m, gpus[gid].arch, s.engine):
             continue
         sug = _try(s.model_copy(update=carry), m, gpus[gid], f"gpu={gid} ({gpus[gid].memory_gib:g} GiB), "
                    f"dtype={s.dtype} kept", **carry, **other_gpu_fields(s, gid))  # fmt: skip

@@ -168,8 +168,15 @@ class StageLayout:
                    for g in self.groups)  # fmt: skip
 
 
+def mla_arch(g) -> str:
+    """The arch as vLLM's MLA backends tell it apart: SM 12.x Blackwell (RTX 5090, RTX PRO 6000) has neither FlashMLA
+    nor CUTLASS MLA (SM 10.x), only Triton MLA, which takes the block size asked for."""
+    return "blackwell-sm12" if g.arch == "blackwell" and g.compute_capability and int(g.compute_capability) == 12 \
+        else g.arch  # fmt: skip
+
+
 def forced_block_size(m, *, requested: int, arch: str) -> tuple[int, str]:
-    """MLA backends force their own block size (vllm_kv.md §2)."""
+    """MLA backends force their own block size (vllm_kv.md §2); `arch` as mla_arch gives it."""
     if m.is_mla and m.index_topk and arch in ("hopper", "blackwell"):
         return 64, "FlashMLASparse (DeepSeek-V3.2) forces 64-token blocks"
     if m.is_mla and arch == "hopper":

@@ -27,6 +27,7 @@ from calc.kv_cache import (
     StageLayout,
     blocks_from_bytes,
     kv_bytes_per_token_expr,
+    mla_arch,
     pp_layer_ranges,
     stage_layout,
     state_blocks,
@@ -41,7 +42,7 @@ from calc.overheads import (
     non_torch_bytes,
 )
 from calc.params import ParamCounts
-from calc.precision_support import dtype_refusal, kv_dtype_refusal, served_format
+from calc.precision_support import checkpoint_refusal, kv_dtype_refusal, served_format
 from calc.scenario import Scenario
 from calc.sglang_hybrid import sglang_state_bytes, state_split
 from calc.sglang_swa import windowed_share
@@ -165,7 +166,7 @@ def stage_layouts(s: Scenario, m: ModelSpec, g: GPUSpec) -> list[StageLayout]:
     draft's layers included (calc.speculative.drafted)."""
     m = drafted(s, m)
     return [stage_layout(m, layers, tp=s.tensor_parallel_size, kv_bytes_per_element=kv_bytes_per_element(s),
-                         model_bytes=DTYPE_BYTES["bf16"], block_size=s.block_size, arch=g.arch,
+                         model_bytes=DTYPE_BYTES["bf16"], block_size=s.block_size, arch=mla_arch(g),
                          hybrid_manager=not s.disable_hybrid_kv_cache_manager, ssm_dtype=s.mamba_ssm_cache_dtype,
                          separate_state=s.engine == "sglang", state_pages=state_blocks(s, m),
                          cp=s.decode_context_parallel_size, num_spec=speculative_blocks(s),
@@ -365,7 +366,7 @@ def size_pool(s: Scenario, m: ModelSpec, g: GPUSpec) -> PoolResult:
         max_num_batched_tokens=mnbt,
         whole_model_request_bytes=_whole_model_request_bytes(s, m, g) if pp > 1 else 0.0,
         encoder_profile=encoder_profile(m, max_num_batched_tokens=mnbt, max_model_len=s.max_model_len),
-        dtype_refusal=dtype_refusal(s.dtype, g.arch, s.engine)
+        dtype_refusal=checkpoint_refusal(s.dtype, target, g.arch, s.engine)
         or kv_dtype_refusal(s.kv_cache_dtype, m, g, s.engine, s.engine_version) or spec_refusal(s, target),
         formulas={"kv_bytes_per_token": kv_all, "kv_bytes_per_token_per_gpu": kv_gpu, "kv_cache_memory_bytes": avail,
                   "num_gpu_blocks": blocks_e, "max_concurrency": conc_e},  # fmt: skip

@@ -36,8 +36,32 @@ FP8_WEIGHT_ONLY = ("ampere",)
 """No FP8 tensor cores: fp8 weights are read as 8-bit and multiplied in 16-bit (vLLM's FP8 Marlin, W8A16)."""
 
 
+MXFP4_BELOW = ("turing", "volta")
+"""MXFP4 weights (gpt-oss) need compute capability 8.0 (vLLM's Mxfp4Config.get_min_capability: 80): none below it."""
+
+
+def checkpoint_dtype(dtype: str, m) -> str:
+    """The precision whose kernel serves the weights: `dtype`, or under 'auto' the checkpoint's own quantization
+    (an FP8 or MXFP4 or 4-bit checkpoint needs its kernel as --dtype fp8 would: gpt-oss on a T4, DeepSeek-R1's FP8
+    on Gaudi 3); 16-bit or a format without a rule here ('auto')."""
+    q = m.quantization_config if dtype == "auto" else None
+    if q is None:
+        return dtype
+    method = q.quant_method.lower()
+    if method == "mxfp4":
+        return "mxfp4"
+    if method in ("awq", "gptq", "awq_marlin", "gptq_marlin") or (method == "compressed-tensors" and q.bits == 4):
+        return "int4" if (q.bits or 4) == 4 else "int8" if q.bits == 8 else "auto"
+    if method in ("fp8", "fbgemm_fp8") or (method in ("compressed-tensors", "modelopt") and q.bits == 8):
+        return "fp8"
+    return "auto"
+
+
 def unsupported(dtype: str, arch: str) -> str:
     """Why vLLM has no kernel for weights of `dtype` on an `arch` accelerator, or '' when it has one."""
+    if dtype == "mxfp4":
+        return f"vLLM has no mxfp4 weight kernel on {arch} accelerators (compute capability 8.0 and up)" \
+            if arch in MXFP4_BELOW else ""  # fmt: skip
     archs = SUPPORTED.get(dtype)
     if archs is None or arch in archs:
         return ""
@@ -59,6 +83,13 @@ def dtype_refusal(dtype: str, arch: str, engine: str = "vllm") -> str:
     if unsupported(dtype, arch):
         return f"{name} refuses to start: no {dtype} weight kernel on {arch} accelerators (vLLM's quantization table)"
     return ""
+
+
+def checkpoint_refusal(dtype: str, m, arch: str, engine: str = "vllm") -> str:
+    """dtype_refusal of the precision the weights are served in (checkpoint_dtype), saying so where 'auto' hid it."""
+    served = checkpoint_dtype(dtype, m)
+    why = dtype_refusal(served, arch, engine)
+    return f"{why} (the checkpoint's own {served} weights, which dtype auto serves)" if why and served != dtype else why
 
 
 def served_format(f: WeightFormat, dtype: str, arch: str) -> WeightFormat:
@@ -83,15 +114,26 @@ SM_MAJOR = {"turing": 7, "ampere": 8, "ada": 8, "hopper": 9}
 """CUDA compute capability's major by arch; Blackwell's (10 datacenter, 12 workstation) is in the GPU spec."""
 
 
+TRITON_MLA_ONLY = (7, 8, 12)
+"""NVIDIA SM majors whose only vLLM MLA attention backend is Triton MLA (FlashMLA and FlashAttention-MLA need SM 9.x,
+CUTLASS and FlashInfer MLA SM 10.x), whose TritonMLAImpl raises on a quantized KV cache (v1/attention/backends/mla/
+triton_mla.py, every release read from the stored code)."""
+
+
 def _sm_major(g) -> int | None:
     return int(g.compute_capability) if g.compute_capability else SM_MAJOR.get(g.arch)
 
 
 def kv_dtype_refusal(kv: str, m, g, engine: str = "vllm", engine_version: str = "latest") -> str:
-    """Why the engine refuses this KV-cache precision for this model on this GPU, or '' when it serves it. Only nvfp4
-    has conditions (vLLM's FlashInfer backend, read in the 0.20–0.34 wheels): vLLM 0.21+; no MLA (DeepSeek-V3.2's
+    """Why the engine refuses this KV-cache precision for this model on this GPU, or '' when it serves it. fp8 for an
+    MLA model where Triton MLA is vLLM's only backend (SM 7.x, 8.x, 12.x: TRITON_MLA_ONLY); nvfp4 (vLLM's FlashInfer
+    backend, read in the 0.20–0.34 wheels): vLLM 0.21+; no MLA (DeepSeek-V3.2's
     nvfp4_ds_mla is another dtype, not modelled); SM 10.x, or from 0.32 SM 8.x / 9.x / 12.x without head size 64 or
     sinks; FlashInfer's head sizes 64, 128, 256 (512 from 0.25)."""
+    if kv == "fp8" and engine == "vllm" and m.is_mla and _sm_major(g) in TRITON_MLA_ONLY:
+        return ("vLLM's only MLA backend on this GPU is Triton MLA, which refuses an fp8 KV cache (\"TritonMLA V1 "
+                f"with FP8 KV cache not yet supported\"): FlashMLA, FlashInfer and CUTLASS MLA serve it on SM 9.x and "
+                f"10.x; {g.name} is SM {_sm_major(g)}.x: use kv_cache_dtype auto")  # fmt: skip
     if kv != "nvfp4":
         return ""
     if engine != "vllm":

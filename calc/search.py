@@ -28,7 +28,7 @@ from calc.cost import cost_per_million_output_tokens
 from calc.errors import InputError
 from calc.params import count_params
 from calc.pool import kv_link_bytes_per_s, transfer_s
-from calc.precision_support import dtype_refusal, unsupported
+from calc.precision_support import checkpoint_dtype, dtype_refusal, unsupported
 from calc.resolve import (
     base_model,
     checkpoint_kv,
@@ -71,7 +71,8 @@ WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: o
        "SGLang cannot run a request: its Mamba state slots // ratio is 0",
        "vLLM 0.14–0.15 refuse to start: their check compares one max_model_len request's KV over the whole model with "
        "one pipeline stage's pool (vllm#32105)",
-       "the engine has no kernel for this KV-cache precision here (nvfp4: vLLM 0.21+ on SM 10.x, 0.32+ on SM 8.x–12.x, no MLA)")  # fmt: skip
+       "the engine has no kernel for this KV-cache precision here (nvfp4: vLLM 0.21+ on SM 10.x, 0.32+ on SM 8.x–12.x, "
+       "no MLA; fp8 for an MLA model on SM 7.x, 8.x, 12.x, where Triton MLA is vLLM's only backend)")  # fmt: skip
 CANNOT_SERVE = (1, 2, 3, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 """The WHY entries of a configuration the engine would not serve at all (a row's `fits` is false), whatever the SLOs;
 12, SGLang's out-of-memory first step, among them: it starts, and does not last."""
@@ -146,6 +147,8 @@ class SearchResult:
 
     def _reason(self, k: int) -> str:
         """WHY[k], naming the engine searched where the refusal is the engine's own and both engines refuse alike."""
+        if self.scenario.engine == "sglang" and k == 9:  # the table is vLLM's, taken for SGLang's kernels too
+            return "no kernel for these weights on this GPU (vLLM's quantization support table, taken for SGLang's)"
         return WHY[k].replace("vLLM", "SGLang") if k in (7, 11) and self.scenario.engine == "sglang" else WHY[k]
 
     def why_counts(self) -> dict[str, int]:
@@ -263,7 +266,9 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     rate = cat["rate"]
     per_m = np.where(gpus_used > 0, cost_per_million_output_tokens(per_hour, rate, s.output_len), np.nan)
     why = _why(s, pool, model.max_len_limit)
-    kernel = np.array([[bool(unsupported(d, gpus[gid].arch)) for d in g.dtypes] for gid in sp.gpus])
+    # the checkpoint's own format under "auto": an MXFP4 or FP8 checkpoint needs its kernel whatever the flag says
+    kernel = np.array([[bool(unsupported(checkpoint_dtype(d, model), gpus[gid].arch)) for d in g.dtypes]
+                       for gid in sp.gpus])  # fmt: skip
     why = np.where((why == 0) & kernel[g.gpu, g.dtype], 9, why)
     no_start = np.array([[bool(dtype_refusal(d, gpus[gid].arch)) for d in g.dtypes] for gid in sp.gpus])
     why = np.where((why == 0) & no_start[g.gpu, g.dtype], 11, why)  # what is left of dtype_refusal: bf16 below 8.0
@@ -305,10 +310,10 @@ def _why(s: Scenario, pool: PoolArrays, positions: int) -> np.ndarray:
     why = np.zeros(len(pool.num_gpu_blocks), dtype=np.int8)
     why[pool.sglang_short] = 12  # the pool fits; the server would not last
     why[pool.running_cap == 0] = 13
-    if s.request_len > s.max_model_len:
-        why[:] = 3
     why[pool.max_concurrency < 1] = 2
     why[pool.num_gpu_blocks == 0] = 1
+    if s.request_len > s.max_model_len:  # every configuration alike, memory or not: the one reason to name
+        why[:] = 3
     if pool.whole_model_refused is not None:
         why[pool.whole_model_refused] = 14
     why[pool.pool_beyond_gpu] = 8

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calc.kv_cache import forced_block_size, kv_bytes_per_token_expr, pp_layer_ranges
+from calc.kv_cache import forced_block_size, kv_bytes_per_token_expr, mla_arch, pp_layer_ranges
 from calc.overheads import activation_peak_bytes, cudagraph_bytes, graphs_subtracted, non_torch_bytes
 from calc.params import count_params
 from calc.pool import kv_bytes_per_element, measured_at, stage_layouts, whole_model_layout, whole_model_release
@@ -67,7 +67,7 @@ def _blockings(m, s: Scenario, grid: Grid, gpus) -> tuple[np.ndarray, list]:
     sizes: dict[int, object] = {}
     which = []
     for gid in grid.space.gpus:
-        size = forced_block_size(m, requested=s.block_size, arch=gpus[gid].arch)[0]
+        size = forced_block_size(m, requested=s.block_size, arch=mla_arch(gpus[gid]))[0]
         sizes.setdefault(size, gpus[gid])
         which.append(list(sizes).index(size))
     return np.array(which, dtype=np.intp), list(sizes.values())

@@ -1,0 +1,58 @@
+"""What a search audit of 2026-12-06 found the search recommending that vLLM would not start, and the plan refuses now:
+a quantized checkpoint served under dtype auto without its kernel, and an MLA model's fp8 KV cache where Triton MLA
+is vLLM's only MLA backend."""
+
+from __future__ import annotations
+
+from calc.evaluate import evaluate
+from calc.scenario import Scenario
+from calc.search import search
+
+
+def test_a_quantized_checkpoint_under_auto_needs_its_own_kernel(catalog):
+    """gpt-oss-20b's MXFP4 experts need compute capability 8.0 (vLLM's Mxfp4Config): the T4 (7.5) was recommended at
+    TP 4 under dtype auto; DeepSeek-R1's FP8 checkpoint under auto was eligible on Gaudi 3, where --dtype fp8 was
+    ruled out 'no kernel' (vLLM's quantization table has no fp8 on Gaudi)."""
+    r = evaluate(Scenario(model="gpt-oss-20b", gpu="t4", tensor_parallel_size=4), catalog)
+    assert "mxfp4" in r.memory.dtype_refusal and "dtype auto" in r.memory.dtype_refusal and not r.fit.fits
+    assert not evaluate(Scenario(model="gpt-oss-20b", gpu="a100-80gb-sxm"), catalog).memory.dtype_refusal
+    res = search(Scenario(model="gpt-oss-20b", request_rate=2, input_len=1000, output_len=300, search_gpus="t4"),
+                 catalog)  # fmt: skip
+    assert res.cheapest is None
+    res = search(Scenario(model="deepseek-r1", request_rate=5, search_gpus="gaudi3"), catalog)
+    assert res.cheapest is None
+
+
+def test_an_mla_models_fp8_kv_cache_is_refused_where_triton_mla_is_the_only_backend(catalog):
+    """TritonMLAImpl raises 'TritonMLA V1 with FP8 KV cache not yet supported'; it is vLLM's only MLA backend on SM
+    7.x, 8.x and 12.x (FlashMLA / FlashAttention MLA need SM 9.x, CUTLASS and FlashInfer MLA SM 10.x). The search's
+    cheapest for DeepSeek-V2-Lite was an RTX 4090 with an fp8 KV cache. SM 12.x has no CUTLASS MLA either: its blocks
+    are the 16 tokens asked for, not CUTLASS's 128."""
+    for gpu in ("rtx-4090", "a100-80gb-sxm", "rtx-pro-6000-blackwell"):
+        r = evaluate(Scenario(model="deepseek-v2-lite", gpu=gpu, kv_cache_dtype="fp8"), catalog)
+        assert "TritonMLA" in r.memory.dtype_refusal and not r.fit.fits, gpu
+    for gpu in ("h100-sxm", "b200"):
+        assert not evaluate(Scenario(model="deepseek-v2-lite", gpu=gpu, kv_cache_dtype="fp8"), catalog).memory.dtype_refusal
+    assert evaluate(Scenario(model="deepseek-v2-lite", gpu="rtx-pro-6000-blackwell"), catalog).memory.block_size == 16
+    assert evaluate(Scenario(model="deepseek-v2-lite", gpu="b200"), catalog).memory.block_size == 128
+    from calc.search_rows import scenario_of
+
+    res = search(Scenario(model="deepseek-v2-lite", request_rate=5, input_len=1000, output_len=300), catalog)
+    pick = scenario_of(res, res.cheapest)
+    assert not (pick.kv_cache_dtype == "fp8" and catalog.gpus[pick.gpu].arch in ("ampere", "ada", "turing")), pick
+
+
+def test_a_request_past_max_model_len_is_the_one_reason_named():
+    """16,000 + 1,000 tokens against the default max_model_len 8,192: the why-not counts split it with 'no memory'
+    (memory reasons overwrote it), and the text advised to 'widen the space'."""
+    import io
+    from contextlib import redirect_stdout
+
+    from boundary.cli import main
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["search", "--model", "qwen3-30b-a3b", "--request-rate", "10", "--input-len", "16000",
+                     "--output-len", "1000"]) == 0  # fmt: skip
+    assert "No configuration can serve: a request is longer than max_model_len (set --max-model-len 17000 or more)." \
+        in out.getvalue()
