@@ -137,10 +137,18 @@ def transfer_s(pool, tokens, bytes_per_s):
     return request_cache_bytes(pool, tokens) / bytes_per_s
 
 
-def kv_link_bytes_per_s(s: Scenario, g: GPUSpec) -> float:
-    """The prefill → decode link of a disaggregated deployment: kv_transfer_gb_per_s when set, else the GPU's own
-    tensor-parallel link."""
-    return s.kv_transfer_gb_per_s * GB if s.kv_transfer_gb_per_s else g.tp_link_bytes_per_s
+def kv_link_bytes_per_s(s: Scenario, g: GPUSpec, instance_gpus: int | None = None) -> float:
+    """The prefill → decode link of a disaggregated deployment: kv_transfer_gb_per_s when set; else, where a prefill
+    instance and a decode instance (TP × PP GPUs each) share one node, the GPUs' own link between them (the
+    scale-up link, or PCIe); where the two cannot share a node (2 · TP · PP over node_gpus: a GH200 superchip is a
+    node of one), the network (network_gb_per_s, no faster than each GPU's host link), as a connector such as NIXL
+    moves it across nodes."""
+    if s.kv_transfer_gb_per_s:
+        return s.kv_transfer_gb_per_s * GB
+    gpus = instance_gpus or s.tensor_parallel_size * s.pipeline_parallel_size
+    if g.node_gpus is not None and 2 * gpus > g.node_gpus:
+        return min(s.network_gb_per_s * GB, g.host_link_bytes_per_s)
+    return g.tp_link_bytes_per_s
 
 
 NVFP4_KV_BYTES = 9 / 16

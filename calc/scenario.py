@@ -158,7 +158,8 @@ class Scenario(BaseModel):
     """Running requests during that ITL measurement, as vLLM's metrics average them (fractional, e.g. 15.39): the
     decode floor and the MBU achieved at that batch rather than at `concurrency`."""
     kv_transfer_gb_per_s: Bandwidth | None = None
-    """Link between prefill and decode instances (disaggregation); default: the GPU's scale-up link."""
+    """Link between prefill and decode instances (disaggregation); default: the GPUs' own link where a prefill and a
+    decode instance share a node (2 · TP · PP ≤ node_gpus), else network_gb_per_s (calc.pool.kv_link_bytes_per_s)."""
     disaggregated: bool = False
     """Prefill and decode on separate instances of this configuration (vLLM's disaggregated prefill): the prompt's
     KV crosses kv_transfer_gb_per_s, and no prompt rides on a decode step."""

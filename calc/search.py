@@ -248,7 +248,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     g = grid(sp, s, model, tuple(gpus[gid].node_gpus for gid in sp.gpus))
     pool = pool_arrays(s, model, gpus, g)
     consts, rows = step_arrays(s, model, catalog, g, count_params(model))
-    link = np.array([kv_link_bytes_per_s(s, gpus[x]) for x in sp.gpus])[g.gpu]
+    link = np.array([[kv_link_bytes_per_s(s, gpus[x], t * p) for t, p in g.parallel] for x in sp.gpus])[g.gpu, g.par]
     rows["transfer"] = transfer_s(pool, s.input_len, link)
     rows["pinst"], rows["pwait"] = prefill_pool_arrays(s, rows)  # disaggregated: the prefill instances and their wait
     table, slo = Rows(rows), Slo(s)

@@ -56,3 +56,18 @@ def test_a_request_past_max_model_len_is_the_one_reason_named():
                      "--output-len", "1000"]) == 0  # fmt: skip
     assert "No configuration can serve: a request is longer than max_model_len (set --max-model-len 17000 or more)." \
         in out.getvalue()
+
+
+def test_a_kv_transfer_between_nodes_crosses_the_network(catalog):
+    """A prefill and a decode instance that cannot share a node move the KV over the network (network_gb_per_s, 50 GB/s
+    by default), not the GPUs' own link: a GH200 superchip is a node of one (its spec: no GPU-GPU link at all), and
+    two instances of 8 H100s fill two nodes. Two TP-1 instances share an 8-GPU node's NVLink (450 GB/s a direction)."""
+    from calc.pool import kv_link_bytes_per_s
+
+    def link(gpu, tp):
+        s = Scenario(model="qwen3-30b-a3b", gpu=gpu, disaggregated=True, tensor_parallel_size=tp)
+        return kv_link_bytes_per_s(s, catalog.gpus[gpu])
+
+    assert link("gh200", 1) == 50e9 and link("h100-sxm", 8) == 50e9 and link("h100-sxm", 1) == 450e9
+    s = Scenario(model="qwen3-30b-a3b", gpu="h100-sxm", disaggregated=True, kv_transfer_gb_per_s=100)
+    assert kv_link_bytes_per_s(s, catalog.gpus["h100-sxm"]) == 100e9  # a given link is the link
