@@ -58,7 +58,8 @@ def row(r, i: int) -> dict:
     out = fields_of(r, i) | {"max_model_len": s.max_model_len, "engine": s.engine}
     d_gpu = out["gpu"]
     out |= {"fits": bool(r.why[i] not in CANNOT_SERVE), "meets_slo": bool(r.capacity_rps[i] > 0), "why_not": r.why_not(i),
-            "num_gpu_blocks": int(p.num_gpu_blocks[b]), "max_concurrency": float(p.max_concurrency[b]),
+            "num_gpu_blocks": int(p.num_gpu_blocks[b]), "block_size": int(p.block_size[b]),
+            "max_concurrency": float(p.max_concurrency[b]),
             "max_concurrency_at_length": int(p.max_concurrency_at_length[b]), "ttft_s": _num(r.ttft_s[i]),
             "tpot_s": _num(r.tpot_s[i]), "tokens_per_s_per_user": _num(r.tokens_per_s_per_user[i]),
             "tokens_per_s_per_gpu": _num(r.tokens_per_s_per_gpu[i]), "requests_per_s": _num(r.requests_per_s[i]),

@@ -71,3 +71,14 @@ def test_a_kv_transfer_between_nodes_crosses_the_network(catalog):
     assert link("gh200", 1) == 50e9 and link("h100-sxm", 8) == 50e9 and link("h100-sxm", 1) == 450e9
     s = Scenario(model="qwen3-30b-a3b", gpu="h100-sxm", disaggregated=True, kv_transfer_gb_per_s=100)
     assert kv_link_bytes_per_s(s, catalog.gpus["h100-sxm"]) == 100e9  # a given link is the link
+
+
+def test_a_row_carries_its_block_size(catalog):
+    """A row's num_gpu_blocks is in the blocks its backend forces (FlashMLA's 64 tokens on an H100 for DeepSeek-V2-Lite):
+    without the size, a row's KV tokens could not be checked against the plan's."""
+    from calc.search_rows import row
+
+    res = search(Scenario(model="deepseek-v2-lite", request_rate=5, search_gpus="h100-sxm"), catalog)
+    d = row(res, res.cheapest)
+    plan = evaluate(Scenario(model="deepseek-v2-lite", gpu="h100-sxm"), catalog).memory
+    assert d["block_size"] == plan.block_size == 64
