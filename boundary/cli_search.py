@@ -78,6 +78,7 @@ def run_search(args, catalog) -> int:
             # GPU (its price, its overrides); 'all' or a typo is for the space's own check to name
             data["gpu"] = gpus[0]
         elif "gpu" not in data and "gpu_hour_price" in data:  # it would price the default GPU, unseen
+            validate_scenario({"gpu_hour_price": data["gpu_hour_price"]})  # a bad price is named as itself first
             raise InputError("--gpu-hour-price", "prices one GPU, and several are searched: name it with --gpu "
                              "(the others keep their specs' prices)")  # fmt: skip
         s = validate_scenario(data)

@@ -53,6 +53,8 @@ def _values(s: Scenario, field: str, kind, default) -> tuple:
 def space_of(s: Scenario, gpu_ids) -> Space:
     """The Scenario's search lists as a Space; InputError (naming search_gpus) for a GPU that is not shipped."""
     wanted = split_list(s.search_gpus)
+    if "all" in wanted and len(wanted) > 1:  # 'all,h100-sxm' searched all, silently
+        raise InputError("search_gpus", "'all' searches every shipped GPU: give it alone, or a list of GPU ids")
     if "all" in wanted:
         gpus = tuple(gpu_ids)
     else:

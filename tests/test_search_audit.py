@@ -82,3 +82,19 @@ def test_a_row_carries_its_block_size(catalog):
     d = row(res, res.cheapest)
     plan = evaluate(Scenario(model="deepseek-v2-lite", gpu="h100-sxm"), catalog).memory
     assert d["block_size"] == plan.block_size == 64
+
+
+def test_all_with_other_gpus_and_a_bad_price_are_named():
+    """`--gpus all,h100-sxm` searched every GPU without a word; `--gpu-hour-price -1` over several GPUs got the
+    'name it with --gpu' error rather than the price's own range."""
+    import io
+    from contextlib import redirect_stderr
+
+    from boundary.cli import main
+
+    for argv, said in ((["--gpus", "all,h100-sxm"], "'all' searches every shipped GPU: give it alone"),
+                       (["--gpus", "a100-80gb-sxm,h100-sxm", "--gpu-hour-price", "-1"], "--gpu-hour-price: at least")):
+        err = io.StringIO()
+        with redirect_stderr(err):
+            assert main(["search", "--model", "llama-3.1-8b", "--request-rate", "5", *argv]) == 2
+        assert said in err.getvalue(), err.getvalue()
