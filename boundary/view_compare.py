@@ -22,7 +22,8 @@ COMPARE = (
     ("goodput", "Goodput", lambda r: fmt.rate(r.goodput_rps, "req/s")),
     ("capacity", "Capacity per replica", lambda r: fmt.rate(r.fleet.capacity.rps, "req/s")),
     ("replicas", "Replicas", lambda r: fmt.opt(r.fleet.replicas, fmt.count, "no request rate")),
-    ("gpus", "GPUs", lambda r: fmt.opt(r.fleet.gpus, fmt.count, "no request rate")),
+    ("gpus", "GPUs", lambda r: fmt.opt(r.fleet.gpus, fmt.count, "no request rate")
+     + (" (one replica: no request rate)" if r.fleet.replicas is None and r.fleet.gpus is not None else "")),
     ("cost", "Cost / M output tokens", lambda r: fmt.money(r.fleet.cost_per_million_output_tokens, r.fleet.currency)
      + (f" (at {fmt.pct(r.conformance.conformance)} within SLOs)" if outside_slos(r) else "")),
 )

@@ -199,6 +199,8 @@ class Fleet:
     replicas: int | None
     """None when no request rate is set, or one replica cannot meet the SLOs at all."""
     gpus: int | None
+    """replicas × the GPUs of one; without a request rate, one replica's (priced on its own, as a search row counts
+    it); None where one replica cannot meet the SLOs at a rate."""
     headroom: float | None
     """Capacity of the fleet over the requested rate, minus one."""
     price_per_gpu_hour: float | None
@@ -231,8 +233,8 @@ def fleet(s: Scenario, g: GPUSpec, cap: Capacity, *, throughput_rps: float, pref
         per_hour = price * s.gpus_per_replica if price else None
         f = _cost(s, per_hour, throughput_rps, currency)
         at_cap = _value(_cost(s, per_hour, cap.rps, currency), "cost_per_million_output_tokens") if cap.rps > 0 else None
-        return Fleet(cap, None, None, None, price, per_hour, _value(f, "cost_per_million_output_tokens"), currency,
-                     formulas=f, cost_at_capacity_per_million=at_cap)  # fmt: skip
+        return Fleet(cap, None, s.gpus_per_replica, None, price, per_hour, _value(f, "cost_per_million_output_tokens"),
+                     currency, formulas=f, cost_at_capacity_per_million=at_cap)  # fmt: skip  # one replica's GPUs
     if cap.rps <= 0:
         return Fleet(cap, None, None, None, price, None, None, currency)
     f = {"replicas": eceil(E(rate, "request_rate") / E(cap.rps, "capacity per replica"), RATIO_TOL)}
@@ -268,8 +270,10 @@ def _disaggregated(s: Scenario, cap: Capacity, price, currency, *, throughput_rp
     per_hour = price * (prefill + decode) * s.gpus_per_replica if price else None
     f |= _cost(s, per_hour, served, currency)
     per_m = _value(f, "cost_per_million_output_tokens")
-    if rate is None:
-        return Fleet(cap, None, None, None, price, per_hour, per_m, currency, prefill, decode, formulas=f)
+    if rate is None:  # no fleet to size: one replica (its GPUs, as a search row counts them) priced on its own
+        one = (prefill + decode) * s.gpus_per_replica if s.disaggregated and prefill is not None and decode is not None \
+            else s.gpus_per_replica  # fmt: skip
+        return Fleet(cap, None, one, None, price, per_hour, per_m, currency, prefill, decode, formulas=f)
     # what the prefill instances carry at the load they were sized for, not at saturation (where their queue grows
     # without bound): each PREFILL_LOAD / prefill, or less where the TTFT SLO's wait budget w set their count,
     # 2w / (prefill + 2w) (calc.prefill_pool.prefill_count, inverted): the rate at which the plan adds one

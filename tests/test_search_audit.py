@@ -98,3 +98,18 @@ def test_all_with_other_gpus_and_a_bad_price_are_named():
         with redirect_stderr(err):
             assert main(["search", "--model", "llama-3.1-8b", "--request-rate", "5", *argv]) == 2
         assert said in err.getvalue(), err.getvalue()
+
+
+def test_without_a_request_rate_the_plan_counts_one_replicas_gpus_as_a_search_row_does(catalog):
+    """`plan --json` gave gpus null without a request rate where a search row counts its replica's (one vocabulary: the
+    same key, the same meaning on both surfaces). Llama-3.1-70B at TP 4 × DP 2: one replica of 8 GPUs."""
+    from calc.search_rows import row
+
+    s = Scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4, data_parallel_size=2)
+    r = evaluate(s, catalog)
+    assert r.fleet.replicas is None and r.fleet.gpus == 4 * 2 == r.to_dict()["gpus"]
+    res = search(Scenario(model="llama-3.1-8b", search_gpus="h100-sxm"), catalog)
+    d = row(res, res.cheapest)
+    plan = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm", tensor_parallel_size=d["tensor_parallel_size"],
+                             pipeline_parallel_size=d["pipeline_parallel_size"]), catalog)  # fmt: skip
+    assert d["replicas"] is None and d["gpus"] == plan.fleet.gpus
