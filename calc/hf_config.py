@@ -46,7 +46,10 @@ ALIASES = {  # family spelling → the name ModelSpec uses
 PURE_MAMBA_ALIASES = {"state_size": "ssm_state_size", "expand": "mamba_expand", "num_heads": "mamba_num_heads",
                       "head_dim": "mamba_head_dim", "intermediate_size": "mamba_intermediate_size"}  # fmt: skip
 VISION_ALIASES = {"depth": "num_hidden_layers", "num_heads": "num_attention_heads", "in_chans": "in_channels",
-                  "num_channels": "in_channels"}  # fmt: skip
+                  "num_channels": "in_channels",
+                  # Kimi-K2.5's MoonViT (vision_config vt_*)
+                  "vt_hidden_size": "hidden_size", "vt_intermediate_size": "intermediate_size",
+                  "vt_num_attention_heads": "num_attention_heads", "vt_num_hidden_layers": "num_hidden_layers"}  # fmt: skip
 TIED_BY_DEFAULT = ("gemma", "gemma2", "gemma3_text", "gemma3n_text", "opt", "cohere", "cohere2", "gpt_bigcode",
                    "bloom", "mpt", "gpt2", "smollm3", "lfm2_moe")  # fmt: skip
 FAMILY_DEFAULTS: dict[str, dict[str, Any]] = {

@@ -446,3 +446,14 @@ def test_a_modelopt_nvfp4_ignore_list_keeps_attention_and_shared_experts_16_bit(
     assert m.quantization_config.experts_only
     f = weight_format(m, "auto")
     assert f.linear_bytes == 2.0 and f.expert_bytes < 0.6 and "experts" in f.label
+
+
+def test_kimi_k2_5s_moonvit_is_counted_from_its_vt_fields():
+    """Kimi-K2.5's vision_config names its MoonViT vt_hidden_size 1,152, vt_intermediate_size 4,304, 27 layers: the
+    planner did not read them and left the tower out (an audit of 2026-12-06). MoonViT is about 400 M parameters
+    (Kimi-VL's report: "MoonViT (400M)"); counted as a ViT of those sizes, within 10 % of it."""
+    m = load("kimi-k2.5")
+    from calc.params import vision_params
+
+    assert abs(vision_params(m) / 400e6 - 1) < 0.10
+    assert not any("vision tower" in a and "not counted" in a for a in m.assumptions)
