@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from boundary.log_names import match_model
+from boundary.vllm_log import SGLANG_MARKERS as MARKERS
 from calc.catalog import Catalog
 from calc.errors import InputError
 from calc.evaluate import evaluate
@@ -38,8 +39,6 @@ PATTERNS = {
     "mem_fraction_static": re.compile(rf"mem_fraction_static=(?P<v>{_F})"),
     "model_path": re.compile(r"model_path='(?P<v>[^']{1,200})'"),
 }
-MARKERS = ("KV Cache is allocated. #tokens", "Load weight end. type=", "max_total_num_tokens=")
-"""Lines only an SGLang server prints (boundary.vllm_log.SGLANG_MARKERS says the same to a vLLM reader)."""
 
 
 @dataclass(frozen=True)
