@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from boundary.log_patterns import _COMPILED
 from boundary.vllm_log import (
-    _COMPILED,
     MAX_LINE_CHARS,
     MAX_LOG_CHARS,
     MAX_LOG_LINES,
