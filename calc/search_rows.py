@@ -98,7 +98,7 @@ def serve_commands(r, i: int) -> list[tuple[str, str]]:
             if s.engine != "sglang" else SGLANG_CAPPED.format(seqs=seqs, asked=f["max_num_seqs"])  # fmt: skip
     counts = {"prefill": r.prefill_instances[i], "decode": r.decode_instances[i]} if r.gpus[i] else None
     return serve_lines(s, f, r.model_name, seqs, disaggregated=bool(r.disaggregated[i]), counts=counts, note=note,
-                       hf_id=r.hf_id, multimodal=r.multimodal)  # fmt: skip
+                       hf_id=r.hf_id, multimodal=r.multimodal, arch=r.archs.get(f["gpu"], ""))  # fmt: skip
 
 
 @dataclass(frozen=True)

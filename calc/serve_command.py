@@ -16,6 +16,11 @@ from calc.scenario import Scenario
 DTYPE_FLAGS = {"auto": [], "bf16": ["--dtype", "bfloat16"], "fp16": ["--dtype", "float16"], "fp8": ["--quantization", "fp8"],
                "int8": [], "int4": []}  # fmt: skip
 CHECKPOINT = {"int8": "an INT8 (W8A8) checkpoint of {}", "int4": "an INT4 (AWQ or GPTQ) checkpoint of {}"}
+FP8_INC_ARCHS = ("gaudi3",)
+"""Accelerators whose fp8 KV cache vLLM serves as `--kv-cache-dtype fp8_inc`: the vLLM-Gaudi plugin's platform
+accepts no other ("fp8" is refused: HpuPlatform.is_kv_cache_dtype_supported returns kv_cache_dtype == "fp8_inc",
+vllm-project/vllm-gaudi vllm_gaudi/platform.py and its unit test), and without a QUANT_CONFIG its attention quantizes
+the cache on the fly (hpu_attn.py: enable_fp8_attn); one byte an element either way (docs.vllm.ai, FP8 INC)."""
 PLACEHOLDER = "__CHECKPOINT__"  # shlex leaves it bare; replaced by "$CHECKPOINT" after quoting
 NIXL = json.dumps({"kv_connector": "NixlConnector", "kv_role": "kv_both"}, separators=(",", ":"))
 
@@ -67,14 +72,21 @@ def checkpoint_of(hf_id: str | None, name: str) -> tuple[str, str | None]:
     return name, f"the checkpoint whose config.json this is ({name})"
 
 
+def kv_cache_flag(kv_cache_dtype: str, arch: str) -> str:
+    """`--kv-cache-dtype`'s value in vLLM for the planner's KV precision on an `arch` accelerator (FP8_INC_ARCHS)."""
+    return "fp8_inc" if kv_cache_dtype == "fp8" and arch in FP8_INC_ARCHS else kv_cache_dtype
+
+
 def serve_lines(s: Scenario, f: dict, name: str, seqs: int, *, disaggregated: bool, counts: dict | None = None,
-                note: str = "", hf_id: str | None = "", moe: bool = True, multimodal: bool = True) -> list[tuple[str, str]]:
+                note: str = "", hf_id: str | None = "", moe: bool = True, multimodal: bool = True,
+                arch: str = "") -> list[tuple[str, str]]:  # fmt: skip
     """(role, command) lines for the fields `f` (tensor_parallel_size, pipeline_parallel_size, dtype, kv_cache_dtype,
     max_num_batched_tokens, gpu_memory_utilization) of scenario `s`, the checkpoint `name`, `seqs` sequences at most;
     `counts` (prefill, decode instances) label a disaggregated pair; `note` is a comment line above. `hf_id`: the
     model's Hub id (None: it has none, so the checkpoint is $CHECKPOINT; "": `name` is the id). `moe`: the model has
     routed experts (SGLang's data parallelism is then DP attention; a dense model's ranks are plain replicas).
-    `multimodal`: the checkpoint has a vision or audio tower (before language_model_only dropped it)."""
+    `multimodal`: the checkpoint has a vision or audio tower (before language_model_only dropped it). `arch`: the
+    accelerator's (kv_cache_flag)."""
     name, unknown = (name, None) if hf_id == "" else checkpoint_of(hf_id, name)
     if f["dtype"] in CHECKPOINT:
         unknown = CHECKPOINT[f["dtype"]].format(name)
@@ -105,7 +117,8 @@ def serve_lines(s: Scenario, f: dict, name: str, seqs: int, *, disaggregated: bo
         base = ["vllm", "serve", model, "--tensor-parallel-size", f["tensor_parallel_size"], "--pipeline-parallel-size",
                 f["pipeline_parallel_size"], "--max-model-len", s.max_model_len, "--max-num-seqs", seqs,
                 "--max-num-batched-tokens", f["max_num_batched_tokens"], "--gpu-memory-utilization",
-                f"{f['gpu_memory_utilization']:g}", "--kv-cache-dtype", f["kv_cache_dtype"], *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
+                f"{f['gpu_memory_utilization']:g}", "--kv-cache-dtype", kv_cache_flag(f["kv_cache_dtype"], arch),
+                *DTYPE_FLAGS[f["dtype"]]]  # fmt: skip
         base += ["--data-parallel-size", dp] if dp > 1 else []
         base += _vllm_scenario_flags(s, multimodal)
         roles = (("prefill", ["--kv-transfer-config", NIXL]), ("decode", ["--kv-transfer-config", NIXL]))
@@ -131,7 +144,8 @@ def plan_serve_commands(r) -> list[tuple[str, str]]:
     counts = {"prefill": fl.prefill_instances, "decode": fl.decode_instances} \
         if fl is not None and fl.prefill_instances and fl.decode_instances else None  # fmt: skip
     return serve_lines(s, f, r.model.name, s.max_num_seqs, disaggregated=s.disaggregated, counts=counts,
-                       hf_id=r.model.hf_id, moe=bool(r.model.routed_experts), multimodal=r.multimodal)  # fmt: skip
+                       hf_id=r.model.hf_id, moe=bool(r.model.routed_experts), multimodal=r.multimodal,
+                       arch=r.gpu.arch)  # fmt: skip
 
 
 def joined(lines: list[tuple[str, str]]) -> str:

@@ -36,6 +36,17 @@ def test_a_quantized_precision_names_the_checkpoint_it_needs(catalog):
     assert "--quantization fp8" in _cmd(catalog, gpu="h100-sxm", dtype="fp8")
 
 
+def test_gaudis_fp8_kv_cache_is_served_as_fp8_inc(catalog, capsys):
+    """vLLM-Gaudi's platform takes only `fp8_inc` for an 8-bit KV cache (HpuPlatform.is_kv_cache_dtype_supported,
+    vllm-gaudi platform.py; its unit test asserts "fp8" is False): the plan's and the search's lines say so, and a
+    GPU's fp8 stays fp8."""
+    assert "--kv-cache-dtype fp8_inc" in _cmd(catalog, model="llama-3.1-8b", gpu="gaudi3", kv_cache_dtype="fp8")
+    assert "--kv-cache-dtype fp8 " in _cmd(catalog, model="llama-3.1-8b", gpu="h100-sxm", kv_cache_dtype="fp8") + " "
+    assert "--kv-cache-dtype auto" in _cmd(catalog, model="llama-3.1-8b", gpu="gaudi3")
+    assert main(["search", "--model", "llama-3.1-8b", "--gpus", "gaudi3", "--kv-cache-dtype", "fp8", "--json"]) == 0
+    assert "--kv-cache-dtype fp8_inc" in json.loads(capsys.readouterr().out)["cheapest"]["serve_command"]
+
+
 def test_disaggregated_lines_carry_the_fleets_instances(catalog):
     r = evaluate(scenario(model="llama-3.1-70b", gpu="h100-sxm", tensor_parallel_size=4, input_len=2000,
                           output_len=500, request_rate=10, disaggregated=True), catalog)  # fmt: skip
