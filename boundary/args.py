@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import typing
 from pathlib import Path
 
@@ -37,7 +38,8 @@ def help_text(info) -> str:
 def with_default(text: str, info) -> str:
     """The help text and the field's default where it has a plain one the text does not already state."""
     d = info.default
-    if d is None or isinstance(d, (dict, list, tuple)) or "default" in text.lower() or repr(d) == "PydanticUndefined":
+    states = re.search(r"\bdefaults?\s*(:|is\b)|\(default", text.lower())  # the text states its own default
+    if d is None or isinstance(d, (dict, list, tuple)) or states or repr(d) == "PydanticUndefined":
         return text
     shown = ("on" if d else "off") if isinstance(d, bool) else f"{d:g}" if isinstance(d, float) else str(d) or "none"
     return f"{text} (default: {shown})"
@@ -55,14 +57,15 @@ def add_scenario_flags(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -
                            help=with_default(help_text(info), info))  # fmt: skip
 
 
-def add_spec_flags(p: argparse.ArgumentParser, *, model_default: str = "", gpu_default: str = "") -> None:
+def add_spec_flags(p: argparse.ArgumentParser, *, model_default: str = "", gpu_default: str = "",
+                   gpu_help: str = "accelerator spec id") -> None:  # fmt: skip
     """--model and --gpu; `model_default` / `gpu_default`: what stands in when they are not given, where that is not
-    the Scenario's default (reconcile reads both from its log)."""
+    the Scenario's default (reconcile reads both from its log); `gpu_help`: what --gpu does there."""
     fields = Scenario.model_fields
     p.add_argument("--model", dest="model", default=None, help="model spec id, or a model YAML / config.json path "
                    f"(default: {model_default or fields['model'].default})")  # fmt: skip
     p.add_argument("--gpu", dest="gpu", default=None,
-                   help=f"accelerator spec id (default: {gpu_default or fields['gpu'].default})")
+                   help=gpu_help if "(default" in gpu_help else f"{gpu_help} (default: {gpu_default or fields['gpu'].default})")
 
 
 MAX_NUMBER_CHARS = 40  # "1e15", "0.000001", "10000000000000000": a number here needs far fewer characters

@@ -36,10 +36,12 @@ VARIED = ("tensor_parallel_size", "pipeline_parallel_size", "dtype", "kv_cache_d
 
 def add_search_parser(sub) -> None:
     p = sub.add_parser("search", help="find the deployment: search every configuration under the SLOs",
-                       description=__doc__.split("\n")[0])  # fmt: skip
-    add_spec_flags(p)
+                       description=" ".join(__doc__.split("\n\n")[0].split()))  # fmt: skip
+    add_spec_flags(p, gpu_help="the scenario's accelerator spec id, whose own price and overrides apply to it; "
+                   "without --gpus, the one GPU searched (default: none; without either, every shipped GPU)")  # fmt: skip
     out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="configs_evaluated, frontier, cheapest, best_per_gpu")
+    out.add_argument("--json", action="store_true", help="configs_evaluated, configs_meeting_slo, why_not_counts, frontier, "
+                     "cheapest, best_per_gpu, notes, scenario")
     out.add_argument("--csv", action="store_true", help="one configuration per line, for spreadsheets")
     p.add_argument("--all", action="store_true", help="with --json or --csv: every configuration, not only the frontier")
     g = p.add_argument_group("search space (comma-separated lists) and filters")

@@ -42,7 +42,7 @@ def test_a_modelopt_checkpoints_hf_quant_config_beside_its_config_is_read(tmp_pa
 def test_a_modelopt_mixed_precision_checkpoint_keeps_its_experts_at_four_bits(catalog):
     """nvidia/Qwen3.6-35B-A3B-NVFP4: quant_algo MIXED_PRECISION, each module its format (quantized_layers): routed
     experts W4A16_NVFP4 (0.5 + 1/16 byte a weight), attention and linear attention FP8; the planner read it as fp8
-    throughout (33.98 GiB). Weights: experts × 0.5625 + the other linear layers × 1 (+ FP8's block-scale share) +
+    throughout (34.06 GiB). Weights: experts × 0.5625 + the other linear layers × 1 (+ FP8's block-scale share) +
     the tables and the vision tower at 2 bytes."""
     from calc.loader import load_model_file
     from calc.weights import FP8_BLOCK_SCALE_OVERHEAD, NVFP4_BYTES, weight_format, weights_bytes
