@@ -121,6 +121,8 @@ class SearchResult:
     """The checkpoint has a vision or audio tower (`model` has none under language_model_only)."""
     estimated_prices: frozenset = field(default=frozenset())
     """GPU ids whose price is their spec's estimate, not a published rate (calc.search_notes.estimated_price)."""
+    archs: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    """Each GPU id's architecture (its serve command's flags: calc.serve_command.kv_cache_flag)."""
 
     @cached_property
     def requantized(self) -> np.ndarray:
@@ -303,6 +305,7 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
         best_per_gpu=dict(zip((sp.gpus[x] for x in gpu_of[cheap_first]), cheap_first.tolist(), strict=True)),
         notes=dp_note + notes + tuple(g.refused), model=model, multimodal=bool(base.vision_config or base.audio_config),
         estimated_prices=frozenset(gid for gid in sp.gpus if estimated_price(s, catalog, gid)),
+        archs={gid: catalog.gpus[gid].arch for gid in sp.gpus},
     )  # fmt: skip
 
 
