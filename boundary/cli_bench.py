@@ -74,6 +74,10 @@ def add_bench_parser(sub) -> None:
                    help="prompt tokens (= --input-len; default 1024, as vllm bench serve's)")  # fmt: skip
     g.add_argument("--random-output-len", dest="output_len", default=None, metavar="O", action=_Typed,
                    help="output tokens (= --output-len; default 256, the planner's: vllm bench serve's is 128)")  # fmt: skip
+    g.add_argument("--random-prefix-len", dest="random_prefix_len", default=None, metavar="P",
+                   help="tokens of a prefix every prompt shares, before its --random-input-len ones (vllm bench "
+                        "serve's): prompts of P + I tokens whose first P the server finds in its prefix cache "
+                        "(= --shared-prefix-len P with --input-len P + I)")  # fmt: skip
     g.add_argument("--random-range-ratio", dest="range_ratio", default="0", metavar="R",
                    help="lengths uniform in [len·(1−R), len·(1+R)] (default 0: fixed)")  # fmt: skip
     g.add_argument("--dataset-name", dest="dataset_name", default="random", metavar="D",
@@ -140,6 +144,7 @@ def run_bench(args, catalog) -> int:
         data["input_len"], data["output_len"] = (round(x) for x in SHAREGPT_MEAN_TOKENS)
     conc = _number("--max-concurrency", args.max_concurrency, int, 1, 1_000_000)
     batch = _number("--batch-size", args.batch_size, int, 1, 65_536)
+    _random_prefix(args, data, dataset, batch)
     n = _number("--num-prompts", args.num_prompts, int, 1, bench.MAX_SIM_PROMPTS)
     ratio = _number("--random-range-ratio", args.range_ratio, float, 0, 0.99)
     metrics, qs = _percentile_metrics(args.percentile_metrics), _metric_percentiles(args.metric_percentiles)
@@ -249,6 +254,24 @@ def _layout(s) -> dict:
     """The server's GPU layout in the JSON beside the tool's keys (two runs on eight GPUs differ by it)."""
     return {"tensor_parallel_size": s.tensor_parallel_size, "pipeline_parallel_size": s.pipeline_parallel_size,
             "data_parallel_size": s.data_parallel_size}
+
+
+def _random_prefix(args, data: dict, dataset: str, batch: int | None) -> None:
+    """--random-prefix-len P: vllm bench serve's shared prefix, P tokens before the I random ones of each prompt,
+    as the Scenario's shared_prefix_len P and input_len P + I (the tool's lengths exclude the prefix; ours include
+    it)."""
+    prefix = _number("--random-prefix-len", args.random_prefix_len, int, 0, 10_000_000)
+    if not prefix:
+        return
+    if "shared_prefix_len" in data:
+        raise InputError("--random-prefix-len", "sets the shared prefix as --shared-prefix-len does: give one of them")
+    if dataset != "random" or batch is not None:
+        raise InputError("--random-prefix-len", "a flag of vllm bench serve's random dataset: drop it, or "
+                                                "--dataset-name and --batch-size")  # fmt: skip
+    own = _number(getattr(args, "typed", {}).get("--input-len") or "--random-input-len", data.get("input_len"), int, 1,
+                  10_000_000)  # fmt: skip
+    data["shared_prefix_len"] = prefix
+    data["input_len"] = prefix + (Scenario.model_fields["input_len"].default if own is None else own)
 
 
 def _dataset(args) -> str:

@@ -301,7 +301,9 @@ def kv_tokens_formula(r) -> str:
 def phases_table(r) -> Table:
     lat, s = r.latency, r.scenario
     rows = []
-    for name, ph in ((f"prefill of {fmt.tokens(r.scenario.input_len)}", lat.prefill),
+    hit = lat.prefix_hit_tokens
+    computed = fmt.tokens(r.scenario.input_len - hit) + (f" ({fmt.count(hit)} more cached)" if hit else "")
+    for name, ph in ((f"prefill of {computed}", lat.prefill),
                      (f"decode step, {fmt.plural(lat.decode_batch, 'sequence')}" + (" a rank" if s.data_parallel_size > 1 else "")
                       + (f" (per token: a speculative step / {lat.step.accepted_tokens:.2f})" if lat.step.spec_tokens else ""),
                       lat.decode)):  # fmt: skip

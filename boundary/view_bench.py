@@ -74,10 +74,18 @@ WAVE_RATIO = 2.0  # a p99 TTFT twice the steady one's: the benchmark's opening b
 LOCKSTEP_WORDS = "requests finish together"
 
 
+def random_lengths(s) -> str:
+    """The prompt's flags of vllm bench serve's random dataset: --random-input-len, after --random-prefix-len's
+    shared tokens where the scenario has a shared system prompt (the tool's input length excludes its prefix)."""
+    if not s.shared_len:
+        return f"--random-input-len {s.input_len}"
+    return f"--random-prefix-len {s.shared_len} --random-input-len {s.input_len - s.shared_len}"
+
+
 def benchmark_section(r) -> Section:
     s = r.scenario
     head = (f"Predicted `vllm bench serve --max-concurrency {s.concurrency} --num-prompts {r.benchmark_prompts} "
-            f"--random-input-len {s.input_len} --random-output-len {s.output_len}` "
+            f"{random_lengths(s)} --random-output-len {s.output_len}` "
             + ("against an SGLang server " if s.engine == "sglang" else "") + "(scheduler simulation"
             + ("; one aggregated engine: disaggregated serving is not simulated)" if s.disaggregated else ")"))  # fmt: skip
     lines = [*benchmark_lines(r), benchmark_band_line(r)]

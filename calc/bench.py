@@ -10,7 +10,7 @@ import numpy as np
 
 from calc.engine_cycle import idle_launch_s
 from calc.front_end import engine_request_overhead_s, front_serial_s
-from calc.prefix import cache_block_tokens
+from calc.prefix_hit import prefix_hit
 from calc.scheduler import Workload, simulate
 from calc.sim_engine import EngineConfig, StepFn
 from calc.sim_stats import BatchLatency, SimResult
@@ -31,8 +31,7 @@ def engine_config(r) -> EngineConfig:
     s, mem = r.scenario, r.memory
     dp = s.data_parallel_size  # one rank's engine: the one API server's time goes to every rank's requests
     own = s.frontend_overhead_s is not None  # the scenario's own front-end time replaces the engine's
-    unit = cache_block_tokens(s, mem)  # 0 where the engine reuses no prefix for this model
-    cached = min(s.shared_prefix_len, s.input_len - 1) // unit * unit if s.shared_prefix_len and unit else 0
+    cached = prefix_hit(s, mem)  # 0 where the engine reuses no prefix for this model
     return EngineConfig(max_num_seqs=s.max_num_seqs, max_num_batched_tokens=s.max_num_batched_tokens,
                         num_gpu_blocks=mem.num_gpu_blocks, block_size=mem.block_size, blocks_for=mem.blocks_per_request,
                         engine=s.engine, prefix_cached_tokens=cached,

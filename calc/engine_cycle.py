@@ -37,21 +37,22 @@ def scaled(t: StepTerms, k: float) -> StepTerms:
     return StepTerms(**{f.name: getattr(t, f.name) * k for f in fields(t)})
 
 
-def prefill_terms(model: StepModel, tokens: int, *, budget: int, decode_seqs: int = 0, decode_context: float = 0.0
-                  ) -> tuple[StepTerms, int]:  # fmt: skip
-    """A prompt of `tokens` in chunks of the budget left after `decode_seqs` decodes: (summed terms, steps). The
-    chunks are costed as their mean (exact for the terms linear in tokens and pairs). Under speculative decoding
+def prefill_terms(model: StepModel, tokens: int, *, budget: int, decode_seqs: int = 0, decode_context: float = 0.0,
+                  offset: int = 0) -> tuple[StepTerms, int]:  # fmt: skip
+    """A prompt of `tokens` in chunks of the budget left after `decode_seqs` decodes: (summed terms, steps); `offset`:
+    cached tokens before them (a prefix-cache hit, calc.prefix_hit), which they attend to. The chunks are costed as
+    their mean (exact for the terms linear in tokens and pairs). Under speculative decoding
     with decodes beside it each chunk is a whole step (1 + k tokens a decode taken from the budget): the per-token
     step of 1 / τ of its prompt tokens (calc.spec_step.per_token), τ times."""
     chunk = max(1, budget - decode_seqs * model.decode_tokens)
     steps = ceil(tokens / chunk)
     tau = model.steps_per_real(decode_seqs)
-    mean = model.terms(tokens / steps / tau, chunk_pairs(tokens, 0) / steps / tau, decode_seqs, decode_context)
+    mean = model.terms(tokens / steps / tau, chunk_pairs(tokens, offset) / steps / tau, decode_seqs, decode_context)
     return scaled(mean, steps * tau), steps
 
 
 def budget_cycle_s(model: StepModel, *, b: float, input_len: int, output_len: int, budget: int,
-                   context: float) -> float:  # fmt: skip
+                   context: float, offset: int = 0) -> float:  # fmt: skip
     """The shortest end-to-end time b requests in a closed loop can each have when the engine's steps are full: a
     step processes at most `budget` tokens, and each request needs input_len prompt tokens and output_len − 1
     decode tokens of them. Saturated, d = min(b, budget · (N − 1) / (L + N − 1)) sequences decode and the rest of
@@ -59,13 +60,14 @@ def budget_cycle_s(model: StepModel, *, b: float, input_len: int, output_len: in
     tokens, d decodes), and by Little's law each of the b takes b · L · T_full / p [s]. 0 when nothing prefills.
     Under speculative decoding a decoding request takes q = 1 + k of a real step's budget and a step is one token of
     τ, with 1 / τ of its prompt room: d = min(b, budget · (N − 1) / (τ · L + q · (N − 1))), p = (budget − q · d) / τ.
+    L is the prompt tokens computed; `offset` cached ones before each (calc.prefix_hit) lengthen their attention.
     """
     L, q, tau = input_len, model.decode_tokens, model.accepted_tokens  # noqa: N806 - the formula's name
     d = min(b, budget * (output_len - 1) / (tau * L + q * (output_len - 1)))
     p = model.prompt_room(budget, d) if d else budget
     if p <= 0:
         return 0.0
-    return b * L * model.step_s(p, p * L / 2, d, d * context, float(prompts_in(p, L))) / p
+    return b * L * model.step_s(p, p * (L / 2 + offset), d, d * context, float(prompts_in(p, L))) / p
 
 
 def lockstep_share(share: float, peers: float) -> float:
@@ -76,14 +78,15 @@ def lockstep_share(share: float, peers: float) -> float:
 
 
 def mixed_tpot_s(model: StepModel, *, b: float, input_len: int, output_len: int, budget: int,
-                 context: float) -> float:  # fmt: skip
+                 context: float, offset: int = 0) -> float:  # fmt: skip
     """vLLM's mean step while b requests decode and their successors' prompts are prefilled beside them [s].
     X = b · L / N prompt tokens arrive per step (capped at the budget the decodes leave), in chunks of
     min(L, budget − b): a share q = min(1, X / chunk) of the steps carries one (X / q tokens), the rest only decode.
     TPOT = q · step(X / q prompt tokens, b decodes) + (1 − q) · step(b decodes). Spreading X over every step
     instead would have each plain decode step of an MoE model read the experts a whole prompt reaches. A decoding
     request takes model.decode_tokens of the budget (1 + k under speculative decoding), and a step is then one
-    token of τ, with 1 / τ of the room (StepModel.prompt_room)."""
+    token of τ, with 1 / τ of the room (StepModel.prompt_room). L is the prompt tokens computed, after `offset`
+    cached ones (calc.prefix_hit) that each attends to as well."""
     L = input_len  # noqa: N806 - the formula's name
     room = max(0.0, model.prompt_room(budget, b))
     x = min(b * L / output_len, room)
@@ -94,7 +97,7 @@ def mixed_tpot_s(model: StepModel, *, b: float, input_len: int, output_len: int,
         return plain
     tokens = x / q
     q = lockstep_share(q, model.busy_peers)  # other data-parallel ranks' chunk steps hold this rank's steps too
-    return q * model.step_s(tokens, tokens * L / 2, b, b * context) + (1 - q) * plain
+    return q * model.step_s(tokens, tokens * (L / 2 + offset), b, b * context) + (1 - q) * plain
 
 
 def in_flight_wait_s(*, tpot_s: float, front_s: float) -> float:
@@ -146,15 +149,19 @@ def idle_launch_s(s: Scenario, engine: EngineSpec) -> float:
     return engine.idle_launch_s if overlap else 0.0
 
 
-def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: float, transfer: float) -> Cycle:
-    L_in, N_out = s.input_len, s.output_len
-    ctx = L_in + N_out / 2
+def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: float, transfer: float,
+          hit: int = 0) -> Cycle:  # fmt: skip
+    """`hit`: the prompt tokens each request finds in the prefix cache (calc.prefix_hit): not computed, still context."""
+    N_out = s.output_len
+    L_in = s.input_len - hit  # the prompt tokens computed
+    ctx = s.input_len + N_out / 2
     budget = s.max_num_batched_tokens
     mixed = engine.scheduling == "decode-first"
-    alone, _ = prefill_terms(model, L_in, budget=budget)
+    alone, _ = prefill_terms(model, L_in, budget=budget, offset=hit)
     dec = decode_point(model, batch=b, context=ctx)
     others = b - 1 if mixed else 0
-    shared, steps = prefill_terms(model, L_in, budget=budget, decode_seqs=others, decode_context=others * ctx)
+    shared, steps = prefill_terms(model, L_in, budget=budget, decode_seqs=others, decode_context=others * ctx,
+                                  offset=hit)  # fmt: skip
     riding = shared.total_s - alone.total_s
     lagged = not mixed and engine.overlap_schedule and N_out > 1
     if not mixed and b > 1:
@@ -166,7 +173,7 @@ def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: fl
     if N_out <= 1:
         tpot = dec.total_s
     elif mixed:
-        tpot = mixed_tpot_s(model, b=b, input_len=L_in, output_len=N_out, budget=budget, context=ctx) \
+        tpot = mixed_tpot_s(model, b=b, input_len=L_in, output_len=N_out, budget=budget, context=ctx, offset=hit) \
             if b > 1 else dec.total_s
     elif model.busy_peers:  # SGLang's prompt steps on any rank pause every rank's decodes (the lockstep)
         x = (b - 1) / N_out * alone.total_s
@@ -191,7 +198,7 @@ def cycle(s: Scenario, model: StepModel, engine: EngineSpec, b: float, front: fl
         tpot = dec.total_s
     total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)
     budget_wait = 0.0 if s.disaggregated else max(0.0, budget_cycle_s(model, b=b, input_len=L_in, output_len=N_out,
-                                                                       budget=budget, context=ctx) - total)  # fmt: skip
+                                                                       budget=budget, context=ctx, offset=hit) - total)  # fmt: skip
     if budget_wait:  # the prompts need more steps than the requests' own time leaves: they queue for the budget
         ttft += budget_wait
         total = e2e_s(ttft_s=ttft, tpot_s=tpot, output_len=N_out)

@@ -14,7 +14,7 @@ from calc.latency import latency
 from calc.overheads import TORCH_SORT_RELEASES, torch_sort_extra_bytes
 from calc.parallel_rules import accepted_tp_sizes, dcp_check, tp_check
 from calc.pool import size_pool
-from calc.prefix import cache_block_tokens
+from calc.prefix_hit import cache_block_tokens
 from calc.replicas import conformance_of
 from calc.report import Report, json_safe  # noqa: F401  (json_safe: the boundaries serialise with it)
 from calc.resolve import base_model, checkpoint_kv, checkpoint_kv_note, default_context, engine_of, resolve

@@ -39,6 +39,7 @@ from calc.engine_spec import EngineSpec
 from calc.expr import E
 from calc.front_end import front_busy_s, in_engine, request_overhead_s
 from calc.pool import PoolResult, kv_link_bytes_per_s, transfer_s
+from calc.prefix_hit import prefix_hit
 from calc.roofline import Phase, phase, ridge_flop_per_byte
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
@@ -120,6 +121,8 @@ class LatencyResult:
     """Disaggregated under a request rate: a prompt's mean wait for one of them [s]."""
     prefill_wait_budget_s: float = math.inf
     """Disaggregated under a request rate: the mean wait the prefill instances were sized for [s]; else inf."""
+    prefix_hit_tokens: int = 0
+    """Prompt tokens each request finds in the prefix cache (calc.prefix_hit): its prefill computes the rest."""
 
     @property
     def prefill_floor_s(self) -> float:
@@ -205,14 +208,15 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         min(flight, max_requests_at_length(s, mem, m) or s.max_num_seqs)  # ≤ max_num_seqs
     if model.spec_tokens and not s.disaggregated:  # decodes of 1 + k tokens each fill the step budget: vLLM then
         room = min(room, speculating_room(budget, L_in, model.decode_tokens))  # skips decodes and admits no prompt
-    seen = {room: cycle(s, model, engine, room, front, transfer)}
+    hit = prefix_hit(s, mem)  # a shared system prompt's tokens found in the prefix cache: not computed
+    seen = {room: cycle(s, model, engine, room, front, transfer, hit)}
 
     def e2e(k: float) -> float:
-        seen[k] = cycle(s, model, engine, k, front, transfer)
+        seen[k] = cycle(s, model, engine, k, front, transfer, hit)
         return seen[k].total
 
     b = in_engine(e2e, room, busy, seen[room].total)
-    c = seen[b] if b in seen else cycle(s, model, engine, b, front, transfer)
+    c = seen[b] if b in seen else cycle(s, model, engine, b, front, transfer, hit)
     alone, steps, dec, others, riding, tpot = c.alone, c.steps, c.dec, c.others, c.riding, c.tpot
     in_flight, prefill_wait, budget_wait = c.in_flight, c.prefill_wait, c.budget_wait
     front_wait = max(0.0, flight * busy - c.total) if b < room else 0.0  # each cycles in flight · busy
@@ -226,7 +230,8 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     # step is τ per-token steps of 1 / τ of its prompt tokens (calc.spec_step.per_token)
     chunk = budget if s.disaggregated else max(1, budget - others * model.decode_tokens)
     tau = model.steps_per_real(others)
-    spike = model.step_s(min(chunk, L_in) / tau, chunk_pairs(min(chunk, L_in), 0) / tau, others, others * ctx)
+    first = min(chunk, L_in - hit)  # the prompt's first chunk, after its cached tokens
+    spike = model.step_s(first / tau, chunk_pairs(first, hit) / tau, others, others * ctx)
     # Little's law over the C in flight (a decode instance holds a request N_out steps); with data-parallel ranks the
     # busiest rank's E2E, and fewer than D requests keep only as many ranks busy
     rps = b / (N_out * tpot) if s.disaggregated else (s.concurrency if dp > 1 else flight) / total
@@ -240,7 +245,7 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         inferred = chunk_from_itl(itl_p50_s=s.measured_itl_s, itl_p99_s=s.measured_itl_p99_s,
                                   effective_flop_per_s=model.effective_flop_per_s,
                                   flop_per_token=block_flop_per_token(p) / s.tensor_parallel_size)  # fmt: skip
-    ttft_e = E(front, "front-end", unit="ms") + E(s.queue_s, "queue", unit="ms") + E(alone.total_s, "prefill", unit="ms")
+    ttft_e = E(front, "front-end", unit="ms") + E(s.queue_s, "queue", unit="ms") + E(alone.total_s, f"prefill ({hit:,} of its {L_in:,} tokens cached)" if hit else "prefill", unit="ms")
     if s.disaggregated:
         if prefill_wait:
             ttft_e = ttft_e + E(prefill_wait, "wait for a prefill instance", unit="ms")
@@ -309,4 +314,5 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
         prefill_instances=c.prefill_instances,
         prefill_wait_s=prefill_wait,
         prefill_wait_budget_s=c.prefill_budget,
+        prefix_hit_tokens=hit,
     )

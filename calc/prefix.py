@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calc.engine_spec import version_tuple
-from calc.kv_cache import ALIGN_MODE_SINCE
 from calc.latency import LatencyResult
 from calc.offload import recompute_s
 from calc.pool import PoolResult
+from calc.prefix_hit import cache_block_tokens
 from calc.scenario import Scenario
 
 TENANT_NOTE = (
@@ -58,18 +57,6 @@ class PrefixResult:
 
 NO_REUSE = ("no prefix is reused here: vLLM caches a hybrid model's prefixes (its recurrent state beside the KV) only "
             "with enable_prefix_caching, from 0.15 (the state's align mode)")
-
-
-def cache_block_tokens(s: Scenario, mem: PoolResult) -> int:
-    """Tokens of one prefix-cache block, the unit a shared prefix is reused in: block_size, × dcp under decode context
-    parallelism (vLLM hashes blocks of block_size · dcp tokens, one block a GPU); 0 where the engine reuses no prefix
-    for this model: a vLLM hybrid (its state is in the pool) without enable_prefix_caching, or before 0.15, whose
-    Gated DeltaNet and Mamba states had no align mode (calc.kv_cache.state_blocks)."""
-    if s.engine == "vllm" and mem.state_bytes_per_request:
-        version = version_tuple(s.engine_version)
-        if not s.enable_prefix_caching or (version is not None and version[:2] < ALIGN_MODE_SINCE):
-            return 0
-    return mem.block_size * s.decode_context_parallel_size
 
 
 def prefix(s: Scenario, mem: PoolResult, lat: LatencyResult) -> PrefixResult:

@@ -163,7 +163,8 @@ def capacity(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Eng
     if load <= 0:  # only at a conformance equal to the quota to the last digit
         return Capacity(0, 0.0, at(1)[0].conformance, limited, "no load keeps the quota", slots)
     rate = load / best * at(best)[1].requests_per_s
-    for k in graphed_counts(best, input_len=s.input_len, output_len=s.output_len, budget=s.max_num_batched_tokens,
+    prompt = s.input_len - at(best)[1].prefix_hit_tokens  # the prompt tokens each request computes
+    for k in graphed_counts(best, input_len=prompt, output_len=s.output_len, budget=s.max_num_batched_tokens,
                             graph_tokens=engine.cudagraph_max_tokens, decode_tokens=model.decode_tokens,
                             tokens_per_step=model.accepted_tokens):  # fmt: skip
         k = int(k)  # past the CUDA-graph size fewer in flight can serve more: the best rate within the quota
@@ -188,9 +189,11 @@ def _ms(seconds: float) -> str:
 
 
 def prefill_work_s(s: Scenario, alone: LatencyResult, model: StepModel) -> float:
-    """S of calc.prefill_queue: min(prefill alone, L · T_B / B), T_B one step of the budget's B prompt tokens."""
-    B = s.max_num_batched_tokens  # noqa: N806 - the formula's name
-    return float(prefill_queue.work_s(alone.prefill_terms.total_s, s.input_len, model.step_s(B, chunk_pairs(B, 0), 0, 0, float(prompts_in(B, s.input_len))), B))
+    """S of calc.prefill_queue: min(prefill alone, L · T_B / B), T_B one step of the budget's B prompt tokens; L the
+    prompt tokens computed, after the h a prefix-cache hit spares (each attends to them as well)."""
+    B, h = s.max_num_batched_tokens, alone.prefix_hit_tokens  # noqa: N806 - the formula's name
+    L = s.input_len - h  # noqa: N806
+    return float(prefill_queue.work_s(alone.prefill_terms.total_s, L, model.step_s(B, chunk_pairs(B, h), 0, 0, float(prompts_in(B, L))), B))
 
 
 @dataclass(frozen=True)

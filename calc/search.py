@@ -29,6 +29,7 @@ from calc.errors import InputError
 from calc.params import count_params
 from calc.pool import kv_link_bytes_per_s, transfer_s
 from calc.precision_support import checkpoint_dtype, dtype_refusal, unsupported
+from calc.prefix_hit import hit_array
 from calc.resolve import (
     base_model,
     checkpoint_kv,
@@ -249,7 +250,8 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     gpus = {gid: _planned_gpu(s, catalog, gid) for gid in sp.gpus}
     g = grid(sp, s, model, tuple(gpus[gid].node_gpus for gid in sp.gpus))
     pool = pool_arrays(s, model, gpus, g)
-    consts, rows = step_arrays(s, model, catalog, g, count_params(model))
+    hit = hit_array(s, pool.block_size, pool.state_bytes_per_request)  # the shared prompt's cached tokens
+    consts, rows = step_arrays(s, model, catalog, g, count_params(model), hit)
     link = np.array([[kv_link_bytes_per_s(s, gpus[x], t * p) for t, p in g.parallel] for x in sp.gpus])[g.gpu, g.par]
     rows["transfer"] = transfer_s(pool, s.input_len, link)
     rows["pinst"], rows["pwait"] = prefill_pool_arrays(s, rows)  # disaggregated: the prefill instances and their wait

@@ -128,8 +128,8 @@ def _waited(c: Consts, v, b):
 def _aggregated_at(c: Consts, v, b):
     if c.mixed:
         others = b - 1
-        steps = np.ceil(c.L / np.maximum(1, v.budget - others))
-        shared = step_total(c, v, c.L / steps, c.pairs / steps, others, others * c.ctx, scale=steps)
+        steps = np.ceil(v.Lp / np.maximum(1, v.budget - others))
+        shared = step_total(c, v, v.Lp / steps, v.pairs / steps, others, others * c.ctx, scale=steps)
         ttft = v.base + (shared - v.alone)
         if c.N <= 1:
             return ttft, step_total(c, v, 0, 0, b, b * c.ctx)
@@ -154,22 +154,22 @@ def decode_step(c: Consts, v, b):
 def _mixed_tpot(c: Consts, v, b):
     """calc.engine_cycle.mixed_tpot_s: a share q of the steps carries a chunk of the arriving prompts, the rest decode."""
     room = np.maximum(0.0, v.budget - b)
-    x = np.minimum(b * c.L / c.N, room)
-    chunk = np.minimum(c.L, room)
+    x = np.minimum(b * v.Lp / c.N, room)
+    chunk = np.minimum(v.Lp, room)
     with np.errstate(divide="ignore", invalid="ignore"):
         q = np.where(chunk > 0, np.minimum(1.0, x / np.where(chunk > 0, chunk, 1.0)), 1.0)
         tokens = np.where(q > 0, x / np.where(q > 0, q, 1.0), 0.0)
     plain = step_total(c, v, 0, 0, b, b * c.ctx)
-    return np.where(q > 0, q * step_total(c, v, tokens, tokens * c.L / 2, b, b * c.ctx) + (1 - q) * plain, plain)
+    return np.where(q > 0, q * step_total(c, v, tokens, tokens * (v.Lp / 2 + v.hit), b, b * c.ctx) + (1 - q) * plain, plain)
 
 
 def _budget_wait(c: Consts, v, b, ttft, tpot):
     """What the prompts wait for the step budget beyond the requests' own time (calc.engine_cycle.budget_cycle_s)."""
-    d = np.minimum(b, v.budget * (c.N - 1) / (c.L + c.N - 1))
+    d = np.minimum(b, v.budget * (c.N - 1) / (v.Lp + c.N - 1))
     p = v.budget - d
-    full = step_total(c, v, p, p * c.L / 2, d, d * c.ctx, pseqs=prompts_in(p, c.L))
+    full = step_total(c, v, p, p * (v.Lp / 2 + v.hit), d, d * c.ctx, pseqs=prompts_in(p, v.Lp))
     with np.errstate(divide="ignore", invalid="ignore"):
-        cycle = np.where(p > 0, b * c.L * full / np.where(p > 0, p, 1.0), 0.0)
+        cycle = np.where(p > 0, b * v.Lp * full / np.where(p > 0, p, 1.0), 0.0)
     return np.maximum(0.0, cycle - (ttft + (c.N - 1) * tpot))
 
 

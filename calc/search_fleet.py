@@ -123,7 +123,7 @@ def operating_points(s: Scenario, c, table: Rows, slo: Slo, held: np.ndarray, at
     # past the CUDA-graph size fewer in flight can serve more: calc.replicas.capacity's probes, in the same order
     rate = np.where(b >= 1, load / np.maximum(b, 1) * throughput(np.maximum(b, 1), ttft, tpot), 0.0)
     budget = table.all().budget
-    for k in graphed_counts(b, input_len=c.L, output_len=c.N, budget=budget, graph_tokens=c.cudagraph_max_tokens):
+    for k in graphed_counts(b, input_len=table.all().Lp, output_len=c.N, budget=budget, graph_tokens=c.cudagraph_max_tokens):
         idx = np.flatnonzero((k >= 1) & (k < b))
         if not idx.size:
             continue

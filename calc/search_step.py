@@ -27,7 +27,7 @@ from calc.routing import distinct_experts
 from calc.scenario import Scenario
 from calc.search_space import Grid
 from calc.step_inputs import allreduce_link, expert_compute_share, fp8_moe_s, gpu_rates, step_model
-from calc.step_time import prompts_in
+from calc.step_time import chunk_pairs, prompts_in
 from calc.weights import weight_format
 
 
@@ -75,10 +75,8 @@ class Consts:
     mixed: bool
     lagged: bool
     """SGLang's overlap schedule with outputs past the first token (calc.latency: the step in flight is waited)."""
-    L: int
     N: int
     ctx: float
-    pairs: float
     front_s: float
     front_queue_s: float
     idle_launch_s: float = 0.0
@@ -94,9 +92,10 @@ class Consts:
     """Some configuration has pipeline stages (row 'pp'): its step is calc.pipeline_round.pipeline_round's, a micro-batch a stage."""
 
 
-def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, dict[str, np.ndarray]]:
+def step_arrays(s: Scenario, m, catalog, grid: Grid, params, hit=0.0) -> tuple[Consts, dict[str, np.ndarray]]:
     """The step model of every configuration: shared constants, and one row per per-configuration quantity
-    (rows 'kb<i>'/'af<i>' per attention kind: KV bytes and attention FLOP per context token)."""
+    (rows 'kb<i>'/'af<i>' per attention kind: KV bytes and attention FLOP per context token; 'Lp', 'hit', 'pairs':
+    the prompt tokens computed, those `hit` found cached (calc.prefix_hit.hit_array), their attention pairs)."""
     sp, engine = grid.space, engine_of(s, catalog)
     tps = sorted({tp for tp, _ in grid.parallel})
     rep_gpu = catalog.gpus[sp.gpus[0]]
@@ -170,21 +169,22 @@ def step_arrays(s: Scenario, m, catalog, grid: Grid, params) -> tuple[Consts, di
                compile_s=one.compile_s,
                per_seq_s=engine.per_sequence_s + one.stream_s, experts=one.experts, routing=engine.routing_exponent,
                prefill_routing=one.prefill_routing, skew=engine.routing_skew, top_k=one.top_k, moe_layers=one.moe_layers,
-               caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first", L=L,
+               caps=tuple(cap for _, cap in one.kv_read), state=state, mixed=engine.scheduling == "decode-first",
                lagged=engine.scheduling == "prefill-first" and engine.overlap_schedule and N > 1,
-               N=N, ctx=L + N / 2, pairs=L * 0 + L * (L + 1) / 2, front_s=request_overhead_s(s, engine, m),
+               N=N, ctx=L + N / 2, front_s=request_overhead_s(s, engine, m),
                front_queue_s=request_overhead_s(s, engine, m) + s.queue_s, rate=s.request_rate,
                idle_launch_s=idle_launch_s(s, engine),
                front_busy_s=front_busy_s(s, engine, m), expert_parallel=bool(s.enable_expert_parallel and one.experts),
                pipelined=bool((pp_of > 1).any()))  # fmt: skip
+    h = np.broadcast_to(np.asarray(hit, dtype=float), rows["budget"].shape)
+    rows |= {"hit": h, "Lp": L - h, "pairs": chunk_pairs(L - h, h)}  # calc.engine_cycle.cycle's prompt
     v = SimpleNamespace(**rows)
-    steps = np.ceil(L / np.maximum(1, v.budget))
-    rows["alone"] = step_total(c, v, L / steps, c.pairs / steps, 0, 0.0, scale=steps)
+    steps = np.ceil(v.Lp / np.maximum(1, v.budget))
+    rows["alone"] = step_total(c, v, v.Lp / steps, v.pairs / steps, 0, 0.0, scale=steps)
     rows["base"] = c.front_queue_s + rows["alone"]
     rows["dec1"] = step_total(c, v, 0, 0, 1, 1 * c.ctx)
-    budget_step = step_total(c, v, v.budget, v.budget * (v.budget + 1) / 2, 0, 0.0,
-                             pseqs=prompts_in(v.budget, L))
-    rows["work"] = work_s(rows["alone"], L, budget_step, v.budget)  # calc.replicas.prefill_work_s
+    budget_step = step_total(c, v, v.budget, chunk_pairs(v.budget, h), 0, 0.0, pseqs=prompts_in(v.budget, v.Lp))
+    rows["work"] = work_s(rows["alone"], v.Lp, budget_step, v.budget)  # calc.replicas.prefill_work_s
     return c, rows
 
 

@@ -305,3 +305,25 @@ def test_a_fraction_sglang_would_run_out_of_memory_at_is_ruled_out_as_the_plan_w
             assert (r.why[i] == 12) == (sglang_rest_short_bytes(rep.scenario, rep.memory) > 0), i
     assert len(short) >= 4 and r.cheapest not in short and not row(r, short[0])["fits"]
     assert "SGLang runs out of memory" in row(r, short[0])["why_not"]
+
+
+@pytest.mark.parametrize("model,caching", [("llama-3.1-8b", False), ("deepseek-v2-lite", False),
+                                           ("qwen3-next-80b-a3b", True), ("nemotron-h-8b", False)])  # fmt: skip
+def test_a_shared_prompt_reaches_the_search_as_the_plan(catalog, model, caching):
+    """A shared system prompt found in the prefix cache spares its tokens' prefill in both (calc.prefix_hit): per
+    configuration its block size sets the hit, and a vLLM hybrid without enable_prefix_caching reuses nothing."""
+    rng = np.random.default_rng(7)
+    base = random_scenario(rng, model, catalog)
+    s = base.model_copy(update={"input_len": 3000, "shared_prefix_len": 2000, "enable_prefix_caching": caching,
+                                "engine": "vllm", "max_model_len": 8192, "slo_ttft_s": 3.0, "slo_tpot_s": 0.15,
+                                "conformance_quota": 0.9, "request_rate": 2.0, "search_kv_cache_dtype": "auto,fp8"})  # fmt: skip
+    r = search(s, catalog)
+    served = np.flatnonzero(r.gpus > 0)
+    assert served.size
+    for i in rng.choice(served, size=min(6, served.size), replace=False):
+        d, rep = row(r, int(i)), evaluate(scenario_of(r, int(i)), catalog)
+        where = f"{model} config {i}: {scenario_of(r, int(i)).changed()}"
+        assert close(d["ttft_s"], rep.latency.ttft_s) and close(d["tpot_s"], rep.latency.tpot_s), where
+        assert d["replicas"] == rep.fleet.replicas and close(d["capacity_rps_per_replica"], rep.fleet.capacity.rps), where
+        hybrid_without = model == "nemotron-h-8b" and not caching
+        assert (rep.latency.prefix_hit_tokens == 0) == hybrid_without, where

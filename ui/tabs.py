@@ -82,7 +82,9 @@ def latency_tab(r) -> None:
     with b:
         server = " against an SGLang server" if s.engine == "sglang" else ""
         st.markdown(f"**Predicted `vllm bench serve`**{server} at C = {s.concurrency:,}, {r.benchmark_prompts:,} "
-                    f"prompts of {s.input_len:,} + {s.output_len:,} tokens (scheduler simulation"
+                    f"prompts of {s.input_len:,} + {s.output_len:,} tokens"
+                    + (f", the first {s.shared_len:,} of each prompt shared (`--random-prefix-len`)" if s.shared_len else "")
+                    + " (scheduler simulation"
                     + ("; one aggregated engine: disaggregated serving is not simulated)" if s.disaggregated else ")"))  # fmt: skip
         table(view_bench.benchmark_table(r))
         for line in view_bench.benchmark_lines(r):
