@@ -47,8 +47,8 @@ EAGLE3_DRAFT_VOCAB = 32_000
 
 def draft_layers(s: Scenario, m: ModelSpec) -> int:
     """Attention layers (and decoder layers of weights) the draft adds: the MTP layers under mtp, an EAGLE head's one
-    layer under eagle / eagle3, else none."""
-    if s.engine != "vllm":
+    layer under eagle / eagle3, else none (and none for a draft the plan refuses: spec_refusal)."""
+    if s.engine != "vllm" or spec_refusal(s, m):
         return 0
     return m.num_nextn_predict_layers if s.speculative_method == "mtp" else 1 if s.speculative_method in EAGLE else 0
 
@@ -64,8 +64,8 @@ def drafted(s: Scenario, m: ModelSpec) -> ModelSpec:
     of the model's last layer of that mixer. The same spec when the scenario drafts none. Kept for the last few models
     asked."""
     n = draft_layers(s, m)
-    if not n or EAGLE_MARK in m.assumptions:  # an MTP draft zeroes num_nextn_predict_layers; an EAGLE one says so
-        return m
+    if not n or EAGLE_MARK in m.assumptions or spec_refusal(s, m):  # an MTP draft zeroes num_nextn_predict_layers;
+        return m  # an EAGLE one says so; a refused draft is not laid out
     key = (id(m), n, s.speculative_method in EAGLE)
     if key in _DRAFTED and _DRAFTED[key][0] is m:
         return _DRAFTED[key][1]
@@ -178,6 +178,9 @@ def spec_refusal(s: Scenario, m: ModelSpec) -> str:
         return "speculative decoding is planned under vLLM only: set speculative_method none for SGLang"
     if s.pipeline_parallel_size > 1:
         return "speculative decoding with pipeline parallelism is not planned: use pipeline_parallel_size 1"
+    if s.speculative_method in EAGLE and not m.num_attention_heads:
+        return ("an EAGLE head is an attention decoder layer over the model's own heads, and this model has no "
+                "attention layers (a pure state-space model): use speculative_method ngram or none")  # fmt: skip
     if s.speculative_method in EAGLE and m.kv_lora_rank is not None:
         return ("an EAGLE head for an MLA model (DeepSeek, Kimi) is not planned: its KV layout is the head's own; use "
                 "speculative_method mtp with the checkpoint's MTP layers")  # fmt: skip
@@ -230,4 +233,7 @@ def spec_note(s: Scenario, m: ModelSpec) -> str:
                    f"request, {drafter} {k}, a request gains 1 + {k} × {s.draft_acceptance_rate:g} = {tau:.2f}{whole} "
                    f"(TPOT = step / {per:.2f}; ITL = the step, a chunk of them){budget}. At low concurrency read the gain as an upper "
                    "bound: one request at a time, SGLang's MTP steps took 1.9–2.9× a plain step where this plans "
-                   "1.2–1.4×, and vLLM's EAGLE-3 on an 8 B about 1 ms a draft token (history (36))")  # fmt: skip
+                   "1.2–1.4×, and vLLM's EAGLE-3 on an 8 B about 1 ms a draft token (history (36)). The benchmark "
+                   "simulation plays a step per accepted token, so an arriving prompt there waits for that share of "
+                   "the step in flight, where vLLM adds it at the next verify step: its TTFT can read below the "
+                   "estimate's, which waits for the whole step")  # fmt: skip

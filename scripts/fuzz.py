@@ -3,7 +3,7 @@ reporting examples, rejections and failures per boundary, and the slowest exampl
 under the cost bound of tests/properties.py (1 s of CPU, +200 MB peak memory): a slower one is a failure. The default test suite runs the same properties with
 FUZZ_EXAMPLES (40) examples.
 
-    python scripts/fuzz.py [EXAMPLES]
+    python scripts/fuzz.py [EXAMPLES] [NAME]   # NAME: only the boundaries whose name contains it ("valid scenarios")
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from scripts import usage  # noqa: E402
 if __name__ == "__main__":  # --help and a bad option are answered before the imports below (Streamlit warns on them)
     ARGV = usage.args(__doc__)
     EXAMPLES = usage.number(ARGV[0], "EXAMPLES", int) if ARGV else 10_000
+    ONLY = ARGV[1] if len(ARGV) > 1 else ""
 import properties as P  # noqa: E402
 import properties_hostile as H  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
@@ -63,10 +64,12 @@ def run(name: str, strategy, check, n: int) -> Counter:
     return counts
 
 
-def main(n: int = 10_000) -> int:
+def main(n: int = 10_000, only: str = "") -> int:
     failed, slowest = 0, []
     print(f"{'boundary':24s} {'examples':>9s} {'valid':>8s} {'rejected':>9s} {'failures':>9s} {'time':>7s} {'slowest':>8s}")
     for name, (strategy, check) in BOUNDARIES.items():
+        if only not in name:
+            continue
         t = time.time()
         c = run(name, strategy, check, n)
         failed += c["failures"]
@@ -81,4 +84,4 @@ def main(n: int = 10_000) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(EXAMPLES))
+    raise SystemExit(main(EXAMPLES, ONLY))

@@ -231,7 +231,11 @@ def check_tab(case: tuple[dict, str]) -> str:
     if tab == "Find a deployment":
         search_tab.render(s, catalog(), "http://localhost:8501/")
         return "valid"
-    r = evaluate(s, catalog())
+    try:
+        r = evaluate(s, catalog())
+    except InputError as e:  # the page falls back to the last scenario it planned and says why (app.fallback)
+        assert e.field in Scenario.model_fields, e
+        return "rejected"
     draw = {"Memory": tabs.memory_tab, "Latency": tabs.latency_tab, "Beyond the GPU": tabs.beyond_tab,
             "SLOs & replicas": tabs.slo_tab}  # fmt: skip
     draw[tab](r)

@@ -216,6 +216,14 @@ def test_an_eagle_head_is_named_in_the_serve_command_and_refused_for_mla(catalog
     assert "MLA" in mla.memory.dtype_refusal
 
 
+def test_an_eagle_head_for_a_model_without_attention_is_refused_not_a_crash(catalog):
+    """Found by scripts/fuzz.py: an EAGLE head on Falcon-Mamba-7B (no attention layers) built a draft layer with no
+    heads and raised a validation error from inside the pool's sizing; it is a refusal naming what to use."""
+    r = evaluate(Scenario(model="falcon-mamba-7b", gpu="a10", speculative_method="eagle"), catalog)
+    assert "no attention layers" in r.memory.dtype_refusal and not r.serves
+    assert r.memory.weights_bytes_per_gpu == evaluate(Scenario(model="falcon-mamba-7b", gpu="a10"), catalog).memory.weights_bytes_per_gpu
+
+
 def test_a_log_that_speculates_with_eagle3_is_read_so():
     from boundary.log_fields import speculative_fields
 
