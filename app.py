@@ -154,7 +154,7 @@ def main() -> None:
     pinned, pin_error = state.decode_pin(st.query_params["pin"]) if "pin" in st.query_params else (None, None)
     if pin_error:
         st.warning(plain(pin_error, MAX_MESSAGE_SHOWN), icon=":material/warning:")
-    headline_rest(report, link_base)
+    headline_rest(report, link_base, scenario)
     labels = [*tabs.TABS, search_tab.LABEL]
     if "tab" in st.query_params and st.query_params["tab"] not in labels:  # Streamlit opens the first one silently
         st.warning(f"tab: no tab is called '{plain(st.query_params['tab'], 40)}'; the tabs are {', '.join(labels)}",

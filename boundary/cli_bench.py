@@ -231,11 +231,17 @@ def run_bench(args, catalog) -> int:
     return 0
 
 
+RATE_NOTE = ("--request-rate {rate:g} is vllm bench serve's here: Poisson arrivals into this one server, every request "
+             "timed at the load they make; `calc plan --request-rate {rate:g}` is the rate a fleet of replicas serves, "
+             "its headline timed at --concurrency requests in flight")
+
+
 def _notes(r, data: dict) -> list[str]:
     """The plan's notes (the server's own defaults where the plan's differ, what a flag changes or not, where the
     step model extrapolates), and the flags a benchmark does not read."""
     unread = [f"--{k.replace('_', '-')}" for k in NOT_BENCHED if k in data]
-    return list(r.notes) + ([f"{', '.join(unread)} change{'s' if len(unread) == 1 else ''} nothing in a benchmark: "
+    rate = [RATE_NOTE.format(rate=r.scenario.request_rate)] if r.scenario.request_rate else []
+    return list(r.notes) + rate + ([f"{', '.join(unread)} change{'s' if len(unread) == 1 else ''} nothing in a benchmark: "
                              "SLOs, queueing, price, agent and document workloads and KV offload are `calc plan`'s"]
                             if unread else [])  # fmt: skip
 

@@ -34,6 +34,14 @@ VARIED = ("tensor_parallel_size", "pipeline_parallel_size", "dtype", "kv_cache_d
           "max_num_batched_tokens", "gpu_memory_utilization", "disaggregated", "concurrency")  # fmt: skip
 
 
+NOT_SEARCHED = {
+    "--concurrency": "the search runs each configuration at its own operating point, the most requests in flight "
+                     "that keep the SLOs (its `concurrency` in the output): give the load as --request-rate R",
+    "--data-parallel-size": "every configuration has one attention rank (tensor and pipeline parallel only): plan "
+                            "data parallelism with `calc plan --data-parallel-size N` on the configuration found",
+}
+
+
 def add_search_parser(sub) -> None:
     p = sub.add_parser("search", help="find the deployment: search every configuration under the SLOs",
                        description=" ".join(__doc__.split("\n\n")[0].split()))  # fmt: skip
@@ -55,6 +63,8 @@ def add_search_parser(sub) -> None:
     # data_parallel_size: every configuration has one attention rank (calc.search), so the flag is not offered
     skip = tuple(DIMENSIONS.values()) + VARIED + ("search_disaggregated", "data_parallel_size")
     add_scenario_flags(p, skip=skip)
+    for flag in NOT_SEARCHED:  # a plan's flags the search sets itself: refused with why, not "unrecognized"
+        p.add_argument(flag, dest=flag[2:].replace("-", "_") + "_refused", default=None, help=argparse.SUPPRESS)
 
 
 def _flag(field: str) -> str:
@@ -68,6 +78,9 @@ def run_search(args, catalog) -> int:
     from calc.search import search
     from calc.search_rows import check, rate_check, row
 
+    for flag, why in NOT_SEARCHED.items():
+        if getattr(args, flag[2:].replace("-", "_") + "_refused", None) is not None:
+            raise InputError(flag, why)
     if args.all and not (args.json or getattr(args, "csv", False)):
         raise InputError("--all", "lists every configuration in the --json or --csv output: add one of them")
     try:

@@ -240,7 +240,8 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
         dp_note += (f"speculative_method {s.speculative_method} is not searched: every configuration is sized and timed "
                     "without a draft (open one, then set it on the plan to see its memory and, with "
                     "draft_acceptance_rate, its speed; measured weights, if given, keep the draft's)",)  # fmt: skip
-        s = s.model_copy(update={"speculative_method": "none", "draft_acceptance_rate": None})
+        s = s.model_copy(update={"speculative_method": "none", "draft_acceptance_rate": None,  # none of its fields
+                                 "num_speculative_tokens": Scenario.model_fields["num_speculative_tokens"].default})
     sp = space_of(s, catalog.gpus)
     auto_is = checkpoint_kv(s.model_copy(update={"kv_cache_dtype": "auto"}), model).kv_cache_dtype
     if "auto" in sp.kv_cache_dtypes and auto_is != "auto":

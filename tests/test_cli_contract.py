@@ -197,3 +197,14 @@ def test_an_uncapped_benchmark_does_not_count_plans_clients(capsys):
     """Without --max-concurrency every prompt is sent at once: the refusal named plan's default 16 clients."""
     assert main(["bench", "--model", "qwen2.5-7b-instruct", "--random-input-len", "100000"]) == 0
     assert capsys.readouterr().out.startswith("not served: 100,256 tokens: does not fit")
+
+
+def test_bench_says_its_request_rate_is_the_tools_not_the_plans(capsys):
+    """The same flag, two loads: bench's --request-rate is vllm bench serve's arrivals into one server, plan's the rate
+    a fleet serves with its headline at --concurrency (a user audit found TPOT 7.8 ms against 11.5 unexplained)."""
+    assert main(["bench", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--request-rate", "5", "--num-prompts", "50",
+                 "--json"]) == 0  # fmt: skip
+    assert any(n.startswith("--request-rate 5 is vllm bench serve's here") for n in json.loads(capsys.readouterr().out)["notes"])
+    assert main(["bench", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--max-concurrency", "4", "--num-prompts",
+                 "20", "--json"]) == 0  # fmt: skip
+    assert not any("vllm bench serve's here" in n for n in json.loads(capsys.readouterr().out)["notes"])

@@ -246,3 +246,22 @@ def test_the_cheapest_names_the_plan_that_reproduces_it(capsys, catalog):
     assert main([*argv[3:], "--json"], catalog=catalog) == 0
     p = json.loads(capsys.readouterr().out)
     assert (p["ttft_s"], p["tpot_s"], p["replicas"]) == (c["ttft_s"], c["tpot_s"], c["replicas"])
+
+
+def test_a_plans_concurrency_and_data_parallelism_are_refused_with_why(capsys):
+    """The search sets each configuration's in-flight requests itself and tries one attention rank: the two plan flags
+    are named with what to give instead, not 'unrecognized arguments'."""
+    assert main(["search", "--model", "llama-3.1-8b", "--concurrency", "8"]) == 2
+    assert "--concurrency: " in capsys.readouterr().err
+    assert main(["search", "--model", "llama-3.1-8b", "--data-parallel-size", "2"]) == 2
+    assert "calc plan --data-parallel-size" in capsys.readouterr().err
+
+
+def test_a_search_without_speculation_leaves_none_of_its_flags_in_the_plan_command(capsys):
+    """The search sizes every configuration without a draft (a note says so): the plan command of its cheapest kept
+    --num-speculative-tokens 2, a flag that does nothing without --speculative-method (a user audit)."""
+    assert main(["search", "--model", "deepseek-v3", "--request-rate", "2", "--speculative-method", "mtp",
+                 "--num-speculative-tokens", "2", "--draft-acceptance-rate", "0.8", "--gpus", "h200", "--json"]) == 0  # fmt: skip
+    d = json.loads(capsys.readouterr().out)
+    assert "speculat" not in d["cheapest"]["plan_command"] and "--draft-acceptance-rate" not in d["cheapest"]["plan_command"]
+    assert any(n.startswith("speculative_method mtp is not searched") for n in d["notes"])

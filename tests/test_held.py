@@ -89,3 +89,18 @@ def test_every_held_field_of_a_full_link_stays_in_the_link_as_given():
     for name, text in held.items():
         got = at.query_params[name]
         assert got == text or float(got) == float(text), (name, got, text)
+
+
+def test_the_share_box_links_the_inputs_not_what_sglang_runs_of_them():
+    """A user audit: Qwen3-Next at TP 2 under SGLang runs 133 of the 256 requests asked (its Mamba state slots);
+    the plan says so, but the Share box's link and command pinned max_num_seqs=133, which the user never set and
+    which a later change of TP would have kept."""
+    from ui.headline import SHARE
+
+    at = run({"model": "qwen3-next-80b-a3b", "gpu": "h200", "tensor_parallel_size": "2", "engine": "sglang"})
+    at.session_state[SHARE] = True
+    at.run()
+    codes = [c.value for c in at.code]
+    link = next(c for c in codes if c.startswith("?"))
+    assert "tensor_parallel_size=2" in link and "max_num_seqs" not in link
+    assert not any("--max-num-seqs" in c for c in codes if c.startswith("python -m calc plan"))

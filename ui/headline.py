@@ -49,7 +49,9 @@ def headline_top(r) -> None:
 FORMULAS, SHARE = "_open formulas", "_open share"  # session-state keys of the two expanders (True while open)
 
 
-def headline_rest(r, link_base: str) -> None:
+def headline_rest(r, link_base: str, given=None) -> None:
+    """`given`: the scenario as the inputs hold it, which the Share box links to (the Report's may carry what the
+    engine runs of it: SGLang's cap on a hybrid's running requests, a checkpoint's KV precision)."""
     s = r.scenario
     missing = view.missing_lines(r)
     if missing:
@@ -91,8 +93,9 @@ def headline_rest(r, link_base: str) -> None:
             st.caption("The address bar already holds this scenario; copy it or this link:")
             # the address bar's open tab and pinned comparison, which a reader should land on too
             extra = [f"{k}={quote(v)}" for k in ("pin", "tab") if (v := st.query_params.get(k))]
-            query = "&".join(x for x in (query_string(s), *extra) if x)
+            shared = given or s
+            query = "&".join(x for x in (query_string(shared), *extra) if x)
             st.code(f"{link_base}?{query}" if query else link_base, language=None, wrap_lines=True)
-            st.code(cli_command(s), language="bash", wrap_lines=True)
+            st.code(cli_command(shared), language="bash", wrap_lines=True)
             st.caption("The server this scenario describes:")
             st.code(joined(plan_serve_commands(r)), language="bash", wrap_lines=True)

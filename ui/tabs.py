@@ -89,7 +89,7 @@ def latency_tab(r) -> None:
         table(view_bench.benchmark_table(r))
         for line in view_bench.benchmark_lines(r):
             if view_bench.LOCKSTEP_WORDS in line:  # why this table's TTFT is not the headline's: said where it is seen
-                st.info(fmt.sentence(line) + " The headline's TTFT and its share within the SLOs are the estimate's, for "
+                st.info(fmt.sentence(line) + " The headline's TTFT and TPOT and their shares within the SLOs are the estimate's, for "
                         "requests spread in time as traffic is; this table is what the tool prints at fixed lengths.",
                         icon=":material/info:")  # fmt: skip
             else:
@@ -220,7 +220,9 @@ def log_tab(r, catalog) -> None:
     st.caption("Paste the engine's startup lines (from 'Initializing … engine' to 'Maximum concurrency'). The "
                "log's own settings win; where it is silent (TP, PP, dtypes, max_model_len, …) this scenario's "
                "apply, and the GPU (unless the log names its device or a memory this GPU does not have) and, if "
-               "the log does not name a shipped model, the model come from this scenario.")  # fmt: skip
+               "the log does not name a shipped model, the model come from this scenario. A link does not carry "
+               "the paste (a log is too long for an address): share the log itself beside it, or the "
+               "`python -m calc reconcile LOGFILE` line.")  # fmt: skip
     # no max_chars: Streamlit's box drops a longer paste whole (not cut) and keeps the last text without a word; the
     # paste comes in whole (bounded by server.maxMessageSize) and is cut here, where the page can say so
     text = st.text_area("vLLM startup log", key="vllm_log_text", height=220)
