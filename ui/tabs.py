@@ -274,7 +274,10 @@ def log_tab(r, catalog) -> None:
         st.error(plain(rec.failure.message[0].upper() + rec.failure.message[1:]), icon=":material/block:")
         if not foreign:
             st.markdown("**To make it fit:**\n" + "\n".join(f"- {plain(fix)}" for fix in rec.failure.fixes))
-    table(view_compare.reconcile_table(rec))
+    full = view_compare.reconcile_table(rec)  # its explanations under it: six columns scroll at 1,024 px
+    table(view.Table(full.columns[:-1], [r[:-1] for r in full.rows], align=full.alignment[:-1]))
+    if why := [f"- **{md_text(r[0])}**: {md_text(r[-1])}" for r in full.rows if r[-1] not in (fmt.DASH, "agrees")]:
+        st.markdown("\n".join(why))
     for note in map(view_compare.page_note, rec.notes):  # the sidebar's field names, not the command line's flags
         if note.startswith("WRONG GPU?"):
             st.warning(plain(note, MAX_MESSAGE_SHOWN), icon=":material/warning:")
