@@ -57,7 +57,9 @@ def quantization(q: Any) -> dict | None:
         found = [w.get("num_bits") for w in weights]
         bits = next((b for b in found if b in (4, 8)), 8)
         four = next((w for w in weights if w.get("num_bits") == 4), None)
-        if four is not None:  # its group size and symmetry set the bytes (calc.weights.int_bytes)
+        if four is not None and str(four.get("type", "")).lower() == "float":  # NVFP4 (RedHatAI/Qwen3-8B-NVFP4)
+            out["nvfp4"] = True
+        elif four is not None:  # its group size and symmetry set the bytes (calc.weights.int_bytes)
             group = four.get("group_size")
             if isinstance(group, int) and not isinstance(group, bool) and 8 <= group <= 4096:
                 out["group_size"] = group

@@ -30,6 +30,9 @@ NOT_MODELLED = {
                "Attention layers (vLLM models/kimi_k3)",
     "longcat_flash": "LongCat-Flash runs two MLA attentions and two MLPs in each layer, beside experts of "
                      "expert_ffn_hidden_size and zero-computation ones (zero_expert_num) (vLLM longcat_flash.py)",
+    "bailing_moe_linear": "Ring- and Ling-linear (bailing_moe_linear) run lightning (linear) attention with a "
+                          "per-request state in every layer but each layer_group_size-th, softmax attention there "
+                          "(SGLang bailing_moe_linear.py); this config's layer pattern is not read",
     "phi4flash": "Phi-4-mini-flash (SambaY) shares one full-attention layer's KV across its upper half (YOCO) beside "
                  "sliding-window, Mamba and gated-memory layers (vLLM phi4flash.py)",
 }  # fmt: skip
@@ -37,7 +40,9 @@ NOT_MODELLED = {
 plan a wrong number."""
 
 
-UNSERVED = {"bitnet": "BitNet b1.58 (ternary weights): vLLM has no model class for it (no BitNetForCausalLM)"}
+UNSERVED = {"bitnet": "BitNet b1.58 (ternary weights): vLLM has no model class for it (no BitNetForCausalLM)",
+            "recurrent_gemma": "RecurrentGemma (Griffin's recurrent blocks beside local attention): vLLM has no model "
+                               "class for it ('RecurrentGemmaForCausalLM' is not supported, vllm-project/vllm#5431)"}
 """Families vLLM cannot serve at all: no server to plan."""
 
 

@@ -73,6 +73,9 @@ class QuantizationConfig(BaseModel):
     """Integer weights per 16-bit scale (compressed-tensors' config_groups weights.group_size); None: 128."""
     symmetric: bool = False
     """Integer weights without a zero point: a scale per group only (compressed-tensors' weights.symmetric)."""
+    nvfp4: bool = False
+    """compressed-tensors' 4-bit weights are floats (weights.type "float", group 16: llm-compressor's NVFP4 scheme,
+    format nvfp4-pack-quantized): 0.5 B a weight and an fp8 scale per 16, not an integer group's 16-bit scale."""
     rest_bits: Literal[8, 16] | None = None
     """The linear layers other than the routed experts, where they differ from `bits` (ModelOpt MIXED_PRECISION:
     NVFP4 experts, FP8 attention)."""

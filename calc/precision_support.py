@@ -50,6 +50,8 @@ def checkpoint_dtype(dtype: str, m) -> str:
     method = q.quant_method.lower()
     if method == "mxfp4":
         return "mxfp4"
+    if q.nvfp4:  # vLLM's FP4 kernels (native on SM 10.x, FP4 Marlin from SM 8.0): no rule here
+        return "auto"
     if method in ("awq", "gptq", "awq_marlin", "gptq_marlin") or (method == "compressed-tensors" and q.bits == 4):
         return "int4" if (q.bits or 4) == 4 else "int8" if q.bits == 8 else "auto"
     if method in ("fp8", "fbgemm_fp8") or (method in ("compressed-tensors", "modelopt") and q.bits == 8):

@@ -56,7 +56,7 @@ def weight_format(m: ModelSpec, dtype: str) -> WeightFormat:
         if method == "modelopt" and q.bits == 4 and q.rest_bits == 8:  # MIXED_PRECISION: the experts 4-bit
             b = 1 + FP8_BLOCK_SCALE_OVERHEAD
             return WeightFormat(b, NVFP4_BYTES, "fp8", "nvfp4 experts, fp8 rest (modelopt mixed precision)")
-        if method in ("nvfp4", "modelopt_fp4") or (method == "modelopt" and q.bits == 4):
+        if method in ("nvfp4", "modelopt_fp4") or (method == "modelopt" and q.bits == 4) or q.nvfp4:
             if q.experts_only:  # its ignore list keeps attention and the dense / shared MLPs 16-bit (Kimi-K2.6-NVFP4)
                 return WeightFormat(2.0, NVFP4_BYTES, native, f"nvfp4 experts ({method}), {native} rest")
             return WeightFormat(NVFP4_BYTES, NVFP4_BYTES, native, f"nvfp4 ({method})")

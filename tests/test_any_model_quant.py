@@ -145,3 +145,37 @@ def test_modelopt_fp8_kv_scales_are_read_in_every_layout_vllm_reads(kv):
     dynamic = {"quant_method": "modelopt", "quant_algo": "FP8",
                "kv_cache_scheme": {"dynamic": True, "num_bits": 8, "type": "float"}}  # fmt: skip
     assert model_from_hf_config(config | {"quantization_config": dynamic}, name="x").quantization_config.kv_cache_quant_algo is None
+
+
+def test_a_compressed_tensors_nvfp4_checkpoint_is_four_bit_floats_not_int4():
+    """llm-compressor's NVFP4 scheme (RedHatAI/Qwen3-8B-NVFP4: format nvfp4-pack-quantized, weights {num_bits 4,
+    type float, strategy tensor_group, group_size 16}) was sized as int4 with a 16-bit scale per 16 (0.625 B a
+    weight; an audit's hand count 5.96 GiB against 6.36 for Qwen3-8B). Here Qwen3-4B's config with that block: the
+    linear layers at 0.5 + 1/16 B, the tables and norms at 2."""
+    from calc.hf_config import model_from_hf_config
+    from calc.weights import NVFP4_BYTES, weight_format, weights_bytes
+
+    cfg = json.loads((CONFIGS / "qwen3-4b" / "config.json").read_text())
+    cfg["quantization_config"] = {"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized",
+                                  "config_groups": {"group_0": {"targets": ["Linear"], "weights": {
+                                      "num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16,
+                                      "symmetric": True, "dynamic": False}}}, "ignore": ["lm_head"]}  # fmt: skip
+    m = model_from_hf_config(cfg)
+    f = weight_format(m, "auto")
+    assert (f.linear_bytes, f.expert_bytes) == (NVFP4_BYTES, NVFP4_BYTES) == (0.5625, 0.5625) and "nvfp4" in f.label
+    p = count_params(m)
+    linear, rest = p.attention + p.dense_mlp, p.embedding + p.lm_head + p.norms
+    assert weights_bytes(p, f) == pytest.approx(linear * 0.5625 + rest * 2.0, rel=1e-12)
+
+
+def test_two_families_vllm_cannot_plan_as_configured_are_refused_by_name():
+    """An audit: Ring-mini-linear-2.0 (bailing_moe_linear: lightning attention in 16 of 20 layers, softmax every
+    layer_group_size-th) was planned as 20 layers of full attention (40,960 B a token, 5× its 8,192); RecurrentGemma,
+    which vLLM does not serve, as a 4.75 B plain decoder (published 2.68 B)."""
+    from calc.hf_config import model_from_hf_config
+
+    base = json.loads((CONFIGS / "qwen3-4b" / "config.json").read_text())
+    for model_type, says in (("bailing_moe_linear", "layer_group_size"), ("recurrent_gemma", "no model class")):
+        with pytest.raises(InputError) as e:
+            model_from_hf_config(base | {"model_type": model_type})
+        assert e.value.field == "model_type" and says in e.value.message
