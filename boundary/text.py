@@ -43,9 +43,12 @@ def render_text(r, *, gpu_options: bool = False, replica_check: bool = False, ch
         lines += _block("Tails (what averages hide)", [f"  {x}" for x in view_fleet.tails_lines(r)])
         sim = view_fleet.simulation_table(r)
         lines += _block(f"Simulation ({sim.note})", sim.text().splitlines())
-        lines += _block("Beyond the GPU", [f"  {x}" for x in view_fleet.beyond_lines(r)] + [""] + view_fleet.tiers_table(r).text().splitlines())
+        tiers = view_fleet.tiers_table(r)
+        lines += _block("Beyond the GPU", [f"  {x}" for x in view_fleet.beyond_lines(r)] + [""] + tiers.text().splitlines()
+                        + [f"  {tiers.note}"])  # the page's caption under the table
         if gpu_options:
-            lines += _block("GPU options for this model", view_fleet.gpu_options_table(r).text().splitlines())
+            opts = view_fleet.gpu_options_table(r)
+            lines += _block("GPU options for this model", opts.text().splitlines() + [f"  {opts.note}"])
     if not why:  # a server that starts
         lines += _block("Serve it (the scenario as given)", [f"  {x}" for x in joined(plan_serve_commands(r)).splitlines()])
     if r.notes:

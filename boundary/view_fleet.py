@@ -85,7 +85,8 @@ def _itl_line(r) -> str:
     if s.output_len <= 1:
         return "mean vs max ITL over one request: a one-token output has no gap"
     chunked = lat.decode_batch > 1 and not s.disaggregated and t.itl_max_s > lat.stream_itl_s
-    why = "a step that carries another request's prefill chunk" if chunked else \
+    why = ("a step that carries another request's prefill chunk; steps that carry several prompts' chunks take longer "
+           "still, as the predicted benchmark's p99 ITL shows") if chunked else \
         "no other request's prompt rides on its steps" + (": a decode instance" if s.disaggregated else "")  # fmt: skip
     mean = "the TPOT estimate" if lat.step.accepted_tokens == 1 else \
         f"the TPOT estimate × {lat.step.accepted_tokens:.2f}, a speculative step's chunk"  # fmt: skip
@@ -95,11 +96,11 @@ def _itl_line(r) -> str:
 def tails_lines(r) -> list[str]:
     t, s, ex = r.tails, r.scenario, r.itl_example
     return [
-        f"fan-out to {t.fanout:,} parallel calls: P(at least one beyond its p99) = {fmt.pct(t.p_any_slow)}; each call "
+        f"fan-out to {fmt.plural(t.fanout, 'parallel call')}: P(at least one beyond its p99) = {fmt.pct(t.p_any_slow)}; each call "
         f"must meet its {t.per_call_quantile_label} for the answer to meet p99",
         f"hedging: a duplicate sent when a call passes its {quantile_label(t.hedge_quantile)} adds "
         f"{fmt.pct(t.hedge_extra_load, 0)} load and cuts that tail",
-        f"a chain of {t.chain_calls:,} sequential calls: {fmt.seconds(t.chain_median_s)} at the median end-to-end, "
+        f"a chain of {fmt.plural(t.chain_calls, 'sequential call')}: {fmt.seconds(t.chain_median_s)} at the median end-to-end, "
         f"{fmt.seconds(t.chain_one_slow_s)} with one step at its p99 (σ = {s.latency_sigma:g})",
         _itl_line(r),
         f"the seed's example: 200 gaps of 20 ms and one of 2 s average {fmt.ms(ex.mean_s, 4)} — a fine-looking TPOT over "
@@ -147,6 +148,8 @@ def gpu_options_table(r) -> Table:
              fmt.money(o.cost_per_million_output_tokens, o.currency)
              + (_estimated(r, o.gpu) if o.cost_per_million_output_tokens is not None else "")] for o in r.gpu_options]  # fmt: skip
     each = "each GPU at tensor parallelism alone (no pipeline or data-parallel ranks)"
+    if len({o.currency for o in r.gpu_options if o.cost_per_million_output_tokens is not None}) > 1:
+        each += "; costs in different currencies are not converted: each currency's GPUs are ranked apart"
     if r.scenario.request_rate:
         return Table(["GPU", "TP", "capacity per replica", "replicas", "GPUs", "cost / M output tokens"], rows,
                      note=each)  # fmt: skip
@@ -165,7 +168,8 @@ def beyond_lines(r) -> list[str]:
     off, pre, s = r.offload, r.prefix, r.scenario
     return [
         f"preempting a {fmt.count(s.request_len)}-token context: recompute {fmt.ms(off.recompute_s)} vs swap "
-        f"{fmt.ms(off.swap_s)} ({'one way' if s.swap_overlap else 'out and back'}) → {off.winner} wins (recompute / swap "
+        f"{fmt.ms(off.swap_s)} ({'one way' if s.swap_overlap else 'out and back'}) → {off.winner} wins"
+        f"{' (host_cache_gib 0: there is no host memory to swap to)' if s.host_cache_gib <= 0 else ''} (recompute / swap "
         f"{fmt.ratio(off.swap_recompute_ratio)} one way, {fmt.ratio(off.swap_recompute_ratio_both_ways)} both ways); "
         "vLLM's V1 engine and SGLang preempt by recomputing only (swapping was V0's), so the swap figure is what a "
         "KV-offloading connector (LMCache-style) would pay",
@@ -173,12 +177,13 @@ def beyond_lines(r) -> list[str]:
         f"({fmt.opt(off.attention_crossover_tokens, fmt.tokens, '')}): "
         f"{fmt.yes_no(off.closed_form_valid)}",
         *([pre.reuse_note] if pre.reuse_note else []),
-        (f"conversation of {s.turns:,} turns × {fmt.tokens(s.tokens_per_turn)}: {fmt.count(pre.conversation_tokens_without_reuse)} "
+        (f"conversation of {fmt.plural(s.turns, 'turn')} × {fmt.tokens(s.tokens_per_turn)}: {fmt.count(pre.conversation_tokens_without_reuse)} "
          f"prefill tokens without reuse, {fmt.count(pre.conversation_tokens_with_reuse)} with ({fmt.ratio(pre.prefix_reuse_saving)} "
-         f"fewer); last turn TTFT {fmt.ms(pre.last_turn_ttft_without_reuse_s)} → {fmt.ms(pre.last_turn_ttft_with_reuse_s)}"
+         f"fewer); the last turn's prefill {fmt.ms(pre.last_turn_ttft_without_reuse_s)} → {fmt.ms(pre.last_turn_ttft_with_reuse_s)} "
+         "(its TTFT less the front end and the queue)"
          if not pre.reuse_note else
-         f"conversation of {s.turns:,} turns × {fmt.tokens(s.tokens_per_turn)}: {fmt.count(pre.conversation_tokens_without_reuse)} "
-         f"prefill tokens, none reused; last turn TTFT {fmt.ms(pre.last_turn_ttft_without_reuse_s)}")
+         f"conversation of {fmt.plural(s.turns, 'turn')} × {fmt.tokens(s.tokens_per_turn)}: {fmt.count(pre.conversation_tokens_without_reuse)} "
+         f"prefill tokens, none reused; the last turn's prefill {fmt.ms(pre.last_turn_ttft_without_reuse_s)}")
         + _past_limit(s.turns * s.tokens_per_turn, s.max_model_len, "its last turn"),
         (f"shared system prompt of {fmt.tokens(s.shared_len)}: {fmt.plural(pre.max_concurrency_with_sharing, 'request')} "
          f"fit ({fmt.count(pre.max_concurrency_without_sharing)} without sharing), {fmt.count(pre.blocks_saved)} blocks saved at "
@@ -186,8 +191,8 @@ def beyond_lines(r) -> list[str]:
          f"TTFT {fmt.ms(pre.ttft_saved_per_request_s)} shorter per request" if s.shared_prefix_len else
          "shared system prompt: none (set shared_prefix_len to see the blocks and prefill a shared prompt saves)"),
         (f"document of {fmt.tokens(s.document_len)} asked {s.document_queries:,}×: {fmt.count(pre.document_tokens_without_reuse)} → "
-         f"{fmt.count(pre.document_tokens_with_reuse)} prefill tokens; repeat TTFT {fmt.ms(pre.document_ttft_repeat_s)} vs "
-         f"{fmt.ms(pre.document_ttft_first_s)} the first time" if not pre.reuse_note else
+         f"{fmt.count(pre.document_tokens_with_reuse)} prefill tokens; a repeat's prefill {fmt.ms(pre.document_ttft_repeat_s)} vs "
+         f"{fmt.ms(pre.document_ttft_first_s)} the first time" if not pre.reuse_note and s.document_queries > 1 else
          f"document of {fmt.tokens(s.document_len)} asked {s.document_queries:,}×: {fmt.count(pre.document_tokens_without_reuse)} "
          f"prefill tokens, every question prefilled whole ({fmt.ms(pre.document_ttft_first_s)})")
         + _past_limit(s.document_len + s.tokens_per_turn, s.max_model_len, "a question"),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from calc.engine_cycle import prefill_terms
 from calc.latency import LatencyResult
-from calc.pool import PoolResult, request_cache_bytes, transfer_s
+from calc.pool import PoolResult
 from calc.roofline import attention_crossover_tokens
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
@@ -33,6 +33,13 @@ def recompute_s(s: Scenario, lat: LatencyResult, tokens: int) -> float:
     if tokens <= 0:
         return 0.0
     return prefill_terms(lat.step, tokens, budget=s.max_num_batched_tokens)[0].total_s
+
+
+def cache_bytes(mem: PoolResult, lat: LatencyResult, tokens: float) -> float:
+    """One request's cache of `tokens` tokens on one GPU as the engine holds it [bytes]: each kind of layer's KV up to
+    its window (StepModel.kv_read: a sliding-window layer keeps at most its window, as the pool does), plus its
+    recurrent state. Without windows, tokens · kv_bytes_per_token_per_gpu + state (calc.pool.request_cache_bytes)."""
+    return sum(b * min(tokens, cap) for b, cap in lat.step.kv_read) + mem.state_bytes_per_request
 
 
 @dataclass(frozen=True)
@@ -81,7 +88,7 @@ def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, lat: Latency
     L = s.request_len
     way = 1 if s.swap_overlap else 2
     rec = recompute_s(s, lat, L)
-    sw = transfer_s(mem, L, host)
+    sw = cache_bytes(mem, lat, L) / host
     knee = (
         lat.ridge_flop_per_byte
         * streamed_weight_bytes(m, mem.params, mem.weight_format, tokens=1)
@@ -94,11 +101,11 @@ def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, lat: Latency
     curve = []
     for c in sorted({int(x) for x in (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
                      if x <= max(s.max_model_len, 4096)}):  # fmt: skip
-        r, w = recompute_s(s, lat, c), transfer_s(mem, c, host) * way
+        r, w = recompute_s(s, lat, c), cache_bytes(mem, lat, c) / host * way
         curve.append(SwapPoint(c, r, w, r / w))
     tiers = []
     prefix_rec = recompute_s(s, lat, s.input_len)
-    prefix_bytes = request_cache_bytes(mem, s.input_len)
+    prefix_bytes = cache_bytes(mem, lat, s.input_len)
 
     def held(cap_bytes: float) -> float:
         return max(0.0, cap_bytes) / prefix_bytes * s.input_len
@@ -112,7 +119,7 @@ def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, lat: Latency
         ("remote memory over the network", min(s.network_gb_per_s * GB, host), held(s.remote_cache_gib * GiB)),
     )
     for name, bw, tokens in links:
-        reload = transfer_s(mem, s.input_len, bw)
+        reload = prefix_bytes / bw
         tiers.append(Tier(name, bw, reload, prefix_rec, reload < prefix_rec, prefix_bytes / prefix_rec, tokens))
     return OffloadResult(
         host_bytes_per_s=host,
@@ -120,7 +127,7 @@ def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, lat: Latency
         recompute_s=rec,
         swap_recompute_ratio=rec / sw,
         swap_recompute_ratio_both_ways=rec / (2 * sw),
-        winner="swap" if rec > sw * way else "recompute",
+        winner="swap" if rec > sw * way and s.host_cache_gib > 0 else "recompute",  # no host cache: nowhere to go
         knee_tokens=knee,
         attention_crossover_tokens=cross,
         closed_form_valid=knee < L < cross,

@@ -362,8 +362,11 @@ def gpu_options(s: Scenario, m: ModelSpec, g_own: GPUSpec, gpus: dict[str, GPUSp
             best = option
         if best is not None:
             out.append(best)
-    return sorted(out, key=lambda o: (o.cost_per_million_output_tokens is None, o.cost_per_million_output_tokens or 0,
-                                      o.gpus or o.tensor_parallel_size))  # fmt: skip
+    # costs in another currency than the plan's GPU's are not converted: each currency's options ranked apart, the
+    # plan's first
+    own = s.currency if s.gpu_hour_price else g_own.price_currency
+    return sorted(out, key=lambda o: (o.cost_per_million_output_tokens is None, o.currency != own, o.currency or "",
+                                      o.cost_per_million_output_tokens or 0, o.gpus or o.tensor_parallel_size))  # fmt: skip
 
 
 def _rank(o: Option) -> tuple:

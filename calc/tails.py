@@ -35,8 +35,15 @@ def chain_total_s(step_s: list[float]) -> float:
 
 
 def quantile_label(q: float) -> str:
-    """0.99 → 'p99', 0.9995 → 'p99.95' (as many digits as the quantile needs, at most four decimals)."""
-    return "p" + f"{q * 100:.2f}".rstrip("0").rstrip(".")
+    """0.99 → 'p99', 0.9995 → 'p99.95': the tail 100 − 100·q to two significant digits, rounded down (the label is
+    never laxer than q, and never p100), at most six decimals. 0.99^(1/200) = 0.999950 → 'p99.995'; 0.99^(1/300) =
+    0.9999665 → 'p99.9967' (it read 'p100' at two decimals)."""
+    tail = 100 - q * 100
+    if tail <= 0:
+        return "p100"
+    d = min(6, max(2, math.ceil(-math.log10(tail)) + 1))
+    shown = math.floor(tail * 10**d + 1e-9) / 10**d
+    return "p" + f"{100 - shown:.{d}f}".rstrip("0").rstrip(".")
 
 
 @dataclass(frozen=True)

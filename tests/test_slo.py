@@ -395,3 +395,13 @@ def test_the_swap_comparison_says_the_engines_recompute(catalog):
                           max_model_len=40000), catalog)  # fmt: skip
     line = next(x for x in beyond_lines(r) if x.startswith("preempting"))
     assert "swap wins" in line and "preempt by recomputing only" in line
+
+
+def test_a_wide_fanouts_per_call_quantile_is_never_rounded_to_p100():
+    """An audit found 'each call must meet its p100' at 300 and 1,000 parallel calls (two decimals). 0.99^(1/300) =
+    0.999966 (tail 0.00335 %, two significant digits rounded down: 0.0033 → p99.9967); 0.99^(1/1000) = 0.99998995
+    (tail 0.001005 % → 0.0010 → p99.999); 0.99^(1/200) = 0.99994975 (0.005025 % → 0.0050 → p99.995)."""
+    from calc.tails import quantile_label
+
+    assert [quantile_label(0.99 ** (1 / n)) for n in (200, 300, 1000)] == ["p99.995", "p99.9967", "p99.999"]
+    assert quantile_label(0.99) == "p99" and quantile_label(0.9995) == "p99.95"
