@@ -78,3 +78,17 @@ def test_the_gpu_tier_holds_what_vllm_says_the_pool_holds(catalog):
         r = evaluate(Scenario(**kw), catalog)
         hbm = next(t for t in r.offload.tiers if t.name == "GPU memory (HBM)")
         assert hbm.capacity_tokens == r.memory.num_gpu_blocks * r.scenario.block_size == r.memory.kv_cache_tokens
+
+
+def test_a_sliding_window_models_swap_moves_only_what_its_layers_hold(catalog):
+    """An audit: Gemma-3-27B's swap of an 8,000-token context counted every layer at 8,000 tokens (507,904 B a token:
+    4.06 GB, 63.5 ms over 64 GB/s). Its 52 sliding layers hold at most their 1,024-token window: per GPU
+    81,920 · 8,000 + 425,984 · 1,024 = 655,360,000 + 436,207,616 = 1,091,567,616 B, 17.06 ms at 64 GB/s."""
+    from calc.evaluate import evaluate
+    from calc.scenario import Scenario
+
+    r = evaluate(Scenario(model="gemma-3-27b", gpu="h100-sxm", input_len=7000, output_len=1000, concurrency=4), catalog)
+    assert r.gpu.host_link_bytes_per_s == 64e9
+    assert r.offload.swap_s == pytest.approx(1_091_567_616 / 64e9, rel=1e-9)
+    dense = evaluate(Scenario(model="llama-3.1-8b", gpu="h100-sxm", input_len=7000, output_len=1000), catalog)
+    assert dense.offload.swap_s == pytest.approx(8000 * 131_072 / 64e9, rel=1e-9)  # no window: every token
