@@ -50,6 +50,12 @@ def slo_lines(r, *, replica_check=None) -> list[str]:
                       f"{fmt.sig(1 + fl.headroom)}× the rate")
                    + (", at most: near the prefill instances' sizing load their queue leaves the decode instances "
                       "less of the TTFT SLO; not simulated (the benchmark runs one aggregated engine)" if split else ""))  # fmt: skip
+        if (lo := r.looser_quota) is not None and lo.replicas is not None and lo.replicas <= FLAT_QUOTA * fl.replicas:
+            out.append(f"the quota sits on a flat stretch of the conformance curve: at {fmt.pct(s.conformance_quota - 0.01, 0)} "
+                       f"instead of {fmt.pct(s.conformance_quota, 0)} the same rate needs {fmt.plural(lo.replicas, 'replica')} "
+                       f"({fmt.plural(lo.gpus, 'GPU')}"
+                       + (f", {fmt.money(lo.cost_per_million_output_tokens, lo.currency)} per million output tokens"
+                          if lo.cost_per_million_output_tokens is not None else "") + "): weigh the quota before sizing to it")  # fmt: skip
         if replica_check is not None:
             out.append(rate_check_line(asdict(replica_check)).strip())
     elif s.request_rate:
@@ -64,6 +70,9 @@ def slo_lines(r, *, replica_check=None) -> list[str]:
         out.append("cost: " + fmt.missing(cost_reason(r)))
     return out
 
+
+
+FLAT_QUOTA = 0.8  # a point of quota that saves a fifth of the replicas or more: worth saying beside the count
 
 
 def _price_origin(r) -> str:

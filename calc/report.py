@@ -98,6 +98,21 @@ class Report:
                      prefill_instances=lat.prefill_instances, prefill_wait_budget_s=lat.prefill_wait_budget_s)  # fmt: skip
 
     @cached_property
+    def looser_quota(self) -> Fleet | None:
+        """The fleet for the same rate at a conformance quota one point lower (0.90 → 0.89), where a rate is sized:
+        where the quota meets a flat stretch of the conformance curve, that point can move the replica count a lot
+        (an audit: DeepSeek-V3 on 8 H200s at 3 req/s, 23 replicas at 90 %, 15 at 89 %). None without a rate, a
+        replica count or a quota above 0.5 to lower."""
+        s = self.scenario
+        if not s.request_rate or self.fleet.replicas is None or s.conformance_quota <= 0.5:
+            return None
+        t = s.model_copy(update={"conformance_quota": round(s.conformance_quota - 0.01, 6)})
+        lat = self.latency
+        cap = capacity(t, self.model, self.gpu, self.memory, self.engine, lat.step)
+        return fleet(t, self.gpu, cap, throughput_rps=lat.requests_per_s, prefill_s=lat.prefill_s,
+                     prefill_instances=lat.prefill_instances, prefill_wait_budget_s=lat.prefill_wait_budget_s)  # fmt: skip
+
+    @cached_property
     def offload(self) -> OffloadResult:
         return offload(self.scenario, self.model, self.gpu, self.memory, self.latency)
 
