@@ -65,11 +65,22 @@ def slo_lines(r, *, replica_check=None) -> list[str]:
                    f"{fmt.money(fl.cost_per_million_output_tokens, fl.currency)} per million output tokens "
                    f"({fmt.money(fl.price_per_gpu_hour, fl.currency)} per GPU-hour{_price_origin(r)})"
                    + (", at the scenario's own throughput, outside the SLOs" if fl.capacity.rps <= 0 else "")
-                   + outside_slos(r))  # fmt: skip
+                   + (outside_slos(r) or _own_and_capacity(r)))  # fmt: skip
     else:
         out.append("cost: " + fmt.missing(cost_reason(r)))
     return out
 
+
+
+def _own_and_capacity(r) -> str:
+    """Without a rate the cost is the scenario's own throughput's: said, with the cost at capacity beside it (the
+    page's tile and the JSON carry both)."""
+    fl, s = r.fleet, r.scenario
+    if s.request_rate or fl.capacity.rps <= 0 or fl.cost_at_capacity_per_million is None:
+        return ""
+    return (f", at this scenario's own throughput ({fmt.rate(r.latency.requests_per_s, 'req/s')}); at its capacity "
+            f"within the SLOs ({fmt.rate(fl.capacity.rps, 'req/s')}), {fmt.money(fl.cost_at_capacity_per_million, fl.currency)} "
+            "per million output tokens")
 
 
 FLAT_QUOTA = 0.8  # a point of quota that saves a fifth of the replicas or more: worth saying beside the count
@@ -182,9 +193,10 @@ def beyond_lines(r) -> list[str]:
         f"{fmt.ratio(off.swap_recompute_ratio)} one way, {fmt.ratio(off.swap_recompute_ratio_both_ways)} both ways); "
         "vLLM's V1 engine and SGLang preempt by recomputing only (swapping was V0's), so the swap figure is what a "
         "KV-offloading connector (LMCache-style) would pay",
-        f"closed form valid between the knee ({fmt.tokens(off.knee_tokens)}) and the attention crossover "
-        f"({fmt.opt(off.attention_crossover_tokens, fmt.tokens, '')}): "
-        f"{fmt.yes_no(off.closed_form_valid)}",
+        (f"the seed's closed form 2·N_p·B_host / (P_eff·m_kv) = {fmt.ratio(off.closed_form_ratio)} one way "
+         if off.closed_form_ratio else "the seed's closed form ")
+        + f"(valid between the knee ({fmt.tokens(off.knee_tokens)}) and the attention crossover "
+        f"({fmt.opt(off.attention_crossover_tokens, fmt.tokens, '')}): {fmt.yes_no(off.closed_form_valid)})",
         *([pre.reuse_note] if pre.reuse_note else []),
         (f"conversation of {fmt.plural(s.turns, 'turn')} × {fmt.tokens(s.tokens_per_turn)}: {fmt.count(pre.conversation_tokens_without_reuse)} "
          f"prefill tokens without reuse, {fmt.count(pre.conversation_tokens_with_reuse)} with ({fmt.ratio(pre.prefix_reuse_saving)} "
@@ -218,7 +230,8 @@ def _past_limit(tokens: int, max_model_len: int, what: str) -> str:
 
 def tiers_table(r) -> Table:
     rows = [[t.name, fmt.bandwidth(t.bandwidth_bytes_per_s), fmt.ms(t.reload_s), fmt.ms(t.recompute_s),
-             "no room (0 GiB)" if not t.capacity_tokens else "yes" if t.worth_keeping else "no, recompute",
+             "no room (0 GiB)" if not t.capacity_tokens else "no prefix reused" if r.prefix.reuse_note else
+             "yes" if t.worth_keeping else "no, recompute",
              fmt.tokens(t.capacity_tokens)] for t in r.offload.tiers]  # fmt: skip
     host = fmt.bandwidth(r.offload.host_bytes_per_s)
     s = r.scenario

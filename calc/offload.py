@@ -81,6 +81,9 @@ class OffloadResult:
     closed_form_valid: bool
     curve: tuple[SwapPoint, ...]
     tiers: tuple[Tier, ...]
+    closed_form_ratio: float = 0.0
+    """The seed's closed form, one way: 2·N_p·B_host / (P_eff·m_kv) per GPU (N_p the active parameters over TP · PP,
+    P_eff the GPU's effective FLOP/s, m_kv its KV bytes a token); recompute_s / swap_s is the full prefill model's."""
 
 
 def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, lat: LatencyResult) -> OffloadResult:
@@ -131,6 +134,10 @@ def offload(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, lat: Latency
         knee_tokens=knee,
         attention_crossover_tokens=cross,
         closed_form_valid=knee < L < cross,
+        closed_form_ratio=swap_recompute_ratio_closed_form(
+            params=mem.params.active / (s.tensor_parallel_size * s.pipeline_parallel_size), host_bytes_per_s=host,
+            effective_flop_per_s=lat.step.effective_flop_per_s, kv_bytes_per_token=mem.kv_bytes_per_token_per_gpu)
+        if mem.kv_bytes_per_token_per_gpu else 0.0,
         curve=tuple(curve),
         tiers=tuple(tiers),
     )
