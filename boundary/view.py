@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from boundary import fmt
 from boundary.view_bands import NO_BAND, band, band_short
+from boundary.view_measured import calibration_lines
 from boundary.view_verdict import missing_lines, no_latency_reason, verdict  # noqa: F401  (re-exported: view.verdict)
 from calc.expert_parallel import expert_ranks
 from calc.front_end import front_busy_s
@@ -376,25 +377,6 @@ def _engine_share_row(r) -> list[tuple[str, str]]:
         why = (f"the API server takes one request at a time ({fmt.ms(front_busy_s(s, r.engine, r.model))} each), so "
                "the rest wait for it")  # fmt: skip
     return [("  in the engine", f"{fmt.mean_count(lat.decode_batch)} of the {flight:,} in flight{rank} on average; {why}")]
-
-
-def calibration_lines(r) -> list[str]:
-    s, lat, md = r.scenario, r.latency, r.measured_decode
-    out = []
-    if lat.calibrated_mbu:
-        out.append(f"measured ITL {fmt.ms(s.measured_itl_s)} → achieved MBU {fmt.pct(lat.calibrated_mbu)} at "
-                   f"{fmt.mean_count(lat.decode_batch)} running")  # fmt: skip
-    if md is not None and md.floor_share_of_measured:
-        out.append(f"at the measured {md.batch:g} running: floor {fmt.ms(md.floor_s)} is "
-                   f"{fmt.pct(md.floor_share_of_measured)} of the measured ITL {fmt.ms(md.measured_itl_s)} "
-                   f"(achieved MBU {fmt.pct(md.achieved_mbu)})")  # fmt: skip
-    elif md is not None:
-        out.append(f"at the measured {md.batch:g} running: floor {fmt.ms(md.floor_s)} (set measured_itl_s to compare)")
-    if lat.calibrated_mfu:
-        out.append(f"measured prefill {fmt.ms(s.measured_prefill_s)} → achieved MFU {fmt.pct(lat.calibrated_mfu)}")
-    if lat.inferred_chunk_tokens:
-        out.append(f"ITL p99 − p50 → a prefill chunk of ≈ {fmt.tokens(lat.inferred_chunk_tokens)} rides the slowest steps")
-    return out
 
 
 def _aligned(rows: list[tuple[str, str]], width: int = 38) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from calc.engine_cycle import decode_point
 from calc.engine_spec import EngineSpec
@@ -100,3 +101,30 @@ def concurrency_vs_context(m: ModelSpec, mem: PoolResult) -> list[ContextPoint]:
     return [
         ContextPoint(L, mem.num_gpu_blocks / need(L)) for L in geometric(256, max(512, m.max_len_limit), 24)
     ]
+
+
+class Curves:
+    """The charts' data, each curve computed on first access: a tab pays only for the curves it draws (the
+    concurrency sweep, a few milliseconds, is the Latency and SLO tabs' alone)."""
+
+    NAMES = ("occupancy_vs_length", "concurrency_vs_context", "decode_vs_context", "concurrency_sweep")
+
+    def __init__(self, r) -> None:  # a calc.report.Report
+        self._r = r
+
+    @cached_property
+    def occupancy_vs_length(self) -> tuple[OccupancyPoint, ...]:
+        return tuple(occupancy_vs_length(self._r.scenario, self._r.memory))
+
+    @cached_property
+    def concurrency_vs_context(self) -> tuple[ContextPoint, ...]:
+        return tuple(concurrency_vs_context(self._r.model, self._r.memory))
+
+    @cached_property
+    def decode_vs_context(self) -> tuple[DecodePoint, ...]:
+        return tuple(decode_vs_context(self._r.scenario, self._r.latency))
+
+    @cached_property
+    def concurrency_sweep(self) -> tuple[ConcurrencyPoint, ...]:
+        r = self._r
+        return tuple(concurrency_sweep(r.scenario, r.model, r.gpu, r.memory, r.engine))

@@ -9,8 +9,8 @@ import math
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from functools import cached_property
 
-from calc import curves
 from calc.accuracy import BANDED_RIDGE_FLOP_PER_BYTE, Accuracy, ErrorBand, error_band, low_ridge
+from calc.curves import Curves
 from calc.engine_spec import EngineSpec
 from calc.goodput import SEED_CONFIGS, Conformance, SimRow, scenario_sim_config, simulate
 from calc.latency import LatencyResult
@@ -24,33 +24,6 @@ from calc.shortfall import Shortfall, shortfall
 from calc.specs import GPUSpec, ModelSpec
 from calc.tails import ItlSummary, Tails, seed_itl_example, tails
 from calc.workload import WorkloadFit
-
-
-class Curves:
-    """The charts' data, each curve computed on first access: a tab pays only for the curves it draws (the
-    concurrency sweep, a few milliseconds, is the Latency and SLO tabs' alone)."""
-
-    NAMES = ("occupancy_vs_length", "concurrency_vs_context", "decode_vs_context", "concurrency_sweep")
-
-    def __init__(self, r: Report) -> None:
-        self._r = r
-
-    @cached_property
-    def occupancy_vs_length(self) -> tuple[curves.OccupancyPoint, ...]:
-        return tuple(curves.occupancy_vs_length(self._r.scenario, self._r.memory))
-
-    @cached_property
-    def concurrency_vs_context(self) -> tuple[curves.ContextPoint, ...]:
-        return tuple(curves.concurrency_vs_context(self._r.model, self._r.memory))
-
-    @cached_property
-    def decode_vs_context(self) -> tuple[curves.DecodePoint, ...]:
-        return tuple(curves.decode_vs_context(self._r.scenario, self._r.latency))
-
-    @cached_property
-    def concurrency_sweep(self) -> tuple[curves.ConcurrencyPoint, ...]:
-        r = self._r
-        return tuple(curves.concurrency_sweep(r.scenario, r.model, r.gpu, r.memory, r.engine))
 
 
 @dataclass(frozen=True)

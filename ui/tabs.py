@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 import charts
-from boundary import fmt, view, view_bench, view_compare, view_fleet, view_memory
+from boundary import fmt, view, view_bench, view_compare, view_fleet, view_measured, view_memory
 from boundary.markdown import curves_csv, markdown_report, md_table, md_text
 from boundary.search_text import REPLICA_CHECK_LABEL
 from boundary.sglang_log import has_vllm_lines, is_sglang_log
@@ -104,7 +104,7 @@ def latency_tab(r) -> None:
     a.plotly_chart(charts.throughput_vs_concurrency(r, r.curves.concurrency_sweep), key="chart_thr")
     b.plotly_chart(charts.chunk_spike(r), key="chart_chunk")
     st.plotly_chart(charts.latency_breakdown(r), key="chart_breakdown")
-    cal = view.calibration_lines(r)
+    cal = view_measured.calibration_lines(r)
     if cal:
         st.info("\n".join(f"- {x}" for x in cal))
 
