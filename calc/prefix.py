@@ -64,10 +64,13 @@ def prefix(s: Scenario, mem: PoolResult, lat: LatencyResult) -> PrefixResult:
     ctx_last = n * t
     need = mem.blocks_per_request
     unit = cache_block_tokens(s, mem)
-    shared_blocks = s.shared_len // unit if unit else 0  # one block a GPU each
-    shared_tokens = shared_blocks * unit
+    shared_tokens = s.shared_len // unit * unit if unit else 0  # whole blocks (one a GPU each)
     per_req = need(s.request_len)
     per_req_rest = need(max(1, s.request_len - shared_tokens))
+    # the prefix's blocks in every KV group that still holds them (a sliding group past its window does not): what
+    # a request no longer holds alone (32 of one group for a 512-token prefix; 7 groups × 32 for Gemma-3 within its
+    # window)
+    shared_blocks = per_req - per_req_rest if shared_tokens else 0
     B, C = mem.num_gpu_blocks, s.rank_concurrency  # one rank's pool and requests
     with_sharing = (B - shared_blocks) // per_req_rest if B > shared_blocks else 0
 

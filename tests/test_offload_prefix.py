@@ -107,3 +107,17 @@ def test_the_seeds_closed_form_ratio_is_printed_beside_the_full_models(catalog):
     assert 2 * 7e9 * 25e9 / (5e14 * 524_288) == pytest.approx(1.335, abs=1e-3)
     assert r.offload.closed_form_ratio == pytest.approx(1.3, rel=0.05)
     assert any("closed form 2·N_p·B_host / (P_eff·m_kv) = 1.26× one way" in x for x in beyond_lines(r))
+
+
+def test_a_shared_prompt_is_held_once_in_every_kv_group_that_holds_it(catalog):
+    """An audit: Gemma-3-27B (10 global layers, 52 sliding ones of a 1,024-token window: vLLM's hybrid allocator
+    makes groups of 10 layers, 1 full + 6 sliding = 7) with a 512-token shared prompt counted the prefix as one group's
+    32 blocks. A request of 1,280 tokens stays within the window, so every group holds the prefix: 7 × 512 / 16 = 224
+    blocks once, and each of 16 requests holds 224 fewer: saved 15 × 224 = 3,360 (it said 3,552)."""
+    from calc.evaluate import evaluate
+    from calc.scenario import Scenario
+
+    r = evaluate(Scenario(model="gemma-3-27b", gpu="h100-pcie", shared_prefix_len=512, concurrency=16), catalog)
+    assert r.memory.kv_groups == 7 and r.scenario.request_len == 1280
+    assert r.prefix.shared_prefix_blocks == 7 * 512 // 16 == 224
+    assert r.prefix.blocks_saved == 15 * 224 == 3360

@@ -61,7 +61,8 @@ def memory_tab(r) -> None:
             table(sec.table())
     groups = f"{fmt.plural(m.kv_groups, 'group')}, {fmt.plural(m.layers_per_group, 'layer')} per group" + (
         f", {m.padding_layers:,} padding layers" if m.padding_layers else "")  # fmt: skip
-    counts = (f"{fmt.params(m.params.total)} total, {fmt.params(m.params.active)} active per token" if m.params.experts
+    counts = (f"{fmt.params(m.params.total)} total, {fmt.params(m.params.active)} active per token in the matmuls "
+              "(a model card's active count adds the embedding, a lookup)" if m.params.experts
               else f"{fmt.params(m.params.total)} ({fmt.params(m.params.active)} in the per-token matmuls: the "
                    "embedding is a lookup)")  # fmt: skip
     st.caption(f"Parameters: {counts}; weights "
