@@ -199,7 +199,7 @@ def latency(s: Scenario, m: ModelSpec, g: GPUSpec, mem: PoolResult, engine: Engi
     budget = s.max_num_batched_tokens
     front = request_overhead_s(s, engine, m)
     link = kv_link_bytes_per_s(s, g)
-    transfer = transfer_s(mem, L_in, link)
+    transfer = transfer_s(mem, L_in, link, model.kv_read)  # a sliding layer sends its window
     # the engine holds at most what its KV pool holds at this length (the rest wait in its queue), and the API server
     # takes one request at a time: where they need more of it per cycle than their own time, fewer are in the engine
     # (calc.front_end.in_engine) and the rest wait for it

@@ -254,7 +254,8 @@ def search(s: Scenario, catalog: Catalog) -> SearchResult:
     hit = hit_array(s, pool.block_size, pool.state_bytes_per_request)  # the shared prompt's cached tokens
     consts, rows = step_arrays(s, model, catalog, g, count_params(model), hit)
     link = np.array([[kv_link_bytes_per_s(s, gpus[x], t * p) for t, p in g.parallel] for x in sp.gpus])[g.gpu, g.par]
-    rows["transfer"] = transfer_s(pool, s.input_len, link)
+    kv_read = [(rows[f"kb{i}"], cap) for i, cap in enumerate(consts.caps)]  # per kind: calc.latency's model.kv_read
+    rows["transfer"] = transfer_s(pool, s.input_len, link, kv_read)
     rows["pinst"], rows["pwait"] = prefill_pool_arrays(s, rows)  # disaggregated: the prefill instances and their wait
     table, slo = Rows(rows), Slo(s)
     held = pool.max_concurrency_at_length

@@ -121,3 +121,17 @@ def test_a_shared_prompt_is_held_once_in_every_kv_group_that_holds_it(catalog):
     assert r.memory.kv_groups == 7 and r.scenario.request_len == 1280
     assert r.prefix.shared_prefix_blocks == 7 * 512 // 16 == 224
     assert r.prefix.blocks_saved == 15 * 224 == 3360
+
+
+def test_a_disaggregated_transfer_sends_what_a_sliding_layer_holds(catalog):
+    """The prefill → decode transfer of a 7,000-token Gemma-3-27B prompt: 81,920 B a token in its global layers and
+    425,984 B a token up to the 1,024-token window in its sliding ones, 573,440,000 + 436,207,616 = 1,009,647,616 B a GPU
+    (it counted every layer at 7,000 tokens: 507,904 · 7,000 = 3,555,328,000 B); the search sends the same."""
+    from calc.evaluate import evaluate
+    from calc.scenario import Scenario
+
+    r = evaluate(Scenario(model="gemma-3-27b", gpu="h100-sxm", input_len=7000, output_len=1000, disaggregated=True),
+                 catalog)  # fmt: skip
+    held = 81_920 * 7000 + 425_984 * 1024
+    assert held == 573_440_000 + 436_207_616
+    assert r.latency.kv_transfer_s == pytest.approx(held / r.latency.kv_transfer_link_bytes_per_s, rel=1e-12)
