@@ -76,6 +76,7 @@ def _flag(field: str) -> str:
 
 def run_search(args, catalog) -> int:
     from calc.search import search
+    from calc.search_notes import what_blocks
     from calc.search_rows import check, rate_check, row
 
     for flag, why in NOT_SEARCHED.items():
@@ -114,7 +115,8 @@ def run_search(args, catalog) -> int:
 
     frontier = [obj(i) for i in r.frontier]
     out = {"model": s.model, "model_name": r.model_name, "configs_evaluated": r.configs_evaluated, "seconds": seconds,
-           "configs_meeting_slo": int(r.eligible.sum()), "why_not_counts": r.why_counts(), "frontier": frontier,
+           "configs_meeting_slo": int(r.eligible.sum()), "why_not_counts": r.why_counts(),
+           "nothing_listed": what_blocks(r), "frontier": frontier,
            "cheapest": cheapest(r.cheapest) if r.cheapest is not None else None,
            "best_per_gpu": {g: row(r, i) for g, i in r.best_per_gpu.items()},
            "notes": list(r.notes) + ([f"--gpu {s.gpu} without --gpus: that GPU alone is searched (--gpus all tries "

@@ -28,6 +28,31 @@ def table(rows: list[dict], columns=FRONTIER_COLUMNS) -> str:
     return "\n".join([line({k: t for k, t, _ in columns})] + [line(c) for c in shown])
 
 
+GENERIC_BLOCK = "No configuration meets the SLOs within the filters: widen the space, relax the SLOs or raise the limits."
+
+
+def blocked_sentence(b: dict | None, s: dict) -> str:
+    """What rules out every configuration that serves, and what would list one (calc.search_notes.what_blocks's
+    numbers; `s` the scenario as JSON). The page says the same."""
+    if not b:
+        return GENERIC_BLOCK
+    n = fmt.plural(b["configurations"], "configuration")
+    if b["limit"] == "budget":
+        return (f"{n} meet the SLOs but cost more per hour than the budget ({fmt.money(s['search_budget_per_hour'], b['currency'])}): "
+                f"the cheapest of them, on {b['gpu']}, costs {fmt.money(b['cost_per_hour'], b['currency'])} per hour; "
+                "raise the budget per hour to at least that.")  # fmt: skip
+    if b["limit"] == "max_gpus":
+        return (f"{n} meet the SLOs but use more GPUs than the limit ({s['search_max_gpus']:,}): the fewest, on "
+                f"{b['gpu']}, need {fmt.plural(b['gpus'], 'GPU')}; raise max GPUs to at least that.")  # fmt: skip
+    slow = [name for name, best, asked in (("TTFT", b["best_ttft_s"], s["slo_ttft_s"]),
+                                           ("TPOT", b["best_tpot_s"], s["slo_tpot_s"])) if best > asked]  # fmt: skip
+    return (f"No configuration meets the SLOs even one request at a time: the lowest TTFT any reaches is "
+            f"{fmt.seconds(b['best_ttft_s'])} (asked: {fmt.seconds(s['slo_ttft_s'])}), the lowest TPOT "
+            f"{fmt.seconds(b['best_tpot_s'])} (asked: {fmt.seconds(s['slo_tpot_s'])})"
+            + (f"; relax {' and '.join(slow)}, or search faster GPUs or more tensor parallelism." if slow else
+               "; at the quota the two together miss: relax either, or the quota."))  # fmt: skip
+
+
 def render_text(out: dict) -> str:
     s = out["scenario"]
     r = s["request_rate"]  # as typed ('2.5 req/s'), separated where :g would turn to '1e+07'
@@ -42,7 +67,7 @@ def render_text(out: dict) -> str:
         hint = (f" (set --max-model-len {s['input_len'] + s['output_len']} or more)"
                 if first == "a request is longer than max_model_len" else "")  # fmt: skip
         lines += ["", f"No configuration can serve: {first}{hint}." if counts.get(first) == out["configs_evaluated"] else
-                  "No configuration meets the SLOs within the filters: widen the space, relax the SLOs or raise the limits."]
+                  blocked_sentence(out.get("nothing_listed"), s)]
         lines += [f"  {n:,} of {out['configs_evaluated']:,}: {why}" for why, n in counts.items()]
     else:
         x = cells(c)

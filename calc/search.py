@@ -60,7 +60,7 @@ from calc.specs import ModelSpec
 from calc.workload import budget_refused
 
 WHY = ("", "no memory is left for the KV cache", "the engine refuses to start: one max_model_len request does not fit",
-       "a request is longer than max_model_len", "not even one request at a time meets the SLOs at the quota",
+       "a request is longer than max_model_len", "not even one request at a time keeps the quota's share of requests (conformance_quota) within the SLOs",
        "uses more GPUs than the limit (max GPUs)", "costs more per hour than the budget per hour",
        "vLLM refuses to start: max_model_len exceeds the model's maximum (max_position_embeddings, rope scaling)",
        "vLLM refuses to start: kv_cache_memory_bytes and the weights exceed the GPU's memory",
@@ -182,8 +182,12 @@ class SearchResult:
         mask = self.eligible if disaggregated is None else self.eligible & (self.disaggregated == disaggregated)
         out: list[int] = []
         seen: set[tuple] = set()
-        for i in by_cost(self.cost_per_million_output_tokens, self.gpus, self.tokens_per_s_per_user, mask,
-                         self.requantized).tolist():  # fmt: skip
+        order = by_cost(self.cost_per_million_output_tokens, self.gpus, self.tokens_per_s_per_user, mask,
+                        self.requantized).tolist()  # fmt: skip
+        if len(set(self.currencies)) > 1 and order:  # costs are not converted: the first's currency, then the others
+            cur = [self.currencies[self.grid.gpu[self.base(i)]] for i in order]
+            order = [i for _, i in sorted(zip((c != cur[0] for c in cur), order, strict=True), key=lambda x: x[0])]
+        for i in order:
             key = self.served_key(i)
             alike = (*key[:4], *key[5:], float(self.ttft_s[i]), float(self.tpot_s[i]), int(self.gpus[i]),
                      int(self.concurrency[i]))  # fmt: skip

@@ -94,3 +94,25 @@ def currency_notes(currencies: tuple[str, ...], gpu: np.ndarray, ok: np.ndarray)
         return (f"costs are in {', '.join(sorted(used))} and are not converted: the cheapest is named among the "
                 "configurations priced in the currency most of them use; compare the others within theirs",)  # fmt: skip
     return ()
+
+
+def what_blocks(r) -> dict | None:
+    """Where the search lists nothing although some configurations serve: the limit that rules them out, in
+    numbers. The budget: the cheapest per hour of those that meet the SLOs (WHY 6); max GPUs: the fewest GPUs of
+    those (WHY 5); the SLOs: the lowest TTFT and the lowest TPOT any configuration reaches, one request at a time where
+    not even that meets them (WHY 4). None where something is listed or nothing serves at all."""
+    if r.cheapest is not None:
+        return None
+    why = r.why
+    if (over := np.flatnonzero(why == 6)).size:
+        i = int(over[np.argmin(r.cost_per_hour[over])])
+        return {"limit": "budget", "configurations": int(over.size), "cost_per_hour": float(r.cost_per_hour[i]),
+                "currency": r.currencies[r.grid.gpu[r.base(i)]], "gpu": r.grid.space.gpus[r.grid.gpu[r.base(i)]]}  # fmt: skip
+    if (over := np.flatnonzero(why == 5)).size:
+        i = int(over[np.argmin(r.gpus[over])])
+        return {"limit": "max_gpus", "configurations": int(over.size), "gpus": int(r.gpus[i]),
+                "gpu": r.grid.space.gpus[r.grid.gpu[r.base(i)]]}  # fmt: skip
+    if (slow := np.flatnonzero(why == 4)).size:
+        return {"limit": "slo", "configurations": int(slow.size), "best_ttft_s": float(r.ttft_s[slow].min()),
+                "best_tpot_s": float(r.tpot_s[slow].min())}  # fmt: skip
+    return None

@@ -265,3 +265,37 @@ def test_a_search_without_speculation_leaves_none_of_its_flags_in_the_plan_comma
     d = json.loads(capsys.readouterr().out)
     assert "speculat" not in d["cheapest"]["plan_command"] and "--draft-acceptance-rate" not in d["cheapest"]["plan_command"]
     assert any(n.startswith("speculative_method mtp is not searched") for n in d["notes"])
+
+
+def test_when_nothing_is_listed_the_limit_in_the_way_is_named_with_its_number(capsys):
+    """A page audit: a budget below every deployment that meets the SLOs said 'relax the SLOs or raise the limits';
+    now the cheapest of them per hour (19.2 USD on Gaudi 3 for Llama-3.1-70B at 10 req/s: 12 GPUs × 1.6 USD, the
+    README's cheapest), and for SLOs no configuration reaches, the lowest TTFT and TPOT any does."""
+    ask = ["search", "--model", "llama-3.1-70b", "--request-rate", "10", "--input-len", "2000", "--output-len", "500"]
+    assert main([*ask, "--budget-per-hour", "5", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["cheapest"] is None and d["nothing_listed"]["limit"] == "budget"
+    assert d["nothing_listed"]["cost_per_hour"] == pytest.approx(12 * 1.6) and d["nothing_listed"]["gpu"] == "gaudi3"
+    assert main([*ask, "--budget-per-hour", "5"]) == 0
+    assert "costs 19.2 USD per hour; raise the budget per hour to at least that" in capsys.readouterr().out
+    assert main([*ask, "--slo-ttft-s", "0.05", "--slo-tpot-s", "0.005"]) == 0
+    out = capsys.readouterr().out
+    assert "No configuration meets the SLOs even one request at a time" in out and "relax TTFT and TPOT" in out
+
+
+def test_the_list_ranks_each_currency_apart():
+    """Costs in EUR (the scenario's own GPU priced so) and USD (the others' specs) are not converted: the list keeps
+    the cheapest's currency first, then the other, each in order of cost (an audit found 1.77 USD between 1.67 and
+    1.94 EUR)."""
+    from calc.loader import load_catalog
+    from calc.scenario import Scenario
+    from calc.search import search
+
+    r = search(Scenario(model="llama-3.1-70b", gpu="h100-sxm", gpu_hour_price=2.5, currency="EUR",
+                        search_gpus="h100-sxm,h200", request_rate=10, input_len=2000, output_len=500), load_catalog())  # fmt: skip
+    top = r.top(500)
+    cur = [r.currencies[r.grid.gpu[r.base(i)]] for i in top]
+    assert len(set(cur)) == 2 and cur == sorted(cur, key=lambda c: c != cur[0])
+    for c in set(cur):
+        costs = [r.cost_per_million_output_tokens[i] for i, x in zip(top, cur, strict=True) if x == c]
+        assert costs == sorted(costs)

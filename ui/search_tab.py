@@ -14,11 +14,12 @@ import streamlit as st
 
 from boundary import fmt
 from boundary.search_cells import cells
-from boundary.search_text import REPLICA_CHECK_LABEL, rate_check_line
+from boundary.search_text import REPLICA_CHECK_LABEL, blocked_sentence, rate_check_line
 from boundary.urlstate import MAX_MESSAGE_SHOWN, plain, query_string
 from calc.errors import InputError
 from calc.scenario import SEARCH_LISTS, Scenario
 from calc.search import search
+from calc.search_notes import what_blocks
 from calc.search_rows import check, rate_check, row, scenario_of, serve_commands, served_scenario
 from ui.search_chart import label, pareto_figure, serving_of
 from ui.widgets import SEARCH_SPACE, lazy_group, text_input, widget
@@ -115,11 +116,13 @@ def render(s: Scenario, catalog, link_base: str) -> None:
         if counts.get(first) == r.configs_evaluated:  # one reason rules out the whole space: it is the answer
             st.error(f"No configuration of the search space can serve: {first}.", icon=":material/block:")
         else:
-            st.error("No configuration of the search space meets the SLOs within the filters: widen the space, relax "
-                     "the SLOs or raise the limits.", icon=":material/block:")  # fmt: skip
+            st.error(blocked_sentence(what_blocks(r), s.model_dump()), icon=":material/block:")
         for why, n in counts.items():
             st.caption(f"{n:,} of {r.configs_evaluated:,}: {why}")
         return
+    if counts := r.why_counts():  # what the filters and SLOs rule out, as the CLI's why_not_counts
+        with st.expander(f"Why the other {sum(counts.values()):,} configurations are not listed"):
+            st.markdown("\n".join(f"- {n:,} of {r.configs_evaluated:,}: {plain(why)}" for why, n in counts.items()))
     top = r.top(TOP_ROWS)
     chosen = st.selectbox("Chosen configuration", top, format_func=lambda i: label(r, i, names), key="search_choice")
     _chosen(r, chosen, names, catalog)
