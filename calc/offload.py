@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from calc.engine_cycle import prefill_terms
 from calc.latency import LatencyResult
-from calc.pool import PoolResult
+from calc.pool import PoolResult, request_cache_bytes
 from calc.roofline import attention_crossover_tokens
 from calc.scenario import Scenario
 from calc.specs import GPUSpec, ModelSpec
@@ -38,8 +38,8 @@ def recompute_s(s: Scenario, lat: LatencyResult, tokens: int) -> float:
 def cache_bytes(mem: PoolResult, lat: LatencyResult, tokens: float) -> float:
     """One request's cache of `tokens` tokens on one GPU as the engine holds it [bytes]: each kind of layer's KV up to
     its window (StepModel.kv_read: a sliding-window layer keeps at most its window, as the pool does), plus its
-    recurrent state. Without windows, tokens · kv_bytes_per_token_per_gpu + state (calc.pool.request_cache_bytes)."""
-    return sum(b * min(tokens, cap) for b, cap in lat.step.kv_read) + mem.state_bytes_per_request
+    recurrent state (calc.pool.request_cache_bytes with the step model's kv_read)."""
+    return request_cache_bytes(mem, tokens, lat.step.kv_read)
 
 
 @dataclass(frozen=True)

@@ -126,20 +126,21 @@ class PoolResult:
         return self.total_memory_bytes - self.requested_memory_bytes
 
 
-def request_cache_bytes(pool, tokens):
+def request_cache_bytes(pool, tokens, kv_read=None):
     """One request's cache of `tokens` tokens on one GPU [bytes]: its KV plus, for hybrid models, its
-    Mamba/linear-attention state. `pool`: a PoolResult, or calc.search_pool's arrays (same field names)."""
-    return tokens * pool.kv_bytes_per_token_per_gpu + pool.state_bytes_per_request
+    Mamba/linear-attention state. `pool`: a PoolResult, or calc.search_pool's arrays (same field names). `kv_read`:
+    (bytes a token, tokens held) per kind of layer (StepModel.kv_read; numpy rows in the search), where given: a
+    sliding-window layer holds at most its window."""
+    if kv_read is None:
+        return tokens * pool.kv_bytes_per_token_per_gpu + pool.state_bytes_per_request
+    held = sum(b * (tokens if cap == float("inf") else min(tokens, cap)) for b, cap in kv_read)
+    return held + pool.state_bytes_per_request
 
 
 def transfer_s(pool, tokens, bytes_per_s, kv_read=None):
-    """Move one request's cache over a link [s] (each TP rank moves its own shard, in parallel). `kv_read`: (bytes a
-    token, tokens held) per kind of layer (StepModel.kv_read; numpy rows in the search), where given: a sliding-window
-    layer moves at most its window, as it holds."""
-    if kv_read is None:
-        return request_cache_bytes(pool, tokens) / bytes_per_s
-    held = sum(b * (tokens if cap == float("inf") else min(tokens, cap)) for b, cap in kv_read)
-    return (held + pool.state_bytes_per_request) / bytes_per_s
+    """Move one request's cache over a link [s] (each TP rank moves its own shard, in parallel): what it holds
+    (request_cache_bytes, windows counted where `kv_read` is given)."""
+    return request_cache_bytes(pool, tokens, kv_read) / bytes_per_s
 
 
 def kv_link_bytes_per_s(s: Scenario, g: GPUSpec, instance_gpus: int | None = None) -> float:

@@ -65,7 +65,11 @@ class Report:
     @cached_property
     def fleet(self) -> Fleet:
         """Capacity of one replica at the conformance quota, replicas and GPUs for request_rate, cost."""
-        s, lat = self.scenario, self.latency
+        return self._fleet_at(self.scenario)
+
+    def _fleet_at(self, s: Scenario) -> Fleet:
+        """The fleet for scenario `s`, this Report's with other SLO settings (the latency does not depend on them)."""
+        lat = self.latency
         cap = capacity(s, self.model, self.gpu, self.memory, self.engine, lat.step)
         return fleet(s, self.gpu, cap, throughput_rps=lat.requests_per_s, prefill_s=lat.prefill_s,
                      prefill_instances=lat.prefill_instances, prefill_wait_budget_s=lat.prefill_wait_budget_s)  # fmt: skip
@@ -79,11 +83,7 @@ class Report:
         s = self.scenario
         if not s.request_rate or self.fleet.replicas is None or s.conformance_quota <= 0.5:
             return None
-        t = s.model_copy(update={"conformance_quota": round(s.conformance_quota - 0.01, 6)})
-        lat = self.latency
-        cap = capacity(t, self.model, self.gpu, self.memory, self.engine, lat.step)
-        return fleet(t, self.gpu, cap, throughput_rps=lat.requests_per_s, prefill_s=lat.prefill_s,
-                     prefill_instances=lat.prefill_instances, prefill_wait_budget_s=lat.prefill_wait_budget_s)  # fmt: skip
+        return self._fleet_at(s.model_copy(update={"conformance_quota": round(s.conformance_quota - 0.01, 6)}))
 
     @cached_property
     def offload(self) -> OffloadResult:
